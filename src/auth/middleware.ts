@@ -1,0 +1,30 @@
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../http/context";
+import { AppError } from "../http/errors";
+import { safeEqual } from "./keys";
+import { resolveApiKey } from "./service";
+
+const bearer = (header: string | undefined) => {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
+  return m?.[1];
+};
+
+/** Resolves the user from `Authorization: Bearer <api key>`. The user is never taken from the body. */
+export const requireUser = createMiddleware<AppEnv>(async (c, next) => {
+  const key = bearer(c.req.header("authorization"));
+  if (!key) throw new AppError("unauthorized", "missing bearer API key");
+  const user = await resolveApiKey(c.var.db, key);
+  if (!user) throw new AppError("unauthorized", "invalid or revoked API key");
+  c.set("user", user);
+  await next();
+});
+
+/** Admin endpoints answer 401 until ADMIN_TOKEN is set, and then only to that token. */
+export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
+  const expected = c.var.config.adminToken;
+  const given = bearer(c.req.header("authorization"));
+  if (!expected || !given || !(await safeEqual(given, expected))) {
+    throw new AppError("unauthorized", expected ? "invalid admin token" : "admin endpoints are disabled: ADMIN_TOKEN is not set");
+  }
+  await next();
+});

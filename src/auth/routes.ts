@@ -1,0 +1,93 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
+import { requireAdmin } from "./middleware";
+import { createUser, issueKey, listKeys, revokeKey, rotateKey } from "./service";
+
+const User = z
+  .object({
+    id: z.string(),
+    name: z.string().nullable(),
+    email: z.string().nullable(),
+    plan: z.enum(["free", "pro"]),
+    review_mode: z.boolean(),
+    created_at: z.number(),
+  })
+  .openapi("User");
+
+const NewKey = z
+  .object({ id: z.string(), key: z.string().describe("The API key. Shown once; store it now."), prefix: z.string() })
+  .openapi("NewApiKey");
+
+const KeyInfo = z
+  .object({ id: z.string(), name: z.string().nullable(), prefix: z.string(), created_at: z.number(), revoked_at: z.number().nullable() })
+  .openapi("ApiKey");
+
+const CreateUserBody = z
+  .strictObject({
+    name: z.string().trim().min(1).max(200).optional(),
+    email: z.email().max(320).optional(),
+    plan: z.enum(["free", "pro"]).optional(),
+  })
+  .openapi("CreateUser");
+
+const createUserRoute = createRoute({
+  method: "post",
+  path: "/v1/admin/users",
+  tags: ["admin"],
+  summary: "Create a user and its first API key (shown once)",
+  security,
+  middleware: [requireAdmin] as const,
+  request: jsonBody(CreateUserBody),
+  responses: { 201: json(z.object({ user: User, api_key: NewKey }), "Created"), ...errors },
+});
+
+const listKeysRoute = createRoute({
+  method: "get",
+  path: "/v1/keys",
+  tags: ["keys"],
+  summary: "List your API keys (prefixes only)",
+  security,
+  responses: { 200: json(z.object({ keys: z.array(KeyInfo) }), "Keys"), ...errors },
+});
+
+const createKeyRoute = createRoute({
+  method: "post",
+  path: "/v1/keys",
+  tags: ["keys"],
+  summary: "Issue an additional API key",
+  security,
+  request: jsonBody(z.strictObject({ name: z.string().trim().min(1).max(100).optional() })),
+  responses: { 201: json(NewKey, "Created"), ...errors },
+});
+
+const rotateKeyRoute = createRoute({
+  method: "post",
+  path: "/v1/keys/rotate",
+  tags: ["keys"],
+  summary: "Issue a new key and revoke the one used for this call",
+  security,
+  responses: { 201: json(NewKey.extend({ revoked: z.string() }), "Rotated"), ...errors },
+});
+
+const revokeKeyRoute = createRoute({
+  method: "delete",
+  path: "/v1/keys/{id}",
+  tags: ["keys"],
+  summary: "Revoke an API key",
+  security,
+  request: { params: z.object({ id: z.string().min(1).max(100) }) },
+  responses: { 200: json(Ok, "Revoked"), ...errors },
+});
+
+export const authRoutes = newRouter()
+  .openapi(createUserRoute, async (c) => {
+    const { user, apiKey } = await createUser(c.var.db, c.req.valid("json"));
+    return c.json({ user, api_key: apiKey }, 201);
+  })
+  .openapi(listKeysRoute, async (c) => c.json({ keys: await listKeys(c.var.db, c.var.user.id) }, 200))
+  .openapi(createKeyRoute, async (c) => c.json(await issueKey(c.var.db, c.var.user.id, c.req.valid("json").name), 201))
+  .openapi(rotateKeyRoute, async (c) => c.json(await rotateKey(c.var.db, c.var.user, Date.now()), 201))
+  .openapi(revokeKeyRoute, async (c) => {
+    await revokeKey(c.var.db, c.var.user.id, c.req.valid("param").id, Date.now());
+    return c.json({ ok: true as const }, 200);
+  });

@@ -1,0 +1,71 @@
+import { and, eq, isNull } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { newId } from "../db/client";
+import { apiKeys, users } from "../db/schema";
+import { AppError, notFound } from "../http/errors";
+import type { AuthedUser } from "../http/context";
+import { displayPrefix, generateApiKey, hashApiKey } from "./keys";
+
+export type Plan = "free" | "pro";
+
+export async function createUser(db: Db, input: { name?: string; email?: string; plan?: Plan }) {
+  const id = newId("usr");
+  const key = generateApiKey();
+  const keyId = newId("key");
+  const [user] = await db.batch([
+    db.insert(users).values({ id, name: input.name ?? null, email: input.email ?? null, plan: input.plan ?? "free" }).returning(),
+    db.insert(apiKeys).values({ id: keyId, userId: id, name: "default", prefix: displayPrefix(key), hash: await hashApiKey(key) }),
+  ]);
+  const row = user[0];
+  if (!row) throw new AppError("internal", "user was not created");
+  return { user: publicUser(row), apiKey: { id: keyId, key, prefix: displayPrefix(key) } };
+}
+
+export function publicUser(u: typeof users.$inferSelect) {
+  return { id: u.id, name: u.name, email: u.email, plan: u.plan, review_mode: u.reviewMode, created_at: u.createdAt };
+}
+
+/** Resolves a bearer key to its user, or null. Revoked keys resolve to nothing. */
+export async function resolveApiKey(db: Db, key: string): Promise<AuthedUser | null> {
+  const hash = await hashApiKey(key);
+  const row = await db
+    .select({ keyId: apiKeys.id, userId: users.id, plan: users.plan })
+    .from(apiKeys)
+    .innerJoin(users, eq(users.id, apiKeys.userId))
+    .where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt)))
+    .get();
+  return row ? { id: row.userId, plan: row.plan, keyId: row.keyId } : null;
+}
+
+export async function issueKey(db: Db, userId: string, name?: string) {
+  const key = generateApiKey();
+  const id = newId("key");
+  await db.insert(apiKeys).values({ id, userId, name: name ?? null, prefix: displayPrefix(key), hash: await hashApiKey(key) });
+  return { id, key, prefix: displayPrefix(key) };
+}
+
+export async function listKeys(db: Db, userId: string) {
+  const rows = await db.select().from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(apiKeys.createdAt).all();
+  return rows.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, created_at: k.createdAt, revoked_at: k.revokedAt }));
+}
+
+export async function revokeKey(db: Db, userId: string, keyId: string, at: number) {
+  const done = await db
+    .update(apiKeys)
+    .set({ revokedAt: at })
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id })
+    .get();
+  if (!done) throw notFound("key");
+}
+
+/** Issues a new key and revokes the one that made the call, atomically. */
+export async function rotateKey(db: Db, user: AuthedUser, at: number) {
+  const key = generateApiKey();
+  const id = newId("key");
+  await db.batch([
+    db.insert(apiKeys).values({ id, userId: user.id, name: "rotated", prefix: displayPrefix(key), hash: await hashApiKey(key) }),
+    db.update(apiKeys).set({ revokedAt: at }).where(and(eq(apiKeys.id, user.keyId), eq(apiKeys.userId, user.id))),
+  ]);
+  return { id, key, prefix: displayPrefix(key), revoked: user.keyId };
+}

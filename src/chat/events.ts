@@ -1,0 +1,70 @@
+/** The chat stream's events (PRODUCT.md). A stream always ends with `done`, `tool_pending` or `error`. */
+export type Usage = { input_tokens: number; output_tokens: number };
+
+export type ToolPendingEnvelope = {
+  tool_pending: true;
+  session_id: string;
+  call_id: string;
+  tool_name: string;
+  tool_input: unknown;
+  model: string;
+  agentic: true;
+  tools_used: string[];
+  pending_calls?: { call_id: string; tool_name: string; tool_input: unknown; needs_approval: boolean }[];
+};
+
+export type ChatEvent =
+  | { type: "session"; id: string }
+  | { type: "text"; delta: string }
+  | { type: "tool_use"; id: string; name: string; input: unknown; reason: string }
+  | { type: "tool_result"; id: string; name: string; ok: boolean }
+  | { type: "memory_saved"; target: string; version?: number; entry_id?: string; truncated?: boolean }
+  | { type: "memory_pending"; proposal_id: string; target: string; diff: string }
+  | { type: "citation"; url: string; title: string | null; cited_text: string | null }
+  | ({ type: "tool_pending" } & ToolPendingEnvelope)
+  | { type: "done"; stop_reason: string; usage: Usage }
+  | { type: "error"; code: string; message: string };
+
+export const isTerminal = (e: ChatEvent) => e.type === "done" || e.type === "error" || e.type === "tool_pending";
+
+/** One event as an SSE frame: `event: <type>` and the JSON payload without the type. */
+export function sseFrame(event: ChatEvent): string {
+  const { type, ...data } = event;
+  return `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+const encoder = new TextEncoder();
+export const ndjson = (event: ChatEvent) => encoder.encode(`${JSON.stringify(event)}\n`);
+
+/** Splits a byte stream of NDJSON into events. */
+export function parseNdjson(): TransformStream<Uint8Array, ChatEvent> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  return new TransformStream({
+    transform(chunk, controller) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        if (line) controller.enqueue(JSON.parse(line) as ChatEvent);
+      }
+    },
+    flush(controller) {
+      if (buffer.trim()) controller.enqueue(JSON.parse(buffer) as ChatEvent);
+    },
+  });
+}
+
+/** The JSON body of a `stream: false` turn: the same turn, collected. */
+export function collectTurn(events: ChatEvent[]) {
+  const end = events.at(-1);
+  const reply = events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
+  const body = { session_id: events.find((e) => e.type === "session")?.id, reply, events: events.filter((e) => e.type !== "text") };
+  if (end?.type === "tool_pending") {
+    const { type: _t, ...envelope } = end;
+    return { ...body, ...envelope };
+  }
+  if (end?.type === "done") return { ...body, stop_reason: end.stop_reason, usage: end.usage };
+  return body;
+}

@@ -1,0 +1,4 @@
+import type { ContextProvider } from "./prompt";
+
+/** Context providers in injection order. Capabilities add theirs here. */
+export const contextProviders: readonly ContextProvider[] = [];

@@ -1,0 +1,82 @@
+import { z } from "zod";
+import type { Env } from "./env";
+
+const optionalSecret = z
+  .string()
+  .trim()
+  .transform((s) => (s === "" ? undefined : s))
+  .optional();
+
+const intSetting = (name: string, fallback: number, min: number, max: number) =>
+  z.coerce
+    .number({ error: `${name} must be a number` })
+    .int(`${name} must be an integer`)
+    .min(min, `${name} must be at least ${min}`)
+    .max(max, `${name} must be at most ${max}`)
+    .default(fallback);
+
+const ConfigSchema = z.object({
+  ADMIN_TOKEN: optionalSecret.refine((v) => v === undefined || v.length >= 16, {
+    message: "ADMIN_TOKEN must be at least 16 characters",
+  }),
+  ANTHROPIC_API_KEY: optionalSecret,
+  ANTHROPIC_BASE_URL: z.url({ error: "ANTHROPIC_BASE_URL must be a URL" }).default("https://api.anthropic.com"),
+  CHAT_MODEL: z.string().min(1).default("claude-sonnet-4-5"),
+  BACKGROUND_MODEL: z.string().min(1).default("claude-haiku-4-5"),
+  MAX_TOKENS: intSetting("MAX_TOKENS", 4096, 1, 64000),
+  AGENT_MAX_ITERATIONS: intSetting("AGENT_MAX_ITERATIONS", 8, 1, 50),
+  MODEL_MAX_RETRIES: intSetting("MODEL_MAX_RETRIES", 2, 0, 10),
+  MODEL_TIMEOUT_MS: intSetting("MODEL_TIMEOUT_MS", 120_000, 1000, 600_000),
+  MAX_BODY_BYTES: intSetting("MAX_BODY_BYTES", 256 * 1024, 1024, 10 * 1024 * 1024),
+  VECTOR_BACKEND: z.enum(["local", "vectorize"]).default("local"),
+});
+
+export type Config = {
+  adminToken: string | undefined;
+  anthropicApiKey: string | undefined;
+  anthropicBaseUrl: string;
+  chatModel: string;
+  backgroundModel: string;
+  maxTokens: number;
+  maxIterations: number;
+  modelMaxRetries: number;
+  modelTimeoutMs: number;
+  maxBodyBytes: number;
+  vectorBackend: "local" | "vectorize";
+};
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const cache = new WeakMap<object, Config>();
+
+/** Validates the environment once per env object; a bad setting fails with a message naming it. */
+export function loadConfig(env: Env): Config {
+  const hit = cache.get(env);
+  if (hit) return hit;
+  const parsed = ConfigSchema.safeParse({ ...env });
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new ConfigError(`invalid configuration: ${detail}`);
+  }
+  const c = parsed.data;
+  if (c.VECTOR_BACKEND === "vectorize" && (!env.VECTORS || !env.AI)) {
+    throw new ConfigError("invalid configuration: VECTOR_BACKEND=vectorize needs the VECTORS and AI bindings");
+  }
+  const config: Config = {
+    adminToken: c.ADMIN_TOKEN,
+    anthropicApiKey: c.ANTHROPIC_API_KEY,
+    anthropicBaseUrl: c.ANTHROPIC_BASE_URL,
+    chatModel: c.CHAT_MODEL,
+    backgroundModel: c.BACKGROUND_MODEL,
+    maxTokens: c.MAX_TOKENS,
+    maxIterations: c.AGENT_MAX_ITERATIONS,
+    modelMaxRetries: c.MODEL_MAX_RETRIES,
+    modelTimeoutMs: c.MODEL_TIMEOUT_MS,
+    maxBodyBytes: c.MAX_BODY_BYTES,
+    vectorBackend: c.VECTOR_BACKEND,
+  };
+  cache.set(env, config);
+  return config;
+}

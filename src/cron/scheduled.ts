@@ -1,0 +1,20 @@
+import type { Env } from "../config/env";
+
+export type CronJob = { name: string; run(env: Env, now: number): Promise<unknown> };
+
+const jobs: CronJob[] = [];
+export const registerCronJob = (job: CronJob) => jobs.push(job);
+
+/** Runs every job; one failing job does not stop the others, and the failure is logged. */
+export async function runScheduled(env: Env, now: number): Promise<Record<string, unknown>> {
+  const results: Record<string, unknown> = {};
+  for (const job of jobs) {
+    try {
+      results[job.name] = await job.run(env, now);
+    } catch (err) {
+      results[job.name] = { error: err instanceof Error ? err.message : String(err) };
+      console.error(JSON.stringify({ cron: job.name, error: results[job.name] }));
+    }
+  }
+  return results;
+}

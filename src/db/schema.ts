@@ -1,0 +1,297 @@
+/**
+ * The D1 data model for all five seeds. Times are epoch milliseconds; JSON columns hold JSON values.
+ * Every user-owned row carries `user_id`, and every query filters by it.
+ */
+import { sql } from "drizzle-orm";
+import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+const now = () => sql`(unixepoch('subsec') * 1000)`;
+const createdAt = () => integer("created_at").notNull().default(now());
+
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+export type JsonObject = { [k: string]: Json };
+
+export const users = sqliteTable("users", {
+  id: text("id").primaryKey(),
+  name: text("name"),
+  email: text("email"),
+  plan: text("plan", { enum: ["free", "pro"] }).notNull().default("free"),
+  reviewMode: integer("review_mode", { mode: "boolean" }).notNull().default(false),
+  workingMemory: text("working_memory").notNull().default(""),
+  scaffold: text("scaffold", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
+  learnedInfo: text("learned_info", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
+  createdAt: createdAt(),
+  updatedAt: integer("updated_at").notNull().default(now()),
+});
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    name: text("name"),
+    prefix: text("prefix").notNull(),
+    hash: text("hash").notNull(),
+    createdAt: createdAt(),
+    lastUsedAt: integer("last_used_at"),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_keys_hash").on(t.hash), index("api_keys_user").on(t.userId)],
+);
+
+export const sites = sqliteTable(
+  "sites",
+  {
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    id: text("id").notNull(),
+    name: text("name"),
+    syncData: text("sync_data", { mode: "json" }).$type<JsonObject>(),
+    syncedAt: integer("synced_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("sites_pk").on(t.userId, t.id)],
+);
+
+/** SOUL (per user), BIBLE and HEARTBEAT (per user and site). `site` is '' for SOUL. */
+export const brainDocuments = sqliteTable(
+  "brain_documents",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ["soul", "bible", "heartbeat"] }).notNull(),
+    site: text("site").notNull().default(""),
+    content: text("content").notNull(),
+    version: integer("version").notNull().default(1),
+    stale: integer("stale", { mode: "boolean" }).notNull().default(false),
+    updatedAt: integer("updated_at").notNull().default(now()),
+  },
+  (t) => [uniqueIndex("brain_documents_key").on(t.userId, t.kind, t.site)],
+);
+
+export const brainVersions = sqliteTable(
+  "brain_versions",
+  {
+    id: text("id").primaryKey(),
+    documentId: text("document_id").notNull().references(() => brainDocuments.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull(),
+    version: integer("version").notNull(),
+    content: text("content").notNull(),
+    author: text("author", { enum: ["assistant", "user", "system"] }).notNull(),
+    sessionId: text("session_id"),
+    truncated: integer("truncated", { mode: "boolean" }).notNull().default(false),
+    note: text("note"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("brain_versions_doc_version").on(t.documentId, t.version)],
+);
+
+/** MEMORY entries (collection 'memory', tenant = user). */
+export const brainEntries = sqliteTable(
+  "brain_entries",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    collection: text("collection").notNull().default("memory"),
+    site: text("site"),
+    projectId: text("project_id"),
+    content: text("content").notNull(),
+    author: text("author", { enum: ["assistant", "user", "system"] }).notNull(),
+    sessionId: text("session_id"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("brain_entries_user").on(t.userId, t.collection, t.createdAt)],
+);
+
+/** Review mode: assistant writes wait here for the user's decision. */
+export const brainProposals = sqliteTable(
+  "brain_proposals",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    target: text("target", { enum: ["soul", "bible", "memory"] }).notNull(),
+    site: text("site"),
+    content: text("content").notNull(),
+    baseVersion: integer("base_version"),
+    status: text("status", { enum: ["pending", "approved", "rejected"] }).notNull().default("pending"),
+    sessionId: text("session_id"),
+    createdAt: createdAt(),
+    decidedAt: integer("decided_at"),
+  },
+  (t) => [index("brain_proposals_user").on(t.userId, t.status)],
+);
+
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    title: text("title"),
+    siteId: text("site_id"),
+    projectId: text("project_id"),
+    messageCount: integer("message_count").notNull().default(0),
+    pending: integer("pending", { mode: "boolean" }).notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: integer("updated_at").notNull().default(now()),
+  },
+  (t) => [index("sessions_user").on(t.userId, t.updatedAt)],
+);
+
+/** The observation event bus (seed 003): observation -> row (processed = false) -> queue message. */
+export const contextEvents = sqliteTable(
+  "context_events",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    eventType: text("event_type").notNull(),
+    content: text("content").notNull(),
+    sourceMetadata: text("source_metadata", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
+    status: text("status", { enum: ["pending", "processed", "failed", "deferred"] }).notNull().default("pending"),
+    processed: integer("processed", { mode: "boolean" }).notNull().default(false),
+    attempts: integer("attempts").notNull().default(0),
+    error: text("error"),
+    idempotencyKey: text("idempotency_key"),
+    createdAt: createdAt(),
+    processedAt: integer("processed_at"),
+  },
+  (t) => [
+    index("context_events_pending").on(t.processed, t.createdAt),
+    index("context_events_user").on(t.userId, t.createdAt),
+    uniqueIndex("context_events_idem").on(t.userId, t.idempotencyKey),
+  ],
+);
+
+/** Long-term facts; full text lives in the `facts_fts` FTS5 table (custom migration). */
+export const facts = sqliteTable(
+  "facts",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    text: text("text").notNull(),
+    metadata: text("metadata", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
+    connectionId: text("connection_id"),
+    contextType: text("context_type").notNull().default("user_persistent"),
+    source: text("source").notNull().default("user_provided"),
+    projectId: text("project_id"),
+    confidence: real("confidence").notNull().default(0.7),
+    supersededBy: text("superseded_by"),
+    recallCount: integer("recall_count").notNull().default(0),
+    lastRecalledAt: integer("last_recalled_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("facts_user").on(t.userId, t.supersededBy)],
+);
+
+/** The local vector index (offline stand-in for Vectorize): one row per vector. */
+export const localVectors = sqliteTable(
+  "local_vectors",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull(),
+    values: text("vector_values", { mode: "json" }).$type<number[]>().notNull(),
+    metadata: text("metadata", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
+  },
+  (t) => [index("local_vectors_user").on(t.userId)],
+);
+
+export const connections = sqliteTable(
+  "connections",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    active: integer("active", { mode: "boolean" }).notNull().default(true),
+    learnedInfo: text("learned_info", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
+    createdAt: createdAt(),
+  },
+  (t) => [index("connections_user").on(t.userId)],
+);
+
+export const projects = sqliteTable(
+  "projects",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    description: text("description"),
+    createdBy: text("created_by", { enum: ["user", "assistant"] }).notNull(),
+    reason: text("reason"),
+    archivedAt: integer("archived_at"),
+    createdAt: createdAt(),
+    updatedAt: integer("updated_at").notNull().default(now()),
+  },
+  (t) => [index("projects_user").on(t.userId)],
+);
+
+/** Coding lessons (seed 002); content-hash ids make re-extraction idempotent. FTS in `lessons_fts`. */
+export const lessons = sqliteTable(
+  "lessons",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    type: text("type", { enum: ["lesson", "antipattern", "decision", "pattern", "snippet"] }).notNull(),
+    signal: text("signal", { enum: ["HIGH", "MED", "LOW"] }).notNull().default("MED"),
+    flags: text("flags", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    content: text("content").notNull(),
+    project: text("project"),
+    sourceSession: text("source_session"),
+    unlearned: integer("unlearned", { mode: "boolean" }).notNull().default(false),
+    createdAt: createdAt(),
+  },
+  (t) => [index("lessons_user").on(t.userId, t.unlearned)],
+);
+
+export const transcripts = sqliteTable(
+  "transcripts",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    sessionId: text("session_id").notNull(),
+    bytesSynced: integer("bytes_synced").notNull().default(0),
+    status: text("status", { enum: ["pending", "synced", "failed"] }).notNull().default("pending"),
+    syncedAt: integer("synced_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("transcripts_session").on(t.userId, t.sessionId)],
+);
+
+/** What was injected into each chat turn, by id (seed 003 AgentContextLog). */
+export const contextLogs = sqliteTable(
+  "context_logs",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    sessionId: text("session_id"),
+    injected: text("injected", { mode: "json" }).$type<JsonObject>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("context_logs_user").on(t.userId, t.createdAt)],
+);
+
+export const auditLogs = sqliteTable(
+  "audit_logs",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id"),
+    action: text("action").notNull(),
+    target: text("target"),
+    detail: text("detail", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
+    requestId: text("request_id"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("audit_logs_user").on(t.userId, t.createdAt)],
+);
+
+export const usage = sqliteTable(
+  "usage",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ["chat", "consolidation", "embedding", "extraction"] }).notNull(),
+    model: text("model"),
+    inputTokens: integer("input_tokens").notNull().default(0),
+    outputTokens: integer("output_tokens").notNull().default(0),
+    sessionId: text("session_id"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("usage_user").on(t.userId, t.kind, t.createdAt)],
+);

@@ -1,0 +1,16 @@
+import { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
+import type { ErrorCode } from "../http/errors";
+
+export const isAbort = (err: unknown) => err instanceof APIUserAbortError || (err instanceof Error && err.name === "AbortError");
+
+/** Maps a Messages API failure (HTTP status or mid-stream `error` event) to our error code and a user-safe message. */
+export function modelFailure(err: unknown): { code: ErrorCode; message: string } | null {
+  if (err instanceof APIConnectionError) return { code: "model_error", message: "could not reach the model" };
+  if (err instanceof APIError) {
+    const type = err.type ?? (err.error as { error?: { type?: string } } | undefined)?.error?.type ?? null;
+    if (err.status === 429 || type === "rate_limit_error") return { code: "rate_limited", message: "the model is rate limited; try again shortly" };
+    if (err.status === 529 || type === "overloaded_error") return { code: "model_overloaded", message: "the model is overloaded; try again shortly" };
+    return { code: "model_error", message: `the model request failed${err.status ? ` (HTTP ${err.status})` : ""}` };
+  }
+  return null;
+}

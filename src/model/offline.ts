@@ -1,0 +1,103 @@
+/**
+ * The offline model: a deterministic stand-in for Claude used when no ANTHROPIC_API_KEY is set.
+ * It speaks the Messages API (JSON and SSE) through the real SDK's `fetch` option, says plainly that
+ * it is offline, and calls memory tools when the user states something worth keeping, so every
+ * memory feature can be exercised locally. It is not a language model: it follows the rules below.
+ */
+import { approxTokens, messageEvents, messageJson, sseResponse, type WireBlock, type WireMessage } from "./wire";
+
+type Block = { type: string; text?: string; content?: unknown; is_error?: boolean; name?: string };
+type Msg = { role: "user" | "assistant"; content: string | Block[] };
+type ToolDef = { name: string; type?: string };
+export type OfflineRequest = {
+  model: string;
+  system?: string | { text: string }[];
+  messages: Msg[];
+  tools?: ToolDef[];
+  tool_choice?: { type: string; name?: string };
+  stream?: boolean;
+};
+
+/** Produces the input of a forced tool call (`tool_choice: {type: "tool"}`), e.g. consolidation. */
+export type ForcedToolSkill = (req: OfflineRequest) => unknown;
+const forcedSkills = new Map<string, ForcedToolSkill>();
+export const registerOfflineSkill = (toolName: string, skill: ForcedToolSkill) => forcedSkills.set(toolName, skill);
+
+export const OFFLINE_NOTICE = "(offline model: no ANTHROPIC_API_KEY is set, so replies are rule-based)";
+
+const REMEMBER = /\b(remember|i prefer|i like|i love|i hate|i don't like|my name is|call me|i work|i live|i'm allergic|always|never)\b/i;
+
+const textOf = (content: Msg["content"]) =>
+  typeof content === "string" ? content : content.filter((b) => b.type === "text").map((b) => b.text ?? "").join("\n");
+
+const systemText = (s: OfflineRequest["system"]) => (typeof s === "string" ? s : (s ?? []).map((b) => b.text).join("\n"));
+
+function hashId(s: string): string {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+  return (h >>> 0).toString(36);
+}
+
+/** Tools the offline model knows how to call, in order of preference, with the input it sends. */
+const SAVE_TOOLS: { name: string; input: (said: string) => unknown }[] = [
+  { name: "update_customer_brain", input: (said) => ({ target: "memory", content: said }) },
+  { name: "record_observation", input: (said) => ({ content: said, category: "preference" }) },
+];
+
+function remembered(system: string): string[] {
+  const m = /<remembered>\n([\s\S]*?)\n<\/remembered>/.exec(system);
+  return m?.[1] ? m[1].split("\n").filter((l) => l.trim() !== "").slice(0, 5) : [];
+}
+
+export function offlineReply(req: OfflineRequest): Pick<WireMessage, "content" | "stop_reason"> {
+  const forced = req.tool_choice?.type === "tool" ? req.tool_choice.name : undefined;
+  if (forced) {
+    const skill = forcedSkills.get(forced);
+    const input = skill ? skill(req) : {};
+    return { content: [{ type: "tool_use", id: `toolu_off_${hashId(JSON.stringify(req.messages))}`, name: forced, input }], stop_reason: "tool_use" };
+  }
+  const last = req.messages.at(-1);
+  const blocks = last && typeof last.content !== "string" ? last.content : [];
+  const results = blocks.filter((b) => b.type === "tool_result");
+  if (results.length > 0) {
+    const failed = results.filter((r) => r.is_error);
+    const text = failed.length
+      ? `I tried, but it did not work: ${failed.map((r) => (typeof r.content === "string" ? r.content : JSON.stringify(r.content))).join("; ")} ${OFFLINE_NOTICE}`
+      : `Done: I've saved that, and I'll keep it in mind. ${OFFLINE_NOTICE}`;
+    return { content: [{ type: "text", text }], stop_reason: "end_turn" };
+  }
+  const said = last ? textOf(last.content).trim() : "";
+  const available = new Set((req.tools ?? []).map((t) => t.name));
+  const saver = SAVE_TOOLS.find((t) => available.has(t.name));
+  if (saver && REMEMBER.test(said)) {
+    const content: WireBlock[] = [
+      { type: "text", text: "I'll remember that." },
+      { type: "tool_use", id: `toolu_off_${hashId(said + req.messages.length)}`, name: saver.name, input: saver.input(said) },
+    ];
+    return { content, stop_reason: "tool_use" };
+  }
+  const memory = remembered(systemText(req.system));
+  const recall = memory.length ? ` Here is what I remember about you:\n${memory.map((l) => `- ${l.replace(/^- /, "")}`).join("\n")}` : "";
+  const text = `Hello! I'm engram's assistant ${OFFLINE_NOTICE}. You said: "${said.slice(0, 200)}".${recall}`;
+  return { content: [{ type: "text", text }], stop_reason: "end_turn" };
+}
+
+/** A `fetch` that answers POST /v1/messages like the Messages API, for the SDK's `fetch` option. */
+export async function offlineFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+  const request = new Request(input, init);
+  if (request.method !== "POST" || !new URL(request.url).pathname.endsWith("/v1/messages")) {
+    return Response.json({ type: "error", error: { type: "not_found_error", message: "offline model: only POST /v1/messages" } }, { status: 404 });
+  }
+  const req = (await request.json()) as OfflineRequest;
+  const reply = offlineReply(req);
+  const promptText = systemText(req.system) + JSON.stringify(req.messages);
+  const msg: WireMessage = {
+    id: `msg_off_${hashId(promptText)}`,
+    model: req.model,
+    ...reply,
+    usage: { input_tokens: approxTokens(promptText), output_tokens: approxTokens(JSON.stringify(reply.content)) },
+  };
+  const requestId = `req_off_${hashId(msg.id)}`;
+  if (req.stream) return sseResponse(messageEvents(msg), requestId);
+  return Response.json(messageJson(msg), { headers: { "request-id": requestId } });
+}

@@ -1,0 +1,100 @@
+/**
+ * The Messages API streaming wire format, written once and used by the offline model and by the
+ * test fake: a complete assistant message becomes the exact event sequence the real API sends
+ * (message_start, content_block_start/delta/stop, ping, message_delta with usage, message_stop).
+ * https://docs.anthropic.com/en/api/messages-streaming
+ */
+export type WireBlock =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; id: string; name: string; input: unknown }
+  | { type: "server_tool_use"; id: string; name: string; input: unknown }
+  | { type: "web_search_tool_result"; tool_use_id: string; content: unknown };
+
+export type WireMessage = {
+  id: string;
+  model: string;
+  content: WireBlock[];
+  stop_reason: "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "pause_turn" | "refusal";
+  usage: { input_tokens: number; output_tokens: number };
+};
+
+export type WireEvent = { type: string; [k: string]: unknown };
+
+/** Splits a string into pieces of at most `size` characters (at least one piece). */
+export function chunks(s: string, size: number): string[] {
+  if (s.length === 0) return [""];
+  const out: string[] = [];
+  for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size));
+  return out;
+}
+
+/** The event sequence of one streamed message. `chunk` sets the size of text and JSON deltas. */
+export function messageEvents(msg: WireMessage, chunk = 16): WireEvent[] {
+  const events: WireEvent[] = [
+    {
+      type: "message_start",
+      message: {
+        id: msg.id,
+        type: "message",
+        role: "assistant",
+        model: msg.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: msg.usage.input_tokens, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      },
+    },
+  ];
+  msg.content.forEach((block, index) => {
+    if (index === 0) events.push({ type: "ping" });
+    if (block.type === "text") {
+      events.push({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
+      for (const text of chunks(block.text, chunk)) {
+        events.push({ type: "content_block_delta", index, delta: { type: "text_delta", text } });
+      }
+    } else if (block.type === "tool_use" || block.type === "server_tool_use") {
+      events.push({ type: "content_block_start", index, content_block: { ...block, input: {} } });
+      for (const partial_json of chunks(JSON.stringify(block.input ?? {}), chunk)) {
+        events.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } });
+      }
+    } else {
+      events.push({ type: "content_block_start", index, content_block: block });
+    }
+    events.push({ type: "content_block_stop", index });
+  });
+  events.push(
+    {
+      type: "message_delta",
+      delta: { stop_reason: msg.stop_reason, stop_sequence: null },
+      usage: { output_tokens: msg.usage.output_tokens },
+    },
+    { type: "message_stop" },
+  );
+  return events;
+}
+
+export const sseFrame = (event: WireEvent) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+
+export const errorEvent = (type: string, message: string): WireEvent => ({ type: "error", error: { type, message } });
+
+/** The non-streaming body of the same message. */
+export const messageJson = (msg: WireMessage) => ({
+  id: msg.id,
+  type: "message",
+  role: "assistant",
+  model: msg.model,
+  content: msg.content,
+  stop_reason: msg.stop_reason,
+  stop_sequence: null,
+  usage: msg.usage,
+});
+
+/** Rough token count used by the offline model and the fake (4 characters a token). */
+export const approxTokens = (s: string) => Math.max(1, Math.ceil(s.length / 4));
+
+export function sseResponse(events: WireEvent[], requestId: string): Response {
+  const body = events.map(sseFrame).join("");
+  return new Response(body, {
+    headers: { "content-type": "text/event-stream", "request-id": requestId, "cache-control": "no-cache" },
+  });
+}

@@ -1,0 +1,47 @@
+/**
+ * The `queue` handler: routes each message to the capability that owns its `kind`.
+ * Messages from the dead-letter queue are recorded where the user and operators can see them.
+ */
+import type { Env } from "../config/env";
+import { createDb, newId } from "../db/client";
+import { auditLogs } from "../db/schema";
+
+export type QueueMessage = { kind: string; userId?: string; [k: string]: unknown };
+
+export type QueueHandler = (batch: readonly Message<QueueMessage>[], env: Env) => Promise<void>;
+
+const handlers = new Map<string, QueueHandler>();
+export const registerQueueHandler = (kind: string, handler: QueueHandler) => handlers.set(kind, handler);
+
+export const DLQ_SUFFIX = "-dlq";
+
+export async function handleQueue(batch: MessageBatch<QueueMessage>, env: Env): Promise<void> {
+  if (batch.queue.endsWith(DLQ_SUFFIX)) return recordDeadLetters(batch, env);
+  const byKind = new Map<string, Message<QueueMessage>[]>();
+  for (const msg of batch.messages) {
+    const kind = typeof msg.body?.kind === "string" ? msg.body.kind : "";
+    if (!handlers.has(kind)) {
+      console.error(JSON.stringify({ queue: batch.queue, unknown_kind: kind, id: msg.id }));
+      msg.ack();
+      continue;
+    }
+    byKind.set(kind, [...(byKind.get(kind) ?? []), msg]);
+  }
+  for (const [kind, messages] of byKind) {
+    const handler = handlers.get(kind);
+    if (handler) await handler(messages, env);
+  }
+}
+
+async function recordDeadLetters(batch: MessageBatch<QueueMessage>, env: Env) {
+  const db = createDb(env.DB);
+  const rows = batch.messages.map((m) => ({
+    id: newId("aud"),
+    userId: m.body?.userId ?? null,
+    action: "queue.dead_letter",
+    target: typeof m.body?.kind === "string" ? m.body.kind : null,
+    detail: { message_id: m.id, attempts: m.attempts, body: JSON.parse(JSON.stringify(m.body ?? null)) },
+  }));
+  if (rows.length) await db.insert(auditLogs).values(rows);
+  for (const m of batch.messages) m.ack();
+}

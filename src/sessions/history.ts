@@ -1,0 +1,26 @@
+import type { MessageParam } from "../chat/loop";
+
+export type StoredMessage = { seq: number; role: "user" | "assistant"; content: MessageParam["content"]; created_at: number };
+
+const asBlocks = (content: MessageParam["content"]) =>
+  typeof content === "string" ? [{ type: "text" as const, text: content }] : content;
+
+/**
+ * Stored history -> Messages API messages. Consecutive messages of one role are merged (a turn that
+ * stopped after tool results, followed by a new user message), with tool_result blocks kept first
+ * as the API requires.
+ */
+export function toModelMessages(rows: readonly StoredMessage[]): MessageParam[] {
+  const out: MessageParam[] = [];
+  for (const row of rows) {
+    const prev = out.at(-1);
+    if (prev && prev.role === row.role) {
+      const blocks = [...asBlocks(prev.content), ...asBlocks(row.content)];
+      blocks.sort((a, b) => Number(b.type === "tool_result") - Number(a.type === "tool_result"));
+      out[out.length - 1] = { role: row.role, content: blocks } as MessageParam;
+    } else {
+      out.push({ role: row.role, content: row.content } as MessageParam);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,59 @@
+import { and, desc, eq, sql } from "drizzle-orm";
+import type { Env } from "../config/env";
+import type { Db } from "../db/client";
+import { newId } from "../db/client";
+import { sessions } from "../db/schema";
+import { notFound } from "../http/errors";
+
+/** The Durable Object of a session. Its name includes the owner, so another user's id reaches a different object. */
+export const sessionStub = (env: Env, userId: string, sessionId: string) =>
+  env.SESSIONS.get(env.SESSIONS.idFromName(`${userId}/${sessionId}`));
+
+export type SessionRow = typeof sessions.$inferSelect;
+
+export async function getSession(db: Db, userId: string, id: string): Promise<SessionRow> {
+  const row = await db.select().from(sessions).where(and(eq(sessions.id, id), eq(sessions.userId, userId))).get();
+  if (!row) throw notFound("session");
+  return row;
+}
+
+export async function createSession(db: Db, userId: string, input: { title: string; siteId: string | null; projectId: string | null }) {
+  const [row] = await db
+    .insert(sessions)
+    .values({ id: newId("ses"), userId, title: input.title.slice(0, 80), siteId: input.siteId, projectId: input.projectId })
+    .returning();
+  if (!row) throw new Error("session insert returned nothing");
+  return row;
+}
+
+export async function listSessions(db: Db, userId: string, limit: number, before?: number) {
+  return db
+    .select()
+    .from(sessions)
+    .where(and(eq(sessions.userId, userId), before ? sql`${sessions.updatedAt} < ${before}` : undefined))
+    .orderBy(desc(sessions.updatedAt))
+    .limit(limit)
+    .all();
+}
+
+export async function touchSession(db: Db, userId: string, id: string, added: number, pending: boolean) {
+  await db
+    .update(sessions)
+    .set({ messageCount: sql`${sessions.messageCount} + ${added}`, pending, updatedAt: Date.now() })
+    .where(and(eq(sessions.id, id), eq(sessions.userId, userId)));
+}
+
+export async function deleteSessionRow(db: Db, userId: string, id: string) {
+  await db.delete(sessions).where(and(eq(sessions.id, id), eq(sessions.userId, userId)));
+}
+
+export const publicSession = (s: SessionRow) => ({
+  id: s.id,
+  title: s.title,
+  site_id: s.siteId,
+  project_id: s.projectId,
+  message_count: s.messageCount,
+  pending: s.pending,
+  created_at: s.createdAt,
+  updated_at: s.updatedAt,
+});

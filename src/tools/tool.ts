@@ -1,0 +1,66 @@
+import { z } from "zod";
+import type { Config } from "../config/config";
+import type { Env } from "../config/env";
+import type { Db } from "../db/client";
+import type { ChatEvent } from "../chat/events";
+
+/** Everything a server-side tool may touch during a turn, already scoped to the user. */
+export interface ToolContext {
+  db: Db;
+  env: Env;
+  config: Config;
+  userId: string;
+  plan: "free" | "pro";
+  sessionId: string;
+  siteId: string | null;
+  projectId: string | null;
+  /** Streams an event to the client (e.g. `memory_saved`). */
+  emit(event: ChatEvent): void;
+  /** Per-turn counters, for caps a runaway model must not exceed within one turn. */
+  turn: Map<string, number>;
+}
+
+/** Expected failures are values the model can read, not exceptions. */
+export type ToolResult = { content: string; isError?: boolean };
+
+export interface Tool<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  input: S;
+  /** Where it runs: in this Worker, or on the client (the loop suspends). */
+  runs: "server" | "client";
+  needsApproval: boolean;
+  /** What the assistant is doing, shown to the user in the `tool_use` event. */
+  describe(input: z.infer<S>): string;
+  run(ctx: ToolContext, input: z.infer<S>): Promise<ToolResult>;
+}
+
+export const defineTool = <S extends z.ZodType>(tool: Tool<S>): Tool<S> => tool;
+
+export type AnthropicToolDef = { name: string; description: string; input_schema: { type: "object"; [k: string]: unknown } };
+
+/** The tool's JSON Schema comes from its zod schema; nothing is written twice. */
+export function toAnthropicTool(tool: Tool): AnthropicToolDef {
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(tool.input) as Record<string, unknown>;
+  return { name: tool.name, description: tool.description, input_schema: { ...schema, type: "object" } };
+}
+
+/** Validates the model's input and runs the tool; bad input and failures become `is_error` results. */
+export async function runTool(tool: Tool, ctx: ToolContext, rawInput: unknown): Promise<ToolResult> {
+  const parsed = tool.input.safeParse(rawInput);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ");
+    return { content: `Invalid input for ${tool.name}: ${issues}`, isError: true };
+  }
+  try {
+    return await tool.run(ctx, parsed.data);
+  } catch (err) {
+    console.error(JSON.stringify({ tool: tool.name, error: err instanceof Error ? err.message : String(err) }));
+    return { content: `${tool.name} failed unexpectedly; nothing was changed.`, isError: true };
+  }
+}
+
+export function describeTool(tool: Tool, rawInput: unknown): string {
+  const parsed = tool.input.safeParse(rawInput);
+  return parsed.success ? tool.describe(parsed.data) : `Calling ${tool.name}`;
+}

@@ -1,0 +1,105 @@
+/**
+ * A fake of the Anthropic Messages API for tests, run as an auxiliary worker. The real SDK talks to
+ * it over HTTP. Tests script it turn by turn, per engram user (the request's `metadata.user_id`),
+ * so test files running in parallel never see each other's turns.
+ *
+ *   POST /__script   {key, steps: Step[]}   queue the next responses for `key`
+ *   GET  /__requests?key=                   the Messages requests received for `key`
+ *   POST /v1/messages                       the API: JSON, or SSE when `stream: true`
+ */
+import { approxTokens, errorEvent, messageEvents, messageJson, sseFrame, type WireBlock, type WireEvent, type WireMessage } from "../../src/model/wire";
+
+export type Step =
+  | {
+      reply: { content: WireBlock[]; stop_reason?: WireMessage["stop_reason"]; usage?: WireMessage["usage"] };
+      /** Characters per text / input_json delta. */
+      chunk?: number;
+      /** Re-split the SSE bytes into network chunks of this many bytes (lines cut mid-way). */
+      split_bytes?: number;
+      /** Send an `error` event after this many events, then stop (a mid-stream failure). */
+      error_after?: number;
+      error_type?: string;
+      /** Send this many events, then keep the connection open until the client goes away. */
+      stall_after?: number;
+    }
+  | { status: 429 | 500 | 529 | 400 | 401; error_type?: string; message?: string };
+
+const scripts = new Map<string, Step[]>();
+const received = new Map<string, unknown[]>();
+
+const ERROR_TYPES: Record<number, string> = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  429: "rate_limit_error",
+  500: "api_error",
+  529: "overloaded_error",
+};
+
+const defaultStep = (): Step => ({ reply: { content: [{ type: "text", text: "fake reply" }] } });
+
+function stream(events: WireEvent[], step: Extract<Step, { reply: unknown }>): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let frames = events.map(sseFrame);
+  if (step.error_after !== undefined) {
+    frames = [...frames.slice(0, step.error_after), sseFrame(errorEvent(step.error_type ?? "overloaded_error", "Overloaded"))];
+  }
+  if (step.stall_after !== undefined) frames = frames.slice(0, step.stall_after);
+  const bytes = encoder.encode(frames.join(""));
+  const size = step.split_bytes ?? bytes.length;
+  let offset = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (offset < bytes.length) {
+        controller.enqueue(bytes.slice(offset, offset + size));
+        offset += size;
+        return;
+      }
+      if (step.stall_after === undefined) controller.close();
+      // Stalled: never close; the client's abort cancels this stream.
+      return new Promise<void>(() => undefined);
+    },
+  });
+}
+
+async function messages(request: Request): Promise<Response> {
+  const auth = request.headers.get("x-api-key") ?? request.headers.get("authorization");
+  if (!auth) return Response.json({ type: "error", error: { type: "authentication_error", message: "missing api key" } }, { status: 401 });
+  const body = (await request.json()) as { model: string; stream?: boolean; metadata?: { user_id?: string }; messages: unknown[] };
+  const key = body.metadata?.user_id ?? "default";
+  received.set(key, [...(received.get(key) ?? []), body]);
+  const step = scripts.get(key)?.shift() ?? defaultStep();
+  const requestId = `req_fake_${crypto.randomUUID()}`;
+  if ("status" in step) {
+    const type = step.error_type ?? ERROR_TYPES[step.status] ?? "api_error";
+    return Response.json(
+      { type: "error", error: { type, message: step.message ?? type } },
+      { status: step.status, headers: { "request-id": requestId, "retry-after-ms": "0", "x-should-retry": step.status >= 429 ? "true" : "false" } },
+    );
+  }
+  const content = step.reply.content;
+  const msg: WireMessage = {
+    id: `msg_fake_${crypto.randomUUID().slice(0, 8)}`,
+    model: body.model,
+    content,
+    stop_reason: step.reply.stop_reason ?? (content.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn"),
+    usage: step.reply.usage ?? { input_tokens: approxTokens(JSON.stringify(body.messages)), output_tokens: approxTokens(JSON.stringify(content)) },
+  };
+  if (!body.stream) return Response.json(messageJson(msg), { headers: { "request-id": requestId } });
+  return new Response(stream(messageEvents(msg, step.chunk ?? 7), step), {
+    headers: { "content-type": "text/event-stream", "request-id": requestId },
+  });
+}
+
+export default {
+  async fetch(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    if (url.pathname === "/v1/messages" && request.method === "POST") return messages(request);
+    if (url.pathname === "/__script" && request.method === "POST") {
+      const { key, steps } = (await request.json()) as { key: string; steps: Step[] };
+      scripts.set(key, [...(scripts.get(key) ?? []), ...steps]);
+      return Response.json({ queued: scripts.get(key)?.length ?? 0 });
+    }
+    if (url.pathname === "/__requests") return Response.json(received.get(url.searchParams.get("key") ?? "default") ?? []);
+    return Response.json({ type: "error", error: { type: "not_found_error", message: url.pathname } }, { status: 404 });
+  },
+};

@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { api } from "./helpers";
+
+describe("health and API description", () => {
+  it("reports the database and the model", async () => {
+    const res = await api(null, "GET", "/healthz");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ok: true, db: true, model: "anthropic", vectors: "local" });
+    expect(res.headers.get("x-request-id")).toBeTruthy();
+  });
+
+  it("serves an OpenAPI 3.1 document generated from the routes", async () => {
+    const res = await api(null, "GET", "/openapi.json");
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown>; components: { schemas: Record<string, unknown> } };
+    expect(doc.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/chat", "/v1/admin/users", "/v1/sessions/{id}", "/healthz"]));
+    expect(doc.components.schemas).toHaveProperty("ChatRequest");
+  });
+
+  it("answers unknown paths with the error shape", async () => {
+    const res = await api(null, "GET", "/nope", undefined, { "x-request-id": "abc-123" });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: { code: "not_found", message: "no route for GET /nope", request_id: "abc-123" } });
+  });
+});
