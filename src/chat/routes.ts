@@ -46,9 +46,21 @@ const chatRoute = createRoute({
 
 const sseHeaders = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" };
 
-function toSse(): TransformStream<ChatEvent, Uint8Array> {
+/** SSE bytes of the turn's events; when the client goes away, `onCancel` stops the turn. */
+function toSse(events: ReadableStream<ChatEvent>, onCancel: () => Promise<void>): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
-  return new TransformStream({ transform: (event, controller) => controller.enqueue(encoder.encode(sseFrame(event))) });
+  const reader = events.getReader();
+  return new ReadableStream({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(encoder.encode(sseFrame(value)));
+    },
+    async cancel() {
+      await onCancel();
+      await reader.cancel();
+    },
+  });
 }
 
 export const chatRoutes = newRouter().openapi(chatRoute, async (c) => {
@@ -58,7 +70,9 @@ export const chatRoutes = newRouter().openapi(chatRoute, async (c) => {
     ? await getSession(db, user.id, body.session_id)
     : await createSession(db, user.id, { title: body.message, siteId: body.site_id ?? null, projectId: body.project_id ?? null });
   const stub = sessionStub(c.env, user.id, session.id);
+  const turnId = c.var.requestId;
   const bytes = await stub.turn({
+    turnId,
     userId: user.id,
     plan: user.plan,
     sessionId: session.id,
@@ -67,7 +81,10 @@ export const chatRoutes = newRouter().openapi(chatRoute, async (c) => {
     projectId: body.project_id ?? session.projectId,
   });
   const events = bytes.pipeThrough(parseNdjson());
-  if (body.stream) return new Response(events.pipeThrough(toSse()), { headers: { ...sseHeaders, "x-request-id": c.var.requestId } });
+  if (body.stream) {
+    const sse = toSse(events, () => stub.cancelTurn(turnId));
+    return new Response(sse, { headers: { ...sseHeaders, "x-request-id": c.var.requestId } });
+  }
 
   const collected: ChatEvent[] = [];
   for await (const event of events) collected.push(event);

@@ -19,6 +19,8 @@ import { toModelMessages, type StoredMessage } from "./history";
 import { touchSession } from "./store";
 
 export type TurnInput = {
+  /** Names the turn so that a disconnecting client cancels this turn and no other. */
+  turnId: string;
   userId: string;
   plan: "free" | "pro";
   sessionId: string;
@@ -31,6 +33,7 @@ type Row = { seq: number; role: "user" | "assistant"; content: string; created_a
 
 export class SessionDO extends DurableObject<Env> {
   private lock: Promise<void> = Promise.resolve();
+  private readonly running = new Map<string, AbortController>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -47,6 +50,7 @@ export class SessionDO extends DurableObject<Env> {
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     const writer = writable.getWriter();
     const abort = new AbortController();
+    this.running.set(input.turnId, abort);
     let open = true;
     writer.closed.catch(() => abort.abort());
     const emit = (event: ChatEvent) => {
@@ -57,11 +61,17 @@ export class SessionDO extends DurableObject<Env> {
       });
     };
     const work = this.serialised(() => this.runTurn(input, emit, abort.signal)).finally(() => {
+      this.running.delete(input.turnId);
       open = false;
       writer.close().catch(() => undefined);
     });
     this.ctx.waitUntil(work);
     return readable;
+  }
+
+  /** The client went away: stop the running turn (its partial reply is kept). */
+  cancelTurn(turnId: string): void {
+    this.running.get(turnId)?.abort();
   }
 
   messages(): StoredMessage[] {

@@ -54,9 +54,10 @@ function stream(events: WireEvent[], step: Extract<Step, { reply: unknown }>): R
         offset += size;
         return;
       }
-      if (step.stall_after === undefined) controller.close();
-      // Stalled: never close; the client's abort cancels this stream.
-      return new Promise<void>(() => undefined);
+      if (step.stall_after === undefined) return controller.close();
+      // Stalled: hold the connection open (a pending timer, so the runtime does not call it a hang)
+      // until the client aborts; then the stream is cancelled.
+      return new Promise<void>((resolve) => setTimeout(resolve, 30_000)).then(() => controller.close());
     },
   });
 }
@@ -73,7 +74,7 @@ async function messages(request: Request): Promise<Response> {
     const type = step.error_type ?? ERROR_TYPES[step.status] ?? "api_error";
     return Response.json(
       { type: "error", error: { type, message: step.message ?? type } },
-      { status: step.status, headers: { "request-id": requestId, "retry-after-ms": "0", "x-should-retry": step.status >= 429 ? "true" : "false" } },
+      { status: step.status, headers: { "request-id": requestId, "retry-after-ms": "1", "x-should-retry": step.status >= 429 ? "true" : "false" } },
     );
   }
   const content = step.reply.content;
