@@ -2,8 +2,8 @@ import type { Env } from "../config/env";
 
 export type CronJob = { name: string; run(env: Env, now: number): Promise<unknown> };
 
-const jobs: CronJob[] = [];
-export const registerCronJob = (job: CronJob) => jobs.push(job);
+/** Every cron job; capabilities add theirs here. */
+const jobs: readonly CronJob[] = [];
 
 /** Runs every job; one failing job does not stop the others, and the failure is logged. */
 export async function runScheduled(env: Env, now: number): Promise<Record<string, unknown>> {

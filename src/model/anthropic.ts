@@ -1,18 +1,22 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { Config } from "../config/config";
-import { offlineFetch } from "./offline";
+import { createOfflineFetch, type OfflineSkills } from "./offline";
 
 export type ModelClient = Anthropic;
 
-/** The one place the Anthropic client is built: the real API with a key, the offline model without. */
-export function createModelClient(config: Config): { client: ModelClient; offline: boolean } {
+/**
+ * The one place the Anthropic client is built: the real API when a key is set, the offline model
+ * (same SDK, answered in-process) when not. `offlineSkills` lets a caller that forces a tool call
+ * say how the offline model should fill it in.
+ */
+export function createModelClient(config: Config, offlineSkills?: OfflineSkills): { client: ModelClient; offline: boolean } {
   const offline = !config.anthropicApiKey;
   const client = new Anthropic({
     apiKey: config.anthropicApiKey ?? "offline",
     baseURL: offline ? "http://offline.engram.invalid" : config.anthropicBaseUrl,
     maxRetries: config.modelMaxRetries,
     timeout: config.modelTimeoutMs,
-    ...(offline ? { fetch: offlineFetch } : {}),
+    ...(offline ? { fetch: createOfflineFetch(offlineSkills) } : {}),
   });
   return { client, offline };
 }

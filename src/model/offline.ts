@@ -18,10 +18,12 @@ export type OfflineRequest = {
   stream?: boolean;
 };
 
-/** Produces the input of a forced tool call (`tool_choice: {type: "tool"}`), e.g. consolidation. */
+/**
+ * Produces the input of a forced tool call (`tool_choice: {type: "tool"}`), e.g. consolidation.
+ * The capability that forces the call supplies the rule, through `createModelClient`.
+ */
 export type ForcedToolSkill = (req: OfflineRequest) => unknown;
-const forcedSkills = new Map<string, ForcedToolSkill>();
-export const registerOfflineSkill = (toolName: string, skill: ForcedToolSkill) => forcedSkills.set(toolName, skill);
+export type OfflineSkills = Readonly<Record<string, ForcedToolSkill>>;
 
 export const OFFLINE_NOTICE = "(offline model: no ANTHROPIC_API_KEY is set, so replies are rule-based)";
 
@@ -49,10 +51,10 @@ function remembered(system: string): string[] {
   return m?.[1] ? m[1].split("\n").filter((l) => l.trim() !== "").slice(0, 5) : [];
 }
 
-export function offlineReply(req: OfflineRequest): Pick<WireMessage, "content" | "stop_reason"> {
+export function offlineReply(req: OfflineRequest, skills: OfflineSkills = {}): Pick<WireMessage, "content" | "stop_reason"> {
   const forced = req.tool_choice?.type === "tool" ? req.tool_choice.name : undefined;
   if (forced) {
-    const skill = forcedSkills.get(forced);
+    const skill = skills[forced];
     const input = skill ? skill(req) : {};
     return { content: [{ type: "tool_use", id: `toolu_off_${hashId(JSON.stringify(req.messages))}`, name: forced, input }], stop_reason: "tool_use" };
   }
@@ -83,13 +85,18 @@ export function offlineReply(req: OfflineRequest): Pick<WireMessage, "content" |
 }
 
 /** A `fetch` that answers POST /v1/messages like the Messages API, for the SDK's `fetch` option. */
-export async function offlineFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+export const createOfflineFetch =
+  (skills: OfflineSkills = {}) =>
+  (input: RequestInfo | URL, init?: RequestInit): Promise<Response> =>
+    offlineFetch(input, init, skills);
+
+async function offlineFetch(input: RequestInfo | URL, init: RequestInit | undefined, skills: OfflineSkills): Promise<Response> {
   const request = new Request(input, init);
   if (request.method !== "POST" || !new URL(request.url).pathname.endsWith("/v1/messages")) {
     return Response.json({ type: "error", error: { type: "not_found_error", message: "offline model: only POST /v1/messages" } }, { status: 404 });
   }
   const req = (await request.json()) as OfflineRequest;
-  const reply = offlineReply(req);
+  const reply = offlineReply(req, skills);
   const promptText = systemText(req.system) + JSON.stringify(req.messages);
   const msg: WireMessage = {
     id: `msg_off_${hashId(promptText)}`,

@@ -10,8 +10,8 @@ export type QueueMessage = { kind: string; userId?: string; [k: string]: unknown
 
 export type QueueHandler = (batch: readonly Message<QueueMessage>[], env: Env) => Promise<void>;
 
-const handlers = new Map<string, QueueHandler>();
-export const registerQueueHandler = (kind: string, handler: QueueHandler) => handlers.set(kind, handler);
+/** Queue message kinds and the capability that consumes each. */
+const handlers = new Map<string, QueueHandler>([]);
 
 export const DLQ_SUFFIX = "-dlq";
 

@@ -9,6 +9,7 @@ import type { Env } from "../config/env";
 import { createDb } from "../db/client";
 import { runAgentLoop, type MessageParam } from "../chat/loop";
 import { ndjson, type ChatEvent } from "../chat/events";
+import { recordContextLog } from "../chat/context-log";
 import { buildSystemPrompt } from "../chat/prompt";
 import { contextProviders } from "../chat/providers";
 import { createModelClient } from "../model/anthropic";
@@ -117,12 +118,15 @@ export class SessionDO extends DurableObject<Env> {
     const lastReply = history.findLast((m) => m.role === "assistant");
     const [userSeq] = this.append([{ role: "user", content: [{ type: "text", text: input.message }] }]);
     let added = 1;
+    let logged: Promise<unknown> = Promise.resolve();
     const scope = { db, env: this.env, config, userId: input.userId, plan: input.plan, sessionId: input.sessionId, siteId: input.siteId, projectId: input.projectId };
     try {
       const prompt = await buildSystemPrompt(
         { ...scope, query: followUpQuery(input.message, lastReply), now: Date.now() },
         contextProviders,
       );
+      // Written alongside the model call, not before it: the audit row must not delay the first byte.
+      logged = recordContextLog(db, input.userId, input.sessionId, prompt);
       const { client } = createModelClient(config);
       const outcome = await runAgentLoop({
         client,
@@ -154,7 +158,7 @@ export class SessionDO extends DurableObject<Env> {
       if (!failure) console.error(JSON.stringify({ session: input.sessionId, error: err instanceof Error ? err.stack : String(err) }));
       emit({ type: "error", ...(failure ?? { code: "internal", message: "internal error" }) });
     } finally {
-      await touchSession(db, input.userId, input.sessionId, added, false);
+      await Promise.all([logged, touchSession(db, input.userId, input.sessionId, added, false)]);
     }
   }
 }
