@@ -6,7 +6,7 @@
  */
 import { approxTokens, messageEvents, messageJson, sseResponse, type WireBlock, type WireMessage } from "./wire";
 
-type Block = { type: string; text?: string; content?: unknown; is_error?: boolean; name?: string };
+type Block = { type: string; text?: string; content?: unknown; is_error?: boolean; name?: string; id?: string; tool_use_id?: string };
 type Msg = { role: "user" | "assistant"; content: string | Block[] };
 type ToolDef = { name: string; type?: string };
 export type OfflineRequest = {
@@ -40,11 +40,24 @@ function hashId(s: string): string {
   return (h >>> 0).toString(36);
 }
 
-/** Tools the offline model knows how to call, in order of preference, with the input it sends. */
-const SAVE_TOOLS: { name: string; input: (said: string) => unknown }[] = [
-  { name: "update_customer_brain", input: (said) => ({ target: "memory", content: said }) },
-  { name: "record_observation", input: (said) => ({ content: said, category: "preference" }) },
+/** What the offline model does when the user's message matches: the first available tool of the rule. */
+const RULES: { when: RegExp; lead: string; tools: { name: string; input: (said: string) => unknown }[] }[] = [
+  {
+    when: REMEMBER,
+    lead: "I'll remember that.",
+    tools: [
+      { name: "update_customer_brain", input: (said) => ({ target: "memory", content: said }) },
+      { name: "record_observation", input: (said) => ({ content: said, category: "preference" }) },
+    ],
+  },
+  {
+    when: /\b(what time|the time|what day|what date|today's date)\b/i,
+    lead: "Let me check the clock.",
+    tools: [{ name: "current_time", input: () => ({}) }],
+  },
 ];
+
+const SAVERS = new Set(RULES[0]?.tools.map((t) => t.name));
 
 function remembered(system: string): string[] {
   const m = /<remembered>\n([\s\S]*?)\n<\/remembered>/.exec(system);
@@ -62,19 +75,25 @@ export function offlineReply(req: OfflineRequest, skills: OfflineSkills = {}): P
   const blocks = last && typeof last.content !== "string" ? last.content : [];
   const results = blocks.filter((b) => b.type === "tool_result");
   if (results.length > 0) {
+    const asText = (r: Block) => (typeof r.content === "string" ? r.content : JSON.stringify(r.content));
+    const calls = req.messages.at(-2)?.content;
+    const nameOf = (r: Block) => (Array.isArray(calls) ? calls.find((b) => b.type === "tool_use" && b.id === r.tool_use_id)?.name : undefined);
     const failed = results.filter((r) => r.is_error);
     const text = failed.length
-      ? `I tried, but it did not work: ${failed.map((r) => (typeof r.content === "string" ? r.content : JSON.stringify(r.content))).join("; ")} ${OFFLINE_NOTICE}`
-      : `Done: I've saved that, and I'll keep it in mind. ${OFFLINE_NOTICE}`;
+      ? `I tried, but it did not work: ${failed.map(asText).join("; ")} ${OFFLINE_NOTICE}`
+      : results.every((r) => SAVERS.has(nameOf(r) ?? ""))
+        ? `Done: I've saved that, and I'll keep it in mind. ${OFFLINE_NOTICE}`
+        : `${results.map((r) => `${nameOf(r) ?? "The tool"} says: ${asText(r)}`).join("\n")} ${OFFLINE_NOTICE}`;
     return { content: [{ type: "text", text }], stop_reason: "end_turn" };
   }
   const said = last ? textOf(last.content).trim() : "";
   const available = new Set((req.tools ?? []).map((t) => t.name));
-  const saver = SAVE_TOOLS.find((t) => available.has(t.name));
-  if (saver && REMEMBER.test(said)) {
+  for (const rule of RULES) {
+    const tool = rule.when.test(said) ? rule.tools.find((t) => available.has(t.name)) : undefined;
+    if (!tool) continue;
     const content: WireBlock[] = [
-      { type: "text", text: "I'll remember that." },
-      { type: "tool_use", id: `toolu_off_${hashId(said + req.messages.length)}`, name: saver.name, input: saver.input(said) },
+      { type: "text", text: rule.lead },
+      { type: "tool_use", id: `toolu_off_${hashId(said + req.messages.length)}`, name: tool.name, input: tool.input(said) },
     ];
     return { content, stop_reason: "tool_use" };
   }
