@@ -39,11 +39,27 @@ describe("offline model", () => {
       messages: [
         { role: "user", content: "Remember that I prefer tea" },
         { role: "assistant", content: first.content as never },
-        { role: "user", content: [{ type: "tool_result", content: "saved" }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: call?.type === "tool_use" ? call.id : "", content: "saved" }] },
       ],
     });
     expect(reply.stop_reason).toBe("end_turn");
     expect(JSON.stringify(reply.content)).toContain("saved that");
+  });
+
+  it("calls the clock tool and reports what it returned", () => {
+    const clock = { name: "current_time", description: "t", input_schema: { type: "object" as const } };
+    const first = offlineReply({ model: "m", tools: [clock], messages: [{ role: "user", content: "what time is it?" }] });
+    const call = first.content.find((b) => b.type === "tool_use");
+    expect(call).toMatchObject({ name: "current_time", input: {} });
+    const then = offlineReply({
+      model: "m",
+      messages: [
+        { role: "user", content: "what time is it?" },
+        { role: "assistant", content: first.content as never },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: call?.type === "tool_use" ? call.id : "", content: "2026-01-01T00:00:00Z" }] },
+      ],
+    });
+    expect(JSON.stringify(then.content)).toContain("current_time says: 2026-01-01T00:00:00Z");
   });
 
   it("does not call tools it was not given, and quotes what it remembers", () => {
