@@ -1,14 +1,14 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
-import { build } from "esbuild";
 import { defineConfig } from "vitest/config";
+import { buildFakeAnthropic } from "./scripts/build-fake.mjs";
 
 const FAKE_ANTHROPIC = path.join(import.meta.dirname, ".wrangler/test/fake-anthropic.mjs");
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   // The fake Messages API runs as its own worker; bundle it (it shares src/model/wire.ts).
-  await build({ entryPoints: ["test/fake-anthropic/worker.ts"], bundle: true, format: "esm", outfile: FAKE_ANTHROPIC, logLevel: "warning" });
+  await buildFakeAnthropic(FAKE_ANTHROPIC);
   return {
     plugins: [
       cloudflareTest({

@@ -1,0 +1,133 @@
+#!/usr/bin/env node
+// `npm run bench [-- name-filter]`: starts engram under `wrangler dev` (local D1, DOs, queues) against
+// a zero-latency fake Messages API served from this process, runs every scenario in bench/scenarios/
+// many times, and writes the medians and p95s to BENCHMARKS.md with the machine and the command.
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { buildFakeAnthropic } from "./build-fake.mjs";
+
+const filter = process.argv[2] ?? "";
+const ADMIN = "bench-admin-token-0123456789";
+const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
+
+async function serveFake() {
+  const file = await buildFakeAnthropic(path.resolve(".wrangler/bench/fake-anthropic.mjs"));
+  const fake = (await import(pathToFileURL(file).href)).default;
+  const server = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const body = chunks.length ? Buffer.concat(chunks) : undefined;
+    const response = await fake.fetch(new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers: req.headers, body }));
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    if (response.body) for await (const chunk of response.body) res.write(chunk);
+    res.end();
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { server, url: `http://127.0.0.1:${server.address().port}` };
+}
+
+async function startEngram(fakeUrl) {
+  const persist = mkdtempSync(path.join(os.tmpdir(), "engram-bench-"));
+  const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], { env, input: "y\n", encoding: "utf8" });
+  if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`);
+  const port = 8700 + Math.floor(Math.random() * 200);
+  const vars = [`ADMIN_TOKEN:${ADMIN}`, "ANTHROPIC_API_KEY:sk-ant-bench", `ANTHROPIC_BASE_URL:${fakeUrl}`];
+  const child = spawn("npx", ["wrangler", "dev", "--port", String(port), "--persist-to", persist, "--test-scheduled", ...vars.flatMap((v) => ["--var", v])], { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  let log = "";
+  child.stdout.on("data", (d) => (log += d));
+  child.stderr.on("data", (d) => (log += d));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    if (ok) return { url, stop: () => { try { process.kill(-child.pid, "SIGTERM"); } catch {} rmSync(persist, { recursive: true, force: true }); } };
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`wrangler dev did not start:\n${log}`);
+}
+
+function harness(url, fakeUrl) {
+  const api = (key, method, p, body) =>
+    fetch(`${url}${p}`, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  return {
+    url,
+    fakeUrl,
+    api,
+    async createUser(plan = "pro") {
+      const res = await api(ADMIN, "POST", "/v1/admin/users", { name: "bench", plan });
+      const body = await res.json();
+      return { id: body.user.id, key: body.api_key.key };
+    },
+    async script(userId, steps) {
+      await fetch(`${fakeUrl}/__script`, { method: "POST", body: JSON.stringify({ key: userId, steps }) });
+    },
+  };
+}
+
+const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+function summarize(values) {
+  const s = [...values].sort((a, b) => a - b);
+  const mean = s.reduce((a, b) => a + b, 0) / s.length;
+  return { n: s.length, p50: quantile(s, 0.5), p95: quantile(s, 0.95), mean, min: s[0], max: s.at(-1) };
+}
+
+const fmt = (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toFixed(3));
+
+async function main() {
+  const files = readdirSync("bench/scenarios").filter((f) => f.endsWith(".mjs") && f.includes(filter)).sort();
+  const fake = await serveFake();
+  const engram = await startEngram(fake.url);
+  const h = harness(engram.url, fake.url);
+  const sections = [];
+  try {
+    for (const file of files) {
+      const scenario = (await import(pathToFileURL(path.resolve("bench/scenarios", file)).href)).default;
+      process.stdout.write(`bench: ${scenario.name} ... `);
+      const state = scenario.setup ? await scenario.setup(h) : undefined;
+      for (let i = 0; i < (scenario.warmup ?? 10); i++) await scenario.sample(h, state, i);
+      const samples = {};
+      for (let i = 0; i < scenario.runs; i++) {
+        const result = await scenario.sample(h, state, i);
+        for (const [metric, value] of Object.entries(result)) (samples[metric] ??= []).push(value);
+      }
+      const extra = scenario.report ? await scenario.report(h, state) : undefined;
+      const rows = Object.entries(samples).map(([metric, values]) => ({ metric, ...summarize(values) }));
+      sections.push({ scenario, rows, extra });
+      console.log(rows.map((r) => `${r.metric} p50=${fmt(r.p50)} p95=${fmt(r.p95)}`).join(", "));
+    }
+  } finally {
+    engram.stop();
+    fake.server.close();
+  }
+  writeReport(sections);
+}
+
+function writeReport(sections) {
+  const cpu = os.cpus()[0]?.model ?? "unknown CPU";
+  const lines = [
+    "# engram benchmarks",
+    "",
+    `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}.`,
+    `Machine: ${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, Node ${process.version}.`,
+    "Setup: engram under `wrangler dev` (local D1, Durable Objects, queues) on loopback; the model is the fake Messages API",
+    "served from the bench process with no added latency. Times are wall-clock milliseconds measured by the client.",
+    "",
+  ];
+  for (const { scenario, rows, extra } of sections) {
+    lines.push(`## ${scenario.name}`, "", `Target: ${scenario.target}`, "", scenario.description ?? "", "");
+    lines.push("| metric | n | p50 | p95 | mean | min | max |", "|---|---|---|---|---|---|---|");
+    for (const r of rows) lines.push(`| ${r.metric} | ${r.n} | ${fmt(r.p50)} | ${fmt(r.p95)} | ${fmt(r.mean)} | ${fmt(r.min)} | ${fmt(r.max)} |`);
+    if (extra) lines.push("", extra);
+    lines.push("");
+  }
+  writeFileSync("BENCHMARKS.md", lines.join("\n"));
+  console.log("bench: wrote BENCHMARKS.md");
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
