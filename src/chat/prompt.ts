@@ -3,19 +3,9 @@
  * in provider order, within a character budget. Sections that do not fit are dropped whole and
  * reported, so the audit log can say exactly what was injected and what was not.
  */
-import type { Config } from "../config/config";
-import type { Env } from "../config/env";
-import type { Db } from "../db/client";
+import type { TurnScope } from "./scope";
 
-export type PromptContext = {
-  db: Db;
-  env: Env;
-  config: Config;
-  userId: string;
-  plan: "free" | "pro";
-  sessionId: string;
-  siteId: string | null;
-  projectId: string | null;
+export type PromptContext = TurnScope & {
   /** The text retrieval should match: the user's message, plus the last reply for short follow-ups. */
   query: string;
   now: number;

@@ -1,19 +1,9 @@
 import { z } from "zod";
-import type { Config } from "../config/config";
-import type { Env } from "../config/env";
-import type { Db } from "../db/client";
 import type { ChatEvent } from "../chat/events";
+import type { TurnScope } from "../chat/scope";
 
 /** Everything a server-side tool may touch during a turn, already scoped to the user. */
-export interface ToolContext {
-  db: Db;
-  env: Env;
-  config: Config;
-  userId: string;
-  plan: "free" | "pro";
-  sessionId: string;
-  siteId: string | null;
-  projectId: string | null;
+export interface ToolContext extends TurnScope {
   /** Streams an event to the client (e.g. `memory_saved`). */
   emit(event: ChatEvent): void;
   /** Per-turn counters, for caps a runaway model must not exceed within one turn. */
