@@ -20,9 +20,13 @@ export const users = sqliteTable("users", {
   workingMemory: text("working_memory").notNull().default(""),
   scaffold: text("scaffold", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
   learnedInfo: text("learned_info", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
+  /** Per top-level scaffold key: confidence and when it last changed (seed 003 phase 3). */
+  scaffoldMeta: text("scaffold_meta", { mode: "json" }).$type<ScaffoldMeta>().notNull().default(sql`'{}'`),
   createdAt: createdAt(),
   updatedAt: integer("updated_at").notNull().default(now()),
 });
+
+export type ScaffoldMeta = { [key: string]: { confidence: number; updated_at: number } };
 
 export const apiKeys = sqliteTable(
   "api_keys",
@@ -176,9 +180,17 @@ export const facts = sqliteTable(
     supersededBy: text("superseded_by"),
     recallCount: integer("recall_count").notNull().default(0),
     lastRecalledAt: integer("last_recalled_at"),
+    /** What the fact is about ("user live in"): a newer fact with the same slot and scope supersedes it. */
+    slot: text("slot"),
+    /** When its vector reached the index; null until then (a sweep retries). */
+    embeddedAt: integer("embedded_at"),
     createdAt: createdAt(),
   },
-  (t) => [index("facts_user").on(t.userId, t.supersededBy)],
+  (t) => [
+    index("facts_user").on(t.userId, t.supersededBy),
+    index("facts_slot").on(t.userId, t.slot),
+    index("facts_unembedded").on(t.embeddedAt, t.createdAt),
+  ],
 );
 
 /** The local vector index (offline stand-in for Vectorize): one row per vector. */
@@ -187,10 +199,47 @@ export const localVectors = sqliteTable(
   {
     id: text("id").primaryKey(),
     userId: text("user_id").notNull(),
-    values: text("vector_values", { mode: "json" }).$type<number[]>().notNull(),
+    /** Sparse: the nonzero dimensions and their values. */
+    values: text("vector_values", { mode: "json" }).$type<{ indices: number[]; values: number[] }>().notNull(),
     metadata: text("metadata", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
   },
   (t) => [index("local_vectors_user").on(t.userId)],
+);
+
+/**
+ * The local index's inverted layout: one row per nonzero dimension of each vector. A query reads only
+ * the rows of its own nonzero dimensions, so a 10k-vector user costs a few thousand index rows, not 10k vectors.
+ */
+export const localVectorPostings = sqliteTable(
+  "local_vector_postings",
+  {
+    userId: text("user_id").notNull(),
+    dim: integer("dim").notNull(),
+    vectorId: text("vector_id").notNull(),
+    weight: real("weight").notNull(),
+  },
+  (t) => [index("local_vector_postings_lookup").on(t.userId, t.dim, t.weight, t.vectorId), index("local_vector_postings_vector").on(t.vectorId)],
+);
+
+/**
+ * One row per change to a user's consolidated memory. `(user_id, rev)` is unique: two consolidations
+ * based on the same revision cannot both commit, so a batch is never applied twice.
+ */
+export const memoryRuns = sqliteTable(
+  "memory_runs",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    rev: integer("rev").notNull(),
+    kind: text("kind", { enum: ["consolidation", "erase"] }).notNull(),
+    eventIds: text("event_ids", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    summary: text("summary", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
+    model: text("model"),
+    inputTokens: integer("input_tokens").notNull().default(0),
+    outputTokens: integer("output_tokens").notNull().default(0),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("memory_runs_rev").on(t.userId, t.rev)],
 );
 
 export const connections = sqliteTable(
