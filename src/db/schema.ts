@@ -114,6 +114,7 @@ export const brainProposals = sqliteTable(
     userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
     target: text("target", { enum: ["soul", "bible", "memory"] }).notNull(),
     site: text("site"),
+    projectId: text("project_id"),
     content: text("content").notNull(),
     baseVersion: integer("base_version"),
     status: text("status", { enum: ["pending", "approved", "rejected"] }).notNull().default("pending"),

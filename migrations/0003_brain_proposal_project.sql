@@ -1,0 +1,1 @@
+ALTER TABLE `brain_proposals` ADD `project_id` text;
