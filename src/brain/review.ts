@@ -1,0 +1,122 @@
+/**
+ * Review mode (a user setting, off by default): the assistant's writes wait as pending proposals,
+ * already sanitized and limit-checked, and nothing is applied until the user approves. Approval goes
+ * through the same write path as any other write, with the proposal's status flipped in the same batch.
+ */
+import { and, count, desc, eq } from "drizzle-orm";
+import type { Plan } from "../auth/service";
+import type { Db } from "../db/client";
+import { newId } from "../db/client";
+import { brainProposals, users } from "../db/schema";
+import { AppError, notFound } from "../http/errors";
+import { diffText } from "./diff";
+import { findDocument, prepareContent, writeDocument } from "./documents";
+import { BRAIN_LIMITS, LABEL, type BrainTarget } from "./limits";
+import { addMemory, countEntries, prepareEntry } from "./memory";
+
+export type ProposalRow = typeof brainProposals.$inferSelect;
+
+export async function getReviewMode(db: Db, userId: string): Promise<boolean> {
+  const row = await db.select({ on: users.reviewMode }).from(users).where(eq(users.id, userId)).get();
+  return row?.on ?? false;
+}
+
+export async function setReviewMode(db: Db, userId: string, on: boolean): Promise<boolean> {
+  await db.update(users).set({ reviewMode: on, updatedAt: Date.now() }).where(eq(users.id, userId));
+  return on;
+}
+
+/** What the proposal would change: a diff against the current document, or the new entry. */
+async function proposalDiff(db: Db, p: Pick<ProposalRow, "userId" | "target" | "site" | "content">): Promise<string> {
+  if (p.target === "memory") return diffText("", p.content, "MEMORY", "MEMORY + new entry").diff;
+  const doc = await findDocument(db, p.userId, p.target, p.site);
+  return diffText(doc?.content ?? "", p.content, `${LABEL[p.target]} v${doc?.version ?? 0}`, `${LABEL[p.target]} proposed`).diff;
+}
+
+export type ProposeInput = {
+  userId: string;
+  plan: Plan;
+  target: BrainTarget;
+  site: string | null;
+  projectId: string | null;
+  content: string;
+  sessionId: string | null;
+};
+
+export async function propose(db: Db, input: ProposeInput): Promise<{ proposal: ProposalRow; diff: string }> {
+  const { userId, plan, target } = input;
+  const content = target === "memory" ? prepareEntry(plan, input.content) : prepareContent(plan, target, input.site, input.content);
+  if (target === "memory" && (await countEntries(db, userId)) >= BRAIN_LIMITS[plan].memoryEntries) {
+    throw new AppError("conflict", `MEMORY is full (${BRAIN_LIMITS[plan].memoryEntries} entries on the ${plan} plan); nothing was proposed.`);
+  }
+  const pending = await db
+    .select({ n: count() })
+    .from(brainProposals)
+    .where(and(eq(brainProposals.userId, userId), eq(brainProposals.status, "pending")))
+    .get();
+  const cap = BRAIN_LIMITS[plan].pendingProposals;
+  if ((pending?.n ?? 0) >= cap) throw new AppError("conflict", `${cap} proposals are already waiting for the user's review; nothing was proposed.`);
+  const site = target === "soul" ? null : input.site;
+  const base = target === "memory" ? null : ((await findDocument(db, userId, target, site))?.version ?? 0);
+  const projectId = target === "memory" ? input.projectId : null;
+  const row = { id: newId("prp"), userId, target, site, projectId, content, baseVersion: base, sessionId: input.sessionId, createdAt: Date.now() };
+  const [proposal] = await db.insert(brainProposals).values(row).returning();
+  if (!proposal) throw new AppError("internal", "proposal was not stored");
+  return { proposal, diff: await proposalDiff(db, proposal) };
+}
+
+export async function listProposals(db: Db, userId: string, status: ProposalRow["status"], limit: number) {
+  const rows = await db
+    .select()
+    .from(brainProposals)
+    .where(and(eq(brainProposals.userId, userId), eq(brainProposals.status, status)))
+    .orderBy(desc(brainProposals.createdAt))
+    .limit(limit)
+    .all();
+  return Promise.all(rows.map(async (p) => ({ proposal: p, diff: status === "pending" ? await proposalDiff(db, p) : null })));
+}
+
+async function pendingProposal(db: Db, userId: string, id: string): Promise<ProposalRow> {
+  const p = await db.select().from(brainProposals).where(and(eq(brainProposals.id, id), eq(brainProposals.userId, userId))).get();
+  if (!p) throw notFound("proposal");
+  if (p.status !== "pending") throw new AppError("conflict", `this proposal was already ${p.status}`);
+  return p;
+}
+
+export type Applied = { target: BrainTarget; version?: number; entry_id?: string; truncated?: boolean };
+
+/** Applies a proposal. A SOUL/BIBLE proposal applies only to the version it was made against (409 otherwise). */
+export async function approveProposal(db: Db, userId: string, plan: Plan, id: string): Promise<Applied> {
+  const p = await pendingProposal(db, userId, id);
+  const common = { userId, plan, content: p.content, author: "assistant" as const, sessionId: p.sessionId, approves: p.id };
+  if (p.target === "memory") {
+    const entry = await addMemory(db, { ...common, site: p.site, projectId: p.projectId });
+    return { target: "memory", entry_id: entry.id };
+  }
+  const w = await writeDocument(db, { ...common, kind: p.target, site: p.site, expectedVersion: p.baseVersion ?? 0, note: `approved proposal ${p.id}` });
+  return { target: p.target, version: w.version, truncated: w.truncated };
+}
+
+export async function rejectProposal(db: Db, userId: string, id: string): Promise<void> {
+  await pendingProposal(db, userId, id);
+  const done = await db
+    .update(brainProposals)
+    .set({ status: "rejected", decidedAt: Date.now() })
+    .where(and(eq(brainProposals.id, id), eq(brainProposals.userId, userId), eq(brainProposals.status, "pending")))
+    .returning({ id: brainProposals.id })
+    .get();
+  if (!done) throw new AppError("conflict", "this proposal was already decided");
+}
+
+export const publicProposal = (p: ProposalRow, diff: string | null) => ({
+  id: p.id,
+  target: p.target,
+  site: p.site,
+  content: p.content,
+  base_version: p.baseVersion,
+  status: p.status,
+  session_id: p.sessionId,
+  created_at: p.createdAt,
+  decided_at: p.decidedAt,
+  diff,
+});

@@ -1,0 +1,53 @@
+/**
+ * The one cleaning step every brain write goes through, from the model's tool calls and from the
+ * HTTP API alike: both are untrusted. Invisible characters are how instructions get smuggled into
+ * text that is later injected into a system prompt, so they are removed, not escaped.
+ */
+import { AppError } from "../http/errors";
+
+/** A hard ceiling above every plan's cap; it bounds the work, and the plan limit then rejects. */
+export const SANITIZE_MAX_CHARS = 20_000;
+
+const ZWJ = "\u200D";
+
+/**
+ * C0/C1 controls except tab and newline, format characters (zero-width, bidi embeddings, overrides and
+ * isolates, BOM, soft hyphen, tag characters), lone surrogates, and letters that render as nothing.
+ */
+const INVISIBLE = /[\0-\x08\x0B-\x1F\x7F-\x9F\p{Cf}\p{Cs}\u034F\u115F\u1160\u3164\uFFA0]/gu;
+const LINE_BREAKS = /\r\n?|[\u2028\u2029\x85]/g;
+const ODD_SPACES = /[\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000]/g;
+const EMOJI_BEFORE = /[\p{Extended_Pictographic}\p{Emoji_Modifier}]\uFE0F?$/u;
+const EMOJI_AFTER = /^\p{Extended_Pictographic}/u;
+
+/** A zero-width joiner is kept only inside an emoji sequence (👩‍💻), where it is visible meaning. */
+function keepJoiner(text: string, offset: number): boolean {
+  return EMOJI_BEFORE.test(text.slice(Math.max(0, offset - 3), offset)) && EMOJI_AFTER.test(text.slice(offset + 1, offset + 3));
+}
+
+/** Cuts at a code point boundary, never inside a surrogate pair. */
+function clamp(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  let out = "";
+  let n = 0;
+  for (const ch of text) {
+    if (n++ >= maxChars) break;
+    out += ch;
+  }
+  return out;
+}
+
+/**
+ * Strips control and invisible characters (keeping newlines and tabs), normalises line breaks and
+ * odd spaces, applies NFC, trims, and clamps to `maxChars` code points. Throws `invalid_request` when
+ * nothing visible is left.
+ */
+export function sanitizeBrainContent(raw: string, maxChars = SANITIZE_MAX_CHARS): string {
+  const stripped = raw
+    .replace(LINE_BREAKS, "\n")
+    .replace(INVISIBLE, (ch, offset: number, all: string) => (ch === ZWJ && keepJoiner(all, offset) ? ch : ""))
+    .replace(ODD_SPACES, " ");
+  const text = clamp(stripped.normalize("NFC").trim(), maxChars).trimEnd();
+  if (text === "") throw new AppError("invalid_request", "content is empty once invisible and control characters are removed");
+  return text;
+}
