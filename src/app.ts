@@ -1,4 +1,5 @@
 import { authRoutes } from "./auth/routes";
+import { brainRoutes } from "./brain/routes";
 import { requireUser } from "./auth/middleware";
 import { chatRoutes } from "./chat/routes";
 import { healthRoutes } from "./health/routes";
@@ -22,6 +23,7 @@ export function createApp() {
   app.route("/", authRoutes);
   app.route("/", chatRoutes);
   app.route("/", sessionRoutes);
+  app.route("/", brainRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

@@ -1,4 +1,5 @@
+import { brainContextProvider } from "../brain/context";
 import type { ContextProvider } from "./prompt";
 
 /** Context providers in injection order. Capabilities add theirs here. */
-export const contextProviders: readonly ContextProvider[] = [];
+export const contextProviders: readonly ContextProvider[] = [brainContextProvider];

@@ -1,9 +1,10 @@
+import { staleHeartbeatsJob } from "../brain/cron";
 import type { Env } from "../config/env";
 
 export type CronJob = { name: string; run(env: Env, now: number): Promise<unknown> };
 
 /** Every cron job; capabilities add theirs here. */
-const jobs: readonly CronJob[] = [];
+const jobs: readonly CronJob[] = [staleHeartbeatsJob];
 
 /** Runs every job; one failing job does not stop the others, and the failure is logged. */
 export async function runScheduled(env: Env, now: number): Promise<Record<string, unknown>> {
