@@ -1,0 +1,53 @@
+import { env } from "cloudflare:test";
+import type { ChatEvent } from "../src/chat/events";
+import { api } from "./helpers";
+
+/** Calls the API and parses the JSON body as `T` (tests assert on its shape). */
+export async function call<T = Record<string, unknown>>(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await api(key, method, path, body);
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+export type Doc = { kind: string; site: string | null; content: string; version: number; stale: boolean; updated_at: number | null };
+export type Written = { document: Doc; changed: boolean; truncated: boolean };
+export type Entry = { id: string; content: string; site: string | null; project_id: string | null; author: string; session_id: string | null };
+export type ErrorShape = { error: { code: string; message: string; request_id: string } };
+
+export const soul = async (key: string) => (await call<Doc>(key, "GET", "/v1/brain/soul")).body;
+export const memory = async (key: string) => (await call<{ entries: Entry[]; total: number }>(key, "GET", "/v1/brain/memory?limit=100")).body;
+
+/** Rows of brain tables for a user, read straight from D1: proves that nothing was written. */
+export async function brainRows(userId: string) {
+  const count = async (table: string) =>
+    (await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`).bind(userId).first<{ n: number }>())?.n ?? 0;
+  return {
+    documents: await count("brain_documents"),
+    versions: await count("brain_versions"),
+    entries: await count("brain_entries"),
+    proposals: await count("brain_proposals"),
+    sites: await count("sites"),
+  };
+}
+
+/** Fills MEMORY directly (fast setup for limit tests). */
+export async function seedEntries(userId: string, n: number) {
+  const now = Date.now();
+  const rows = Array.from({ length: n }, (_, i) =>
+    env.DB.prepare("INSERT INTO brain_entries (id, user_id, collection, content, author, created_at) VALUES (?, ?, 'memory', ?, 'user', ?)").bind(
+      `mem_seed_${userId}_${i}`,
+      userId,
+      `seeded insight number ${i}`,
+      now - n + i,
+    ),
+  );
+  await env.DB.batch(rows);
+}
+
+export const ofType = <T extends ChatEvent["type"]>(events: ChatEvent[], type: T) =>
+  events.filter((e): e is Extract<ChatEvent, { type: T }> => e.type === type);
+
+/** The tool_result blocks the model received in its last request. */
+export function lastToolResults(request: { messages: { content: unknown }[] } | undefined) {
+  const content = request?.messages.at(-1)?.content;
+  return (Array.isArray(content) ? content : []) as { type: string; tool_use_id: string; content: string; is_error?: boolean }[];
+}
