@@ -1,17 +1,28 @@
 /** The chat stream's events (PRODUCT.md). A stream always ends with `done`, `tool_pending` or `error`. */
+import { z } from "@hono/zod-openapi";
+import { PendingCall } from "../bridge/continuation";
+
 export type Usage = { input_tokens: number; output_tokens: number };
 
-export type ToolPendingEnvelope = {
-  tool_pending: true;
-  session_id: string;
-  call_id: string;
-  tool_name: string;
-  tool_input: unknown;
-  model: string;
-  agentic: true;
-  tools_used: string[];
-  pending_calls?: { call_id: string; tool_name: string; tool_input: unknown; needs_approval: boolean }[];
-};
+/**
+ * The end of a suspended turn (seed 004). `call_id` / `tool_name` / `tool_input` name the first pending
+ * call; `pending_calls` lists all of them (parallel calls are pending together).
+ */
+export const ToolPendingEnvelope = z
+  .object({
+    tool_pending: z.literal(true),
+    session_id: z.string(),
+    call_id: z.string(),
+    tool_name: z.string(),
+    tool_input: z.unknown(),
+    model: z.string(),
+    agentic: z.literal(true),
+    tools_used: z.array(z.string()),
+    pending_calls: z.array(PendingCall),
+    expires_at: z.number().describe("epoch ms after which the continuation is gone (410 continuation_expired)"),
+  })
+  .openapi("ToolPending");
+export type ToolPendingEnvelope = z.infer<typeof ToolPendingEnvelope>;
 
 export type ChatEvent =
   | { type: "session"; id: string }
@@ -22,7 +33,7 @@ export type ChatEvent =
   | { type: "memory_pending"; proposal_id: string; target: string; diff: string }
   | { type: "citation"; url: string; title: string | null; cited_text: string | null }
   | ({ type: "tool_pending" } & ToolPendingEnvelope)
-  | { type: "done"; stop_reason: string; usage: Usage }
+  | { type: "done"; stop_reason: string; usage: Usage; tools_used: string[] }
   | { type: "error"; code: string; message: string };
 
 export const isTerminal = (e: ChatEvent) => e.type === "done" || e.type === "error" || e.type === "tool_pending";
@@ -65,6 +76,6 @@ export function collectTurn(events: ChatEvent[]) {
     const { type: _t, ...envelope } = end;
     return { ...body, ...envelope };
   }
-  if (end?.type === "done") return { ...body, stop_reason: end.stop_reason, usage: end.usage };
+  if (end?.type === "done") return { ...body, stop_reason: end.stop_reason, usage: end.usage, tools_used: end.tools_used };
   return body;
 }

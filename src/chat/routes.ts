@@ -1,8 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { ClientToolSpec, clientToolSet, McpServerSpec } from "../bridge/client-tools";
+import { reservedToolNames } from "../bridge/toolset";
+import type { AppEnv } from "../http/context";
 import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
 import { AppError, ErrorBody } from "../http/errors";
+import type { Started } from "../sessions/session-do";
 import { createSession, getSession, sessionStub } from "../sessions/store";
-import { collectTurn, parseNdjson, sseFrame, type ChatEvent } from "./events";
+import { collectTurn, parseNdjson, sseFrame, ToolPendingEnvelope, type ChatEvent } from "./events";
 
 const Id = z.string().trim().min(1).max(100).regex(/^[\w.:-]+$/, "may contain letters, digits, _ . : -");
 
@@ -13,18 +18,28 @@ export const ChatRequest = z
     site_id: Id.optional(),
     project_id: Id.optional(),
     stream: z.boolean().default(true),
-    web_search: z.boolean().optional().describe("Accepted for old clients and ignored."),
+    web_search: z.boolean().optional().describe("Accepted for old clients and ignored: web search is always available."),
+    client_tools: z.array(ClientToolSpec).max(128).default([]).describe("Tools only the client can run; calling one suspends the turn"),
+    mcp_servers: z.array(McpServerSpec).max(16).default([]).describe("MCP servers on the user's machine; their tools reach the model as mcp__<server>__<tool>"),
+  })
+  .superRefine((b, ctx) => {
+    for (const message of clientToolSet(b.client_tools, b.mcp_servers, reservedToolNames()).issues) {
+      ctx.addIssue({ code: "custom", path: ["client_tools"], message });
+    }
   })
   .openapi("ChatRequest");
 
-const ChatResponse = z
+/** A turn as JSON: the reply and its events, then either how it ended or the tool_pending envelope. */
+export const ChatResponse = z
   .object({
     session_id: z.string(),
     reply: z.string(),
     stop_reason: z.string().optional(),
     usage: z.object({ input_tokens: z.number(), output_tokens: z.number() }).optional(),
+    tools_used: z.array(z.string()).optional(),
     events: z.array(z.looseObject({ type: z.string() })),
   })
+  .extend(ToolPendingEnvelope.partial().shape)
   .openapi("ChatTurn");
 
 const chatRoute = createRoute({
@@ -63,6 +78,18 @@ function toSse(events: ReadableStream<ChatEvent>, onCancel: () => Promise<void>)
   });
 }
 
+/** Answers a started turn as SSE or, with stream:false, as one JSON body (an error event becomes the error shape). */
+export async function turnResponse(c: Context<AppEnv>, started: Started, cancel: () => Promise<void>): Promise<Response> {
+  if ("error" in started) throw new AppError(started.error.code, started.error.message);
+  const events = started.events.pipeThrough(parseNdjson());
+  if (started.stream) return new Response(toSse(events, cancel), { headers: { ...sseHeaders, "x-request-id": c.var.requestId } });
+  const collected: ChatEvent[] = [];
+  for await (const event of events) collected.push(event);
+  const end = collected.at(-1);
+  if (end?.type === "error") throw new AppError(end.code as ConstructorParameters<typeof AppError>[0], end.message);
+  return c.json(collectTurn(collected), 200);
+}
+
 export const chatRoutes = newRouter().openapi(chatRoute, async (c) => {
   const body = c.req.valid("json");
   const { db, user } = c.var;
@@ -71,7 +98,7 @@ export const chatRoutes = newRouter().openapi(chatRoute, async (c) => {
     : await createSession(db, user.id, { title: body.message, siteId: body.site_id ?? null, projectId: body.project_id ?? null });
   const stub = sessionStub(c.env, user.id, session.id);
   const turnId = c.var.requestId;
-  const bytes = await stub.turn({
+  const started = await stub.turn({
     turnId,
     userId: user.id,
     plan: user.plan,
@@ -79,16 +106,8 @@ export const chatRoutes = newRouter().openapi(chatRoute, async (c) => {
     message: body.message,
     siteId: body.site_id ?? session.siteId,
     projectId: body.project_id ?? session.projectId,
+    stream: body.stream,
+    clientTools: clientToolSet(body.client_tools, body.mcp_servers, reservedToolNames()).tools,
   });
-  const events = bytes.pipeThrough(parseNdjson());
-  if (body.stream) {
-    const sse = toSse(events, () => stub.cancelTurn(turnId));
-    return new Response(sse, { headers: { ...sseHeaders, "x-request-id": c.var.requestId } });
-  }
-
-  const collected: ChatEvent[] = [];
-  for await (const event of events) collected.push(event);
-  const end = collected.at(-1);
-  if (end?.type === "error") throw new AppError(end.code as ConstructorParameters<typeof AppError>[0], end.message);
-  return c.json(collectTurn(collected) as z.infer<typeof ChatResponse>, 200);
+  return turnResponse(c, started, () => stub.cancelTurn(turnId));
 });

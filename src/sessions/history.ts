@@ -24,3 +24,12 @@ export function toModelMessages(rows: readonly StoredMessage[]): MessageParam[] 
   }
   return out;
 }
+
+/** Short follow-ups ("and the other one?") say little on their own: seed retrieval with the last reply too. */
+export function followUpQuery(message: string, lastReply: StoredMessage | undefined): string {
+  if (message.length >= 50 || !lastReply) return message;
+  const text = asBlocks(lastReply.content)
+    .flatMap((b) => (b.type === "text" ? [b.text] : []))
+    .join(" ");
+  return `${message}\n${text.slice(0, 500)}`;
+}

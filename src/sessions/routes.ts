@@ -1,6 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { errors, json, newRouter, Ok, security } from "../http/openapi";
+import { ToolResultRequest } from "../bridge/answer";
+import { ToolPendingEnvelope } from "../chat/events";
+import { ChatResponse, turnResponse } from "../chat/routes";
+import { AppError, ErrorBody } from "../http/errors";
+import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
 import type { StoredMessage } from "./history";
+import type { PendingView } from "./session-do";
 import { deleteSessionRow, getSession, listSessions, publicSession, sessionStub } from "./store";
 
 const Session = z
@@ -10,7 +15,7 @@ const Session = z
     site_id: z.string().nullable(),
     project_id: z.string().nullable(),
     message_count: z.number(),
-    pending: z.boolean(),
+    pending: z.boolean().describe("A tool call is waiting for the client"),
     created_at: z.number(),
     updated_at: z.number(),
   })
@@ -20,7 +25,14 @@ const Message = z
   .object({ seq: z.number(), role: z.enum(["user", "assistant"]), content: z.unknown(), created_at: z.number() })
   .openapi("SessionMessage");
 
-const IdParam = z.object({ id: z.string().min(1).max(100) });
+const Pending = ToolPendingEnvelope.extend({
+  messages: z.array(z.unknown()).describe("The suspended assistant message, held back from history until every call is answered"),
+  answered: z.array(z.object({ tool_use_id: z.string(), is_error: z.boolean() })).describe("Calls of that message already answered"),
+}).openapi("PendingTurn");
+
+const IdParam = z.object({ id: z.string().trim().min(1, "session id must not be empty").max(100) });
+
+const conflict = { 409: json(ErrorBody, "Nothing pending, a mismatch with the pending call, or busy") };
 
 const listRoute = createRoute({
   method: "get",
@@ -41,10 +53,10 @@ const getRoute = createRoute({
   method: "get",
   path: "/v1/sessions/{id}",
   tags: ["sessions"],
-  summary: "A session and its full history",
+  summary: "A session, its full history and its pending tool call, if any",
   security,
   request: { params: IdParam },
-  responses: { 200: json(z.object({ session: Session, messages: z.array(Message) }), "Session"), ...errors },
+  responses: { 200: json(z.object({ session: Session, messages: z.array(Message), pending: Pending.nullable() }), "Session"), ...errors },
 });
 
 const deleteRoute = createRoute({
@@ -57,6 +69,33 @@ const deleteRoute = createRoute({
   responses: { 200: json(Ok, "Deleted"), ...errors },
 });
 
+const toolResultRoute = createRoute({
+  method: "post",
+  path: "/v1/sessions/{id}/tool_result",
+  tags: ["sessions"],
+  summary: "Resume a suspended turn with a client tool's result or an approval decision",
+  description:
+    "Answers one pending call. The turn continues and ends like a chat turn: a reply, or another tool_pending envelope. SSE or JSON, as the suspended turn was unless `stream` says otherwise.",
+  security,
+  request: { params: IdParam, ...jsonBody(ToolResultRequest) },
+  responses: {
+    200: { description: "The resumed turn", content: { "text/event-stream": { schema: z.string() }, "application/json": { schema: ChatResponse } } },
+    ...errors,
+    ...conflict,
+    410: json(ErrorBody, "The pending call expired (continuation_expired)"),
+  },
+});
+
+const cancelRoute = createRoute({
+  method: "delete",
+  path: "/v1/sessions/{id}/pending",
+  tags: ["sessions"],
+  summary: "Cancel the pending tool call; the model sees it as cancelled on the next turn",
+  security,
+  request: { params: IdParam },
+  responses: { 200: json(z.object({ ok: z.literal(true), cancelled: z.array(z.string()) }), "Cancelled"), ...errors, ...conflict },
+});
+
 export const sessionRoutes = newRouter()
   .openapi(listRoute, async (c) => {
     const { limit, before } = c.req.valid("query");
@@ -67,12 +106,25 @@ export const sessionRoutes = newRouter()
   .openapi(getRoute, async (c) => {
     const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);
     // RPC's structured-clone typing cannot express the SDK's content union; the value is the stored JSON.
-    const messages = (await sessionStub(c.env, c.var.user.id, session.id).messages()) as unknown as StoredMessage[];
-    return c.json({ session: publicSession(session), messages }, 200);
+    const state = (await sessionStub(c.env, c.var.user.id, session.id).read()) as unknown as { messages: StoredMessage[]; pending: PendingView | null };
+    return c.json({ session: publicSession(session), ...state }, 200);
   })
   .openapi(deleteRoute, async (c) => {
     const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);
     await sessionStub(c.env, c.var.user.id, session.id).destroy();
     await deleteSessionRow(c.var.db, c.var.user.id, session.id);
     return c.json({ ok: true as const }, 200);
+  })
+  .openapi(toolResultRoute, async (c) => {
+    const { db, user, requestId } = c.var;
+    const session = await getSession(db, user.id, c.req.valid("param").id);
+    const stub = sessionStub(c.env, user.id, session.id);
+    const started = await stub.resume({ turnId: requestId, userId: user.id, plan: user.plan, sessionId: session.id, answer: c.req.valid("json") });
+    return turnResponse(c, started, () => stub.cancelTurn(requestId));
+  })
+  .openapi(cancelRoute, async (c) => {
+    const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);
+    const outcome = await sessionStub(c.env, c.var.user.id, session.id).cancelPending();
+    if ("error" in outcome) throw new AppError(outcome.error.code, outcome.error.message);
+    return c.json({ ok: true as const, cancelled: outcome.cancelled }, 200);
   });

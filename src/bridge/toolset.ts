@@ -1,0 +1,87 @@
+/**
+ * The tools of one turn and where each call goes: a server tool runs here, unless it needs approval
+ * that the session has not given once and for all; a client tool always goes to the client.
+ * Calls that cannot run here become pending calls, all of one model message together.
+ */
+import type Anthropic from "@anthropic-ai/sdk";
+import type { ChatEvent } from "../chat/events";
+import { serverTools, toolByName } from "../tools/registry";
+import { describeTool, runTool, toAnthropicTool, type Tool, type ToolContext, type ToolResult } from "../tools/tool";
+import { toModelTool, type ClientToolDef } from "./client-tools";
+import type { PendingCall } from "./continuation";
+import { WEB_SEARCH_TOOL } from "./web-search";
+
+export type TurnTools = { server: readonly Tool[]; client: readonly ClientToolDef[] };
+
+/** Names a client tool may not take. */
+export const reservedToolNames = (): ReadonlySet<string> => new Set([...serverTools.map((t) => t.name), WEB_SEARCH_TOOL.name]);
+
+/** The server tools a stored continuation named, as this deployment has them. */
+export const turnTools = (client: readonly ClientToolDef[], serverNames?: readonly string[]): TurnTools => ({
+  server: serverNames ? serverTools.filter((t) => serverNames.includes(t.name)) : serverTools,
+  client,
+});
+
+export const modelTools = (t: TurnTools): Anthropic.ToolUnion[] => [...t.server.map(toAnthropicTool), ...t.client.map(toModelTool), WEB_SEARCH_TOOL];
+
+type Route = { kind: "run"; tool: Tool } | { kind: "pending"; call: Omit<PendingCall, "call_id" | "tool_input">; reason: string } | { kind: "unknown" };
+
+export function routeCall(tools: TurnTools, name: string, input: unknown, alwaysAllow: ReadonlySet<string>): Route {
+  const allowed = alwaysAllow.has(name);
+  const server = toolByName(tools.server, name);
+  if (server) {
+    const reason = describeTool(server, input);
+    if (server.runs === "client") return { kind: "pending", call: { tool_name: name, runs: "client", needs_approval: server.needsApproval && !allowed }, reason };
+    if (server.needsApproval && !allowed) return { kind: "pending", call: { tool_name: name, runs: "server", needs_approval: true }, reason };
+    return { kind: "run", tool: server };
+  }
+  const client = tools.client.find((c) => c.name === name);
+  if (!client) return { kind: "unknown" };
+  const reason = client.mcp ? `Using ${client.mcp.tool} on ${client.mcp.server}` : `Using ${name}`;
+  const call = { tool_name: name, runs: "client" as const, needs_approval: client.needs_approval && !allowed, ...(client.mcp ? { mcp: client.mcp } : {}) };
+  return { kind: "pending", call, reason };
+}
+
+export const resultBlock = (toolUseId: string, r: ToolResult): Anthropic.ToolResultBlockParam => ({
+  type: "tool_result",
+  tool_use_id: toolUseId,
+  content: r.content,
+  ...(r.isError ? { is_error: true } : {}),
+});
+
+/** Runs a builtin (server) tool by name; a tool this deployment no longer has is an is_error result. */
+export async function runServerTool(tools: TurnTools, name: string, ctx: ToolContext, input: unknown): Promise<ToolResult> {
+  const tool = toolByName(tools.server, name);
+  return tool ? runTool(tool, ctx, input) : { content: `Unknown tool: ${name}`, isError: true };
+}
+
+/** Runs what can run here; returns the results so far and the calls left for the client. */
+export async function dispatchCalls(
+  calls: readonly Anthropic.ToolUseBlock[],
+  tools: TurnTools,
+  alwaysAllow: ReadonlySet<string>,
+  ctx: ToolContext,
+  emit: (e: ChatEvent) => void,
+): Promise<{ results: Anthropic.ToolResultBlockParam[]; pending: PendingCall[] }> {
+  const results: Anthropic.ToolResultBlockParam[] = [];
+  const pending: PendingCall[] = [];
+  for (const call of calls) {
+    const route = routeCall(tools, call.name, call.input, alwaysAllow);
+    const reason = route.kind === "run" ? describeTool(route.tool, call.input) : route.kind === "pending" ? route.reason : `Calling ${call.name}`;
+    emit({ type: "tool_use", id: call.id, name: call.name, input: call.input, reason });
+    if (route.kind === "pending") {
+      pending.push({ call_id: call.id, tool_input: call.input, ...route.call });
+      continue;
+    }
+    const result = route.kind === "run" ? await runTool(route.tool, ctx, call.input) : { content: `Unknown tool: ${call.name}`, isError: true };
+    emit({ type: "tool_result", id: call.id, name: call.name, ok: !result.isError });
+    results.push(resultBlock(call.id, result));
+  }
+  return { results, pending };
+}
+
+/** tool_results in the order of the assistant message's tool_use blocks. */
+export function inCallOrder(assistant: Anthropic.MessageParam, results: readonly Anthropic.ToolResultBlockParam[]): Anthropic.ToolResultBlockParam[] {
+  const order = typeof assistant.content === "string" ? [] : assistant.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : []));
+  return [...results].sort((a, b) => order.indexOf(a.tool_use_id) - order.indexOf(b.tool_use_id));
+}

@@ -1,0 +1,204 @@
+/**
+ * The two kinds of turn segment, run inside the session's lock: a chat turn (the user's message to
+ * its end or first suspension) and a resumed turn (the client's answer to the next end or suspension).
+ * Each ends with exactly one of `done`, `tool_pending` (the continuation is stored before the
+ * envelope is sent) or `error`.
+ */
+import { applyAnswer, type Answer, type Resolution } from "../bridge/answer";
+import type { ClientToolDef } from "../bridge/client-tools";
+import { envelopeOf, nonEmpty, type Continuation } from "../bridge/continuation";
+import { continuationTtlMs } from "../bridge/settings";
+import { inCallOrder, resultBlock, turnTools, type TurnTools } from "../bridge/toolset";
+import { recordContextLog } from "../chat/context-log";
+import { runAgentLoop, type MessageParam, type Progress } from "../chat/loop";
+import { buildSystemPrompt } from "../chat/prompt";
+import type { TurnScope } from "../chat/scope";
+import { contextProviders } from "../chat/providers";
+import { loadConfig } from "../config/config";
+import type { Env } from "../config/env";
+import { createDb } from "../db/client";
+import { createModelClient } from "../model/anthropic";
+import { isAbort, modelFailure } from "../model/errors";
+import type { ToolContext } from "../tools/tool";
+import { recordUsage } from "../usage/record";
+import type { EventSink } from "./event-stream";
+import { followUpQuery, toModelMessages } from "./history";
+import type { SessionStorage } from "./storage";
+import { touchSession } from "./store";
+
+type Caller = { turnId: string; userId: string; plan: "free" | "pro"; sessionId: string };
+export type TurnInput = Caller & { message: string; siteId: string | null; projectId: string | null; stream: boolean; clientTools: ClientToolDef[] };
+export type ResumeInput = Caller & { answer: Answer };
+
+type Segment = { scope: TurnScope; model: string; system: string; tools: TurnTools; progress?: Progress; counters: Map<string, number>; stream: boolean };
+type Tally = { added: number; pending: boolean };
+export type Alarm = { set(at: number): Promise<void>; clear(): Promise<void> };
+
+export const pendingMessage = (sessionId: string) =>
+  `a tool call is pending in this session: answer it with POST /v1/sessions/${sessionId}/tool_result or cancel it with DELETE /v1/sessions/${sessionId}/pending`;
+
+export class TurnRunner {
+  constructor(
+    private readonly store: SessionStorage,
+    private readonly env: Env,
+    private readonly alarm: Alarm,
+  ) {}
+
+  async chat(input: TurnInput, sink: EventSink): Promise<void> {
+    sink.emit({ type: "session", id: input.sessionId });
+    // A turn that waited for the lock behind one that suspended.
+    if (this.store.continuation()) return sink.emit({ type: "error", code: "tool_pending", message: pendingMessage(input.sessionId) });
+    const scope = this.scope(input, input.siteId, input.projectId);
+    const lastReply = this.store.messages().findLast((m) => m.role === "assistant");
+    const [userSeq] = this.store.append([{ role: "user", content: [{ type: "text", text: input.message }] }]);
+    const tally: Tally = { added: 1, pending: false };
+    let logged: Promise<unknown> = Promise.resolve();
+    try {
+      const prompt = await buildSystemPrompt({ ...scope, query: followUpQuery(input.message, lastReply), now: Date.now() }, contextProviders);
+      // Written alongside the model call, not before it: the audit row must not delay the first byte.
+      logged = recordContextLog(scope.db, input.userId, input.sessionId, prompt);
+      const tools = turnTools(input.clientTools);
+      tally.pending = await this.run({ scope, model: scope.config.chatModel, system: prompt.system, tools, counters: new Map(), stream: input.stream }, sink, tally);
+    } catch (err) {
+      if ((err as { answered?: boolean }).answered !== true && userSeq !== undefined) {
+        // The model never answered: the turn did not happen, so the client can simply retry it.
+        this.store.deleteMessage(userSeq);
+        tally.added -= 1;
+      }
+      this.fail(err, sink, input.sessionId);
+    } finally {
+      await Promise.all([logged, touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending)]);
+    }
+  }
+
+  async resume(input: ResumeInput, resolution: Resolution, sink: EventSink): Promise<void> {
+    sink.emit({ type: "session", id: input.sessionId });
+    const cont = this.store.continuation();
+    if (!cont?.pending.some((p) => p.call_id === resolution.call.call_id)) {
+      return sink.emit({ type: "error", code: "continuation_expired", message: "the pending tool call is gone: it expired or was cancelled" });
+    }
+    const scope = this.scope(input, cont.site_id, cont.project_id);
+    const progress = { iterations: cont.iterations, usage: cont.usage, toolsUsed: cont.tools_used };
+    const tools = turnTools(cont.client_tools, cont.server_tools);
+    const seg: Segment = { scope, model: cont.model, system: cont.system, tools, progress, counters: new Map(Object.entries(cont.counters)), stream: cont.stream };
+    const tally: Tally = { added: 0, pending: false };
+    try {
+      if (resolution.remember) this.store.allowAlways(resolution.call.tool_name);
+      const { results, pending } = await applyAnswer(cont, resolution, tools, this.toolCtx(seg, sink), sink.emit);
+      if (nonEmpty(pending)) {
+        tally.pending = await this.suspend({ ...cont, results, pending, counters: Object.fromEntries(seg.counters), expires_at: this.expiry() }, sink);
+        return;
+      }
+      tally.added += this.store.closeContinuation(completed(cont.messages, results)).length;
+      await this.alarm.clear();
+      tally.pending = await this.run(seg, sink, tally);
+    } catch (err) {
+      this.fail(err, sink, input.sessionId);
+    } finally {
+      await touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending);
+    }
+  }
+
+  /** Ends a suspended turn without the client: every open call gets an is_error result, so history stays whole. */
+  async abandon(cont: Continuation, reason: string, expired: boolean): Promise<string[]> {
+    const open = cont.pending.map((p) => p.call_id);
+    const results = [...cont.results, ...open.map((id) => resultBlock(id, { content: reason, isError: true }))];
+    const added = this.store.closeContinuation(completed(cont.messages, results), expired ? open : []).length;
+    await this.alarm.clear();
+    await touchSession(createDb(this.env.DB), cont.user_id, cont.session_id, added, false);
+    return open;
+  }
+
+  /** Runs the loop for one segment and ends it; true when it suspended. */
+  private async run(seg: Segment, sink: EventSink, tally: Tally): Promise<boolean> {
+    const { scope } = seg;
+    const outcome = await runAgentLoop({
+      client: createModelClient(scope.config).client,
+      model: seg.model,
+      maxTokens: scope.config.maxTokens,
+      maxIterations: scope.config.maxIterations,
+      system: seg.system,
+      messages: toModelMessages(this.store.messages()),
+      tools: seg.tools,
+      alwaysAllow: this.store.alwaysAllowed(),
+      toolCtx: this.toolCtx(seg, sink),
+      signal: sink.signal,
+      emit: sink.emit,
+      persist: async (msgs) => {
+        tally.added += this.store.append(msgs).length;
+      },
+      ...(seg.progress ? { progress: seg.progress } : {}),
+    });
+    const before = seg.progress?.usage ?? { input_tokens: 0, output_tokens: 0 };
+    await recordUsage(scope.db, {
+      userId: scope.userId,
+      kind: "chat",
+      model: seg.model,
+      inputTokens: outcome.usage.input_tokens - before.input_tokens,
+      outputTokens: outcome.usage.output_tokens - before.output_tokens,
+      sessionId: scope.sessionId,
+    });
+    if (outcome.kind === "done") {
+      sink.emit({ type: "done", stop_reason: outcome.stopReason, usage: outcome.usage, tools_used: outcome.toolsUsed });
+      return false;
+    }
+    const now = Date.now();
+    return this.suspend(
+      {
+        v: 2,
+        user_id: scope.userId,
+        session_id: scope.sessionId,
+        site_id: scope.siteId,
+        project_id: scope.projectId,
+        model: seg.model,
+        system: seg.system,
+        messages: outcome.messages,
+        results: outcome.results,
+        pending: outcome.pending,
+        client_tools: [...seg.tools.client],
+        server_tools: seg.tools.server.map((t) => t.name),
+        tools_used: outcome.toolsUsed,
+        iterations: outcome.iterations,
+        usage: outcome.usage,
+        counters: Object.fromEntries(seg.counters),
+        stream: seg.stream,
+        created_at: now,
+        expires_at: this.expiry(now),
+      },
+      sink,
+    );
+  }
+
+  private async suspend(c: Continuation, sink: EventSink): Promise<true> {
+    this.store.saveContinuation(c);
+    await this.alarm.set(c.expires_at);
+    sink.emit({ type: "tool_pending", ...envelopeOf(c) });
+    return true;
+  }
+
+  private expiry(now = Date.now()): number {
+    return now + continuationTtlMs(this.env);
+  }
+
+  private scope(caller: Caller, siteId: string | null, projectId: string | null): TurnScope {
+    const config = loadConfig(this.env);
+    return { db: createDb(this.env.DB), env: this.env, config, userId: caller.userId, plan: caller.plan, sessionId: caller.sessionId, siteId, projectId };
+  }
+
+  private toolCtx(seg: Segment, sink: EventSink): ToolContext {
+    return { ...seg.scope, emit: sink.emit, turn: seg.counters };
+  }
+
+  private fail(err: unknown, sink: EventSink, sessionId: string): void {
+    if (isAbort(err) || sink.signal.aborted) return;
+    const failure = modelFailure(err);
+    if (!failure) console.error(JSON.stringify({ session: sessionId, error: err instanceof Error ? err.stack : String(err) }));
+    sink.emit({ type: "error", ...(failure ?? { code: "internal", message: "internal error" }) });
+  }
+}
+
+/** The suspended assistant message(s), then one user message with every tool_result, in call order. */
+function completed(messages: MessageParam[], results: Parameters<typeof inCallOrder>[1]): MessageParam[] {
+  const assistant = messages.at(-1);
+  return [...messages, { role: "user", content: assistant ? inCallOrder(assistant, results) : [...results] }];
+}

@@ -1,0 +1,102 @@
+/**
+ * The session Durable Object's SQLite: the history (`messages`), the suspended turn (`continuation`,
+ * at most one row) and small state (`state`: the always-allow set, recently expired call ids).
+ * Every JSON column holds one JSON value written with one JSON.stringify; the CHECKs make a
+ * continuation whose messages are a string (a second layer of escaping) impossible to store.
+ */
+import type { MessageParam } from "../chat/loop";
+import { CONTINUATION_VERSION, decodeContinuation, encodeContinuation, type Continuation } from "../bridge/continuation";
+import type { StoredMessage } from "./history";
+
+type Row = { seq: number; role: "user" | "assistant"; content: string; created_at: number };
+
+const KEEP_EXPIRED = 20;
+
+export class SessionStorage {
+  private readonly sql: SqlStorage;
+
+  constructor(private readonly storage: DurableObjectStorage) {
+    this.sql = storage.sql;
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS messages (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+      content TEXT NOT NULL CHECK (json_valid(content)),
+      created_at INTEGER NOT NULL)`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL CHECK (json_valid(value)))`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS continuation (
+      slot INTEGER PRIMARY KEY CHECK (slot = 1),
+      v INTEGER NOT NULL,
+      body TEXT NOT NULL CHECK (json_valid(body) AND json_type(body, '$.messages') = 'array' AND json_extract(body, '$.v') = v),
+      expires_at INTEGER NOT NULL)`);
+  }
+
+  messages(): StoredMessage[] {
+    return this.sql
+      .exec<Row>("SELECT seq, role, content, created_at FROM messages ORDER BY seq")
+      .toArray()
+      .map((r) => ({ seq: r.seq, role: r.role, content: JSON.parse(r.content) as MessageParam["content"], created_at: r.created_at }));
+  }
+
+  append(messages: readonly MessageParam[]): number[] {
+    return this.storage.transactionSync(() => this.insert(messages));
+  }
+
+  deleteMessage(seq: number): void {
+    this.sql.exec("DELETE FROM messages WHERE seq = ?", seq);
+  }
+
+  continuation(): Continuation | null {
+    const row = this.sql.exec<{ body: string }>("SELECT body FROM continuation WHERE slot = 1").toArray()[0];
+    return row ? decodeContinuation(row.body) : null;
+  }
+
+  /** Replaces the continuation (one-shot: there is never more than one). */
+  saveContinuation(c: Continuation): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO continuation (slot, v, body, expires_at) VALUES (1, ?, ?, ?)",
+      CONTINUATION_VERSION,
+      encodeContinuation(c),
+      c.expires_at,
+    );
+  }
+
+  /** Writes messages to history and clears the continuation, in one transaction; `expired` calls answer 410 later. */
+  closeContinuation(messages: readonly MessageParam[], expired: readonly string[] = []): number[] {
+    return this.storage.transactionSync(() => {
+      this.sql.exec("DELETE FROM continuation");
+      if (expired.length) this.setState("expired_calls", [...expired, ...(this.state<string[]>("expired_calls") ?? [])].slice(0, KEEP_EXPIRED));
+      return this.insert(messages);
+    });
+  }
+
+  alwaysAllowed(): Set<string> {
+    return new Set(this.state<string[]>("always_allow") ?? []);
+  }
+
+  allowAlways(toolName: string): void {
+    this.setState("always_allow", [...new Set([...this.alwaysAllowed(), toolName])]);
+  }
+
+  wasExpired(callId: string): boolean {
+    return (this.state<string[]>("expired_calls") ?? []).includes(callId);
+  }
+
+  private insert(messages: readonly MessageParam[]): number[] {
+    const at = Date.now();
+    return messages.map(
+      (m) =>
+        this.sql
+          .exec<{ seq: number }>("INSERT INTO messages (role, content, created_at) VALUES (?, ?, ?) RETURNING seq", m.role, JSON.stringify(m.content), at)
+          .one().seq,
+    );
+  }
+
+  private state<T>(key: string): T | null {
+    const row = this.sql.exec<{ value: string }>("SELECT value FROM state WHERE key = ?", key).toArray()[0];
+    return row ? (JSON.parse(row.value) as T) : null;
+  }
+
+  private setState(key: string, value: unknown): void {
+    this.sql.exec("INSERT OR REPLACE INTO state (key, value) VALUES (?, ?)", key, JSON.stringify(value));
+  }
+}
