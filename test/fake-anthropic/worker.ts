@@ -9,9 +9,14 @@
  */
 import { approxTokens, errorEvent, messageEvents, messageJson, sseFrame, type WireBlock, type WireEvent, type WireMessage } from "../../src/model/wire";
 
+export type Citation = { type: "web_search_result_location"; url: string; title: string | null; cited_text: string; encrypted_index: string };
+
+/** A text block may carry citations (web search): streamed as citations_delta events, as the API does. */
+export type FakeBlock = WireBlock | { type: "text"; text: string; citations: Citation[] };
+
 export type Step =
   | {
-      reply: { content: WireBlock[]; stop_reason?: WireMessage["stop_reason"]; usage?: WireMessage["usage"] };
+      reply: { content: FakeBlock[]; stop_reason?: WireMessage["stop_reason"]; usage?: WireMessage["usage"] };
       /** Characters per text / input_json delta. */
       chunk?: number;
       /** Re-split the SSE bytes into network chunks of this many bytes (lines cut mid-way). */
@@ -36,6 +41,16 @@ const ERROR_TYPES: Record<number, string> = {
 };
 
 const defaultStep = (): Step => ({ reply: { content: [{ type: "text", text: "fake reply" }] } });
+
+const cited = (b: FakeBlock | undefined): b is Extract<FakeBlock, { citations: Citation[] }> => b?.type === "text" && "citations" in b;
+
+function withCitations(events: WireEvent[], content: FakeBlock[]): WireEvent[] {
+  return events.flatMap((e) => {
+    const block = e.type === "content_block_start" && typeof e.index === "number" ? content[e.index] : undefined;
+    if (!cited(block)) return [e];
+    return [e, ...block.citations.map((citation) => ({ type: "content_block_delta", index: e.index, delta: { type: "citations_delta", citation } }))];
+  });
+}
 
 function stream(events: WireEvent[], step: Extract<Step, { reply: unknown }>): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
@@ -86,7 +101,7 @@ async function messages(request: Request): Promise<Response> {
     usage: step.reply.usage ?? { input_tokens: approxTokens(JSON.stringify(body.messages)), output_tokens: approxTokens(JSON.stringify(content)) },
   };
   if (!body.stream) return Response.json(messageJson(msg), { headers: { "request-id": requestId } });
-  return new Response(stream(messageEvents(msg, step.chunk ?? 7), step), {
+  return new Response(stream(withCitations(messageEvents(msg, step.chunk ?? 7), content), step), {
     headers: { "content-type": "text/event-stream", "request-id": requestId },
   });
 }
