@@ -1,0 +1,107 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { brainContextProvider, MEMORY_BUDGET_CHARS, pickMemory } from "../src/brain/context";
+import { diffText } from "../src/brain/diff";
+import { looksTruncated } from "../src/brain/documents";
+import { sanitizeBrainContent, SANITIZE_MAX_CHARS } from "../src/brain/sanitize";
+import { buildSystemPrompt } from "../src/chat/prompt";
+import { loadConfig } from "../src/config/config";
+import { createDb } from "../src/db/client";
+import { offlineReply } from "../src/model/offline";
+import { chat, createUser, script, seen, textReply } from "./helpers";
+import { call, seedEntries } from "./brain-helpers";
+
+describe("sanitizeBrainContent", () => {
+  const cases: [string, string, string][] = [
+    ["C0/C1 controls, keeping newline and tab", "a\u0000b\u0007c\u001Bd\u0085e\u009Ff\n\tg", "abcd\nef\n\tg"],
+    ["zero-width characters and BOM", "in\u200Bvi\u200Csi\u200Dble\u2060\uFEFF", "invisible"],
+    ["bidi overrides, embeddings and isolates", "\u202Egnp.exe\u202C \u2066x\u2069 \u200Fy", "gnp.exe x y"],
+    ["tag characters (ASCII smuggling)", "hi\u{E0049}\u{E0047}\u{E004E}there", "hithere"],
+    ["CRLF and unicode line separators", "a\r\nb\rc\u2028d", "a\nb\nc\nd"],
+    ["odd spaces", "a\u00A0b\u3000c", "a b c"],
+    ["NFC normalisation", "e\u0301cole", "\u00e9cole"],
+    ["surrounding whitespace", "  \n\t hello \n ", "hello"],
+    ["lone surrogates", "a\uD800b", "ab"],
+  ];
+  for (const [name, input, output] of cases) it(`strips ${name}`, () => expect(sanitizeBrainContent(input)).toBe(output));
+
+  it("keeps emoji sequences whole, joiners included", () => {
+    expect(sanitizeBrainContent("dev \u{1F469}\u200D\u{1F4BB} and \u{1F3F3}\uFE0F\u200D\u{1F308}")).toBe("dev \u{1F469}\u200D\u{1F4BB} and \u{1F3F3}\uFE0F\u200D\u{1F308}");
+  });
+
+  it("clamps 1 MB of text to the hard ceiling without splitting a surrogate pair", () => {
+    const out = sanitizeBrainContent("\u{1F600}".repeat(512 * 1024));
+    expect([...out]).toHaveLength(SANITIZE_MAX_CHARS);
+    expect(out.endsWith("\u{1F600}")).toBe(true);
+  });
+
+  it("rejects empty and invisible-only text", () => {
+    for (const input of ["", "   \n\t ", "\u200B\u200D\u2060\uFEFF\u202E\u0000"]) expect(() => sanitizeBrainContent(input)).toThrow(/empty/);
+  });
+});
+
+describe("diff and truncation guard", () => {
+  it("produces unified hunks with context, and nothing for equal texts", () => {
+    const a = Array.from({ length: 20 }, (_, i) => `line ${i}`).join("\n");
+    const b = a.replace("line 2", "line two").replace("line 17", "line seventeen");
+    const d = diffText(a, b, "a", "b");
+    expect(d).toMatchObject({ added: 2, removed: 2 });
+    expect(d.diff.split("\n").filter((l) => l.startsWith("@@"))).toEqual(["@@ -1,6 +1,6 @@", "@@ -15,6 +15,6 @@"]);
+    expect(diffText(a, a, "a", "b").diff).toBe("");
+    expect(diffText("", "new", "a", "b").diff).toBe("--- a\n+++ b\n@@ -0,0 +1,1 @@\n+new");
+  });
+
+  it("flags replacements that keep under half of a substantial document", () => {
+    expect(looksTruncated("x".repeat(400), "x".repeat(150))).toBe(true);
+    expect(looksTruncated("x".repeat(400), "x".repeat(250))).toBe(false);
+    expect(looksTruncated("short", "s")).toBe(false);
+  });
+});
+
+describe("brain context in the system prompt", () => {
+  it("injects SOUL, BIBLE, HEARTBEAT, the tool instruction and remembered entries, most relevant first", async () => {
+    const u = await createUser();
+    await call(u.key, "PUT", "/v1/brain/soul", { content: "Ana, a baker." });
+    await call(u.key, "PUT", "/v1/sites/bakery/bible", { content: "Sells sourdough in Porto." });
+    await call(u.key, "PUT", "/v1/sites/bakery/sync", { status: "ok", metrics: { orders: 3 } });
+    await seedEntries(u.id, 60);
+    await call(u.key, "POST", "/v1/brain/memory", { content: "Allergic to\npeanuts" });
+    await script(u.id, textReply("hi"), textReply("hi"));
+    await chat(u.key, { message: "what about peanuts in the sourdough?", site_id: "bakery" });
+    const system = (await seen(u.id))[0]?.system ?? "";
+    expect(system).toContain("## SOUL: who the user is, version 1\nAna, a baker.");
+    expect(system).toContain('## BIBLE: foundational facts of site "bakery", version 1\nSells sourdough in Porto.');
+    expect(system).toMatch(/## HEARTBEAT: status of site "bakery", version 1\nSite: bakery \(bakery\)\nSynced: .*\nStatus: ok/);
+    expect(system).toMatch(/update_customer_brain.*only when you have genuinely learned something durable/s);
+    const block = /<remembered>\n([\s\S]*?)\n<\/remembered>/.exec(system)?.[1]?.split("\n") ?? [];
+    expect(block[0]).toBe("Allergic to peanuts");
+    expect(block[1]).toBe("seeded insight number 59");
+    expect(block.length).toBeGreaterThan(20);
+    expect(block.join("\n").length).toBeLessThanOrEqual(MEMORY_BUDGET_CHARS);
+
+    await chat(u.key, { message: "hello" });
+    const plain = (await seen(u.id))[1]?.system ?? "";
+    expect(plain).not.toContain("BIBLE: foundational");
+    expect(plain).toContain('No site is active, so "bible" is unavailable.');
+  });
+
+  it("feeds the offline model's <remembered> reading", async () => {
+    const u = await createUser();
+    await call(u.key, "POST", "/v1/brain/memory", { content: "Prefers tea over coffee" });
+    const scope = { db: createDb(env.DB), env, config: loadConfig(env), userId: u.id, plan: "free" as const, sessionId: "ses_x", siteId: null, projectId: null };
+    const prompt = await buildSystemPrompt({ ...scope, query: "hello", now: Date.now() }, [brainContextProvider]);
+    expect(prompt.injected.map((s) => s.name)).toEqual(["brain.instructions", "brain.soul", "brain.memory"]);
+    const reply = offlineReply({ model: "m", system: prompt.system, messages: [{ role: "user", content: "hello" }] });
+    expect(JSON.stringify(reply.content)).toContain("Prefers tea over coffee");
+  });
+
+  it("ranks by shared words, then site, then recency", () => {
+    const e = (id: string, content: string, createdAt: number, site: string | null = null) => ({ id, content, site, projectId: null, createdAt });
+    const picked = pickMemory([e("old", "likes cats", 1), e("new", "plays chess", 3), e("site", "bakery opens at six", 2, "bakery"), e("match", "cats are great", 0)], {
+      query: "tell me about cats",
+      siteId: "bakery",
+      projectId: null,
+    });
+    expect(picked.map((x) => x.id)).toEqual(["old", "match", "site", "new"]);
+  });
+});
