@@ -109,7 +109,8 @@ function upgradeV1(c: z.infer<typeof V1>): Continuation {
   };
 }
 
-export const encodeContinuation = (c: Continuation): string => JSON.stringify(c);
+/** Written through the schema, so the bytes stored are exactly the bytes a later decode re-encodes to. */
+export const encodeContinuation = (c: Continuation): string => JSON.stringify(V2.parse(c));
 
 /** Reads any stored version; null (and a log line) for a blob no version describes. */
 export function decodeContinuation(text: string): Continuation | null {

@@ -1,0 +1,99 @@
+import Anthropic from "@anthropic-ai/sdk";
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { modelTools, turnTools } from "../src/bridge/toolset";
+import { WEB_SEARCH_TOOL } from "../src/bridge/web-search";
+import type { ChatEvent } from "../src/chat/events";
+import { runAgentLoop, type MessageParam } from "../src/chat/loop";
+import { loadConfig } from "../src/config/config";
+import { createDb } from "../src/db/client";
+import { createOfflineFetch, OFFLINE_NOTICE } from "../src/model/offline";
+import { chatTurn, state } from "./bridge-helpers";
+import type { Citation, Step } from "./fake-anthropic/worker";
+import { createUser, script, seen, textReply } from "./helpers";
+
+const citation: Citation = {
+  type: "web_search_result_location",
+  url: "https://example.com/release",
+  title: "Release notes",
+  cited_text: 'Version 2 ships "today" \\ with ünïcode',
+  encrypted_index: "EqQBCgIYAhIM",
+};
+const search = { type: "server_tool_use" as const, id: "srvtoolu_1", name: "web_search", input: { query: "engram release" } };
+const found = {
+  type: "web_search_tool_result" as const,
+  tool_use_id: "srvtoolu_1",
+  content: [{ type: "web_search_result", url: citation.url, title: citation.title, encrypted_content: "EqgfCioIARgBIiQ3", page_age: "1 day ago" }],
+};
+const searched: Step = {
+  reply: { content: [search, found, { type: "text", text: "Version 2 ships today.", citations: [citation] }] },
+};
+
+describe("native web search", () => {
+  it("is attached to every turn with max_uses 5; the old web_search field is accepted and ignored", async () => {
+    const u = await createUser();
+    await script(u.id, textReply("a"), textReply("b"));
+    await chatTurn(u.key, { message: "hi" });
+    await chatTurn(u.key, { message: "hi", web_search: false });
+    const [plain, legacy] = await seen(u.id);
+    expect(plain?.tools?.find((t) => t.name === "web_search")).toEqual({ type: "web_search_20250305", name: "web_search", max_uses: 5 });
+    expect(legacy?.tools).toEqual(plain?.tools);
+  });
+
+  it("streams the search and its citations, and keeps the server blocks in history unchanged", async () => {
+    const u = await createUser();
+    await script(u.id, searched, textReply("You're welcome."));
+    const t = await chatTurn(u.key, { message: "when does engram 2 ship?" });
+    const types = t.events.map((e) => e.type).filter((x) => x !== "text");
+    expect(types).toEqual(["session", "tool_use", "tool_result", "citation", "done"]);
+    expect(t.events.find((e) => e.type === "tool_use")).toMatchObject({ name: "web_search", reason: 'Searching the web for "engram release"' });
+    expect(t.events.find((e) => e.type === "tool_result")).toMatchObject({ id: "srvtoolu_1", name: "web_search", ok: true });
+    expect(t.events.find((e) => e.type === "citation")).toEqual({ type: "citation", url: citation.url, title: citation.title, cited_text: citation.cited_text });
+    expect(t.end).toMatchObject({ type: "done", tools_used: ["web_search"] });
+
+    const assistant = (await state(u.key, t.sessionId)).messages[1]?.content ?? [];
+    expect(assistant.map((b) => b.type)).toEqual(["server_tool_use", "web_search_tool_result", "text"]);
+    expect(assistant[0]).toMatchObject(search);
+    expect(assistant[1]).toEqual(found);
+    expect(assistant[2]).toMatchObject({ text: "Version 2 ships today.", citations: [citation] });
+    // The next turn sends them back exactly as stored.
+    await chatTurn(u.key, { message: "thanks", session_id: t.sessionId });
+    expect((await seen(u.id))[1]?.messages[1]?.content).toEqual(assistant);
+  });
+
+  it("continues a pause_turn by sending the paused message back", async () => {
+    const u = await createUser();
+    await script(u.id, { reply: { content: [search, found], stop_reason: "pause_turn" } }, textReply("Here is what I found."));
+    const t = await chatTurn(u.key, { message: "research engram" });
+    expect(t.end).toMatchObject({ type: "done", stop_reason: "end_turn" });
+    const second = (await seen(u.id))[1];
+    expect(second?.messages.at(-1)).toMatchObject({ role: "assistant", content: [{ type: "server_tool_use" }, { type: "web_search_tool_result" }] });
+    const h = await state(u.key, t.sessionId);
+    expect(h.messages.map((m) => m.role)).toEqual(["user", "assistant", "assistant"]);
+  });
+
+  it("leaves the offline model working with the web_search tool attached", async () => {
+    const config = { ...loadConfig(env), anthropicApiKey: undefined };
+    const client = new Anthropic({ apiKey: "offline", baseURL: "http://offline.test", fetch: createOfflineFetch(), maxRetries: 0 });
+    const events: ChatEvent[] = [];
+    const persisted: MessageParam[] = [];
+    const outcome = await runAgentLoop({
+      client,
+      model: "m",
+      maxTokens: 200,
+      maxIterations: 4,
+      system: "offline",
+      messages: [{ role: "user", content: [{ type: "text", text: "hello there" }] }],
+      tools: turnTools([]),
+      alwaysAllow: new Set(),
+      toolCtx: { db: createDb(env.DB), env, config, userId: "usr_offline", plan: "free", sessionId: "s", siteId: null, projectId: null, emit: () => undefined, turn: new Map() },
+      signal: new AbortController().signal,
+      emit: (e) => events.push(e),
+      persist: async (m) => void persisted.push(...m),
+    });
+    expect(outcome).toMatchObject({ kind: "done", stopReason: "end_turn" });
+    expect(events.map((e) => (e.type === "text" ? e.delta : "")).join("")).toContain(OFFLINE_NOTICE);
+    expect(persisted[0]).toMatchObject({ role: "assistant", content: [{ type: "text" }] });
+    expect(modelTools(turnTools([]))).toContainEqual(WEB_SEARCH_TOOL);
+  });
+});
