@@ -1,5 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { rotateKey } from "../src/auth/service";
+import { createDb } from "../src/db/client";
 import { api, createUser } from "./helpers";
 
 const ADMIN = () => env.ADMIN_TOKEN ?? "";
@@ -51,6 +53,17 @@ describe("API keys", () => {
     const list = (await (await api(rotated.key, "GET", "/v1/keys")).json()) as { keys: { id: string; revoked_at: number | null }[] };
     expect(list.keys).toHaveLength(2);
     expect(list.keys.find((k) => k.id === rotated.revoked)?.revoked_at).toBeTypeOf("number");
+  });
+
+  it("does not let a key revoked mid-request mint a successor", async () => {
+    const u = await createUser();
+    const keys = (await (await api(u.key, "GET", "/v1/keys")).json()) as { keys: { id: string }[] };
+    const keyId = keys.keys[0]?.id ?? "";
+    // The request was authenticated, then the key was revoked before the rotation ran.
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = 1 WHERE id = ?").bind(keyId).run();
+    await expect(rotateKey(createDb(env.DB), { id: u.id, plan: "free", keyId }, Date.now())).rejects.toMatchObject({ code: "unauthorized" });
+    const count = await env.DB.prepare("SELECT count(*) AS n FROM api_keys WHERE user_id = ?").bind(u.id).first<{ n: number }>();
+    expect(count?.n).toBe(1);
   });
 
   it("issues and revokes additional keys, never another user's", async () => {

@@ -11,8 +11,9 @@ describe("configuration", () => {
     expect(config.chatModel).toMatch(/^claude-/);
   });
 
-  it("treats empty secrets as unset", () => {
-    expect(loadConfig({ ...base, ANTHROPIC_API_KEY: "  " }).anthropicApiKey).toBeUndefined();
+  it("treats every empty variable as unset", () => {
+    const config = loadConfig({ ...base, ANTHROPIC_API_KEY: "  ", MODEL_MAX_RETRIES: "", ANTHROPIC_BASE_URL: "", MAX_TOKENS: " " } as Env);
+    expect(config).toMatchObject({ anthropicApiKey: undefined, modelMaxRetries: 2, anthropicBaseUrl: "https://api.anthropic.com", maxTokens: 4096 });
   });
 
   it.each([

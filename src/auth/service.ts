@@ -1,6 +1,7 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
+import { insertWhere } from "../db/insert-where";
 import { apiKeys, users } from "../db/schema";
 import { AppError, notFound } from "../http/errors";
 import type { AuthedUser } from "../http/context";
@@ -59,13 +60,28 @@ export async function revokeKey(db: Db, userId: string, keyId: string, at: numbe
   if (!done) throw notFound("key");
 }
 
-/** Issues a new key and revokes the one that made the call, atomically. */
+/**
+ * Revokes the key that made the call and issues a new one, atomically: the revocation is conditional
+ * on the calling key still being active, and the new key is inserted only if that revocation happened,
+ * so a key revoked mid-request cannot mint a successor.
+ */
 export async function rotateKey(db: Db, user: AuthedUser, at: number) {
   const key = generateApiKey();
   const id = newId("key");
-  await db.batch([
-    db.insert(apiKeys).values({ id, userId: user.id, name: "rotated", prefix: displayPrefix(key), hash: await hashApiKey(key) }),
-    db.update(apiKeys).set({ revokedAt: at }).where(and(eq(apiKeys.id, user.keyId), eq(apiKeys.userId, user.id))),
+  const hash = await hashApiKey(key);
+  const [revoked] = await db.batch([
+    db
+      .update(apiKeys)
+      .set({ revokedAt: at })
+      .where(and(eq(apiKeys.id, user.keyId), eq(apiKeys.userId, user.id), isNull(apiKeys.revokedAt)))
+      .returning({ id: apiKeys.id }),
+    insertWhere(
+      db,
+      apiKeys,
+      { id, userId: user.id, name: "rotated", prefix: displayPrefix(key), hash, createdAt: at },
+      sql`EXISTS (SELECT 1 FROM api_keys WHERE id = ${user.keyId} AND revoked_at = ${at})`,
+    ),
   ]);
+  if (revoked.length === 0) throw new AppError("unauthorized", "invalid or revoked API key");
   return { id, key, prefix: displayPrefix(key), revoked: user.keyId };
 }

@@ -1,11 +1,7 @@
 import { z } from "zod";
 import type { Env } from "./env";
 
-const optionalSecret = z
-  .string()
-  .trim()
-  .transform((s) => (s === "" ? undefined : s))
-  .optional();
+const optionalSecret = z.string().trim().optional();
 
 const intSetting = (name: string, fallback: number, min: number, max: number) =>
   z.coerce
@@ -55,7 +51,9 @@ const cache = new WeakMap<object, Config>();
 export function loadConfig(env: Env): Config {
   const hit = cache.get(env);
   if (hit) return hit;
-  const parsed = ConfigSchema.safeParse({ ...env });
+  // An empty variable means "not set", for every setting alike.
+  const vars = Object.fromEntries(Object.entries(env).filter(([, v]) => !(typeof v === "string" && v.trim() === "")));
+  const parsed = ConfigSchema.safeParse(vars);
   if (!parsed.success) {
     const detail = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
     throw new ConfigError(`invalid configuration: ${detail}`);

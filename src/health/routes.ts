@@ -2,13 +2,16 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
 import { json, newRouter } from "../http/openapi";
 
+const Health = z.object({ ok: z.boolean(), db: z.boolean(), model: z.enum(["anthropic", "offline"]), vectors: z.enum(["local", "vectorize"]) });
+
 const healthRoute = createRoute({
   method: "get",
   path: "/healthz",
   tags: ["meta"],
   summary: "Health: database reachable, which model answers",
   responses: {
-    200: json(z.object({ ok: z.boolean(), db: z.boolean(), model: z.enum(["anthropic", "offline"]), vectors: z.enum(["local", "vectorize"]) }), "Health"),
+    200: json(Health, "Healthy"),
+    503: json(Health, "The database is unreachable"),
   },
 });
 
@@ -18,5 +21,6 @@ export const healthRoutes = newRouter().openapi(healthRoute, async (c) => {
     .then(() => true)
     .catch(() => false);
   const { config } = c.var;
-  return c.json({ ok: db, db, model: config.anthropicApiKey ? ("anthropic" as const) : ("offline" as const), vectors: config.vectorBackend }, 200);
+  const body = { ok: db, db, model: config.anthropicApiKey ? ("anthropic" as const) : ("offline" as const), vectors: config.vectorBackend };
+  return db ? c.json(body, 200) : c.json(body, 503);
 });

@@ -66,7 +66,18 @@ function toAppError(err: unknown): AppError {
     if (err.status === 400) return new AppError("invalid_request", err.message || "bad request");
     if (err.status === 401) return new AppError("unauthorized", err.message || "unauthorized");
   }
-  return new AppError("internal", "internal error", err instanceof Error ? err.stack ?? err.message : String(err));
+  return new AppError("internal", "internal error", describeFailure(err));
+}
+
+/**
+ * A loggable description of an unexpected error. Database errors carry the bound parameters (user
+ * content, key hashes) in their message, so only the error's class and its first line are kept.
+ */
+export function describeFailure(err: unknown): string {
+  if (!(err instanceof Error)) return typeof err;
+  const first = (e: Error) => e.message.split("\n")[0]?.replace(/params:.*$/i, "").slice(0, 200) ?? "";
+  const cause = err.cause instanceof Error ? ` (cause: ${err.cause.name}: ${first(err.cause)})` : "";
+  return `${err.name}: ${first(err)}${cause}`;
 }
 
 export function onError(err: unknown, c: Context) {
