@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ChatEvent } from "../chat/events";
 import type { TurnScope } from "../chat/scope";
+import { describeFailure } from "../http/errors";
 
 /** Everything a server-side tool may touch during a turn, already scoped to the user. */
 export interface ToolContext extends TurnScope {
@@ -45,7 +46,7 @@ export async function runTool(tool: Tool, ctx: ToolContext, rawInput: unknown): 
   try {
     return await tool.run(ctx, parsed.data);
   } catch (err) {
-    console.error(JSON.stringify({ tool: tool.name, error: err instanceof Error ? err.message : String(err) }));
+    console.error(JSON.stringify({ tool: tool.name, error: describeFailure(err) }));
     return { content: `${tool.name} failed unexpectedly; nothing was changed.`, isError: true };
   }
 }
