@@ -3,6 +3,7 @@ import { brainRoutes } from "./brain/routes";
 import { requireUser } from "./auth/middleware";
 import { chatRoutes } from "./chat/routes";
 import { healthRoutes } from "./health/routes";
+import { memoryRoutes } from "./memory/routes";
 import { onError, onNotFound } from "./http/errors";
 import { guardBody, requestContext } from "./http/middleware";
 import { newRouter } from "./http/openapi";
@@ -24,6 +25,7 @@ export function createApp() {
   app.route("/", chatRoutes);
   app.route("/", sessionRoutes);
   app.route("/", brainRoutes);
+  app.route("/", memoryRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

@@ -1,10 +1,11 @@
 import { staleHeartbeatsJob } from "../brain/cron";
 import type { Env } from "../config/env";
+import { memorySweepJob } from "../memory/cron";
 
 export type CronJob = { name: string; run(env: Env, now: number): Promise<unknown> };
 
 /** Every cron job; capabilities add theirs here. */
-const jobs: readonly CronJob[] = [staleHeartbeatsJob];
+const jobs: readonly CronJob[] = [staleHeartbeatsJob, memorySweepJob];
 
 /** Runs every job; one failing job does not stop the others, and the failure is logged. */
 export async function runScheduled(env: Env, now: number): Promise<Record<string, unknown>> {

@@ -5,13 +5,18 @@
 import type { Env } from "../config/env";
 import { createDb, newId } from "../db/client";
 import { auditLogs } from "../db/schema";
+import { CONSOLIDATE_KIND } from "../memory/deps";
+import { handleConsolidation, markDeadLettered } from "../memory/queue";
 
 export type QueueMessage = { kind: string; userId?: string; [k: string]: unknown };
 
 export type QueueHandler = (batch: readonly Message<QueueMessage>[], env: Env) => Promise<void>;
 
 /** Queue message kinds and the capability that consumes each. */
-const handlers = new Map<string, QueueHandler>([]);
+const handlers = new Map<string, QueueHandler>([[CONSOLIDATE_KIND, handleConsolidation]]);
+
+/** What each kind does when its messages end in the dead-letter queue, after the audit row. */
+const deadLetterHandlers = new Map<string, QueueHandler>([[CONSOLIDATE_KIND, markDeadLettered]]);
 
 export const DLQ_SUFFIX = "-dlq";
 
@@ -43,5 +48,9 @@ async function recordDeadLetters(batch: MessageBatch<QueueMessage>, env: Env) {
     detail: { message_id: m.id, attempts: m.attempts, body: JSON.parse(JSON.stringify(m.body ?? null)) },
   }));
   if (rows.length) await db.insert(auditLogs).values(rows);
+  for (const [kind, handler] of deadLetterHandlers) {
+    const messages = batch.messages.filter((m) => m.body?.kind === kind);
+    if (messages.length) await handler(messages, env);
+  }
   for (const m of batch.messages) m.ack();
 }

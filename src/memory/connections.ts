@@ -1,0 +1,87 @@
+/** Tool connections and their per-connection learned info (seed 003 §3.E), always scoped by user. */
+import { and, asc, eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { newId } from "../db/client";
+import { connections, contextEvents, facts, type JsonObject } from "../db/schema";
+import { notFound, AppError } from "../http/errors";
+import type { MemoryDeps } from "./deps";
+import { mergeScaffold } from "./consolidation-schema";
+
+export const LEARNED_INFO_MAX_CHARS = 2000;
+
+export type ConnectionRow = typeof connections.$inferSelect;
+
+export const publicConnection = (c: ConnectionRow) => ({ id: c.id, name: c.name, active: c.active, learned_info: c.learnedInfo, created_at: c.createdAt });
+
+export async function getConnection(db: Db, userId: string, id: string): Promise<ConnectionRow> {
+  const row = await db.select().from(connections).where(and(eq(connections.id, id), eq(connections.userId, userId))).get();
+  if (!row) throw notFound("connection");
+  return row;
+}
+
+export const listConnections = (db: Db, userId: string) =>
+  db.select().from(connections).where(eq(connections.userId, userId)).orderBy(asc(connections.createdAt)).all();
+
+function checkSize(info: JsonObject) {
+  const size = JSON.stringify(info).length;
+  if (size > LEARNED_INFO_MAX_CHARS) throw new AppError("limit_exceeded", `learned_info would be ${size} characters; the limit is ${LEARNED_INFO_MAX_CHARS}`);
+}
+
+export async function createConnection(db: Db, userId: string, input: { name: string; active?: boolean; learnedInfo?: JsonObject }) {
+  checkSize(input.learnedInfo ?? {});
+  const [row] = await db
+    .insert(connections)
+    .values({ id: newId("con"), userId, name: input.name, active: input.active ?? true, learnedInfo: input.learnedInfo ?? {} })
+    .returning();
+  if (!row) throw new Error("connection insert returned nothing");
+  return row;
+}
+
+export async function updateConnection(db: Db, userId: string, id: string, input: { name?: string; active?: boolean; learnedInfo?: JsonObject }) {
+  const current = await getConnection(db, userId, id);
+  if (input.learnedInfo) checkSize(input.learnedInfo);
+  const [row] = await db
+    .update(connections)
+    .set({ name: input.name ?? current.name, active: input.active ?? current.active, learnedInfo: input.learnedInfo ?? current.learnedInfo })
+    .where(and(eq(connections.id, id), eq(connections.userId, userId)))
+    .returning();
+  if (!row) throw notFound("connection");
+  return row;
+}
+
+/**
+ * Merges what the assistant learned about one connection (null removes a key). Written directly, as the
+ * seed's update_connection_context does, with a processed context event as its audit trail.
+ */
+export async function learnAboutConnection(db: Db, userId: string, id: string, updates: JsonObject, sessionId: string | null) {
+  const current = await getConnection(db, userId, id);
+  const learnedInfo = mergeScaffold(current.learnedInfo, updates);
+  checkSize(learnedInfo);
+  const now = Date.now();
+  await db.batch([
+    db.update(connections).set({ learnedInfo }).where(and(eq(connections.id, id), eq(connections.userId, userId))),
+    db.insert(contextEvents).values({
+      id: newId("evt"),
+      userId,
+      eventType: "connection_context",
+      content: JSON.stringify(updates),
+      sourceMetadata: { source: "interactive", connection_id: id, session_id: sessionId },
+      status: "processed",
+      processed: true,
+      processedAt: now,
+    }),
+  ]);
+  return { ...current, learnedInfo };
+}
+
+/** Deletes the connection and the facts scoped to it (and their vectors). */
+export async function deleteConnection(deps: MemoryDeps, userId: string, id: string): Promise<{ facts: number }> {
+  await getConnection(deps.db, userId, id);
+  const removed = await deps.db
+    .delete(facts)
+    .where(and(eq(facts.userId, userId), eq(facts.connectionId, id)))
+    .returning({ id: facts.id });
+  await deps.db.delete(connections).where(and(eq(connections.id, id), eq(connections.userId, userId)));
+  await deps.vectors.delete(userId, removed.map((r) => r.id)).catch((err: unknown) => console.error(JSON.stringify({ memory: "vector_delete_failed", error: String(err) })));
+  return { facts: removed.length };
+}

@@ -1,0 +1,152 @@
+/**
+ * The memory processor (seed 003 §5.1): for one user, the pending observations, the current working
+ * memory and scaffold, and related facts go to the background model in one forced tool call; the
+ * validated output is applied in one D1 batch guarded by the user's memory revision, and only then are
+ * the events marked processed. A concurrent or repeated run of the same events cannot commit twice.
+ */
+import type Anthropic from "@anthropic-ai/sdk";
+import { and, asc, eq, sql } from "drizzle-orm";
+import { newId } from "../db/client";
+import { connections, contextEvents, memoryRuns, usage, users, type JsonObject, type ScaffoldMeta } from "../db/schema";
+import type { ModelClient } from "../model/anthropic";
+import { runBatch, returnedIds } from "./batch";
+import { consolidationBudget, deferredReason } from "./budget";
+import { CONSOLIDATE_TOOL, CONSOLIDATION_SYSTEM, consolidateToolDef, consolidationPrompt, MalformedOutput, mergeScaffold, parseConsolidationOutput, WORKING_MEMORY_WORDS } from "./consolidation-schema";
+import type { MemoryDeps } from "./deps";
+import { factStatements, indexFacts, prepareFacts, type FactInput } from "./facts-write";
+import { canonicalJson } from "./ids";
+import { searchFacts } from "./retrieval";
+import { capWords } from "./text";
+import { inJson } from "./vector";
+
+export const BATCH_EVENTS = 50;
+
+export type ConsolidationModel = { client: ModelClient; model: string };
+export type ConsolidationOutcome = { status: "applied" | "nothing" | "deferred"; events: number; more: string[]; rev?: number };
+
+/** Another run committed this revision first; retrying re-reads the new state. */
+export class ConsolidationConflict extends Error {
+  override name = "ConsolidationConflict";
+}
+
+async function loadState(deps: MemoryDeps, userId: string) {
+  const { db } = deps;
+  const [user, rev, pending, conns] = await db.batch([
+    db.select().from(users).where(eq(users.id, userId)),
+    db.select({ rev: sql<number>`coalesce(max(${memoryRuns.rev}), 0)` }).from(memoryRuns).where(eq(memoryRuns.userId, userId)),
+    db.select().from(contextEvents).where(and(eq(contextEvents.userId, userId), eq(contextEvents.status, "pending"))).orderBy(asc(contextEvents.createdAt)).limit(BATCH_EVENTS + 100),
+    db.select({ id: connections.id, active: connections.active }).from(connections).where(eq(connections.userId, userId)),
+  ]);
+  return { user: user[0], rev: rev[0]?.rev ?? 0, events: pending.slice(0, BATCH_EVENTS), rest: pending.slice(BATCH_EVENTS).map((e) => e.id), connections: conns };
+}
+
+async function callModel(model: ConsolidationModel, userId: string, prompt: string): Promise<{ input: unknown; usage: Anthropic.Usage }> {
+  const message = await model.client.messages.create({
+    model: model.model,
+    max_tokens: 4096,
+    system: CONSOLIDATION_SYSTEM,
+    messages: [{ role: "user", content: prompt }],
+    tools: [consolidateToolDef],
+    tool_choice: { type: "tool", name: CONSOLIDATE_TOOL },
+    metadata: { user_id: userId },
+  });
+  const call = message.content.find((b): b is Anthropic.ToolUseBlock => b.type === "tool_use" && b.name === CONSOLIDATE_TOOL);
+  return { input: call ? call.input : undefined, usage: message.usage };
+}
+
+function scaffoldMeta(before: JsonObject, after: JsonObject, meta: ScaffoldMeta, stated: Record<string, number>, fallback: number, now: number): { meta: ScaffoldMeta; changed: string[] } {
+  const next: ScaffoldMeta = {};
+  const changed: string[] = [];
+  for (const key of Object.keys(after)) {
+    const isChanged = canonicalJson(before[key]) !== canonicalJson(after[key]);
+    if (isChanged) changed.push(key);
+    const prev = meta[key];
+    const confidence = stated[key] ?? (isChanged || !prev ? fallback : prev.confidence);
+    next[key] = { confidence, updated_at: isChanged || !prev ? now : prev.updated_at };
+  }
+  return { meta: next, changed };
+}
+
+export async function consolidateUser(deps: MemoryDeps, model: ConsolidationModel, userId: string): Promise<ConsolidationOutcome> {
+  const { db } = deps;
+  const state = await loadState(deps, userId);
+  const { user, events } = state;
+  if (!user || !events.length) return { status: "nothing", events: 0, more: [] };
+  const eventIds = events.map((e) => e.id);
+  const budget = await consolidationBudget(db, userId, user.plan, deps.now());
+  if (budget.exhausted) {
+    const ids = [...eventIds, ...state.rest];
+    await db.update(contextEvents).set({ status: "deferred", error: deferredReason(budget) }).where(and(eq(contextEvents.userId, userId), inJson(contextEvents.id, ids), eq(contextEvents.status, "pending")));
+    return { status: "deferred", events: ids.length, more: [] };
+  }
+  try {
+    const active = state.connections.filter((c) => c.active).map((c) => c.id);
+    const related = await searchFacts(deps, { userId, query: events.map((e) => e.content).join("\n").slice(0, 2000), k: 10, connectionIds: active });
+    const prompt = consolidationPrompt({
+      working_memory: user.workingMemory,
+      scaffold: user.scaffold,
+      related_facts: related.results.map((r) => ({ id: r.id, text: r.text, confidence: r.confidence })),
+      observations: events.map((e) => ({ id: e.id, type: e.eventType, content: e.content, source: e.sourceMetadata })),
+    });
+    const reply = await callModel(model, userId, prompt);
+    // Spent whether or not the output is usable: the budget counts it either way.
+    await db.insert(usage).values({ id: newId("use"), userId, kind: "consolidation", model: model.model, inputTokens: reply.usage.input_tokens, outputTokens: reply.usage.output_tokens });
+    if (reply.input === undefined) throw new MalformedOutput(`the model did not call ${CONSOLIDATE_TOOL}`);
+    const output = parseConsolidationOutput(reply.input);
+
+    const now = deps.now();
+    const corrected = events.some((e) => e.eventType === "correction");
+    const scaffold = mergeScaffold(user.scaffold, output.updated_scaffold);
+    const { meta, changed } = scaffoldMeta(user.scaffold, scaffold, user.scaffoldMeta, output.scaffold_confidence ?? {}, corrected ? 0.9 : 0.7, now);
+    const owned = new Set(state.connections.map((c) => c.id));
+    const sessions = [...new Set(events.flatMap((e) => (typeof e.sourceMetadata.session_id === "string" ? [e.sourceMetadata.session_id] : [])))];
+    const inputs: FactInput[] = output.facts_to_embed.map((f) => {
+      const item = typeof f === "string" ? { text: f } : f;
+      return {
+        text: item.text,
+        confidence: "confidence" in item && item.confidence !== undefined ? item.confidence : corrected ? 0.9 : 0.7,
+        supersedes: "supersedes" in item ? item.supersedes : undefined,
+        connectionId: "connection_id" in item && item.connection_id && owned.has(item.connection_id) ? item.connection_id : null,
+        source: "system_learned",
+        metadata: { event_ids: eventIds, session_ids: sessions },
+      };
+    });
+    const prepared = await prepareFacts(userId, inputs);
+    const writes = factStatements(deps, userId, prepared);
+    const rev = state.rev + 1;
+    const workingMemory = capWords(output.updated_working_memory, WORKING_MEMORY_WORDS);
+    const results = await runBatch(db, [
+      // First, so that a second run based on the same revision fails here and nothing of it is applied.
+      db.insert(memoryRuns).values({
+        id: newId("run"),
+        userId,
+        rev,
+        kind: "consolidation",
+        eventIds,
+        summary: { facts: prepared.map((p) => p.id), scaffold_changed: changed, working_memory_words: workingMemory.split(/\s+/).filter(Boolean).length },
+        model: model.model,
+        inputTokens: reply.usage.input_tokens,
+        outputTokens: reply.usage.output_tokens,
+      }),
+      db.update(users).set({ workingMemory, scaffold, scaffoldMeta: meta, updatedAt: now }).where(eq(users.id, userId)),
+      ...writes.statements,
+      db
+        .update(contextEvents)
+        .set({ status: "processed", processed: true, processedAt: now, error: null })
+        .where(and(eq(contextEvents.userId, userId), inJson(contextEvents.id, eventIds), eq(contextEvents.status, "pending"))),
+    ]).catch((err: unknown) => {
+      if (/UNIQUE constraint failed: memory_runs/.test(String(err))) throw new ConsolidationConflict(`memory revision ${rev} was committed by another run`);
+      throw err;
+    });
+    const superseded = writes.supersedingAt.flatMap((i) => returnedIds(results[i + 2]));
+    await indexFacts(deps, userId, prepared, superseded);
+    return { status: "applied", events: events.length, more: state.rest, rev };
+  } catch (err) {
+    const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    await db
+      .update(contextEvents)
+      .set({ attempts: sql`${contextEvents.attempts} + 1`, error: message.slice(0, 500) })
+      .where(and(eq(contextEvents.userId, userId), inJson(contextEvents.id, eventIds), eq(contextEvents.status, "pending")));
+    throw err;
+  }
+}

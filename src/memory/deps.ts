@@ -1,0 +1,33 @@
+/** The outside capabilities memory needs, chosen once from config, so domain code never reads the env. */
+import type { Config } from "../config/config";
+import type { Env } from "../config/env";
+import type { Db } from "../db/client";
+import { localEmbedder, workersAiEmbedder, type Embedder } from "./embed";
+import { LocalVectorIndex, type VectorIndex } from "./vector";
+import { FreshOverlayIndex, VectorizeVectorIndex } from "./vector-vectorize";
+
+export const CONSOLIDATE_KIND = "memory.consolidate";
+
+/** The observation queue message: consolidate this user's pending events. */
+export type ConsolidateMessage = { kind: typeof CONSOLIDATE_KIND; userId: string; eventIds: string[] };
+
+export interface MessageQueue {
+  send(body: ConsolidateMessage): Promise<unknown>;
+}
+
+export type MemoryDeps = {
+  db: Db;
+  embedder: Embedder;
+  vectors: VectorIndex;
+  queue: MessageQueue;
+  now: () => number;
+};
+
+export function memoryDeps(env: Env, config: Config, db: Db, now: () => number = Date.now): MemoryDeps {
+  if (config.vectorBackend === "vectorize" && env.VECTORS && env.AI) {
+    const embedder = workersAiEmbedder(env.AI);
+    const vectors = new FreshOverlayIndex(new VectorizeVectorIndex(env.VECTORS, embedder.dimensions), db, now);
+    return { db, embedder, vectors, queue: env.OBSERVATIONS, now };
+  }
+  return { db, embedder: localEmbedder, vectors: new LocalVectorIndex(db), queue: env.OBSERVATIONS, now };
+}

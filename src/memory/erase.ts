@@ -1,0 +1,65 @@
+/**
+ * DELETE /v1/memory: erases everything memory holds about a user and returns a receipt with counts.
+ * Sessions go first (their Durable Object storage too), then one D1 batch, then the vectors. The batch
+ * also writes an `erase` revision, so a consolidation already in flight cannot write the old memory back.
+ */
+import { eq, lte, and, sql } from "drizzle-orm";
+import { newId } from "../db/client";
+import { auditLogs, connections, contextEvents, contextLogs, facts, memoryRuns, sessions, users } from "../db/schema";
+import { changes, runBatch } from "./batch";
+import type { MemoryDeps } from "./deps";
+
+export type EraseReceipt = {
+  erased: { facts: number; vectors: number; events: number; context_logs: number; sessions: number; memory_runs: number; connections_reset: number; working_memory: boolean; scaffold: boolean };
+  kept: string[];
+  erased_at: number;
+  vector_error?: string;
+};
+
+export async function eraseMemory(deps: MemoryDeps, userId: string, destroySession: (sessionId: string) => Promise<void>, requestId: string | null): Promise<EraseReceipt> {
+  const { db } = deps;
+  const [factIds, sessionIds, rev] = await db.batch([
+    db.select({ id: facts.id }).from(facts).where(eq(facts.userId, userId)),
+    db.select({ id: sessions.id }).from(sessions).where(eq(sessions.userId, userId)),
+    db.select({ rev: sql<number>`coalesce(max(${memoryRuns.rev}), 0)` }).from(memoryRuns).where(eq(memoryRuns.userId, userId)),
+  ]);
+  for (const s of sessionIds) await destroySession(s.id);
+  const base = rev[0]?.rev ?? 0;
+  const now = deps.now();
+  const results = await runBatch(db, [
+    db.delete(memoryRuns).where(and(eq(memoryRuns.userId, userId), lte(memoryRuns.rev, base))),
+    db.insert(memoryRuns).values({ id: newId("run"), userId, rev: base + 1, kind: "erase" }),
+    db.delete(facts).where(eq(facts.userId, userId)),
+    db.delete(contextEvents).where(eq(contextEvents.userId, userId)),
+    db.delete(contextLogs).where(eq(contextLogs.userId, userId)),
+    db.delete(sessions).where(eq(sessions.userId, userId)),
+    db.update(connections).set({ learnedInfo: {} }).where(eq(connections.userId, userId)),
+    db.update(users).set({ workingMemory: "", scaffold: {}, scaffoldMeta: {}, learnedInfo: {}, updatedAt: now }).where(eq(users.id, userId)),
+  ]);
+  const [runs, , factsN, events, logs, sessionsN, conns] = results.map(changes);
+  let vectors = 0;
+  let vectorError: string | undefined;
+  try {
+    vectors = await deps.vectors.erase(userId, factIds.map((f) => f.id));
+  } catch (err) {
+    vectorError = `vectors could not be removed now (${err instanceof Error ? err.message : String(err)}); they are unreachable, as their facts are gone`;
+  }
+  const receipt: EraseReceipt = {
+    erased: {
+      facts: factsN ?? 0,
+      vectors,
+      events: events ?? 0,
+      context_logs: logs ?? 0,
+      sessions: sessionsN ?? 0,
+      memory_runs: runs ?? 0,
+      connections_reset: conns ?? 0,
+      working_memory: true,
+      scaffold: true,
+    },
+    kept: ["usage (billing records)", "audit_logs (this erasure, without content)", "connections (configuration; their learned info is cleared)"],
+    erased_at: now,
+    ...(vectorError ? { vector_error: vectorError } : {}),
+  };
+  await db.insert(auditLogs).values({ id: newId("aud"), userId, action: "memory.erase", target: userId, detail: { erased: receipt.erased }, requestId });
+  return receipt;
+}

@@ -1,0 +1,135 @@
+/**
+ * The observation event bus (seed 003): every write is a `context_events` row (pending) and then a queue
+ * message. If the send fails the row stays pending and the sweep enqueues it: nothing is lost.
+ */
+import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { newId } from "../db/client";
+import { contextEvents, type JsonObject } from "../db/schema";
+import { AppError } from "../http/errors";
+import { runBatch, type Statement } from "./batch";
+import { consolidationBudget, deferredReason, type Budget, type Plan } from "./budget";
+import { CONSOLIDATE_KIND, type MemoryDeps } from "./deps";
+import { inJson } from "./vector";
+
+export const INTERACTIVE_TYPES = ["fact", "preference", "project_details", "correction"] as const;
+export const AUTONOMOUS_TYPES = ["scaffold_update", "learned_fact"] as const;
+
+export type EventRow = typeof contextEvents.$inferSelect;
+export type EventStatus = EventRow["status"];
+export type ObservationInput = { type: string; content: string; sourceMetadata: JsonObject };
+
+export const publicEvent = (e: EventRow) => ({
+  id: e.id,
+  event_type: e.eventType,
+  content: e.content,
+  source_metadata: e.sourceMetadata,
+  status: e.status,
+  attempts: e.attempts,
+  error: e.error,
+  created_at: e.createdAt,
+  processed_at: e.processedAt,
+});
+
+export async function enqueue(deps: MemoryDeps, userId: string, eventIds: string[]): Promise<boolean> {
+  if (!eventIds.length) return true;
+  try {
+    await deps.queue.send({ kind: CONSOLIDATE_KIND, userId, eventIds });
+    return true;
+  } catch (err) {
+    console.error(JSON.stringify({ memory: "enqueue_failed", user: userId, events: eventIds.length, error: err instanceof Error ? err.message : String(err) }));
+    return false;
+  }
+}
+
+/**
+ * Records observations. With an idempotency key, a replay returns the original events (and a different
+ * body under the same key is a conflict). Over the daily budget, events are stored `deferred`.
+ */
+export async function recordObservations(
+  deps: MemoryDeps,
+  user: { id: string; plan: Plan },
+  inputs: readonly ObservationInput[],
+  idempotencyKey?: string,
+): Promise<{ events: EventRow[]; replayed: boolean; budget: Budget }> {
+  const { db } = deps;
+  const budget = await consolidationBudget(db, user.id, user.plan, deps.now());
+  const keys = inputs.map((_, i) => (idempotencyKey ? `${idempotencyKey}#${i}` : null));
+  const replay = async () => {
+    const existing = await db
+      .select()
+      .from(contextEvents)
+      .where(and(eq(contextEvents.userId, user.id), inJson(contextEvents.idempotencyKey, keys.flatMap((k) => k ?? []))))
+      .all();
+    if (!existing.length) return null;
+    const byKey = new Map(existing.map((e) => [e.idempotencyKey, e]));
+    const same = existing.length === inputs.length && inputs.every((o, i) => byKey.get(keys[i] ?? null)?.content === o.content && byKey.get(keys[i] ?? null)?.eventType === o.type);
+    if (!same) throw new AppError("conflict", "this Idempotency-Key was already used with a different body");
+    const events = keys.flatMap((k) => byKey.get(k) ?? []);
+    await enqueue(deps, user.id, events.filter((e) => e.status === "pending").map((e) => e.id));
+    return { events, replayed: true, budget };
+  };
+  if (idempotencyKey) {
+    const replayed = await replay();
+    if (replayed) return replayed;
+  }
+  const status = budget.exhausted ? ("deferred" as const) : ("pending" as const);
+  const createdAt = deps.now();
+  const events: EventRow[] = inputs.map((o, i) => ({
+    id: newId("evt"),
+    userId: user.id,
+    eventType: o.type,
+    content: o.content,
+    sourceMetadata: o.sourceMetadata,
+    idempotencyKey: keys[i] ?? null,
+    status,
+    processed: false,
+    attempts: 0,
+    error: budget.exhausted ? deferredReason(budget) : null,
+    createdAt,
+    processedAt: null,
+  }));
+  try {
+    // D1 binds at most 100 parameters a statement: a few rows per INSERT, all in one transaction.
+    const statements: Statement[] = [];
+    for (let i = 0; i < events.length; i += 8) statements.push(db.insert(contextEvents).values(events.slice(i, i + 8)));
+    await runBatch(db, statements);
+  } catch (err) {
+    // A concurrent request with the same key won the insert: answer as its replay.
+    const raced = idempotencyKey && /UNIQUE constraint failed/.test(String(err)) ? await replay() : null;
+    if (!raced) throw err;
+    return raced;
+  }
+  if (status === "pending") await enqueue(deps, user.id, events.map((e) => e.id));
+  return { events, replayed: false, budget };
+}
+
+export async function listEvents(deps: MemoryDeps, userId: string, opts: { status?: EventStatus; limit: number; before?: number }) {
+  return deps.db
+    .select()
+    .from(contextEvents)
+    .where(and(eq(contextEvents.userId, userId), opts.status ? eq(contextEvents.status, opts.status) : undefined, opts.before ? lt(contextEvents.createdAt, opts.before) : undefined))
+    .orderBy(desc(contextEvents.createdAt))
+    .limit(opts.limit)
+    .all();
+}
+
+export async function pendingCount(deps: MemoryDeps, userId: string): Promise<number> {
+  const row = await deps.db
+    .select({ n: sql<number>`count(*)` })
+    .from(contextEvents)
+    .where(and(eq(contextEvents.userId, userId), sql`${contextEvents.status} IN ('pending', 'deferred')`))
+    .get();
+  return row?.n ?? 0;
+}
+
+/** Failed events go back to pending and onto the queue (the user asked to try again). */
+export async function retryFailed(deps: MemoryDeps, userId: string): Promise<string[]> {
+  const rows = await deps.db
+    .update(contextEvents)
+    .set({ status: "pending", attempts: 0, error: null })
+    .where(and(eq(contextEvents.userId, userId), eq(contextEvents.status, "failed")))
+    .returning({ id: contextEvents.id });
+  const ids = rows.map((r) => r.id);
+  await enqueue(deps, userId, ids);
+  return ids;
+}

@@ -1,0 +1,157 @@
+/**
+ * Writing facts: deterministic ids, slot-based supersession (history kept), reinforcement of facts
+ * stated again, and indexing into the vector store after the D1 commit. Used by bulk import and by
+ * consolidation, whose statements join the caller's atomic batch.
+ */
+import { and, eq, isNull, sql } from "drizzle-orm";
+import type { JsonObject } from "../db/schema";
+import { newId } from "../db/client";
+import { facts, usage } from "../db/schema";
+import type { MemoryDeps } from "./deps";
+import { canonicalJson, uuidv5 } from "./ids";
+import { slotOf } from "./slots";
+import { normalizeText } from "./text";
+import { inJson, type VectorMetadata } from "./vector";
+import type { Statement } from "./batch";
+
+export type FactInput = {
+  text: string;
+  connectionId?: string | null;
+  projectId?: string | null;
+  contextType?: string;
+  source?: string;
+  confidence?: number;
+  /** Provenance and anything else the caller knows (message_id, session_id, event_ids, ...). */
+  metadata?: JsonObject;
+  /** Ids of existing facts this one contradicts (the consolidation model's judgement). */
+  supersedes?: string[];
+};
+
+export type PreparedFact = {
+  id: string;
+  text: string;
+  connection_id: string | null;
+  project_id: string | null;
+  context_type: string;
+  source: string;
+  confidence: number;
+  slot: string | null;
+  metadata: JsonObject;
+  superseded_by: string | null;
+  supersedes: string[];
+};
+
+/** Ids derive from the text and its scope (not provenance), so the same fact stated twice is one row. */
+export async function prepareFacts(userId: string, inputs: readonly FactInput[]): Promise<PreparedFact[]> {
+  const prepared = await Promise.all(
+    inputs.map(async (f): Promise<PreparedFact> => {
+      const text = normalizeText(f.text);
+      const scope = { user_id: userId, connection_id: f.connectionId ?? null, context_type: f.contextType ?? "user_persistent", project_id: f.projectId ?? null };
+      const source = f.source ?? "user_provided";
+      return {
+        id: await uuidv5(canonicalJson({ text, ...scope })),
+        text,
+        connection_id: scope.connection_id,
+        project_id: scope.project_id,
+        context_type: scope.context_type,
+        source,
+        confidence: Math.min(1, Math.max(0, f.confidence ?? 0.7)),
+        slot: slotOf(text),
+        metadata: { ...(f.metadata ?? {}), ...scope, source },
+        superseded_by: null,
+        supersedes: f.supersedes ?? [],
+      };
+    }),
+  );
+  // Within one batch, the last statement of an id or a slot wins; earlier ones become its history.
+  const byId = new Map(prepared.map((p) => [p.id, p]));
+  const latestBySlot = new Map<string, string>();
+  const keyOf = (p: PreparedFact) => (p.slot ? canonicalJson([p.slot, p.connection_id, p.project_id]) : null);
+  for (const p of byId.values()) {
+    const key = keyOf(p);
+    if (key) latestBySlot.set(key, p.id);
+  }
+  return [...byId.values()].map((p) => {
+    const key = keyOf(p);
+    const winner = key ? latestBySlot.get(key) : undefined;
+    return winner && winner !== p.id ? { ...p, superseded_by: winner } : p;
+  });
+}
+
+/**
+ * Statements that upsert the facts and supersede what they contradict. `RETURNING id` statements name
+ * the facts that were superseded, whose vectors the caller removes after the commit.
+ */
+export function factStatements(deps: MemoryDeps, userId: string, prepared: readonly PreparedFact[]): { statements: Statement[]; supersedingAt: number[] } {
+  const { db } = deps;
+  if (!prepared.length) return { statements: [], supersedingAt: [] };
+  const now = deps.now();
+  const ids = prepared.map((p) => p.id);
+  const winners = prepared.filter((p) => p.slot && !p.superseded_by).map((p) => [p.id, p.slot, p.connection_id, p.project_id]);
+  const statements: Statement[] = [
+    sql`INSERT INTO facts (id, user_id, text, metadata, connection_id, context_type, source, project_id, confidence, slot, superseded_by, created_at)
+      SELECT value->>'id', ${userId}, value->>'text', value->'metadata', value->>'connection_id', value->>'context_type', value->>'source',
+        value->>'project_id', value->>'confidence', value->>'slot', value->>'superseded_by', ${now}
+      FROM json_each(${JSON.stringify(prepared)}) WHERE true
+      ON CONFLICT(id) DO UPDATE SET
+        confidence = min(0.99, max(facts.confidence, excluded.confidence) + (1 - max(facts.confidence, excluded.confidence)) * 0.25),
+        metadata = json_set(json_patch(facts.metadata, excluded.metadata), '$.connection_id', excluded.connection_id, '$.project_id', excluded.project_id),
+        embedded_at = CASE WHEN facts.superseded_by IS NULL THEN facts.embedded_at ELSE NULL END,
+        superseded_by = excluded.superseded_by
+      WHERE facts.user_id = excluded.user_id`,
+  ];
+  const supersedingAt: number[] = [];
+  if (winners.length) {
+    const w = JSON.stringify(winners);
+    const sameSlot = sql`j.value->>1 = facts.slot AND j.value->>2 IS facts.connection_id AND j.value->>3 IS facts.project_id`;
+    supersedingAt.push(statements.length);
+    statements.push(
+      sql`UPDATE facts SET superseded_by = (SELECT j.value->>0 FROM json_each(${w}) j WHERE ${sameSlot})
+        WHERE user_id = ${userId} AND superseded_by IS NULL AND slot IN (SELECT value->>1 FROM json_each(${w}))
+          AND NOT ${inJson(facts.id, ids)} AND EXISTS (SELECT 1 FROM json_each(${w}) j WHERE ${sameSlot})
+        RETURNING id`,
+    );
+  }
+  for (const p of prepared) {
+    if (!p.supersedes.length || p.superseded_by) continue;
+    supersedingAt.push(statements.length);
+    statements.push(
+      sql`UPDATE facts SET superseded_by = ${p.id}
+        WHERE user_id = ${userId} AND superseded_by IS NULL AND ${inJson(facts.id, p.supersedes)} AND NOT ${inJson(facts.id, ids)}
+        RETURNING id`,
+    );
+  }
+  return { statements, supersedingAt };
+}
+
+const vectorMetadata = (p: PreparedFact): VectorMetadata => {
+  const out: VectorMetadata = { context_type: p.context_type, source: p.source };
+  if (p.connection_id) out.connection_id = p.connection_id;
+  if (p.project_id) out.project_id = p.project_id;
+  const messageId = p.metadata.message_id;
+  if (typeof messageId === "string") out.message_id = messageId;
+  return out;
+};
+
+/**
+ * After the commit: embed the live facts, upsert their vectors, drop the vectors of superseded ones.
+ * A failing embedder or index leaves `embedded_at` null for the sweep; the facts are already searchable by text.
+ */
+export async function indexFacts(deps: MemoryDeps, userId: string, prepared: readonly PreparedFact[], superseded: readonly string[]): Promise<{ embedded: number; error?: string }> {
+  const live = prepared.filter((p) => !p.superseded_by);
+  try {
+    if (superseded.length) await deps.vectors.delete(userId, [...superseded]);
+    if (!live.length) return { embedded: 0 };
+    const { vectors, tokens } = await deps.embedder.embed(live.map((p) => p.text));
+    await deps.vectors.upsert(live.map((p, i) => ({ id: p.id, userId, vector: vectors[i] ?? { indices: [], values: [] }, metadata: vectorMetadata(p) })));
+    await deps.db.batch([
+      deps.db.update(facts).set({ embeddedAt: deps.now() }).where(and(eq(facts.userId, userId), inJson(facts.id, live.map((p) => p.id)), isNull(facts.supersededBy))),
+      deps.db.insert(usage).values({ id: newId("use"), userId, kind: "embedding", model: deps.embedder.model, inputTokens: tokens, outputTokens: 0 }),
+    ]);
+    return { embedded: live.length };
+  } catch (err) {
+    const error = err instanceof Error ? err.message : String(err);
+    console.error(JSON.stringify({ memory: "index_facts", user: userId, error }));
+    return { embedded: 0, error };
+  }
+}

@@ -1,0 +1,101 @@
+/** Facts: bulk import (verbatim, no model), the inspector's reads, and forgetting one fact. */
+import { and, desc, eq, isNull, lt } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { connections, facts, type JsonObject } from "../db/schema";
+import { notFound } from "../http/errors";
+import { returnedIds, runBatch } from "./batch";
+import type { MemoryDeps } from "./deps";
+import { factStatements, indexFacts, prepareFacts } from "./facts-write";
+import { inJson } from "./vector";
+
+export const CONTEXT_TYPES = ["user_profile", "user_persistent", "tool_schema", "tool_entity", "tool_persistent", "tool_attachment_content"] as const;
+export const SOURCES = ["user_provided", "system_learned", "tool_indexed", "tool_extracted_content"] as const;
+
+export type FactRow = typeof facts.$inferSelect;
+
+export const publicFact = (f: FactRow) => ({
+  id: f.id,
+  text: f.text,
+  metadata: f.metadata,
+  confidence: f.confidence,
+  connection_id: f.connectionId,
+  context_type: f.contextType,
+  source: f.source,
+  project_id: f.projectId,
+  superseded_by: f.supersededBy,
+  recall_count: f.recallCount,
+  last_recalled_at: f.lastRecalledAt,
+  embedded: f.embeddedAt !== null,
+  created_at: f.createdAt,
+});
+
+export type ImportItem = {
+  text: string;
+  metadata?: {
+    connection_id?: string;
+    project_id?: string;
+    context_type?: (typeof CONTEXT_TYPES)[number];
+    source?: (typeof SOURCES)[number];
+    confidence?: number;
+  } & JsonObject;
+};
+
+/** Stores facts as given. Connection ids must be the user's own. Searchable by text at once, by vector once indexed. */
+export async function importFacts(deps: MemoryDeps, userId: string, items: readonly ImportItem[]) {
+  const wanted = [...new Set(items.flatMap((i) => (i.metadata?.connection_id ? [i.metadata.connection_id] : [])))];
+  if (wanted.length) {
+    const owned = await deps.db.select({ id: connections.id }).from(connections).where(and(eq(connections.userId, userId), inJson(connections.id, wanted))).all();
+    if (owned.length !== wanted.length) throw notFound("connection");
+  }
+  const prepared = await prepareFacts(
+    userId,
+    items.map(({ text, metadata = {} }) => {
+      const { connection_id, project_id, context_type, source, confidence, ...rest } = metadata;
+      return { text, connectionId: connection_id, projectId: project_id, contextType: context_type, source, confidence: confidence ?? 0.8, metadata: rest };
+    }),
+  );
+  const writes = factStatements(deps, userId, prepared);
+  const results = await runBatch(deps.db, writes.statements);
+  const superseded = writes.supersedingAt.flatMap((i) => returnedIds(results[i]));
+  const indexed = await indexFacts(deps, userId, prepared, superseded);
+  return {
+    facts: prepared.map((p) => ({ id: p.id, text: p.text, superseded_by: p.superseded_by })),
+    superseded,
+    embedded: indexed.embedded,
+    ...(indexed.error ? { indexing: `vector indexing failed and will be retried: ${indexed.error}` } : {}),
+  };
+}
+
+export async function listFacts(db: Db, userId: string, opts: { limit: number; before?: number; includeSuperseded: boolean }) {
+  return db
+    .select()
+    .from(facts)
+    .where(and(eq(facts.userId, userId), opts.includeSuperseded ? undefined : isNull(facts.supersededBy), opts.before ? lt(facts.createdAt, opts.before) : undefined))
+    .orderBy(desc(facts.createdAt))
+    .limit(opts.limit)
+    .all();
+}
+
+/** One fact with its history: what it replaced, and what replaced it. */
+export async function getFact(db: Db, userId: string, id: string) {
+  const [[fact], replaced] = await db.batch([
+    db.select().from(facts).where(and(eq(facts.id, id), eq(facts.userId, userId))),
+    db.select().from(facts).where(and(eq(facts.supersededBy, id), eq(facts.userId, userId))).orderBy(desc(facts.createdAt)),
+  ]);
+  if (!fact) throw notFound("fact");
+  const replacedBy = fact.supersededBy
+    ? ((await db.select().from(facts).where(and(eq(facts.id, fact.supersededBy), eq(facts.userId, userId))).get()) ?? null)
+    : null;
+  return { fact, replaced, replacedBy };
+}
+
+/** Forgets one fact: the row (and its full-text entry) and its vector. */
+export async function deleteFact(deps: MemoryDeps, userId: string, id: string): Promise<void> {
+  const removed = await deps.db
+    .delete(facts)
+    .where(and(eq(facts.id, id), eq(facts.userId, userId)))
+    .returning({ id: facts.id });
+  if (!removed.length) throw notFound("fact");
+  // Retrieval hydrates from D1, so once the row is gone a lingering vector is never returned: removing it is best effort.
+  await deps.vectors.delete(userId, removed.map((r) => r.id)).catch((err: unknown) => console.error(JSON.stringify({ memory: "vector_delete_failed", fact: id, error: String(err) })));
+}

@@ -1,0 +1,72 @@
+/**
+ * Consolidation without a model (no ANTHROPIC_API_KEY): deterministic rules fill the forced
+ * `consolidate_memory` call, so `wrangler dev` offline still builds working memory, scaffold and facts.
+ * It rewrites first person into third, files preferences and projects in the scaffold, and keeps the
+ * most recent observations in the narrative. Contradictions are left to fact slots (slots.ts).
+ */
+import type { Json, JsonObject } from "../db/schema";
+import type { ForcedToolSkill } from "../model/offline";
+import { parseConsolidationPrompt, WORKING_MEMORY_WORDS, type ConsolidationOutput } from "./consolidation-schema";
+import { wordCount } from "./text";
+
+const VERBS = new Map(
+  "prefer like love hate want need use live work own enjoy speak drink eat play run write read travel think plan move".split(" ").map((v) => [v, `${v}s`]),
+);
+VERBS.set("have", "has").set("do", "does").set("go", "goes").set("am", "is");
+
+/** "Remember that I live in Berlin" -> "User lives in Berlin". */
+export function thirdPerson(text: string): string {
+  let t = text.trim().replace(/^(please\s+)?(remember|note|fyi|btw)( that|:|,)?\s+/i, "");
+  t = t.replace(/^i'm\b/i, "User is").replace(/^i've\b/i, "User has").replace(/^i'd\b/i, "User would");
+  t = t.replace(/^i (\w+)/i, (_, verb: string) => `User ${VERBS.get(verb.toLowerCase()) ?? verb}`);
+  t = t.replace(/^my\b/i, "User's").replace(/\bmy\b/gi, "their").replace(/\bme\b/gi, "them").replace(/\bi\b/g, "they");
+  t = t.charAt(0).toUpperCase() + t.slice(1);
+  return /[.!?]$/.test(t) ? t.slice(0, -1) : t;
+}
+
+const HEADER = "Recent context (offline consolidation: rule-based, no model):";
+
+function appendUnique(scaffold: JsonObject, key: string, item: string) {
+  const list = Array.isArray(scaffold[key]) ? (scaffold[key] as Json[]) : [];
+  if (!list.includes(item)) scaffold[key] = [...list, item];
+}
+
+export const offlineConsolidate: ForcedToolSkill = (req) => {
+  const first = req.messages[0];
+  const text = typeof first?.content === "string" ? first.content : (first?.content ?? []).map((b) => b.text ?? "").join("\n");
+  const input = parseConsolidationPrompt(text);
+  const out: ConsolidationOutput = { updated_scaffold: {}, updated_working_memory: "", facts_to_embed: [] };
+  if (!input) return out;
+  const lines = input.working_memory.split("\n").filter((l) => l.trim() && l !== HEADER);
+  for (const o of input.observations) {
+    let parsed: unknown = null;
+    try {
+      parsed = o.type === "scaffold_update" ? JSON.parse(o.content) : null;
+    } catch {
+      parsed = null;
+    }
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
+      for (const [key, value] of Object.entries(parsed as JsonObject)) {
+        out.updated_scaffold[key] = value;
+        if (typeof value === "string" || typeof value === "number") out.facts_to_embed.push(`User's ${key} is ${value}`);
+      }
+      lines.push(`- Profile updated: ${Object.keys(parsed).join(", ")}`);
+      continue;
+    }
+    const said = thirdPerson(o.content);
+    if (o.type === "preference") appendUnique(out.updated_scaffold, "Preferences", said);
+    if (o.type === "project_details") appendUnique(out.updated_scaffold, "Projects", said);
+    out.facts_to_embed.push(o.type === "correction" ? { text: said, confidence: 0.9 } : said);
+    lines.push(`- ${said}`);
+  }
+  // Newest lines win: drop the oldest until the narrative fits.
+  while (lines.length > 1 && wordCount([HEADER, ...lines].join("\n")) > WORKING_MEMORY_WORDS) lines.shift();
+  out.updated_working_memory = [HEADER, ...lines].join("\n");
+  const current = input.scaffold;
+  for (const key of ["Preferences", "Projects"]) {
+    const added = out.updated_scaffold[key];
+    const before = current[key];
+    if (Array.isArray(added) && Array.isArray(before)) out.updated_scaffold[key] = [...before, ...added.filter((a) => !before.includes(a))];
+  }
+  return out;
+};

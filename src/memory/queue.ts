@@ -1,0 +1,73 @@
+/**
+ * Queue consumer for `memory.consolidate` messages: grouped by user, one consolidation per user per batch.
+ * A failure retries the user's messages with exponential backoff; after the queue's max_retries they go
+ * to the dead-letter queue, where `markDeadLettered` marks their events `failed` for the user to see.
+ */
+import { and, eq, sql } from "drizzle-orm";
+import { z } from "zod";
+import { loadConfig } from "../config/config";
+import type { Env } from "../config/env";
+import { createDb } from "../db/client";
+import { contextEvents } from "../db/schema";
+import { createModelClient } from "../model/anthropic";
+import type { QueueMessage } from "../queue/consumer";
+import { consolidateUser, type ConsolidationModel } from "./consolidate";
+import { CONSOLIDATE_TOOL } from "./consolidation-schema";
+import { CONSOLIDATE_KIND, memoryDeps, type MemoryDeps } from "./deps";
+import { enqueue } from "./events";
+import { offlineConsolidate } from "./offline-consolidate";
+import { inJson } from "./vector";
+
+const Body = z.object({ kind: z.literal(CONSOLIDATE_KIND), userId: z.string().min(1), eventIds: z.array(z.string()).default([]) });
+
+/** 2, 4, 8, 16, 32 s ... capped at 5 minutes; `attempts` starts at 1. */
+export const backoffSeconds = (attempts: number) => Math.min(300, 2 ** Math.max(1, attempts));
+
+export function consolidationModel(env: Env): ConsolidationModel {
+  const config = loadConfig(env);
+  return { client: createModelClient(config, { [CONSOLIDATE_TOOL]: offlineConsolidate }).client, model: config.backgroundModel };
+}
+
+export async function consolidateMessages(deps: MemoryDeps, model: ConsolidationModel, messages: readonly Message<QueueMessage>[]): Promise<void> {
+  const byUser = new Map<string, Message<QueueMessage>[]>();
+  for (const m of messages) {
+    const body = Body.safeParse(m.body);
+    if (!body.success) {
+      console.error(JSON.stringify({ memory: "bad_message", id: m.id }));
+      m.ack();
+      continue;
+    }
+    byUser.set(body.data.userId, [...(byUser.get(body.data.userId) ?? []), m]);
+  }
+  await Promise.all(
+    [...byUser].map(async ([userId, msgs]) => {
+      try {
+        const outcome = await consolidateUser(deps, model, userId);
+        if (outcome.more.length) await enqueue(deps, userId, outcome.more);
+        for (const m of msgs) m.ack();
+      } catch (err) {
+        console.error(JSON.stringify({ memory: "consolidation_failed", user: userId, error: err instanceof Error ? err.message : String(err) }));
+        for (const m of msgs) m.retry({ delaySeconds: backoffSeconds(m.attempts) });
+      }
+    }),
+  );
+}
+
+/** The `handlers` entry of the queue consumer. */
+export async function handleConsolidation(messages: readonly Message<QueueMessage>[], env: Env): Promise<void> {
+  const db = createDb(env.DB);
+  await consolidateMessages(memoryDeps(env, loadConfig(env), db), consolidationModel(env), messages);
+}
+
+/** Dead letters: their events become `failed` (visible in GET /v1/memory/events, retryable), never silently lost. */
+export async function markDeadLettered(messages: readonly Message<QueueMessage>[], env: Env): Promise<void> {
+  const db = createDb(env.DB);
+  for (const m of messages) {
+    const body = Body.safeParse(m.body);
+    if (!body.success || !body.data.eventIds.length) continue;
+    await db
+      .update(contextEvents)
+      .set({ status: "failed", error: sql`'gave up after ' || ${contextEvents.attempts} || ' failed attempts; last error: ' || coalesce(${contextEvents.error}, 'unknown')` })
+      .where(and(eq(contextEvents.userId, body.data.userId), inJson(contextEvents.id, body.data.eventIds), eq(contextEvents.status, "pending")));
+  }
+}

@@ -1,0 +1,165 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { JsonValue } from "./json";
+import type { Context } from "hono";
+import type { AppEnv } from "../http/context";
+import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
+import { memoryDeps } from "./deps";
+import { CONTEXT_TYPES, deleteFact, getFact, importFacts, listFacts, publicFact, SOURCES } from "./facts";
+import { UUID_RE } from "./ids";
+import { listConnections } from "./connections";
+import { recordRecall, searchFacts } from "./retrieval";
+
+export const depsOf = (c: Context<AppEnv>) => memoryDeps(c.env, c.var.config, c.var.db);
+
+const Metadata = z.record(z.string(), z.unknown());
+
+export const Fact = z
+  .object({
+    id: z.string(),
+    text: z.string(),
+    metadata: Metadata,
+    confidence: z.number(),
+    connection_id: z.string().nullable(),
+    context_type: z.string(),
+    source: z.string(),
+    project_id: z.string().nullable(),
+    superseded_by: z.string().nullable(),
+    recall_count: z.number(),
+    last_recalled_at: z.number().nullable(),
+    embedded: z.boolean(),
+    created_at: z.number(),
+  })
+  .openapi("Fact");
+
+const ImportBody = z
+  .strictObject({
+    facts: z
+      .array(
+        z.strictObject({
+          text: z.string().trim().min(1).max(4000),
+          metadata: z
+            .object({
+              connection_id: z.string().min(1).max(100).optional(),
+              project_id: z.string().min(1).max(100).optional(),
+              context_type: z.enum(CONTEXT_TYPES).optional(),
+              source: z.enum(SOURCES).optional(),
+              confidence: z.number().min(0).max(1).optional(),
+            })
+            .catchall(JsonValue)
+            .optional(),
+        }),
+      )
+      .min(1)
+      .max(1000),
+  })
+  .openapi("FactImport");
+
+const FactId = z.object({ id: z.string().regex(UUID_RE, "must be a fact id (UUID)") });
+
+const importRoute = createRoute({
+  method: "post",
+  path: "/v1/memory/facts",
+  tags: ["memory"],
+  summary: "Import facts verbatim, in bulk (no model call)",
+  security,
+  request: jsonBody(ImportBody),
+  responses: {
+    201: json(
+      z.object({
+        facts: z.array(z.object({ id: z.string(), text: z.string(), superseded_by: z.string().nullable() })),
+        superseded: z.array(z.string()).describe("Existing facts these contradicted (kept as history)"),
+        embedded: z.number(),
+        indexing: z.string().optional(),
+      }),
+      "Stored",
+    ),
+    ...errors,
+  },
+});
+
+const searchRoute = createRoute({
+  method: "get",
+  path: "/v1/memory/facts/search",
+  tags: ["memory"],
+  summary: "Hybrid retrieval (full text + vectors, reciprocal rank fusion) over your facts",
+  security,
+  request: {
+    query: z.object({
+      q: z.string().trim().min(1).max(2000),
+      k: z.coerce.number().int().min(1).max(50).default(5),
+      mode: z.enum(["hybrid", "fulltext", "vector"]).default("hybrid"),
+    }),
+  },
+  responses: {
+    200: json(
+      z.object({
+        results: z.array(z.object({ id: z.string(), text: z.string(), score: z.number(), metadata: Metadata })),
+        degraded: z.string().optional().describe("Set when the vector half was unavailable and results are full-text only"),
+      }),
+      "Results, best first",
+    ),
+    ...errors,
+  },
+});
+
+const listRoute = createRoute({
+  method: "get",
+  path: "/v1/memory/facts",
+  tags: ["memory"],
+  summary: "List your facts, newest first",
+  security,
+  request: {
+    query: z.object({
+      limit: z.coerce.number().int().min(1).max(200).default(50),
+      before: z.coerce.number().int().positive().optional(),
+      include_superseded: z.enum(["true", "false"]).default("false"),
+    }),
+  },
+  responses: { 200: json(z.object({ facts: z.array(Fact), next_before: z.number().nullable() }), "Facts"), ...errors },
+});
+
+const getRoute = createRoute({
+  method: "get",
+  path: "/v1/memory/facts/{id}",
+  tags: ["memory"],
+  summary: "One fact, with what it replaced and what replaced it",
+  security,
+  request: { params: FactId },
+  responses: { 200: json(z.object({ fact: Fact, replaced: z.array(Fact), replaced_by: Fact.nullable() }), "Fact"), ...errors },
+});
+
+const deleteRoute = createRoute({
+  method: "delete",
+  path: "/v1/memory/facts/{id}",
+  tags: ["memory"],
+  summary: "Forget one fact",
+  security,
+  request: { params: FactId },
+  responses: { 200: json(Ok, "Forgotten"), ...errors },
+});
+
+export const factRoutes = newRouter()
+  .openapi(importRoute, async (c) => c.json(await importFacts(depsOf(c), c.var.user.id, c.req.valid("json").facts), 201))
+  .openapi(searchRoute, async (c) => {
+    const { q, k, mode } = c.req.valid("query");
+    const active = (await listConnections(c.var.db, c.var.user.id)).filter((x) => x.active).map((x) => x.id);
+    const deps = depsOf(c);
+    const found = await searchFacts(deps, { userId: c.var.user.id, query: q, k, connectionIds: active, mode });
+    // A search is the user looking, not the assistant recalling: only the embedding cost is recorded.
+    await recordRecall(deps, c.var.user.id, [], found.embeddingTokens);
+    const results = found.results.map(({ id, text, score, metadata }) => ({ id, text, score, metadata }));
+    return c.json({ results, ...(found.degraded ? { degraded: found.degraded } : {}) }, 200);
+  })
+  .openapi(listRoute, async (c) => {
+    const { limit, before, include_superseded } = c.req.valid("query");
+    const rows = await listFacts(c.var.db, c.var.user.id, { limit, before, includeSuperseded: include_superseded === "true" });
+    return c.json({ facts: rows.map(publicFact), next_before: rows.length === limit ? (rows.at(-1)?.createdAt ?? null) : null }, 200);
+  })
+  .openapi(getRoute, async (c) => {
+    const { fact, replaced, replacedBy } = await getFact(c.var.db, c.var.user.id, c.req.valid("param").id);
+    return c.json({ fact: publicFact(fact), replaced: replaced.map(publicFact), replaced_by: replacedBy ? publicFact(replacedBy) : null }, 200);
+  })
+  .openapi(deleteRoute, async (c) => {
+    await deleteFact(depsOf(c), c.var.user.id, c.req.valid("param").id);
+    return c.json({ ok: true as const }, 200);
+  });

@@ -1,0 +1,167 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { JsonValue } from "./json";
+import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
+import { ErrorBody } from "../http/errors";
+import { sessionStub } from "../sessions/store";
+import { consolidationBudget } from "./budget";
+import { getConnection } from "./connections";
+import { eraseMemory } from "./erase";
+import { AUTONOMOUS_TYPES, listEvents, pendingCount, publicEvent, recordObservations, retryFailed } from "./events";
+import { listContextLogs, listRuns, readTiers } from "./inspect";
+import { depsOf } from "./routes-facts";
+
+const Page = {
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  before: z.coerce.number().int().positive().optional(),
+};
+
+const Budget = z
+  .object({ limit: z.number(), used: z.number(), remaining: z.number(), exhausted: z.boolean(), resets_at: z.number() })
+  .openapi("ConsolidationBudget");
+
+const Event = z
+  .object({
+    id: z.string(),
+    event_type: z.string(),
+    content: z.string(),
+    source_metadata: z.record(z.string(), z.unknown()),
+    status: z.enum(["pending", "processed", "failed", "deferred"]),
+    attempts: z.number(),
+    error: z.string().nullable(),
+    created_at: z.number(),
+    processed_at: z.number().nullable(),
+  })
+  .openapi("ContextEvent");
+
+const SourceMetadata = z
+  .object({ source: z.string().min(1).max(100).default("autonomous"), session_id: z.string().max(100).optional(), connection_id: z.string().max(100).optional() })
+  .catchall(JsonValue);
+
+const ObservationsBody = z
+  .strictObject({
+    observations: z
+      .array(z.strictObject({ type: z.enum(AUTONOMOUS_TYPES), content: z.string().trim().min(1).max(8000), source_metadata: SourceMetadata.optional() }))
+      .min(1)
+      .max(100),
+  })
+  .openapi("Observations");
+
+const route = <R extends Parameters<typeof createRoute>[0]>(r: R) => createRoute({ tags: ["memory"], security, ...r });
+
+const observationsRoute = route({
+  method: "post",
+  path: "/v1/observations",
+  summary: "Autonomous write path into the event bus (scaffold_update / learned_fact); send Idempotency-Key to make retries safe",
+  request: { ...jsonBody(ObservationsBody), headers: z.object({ "idempotency-key": z.string().min(1).max(200).optional() }) },
+  responses: { 202: json(z.object({ events: z.array(Event), replayed: z.boolean(), budget: Budget }), "Accepted"), ...errors, 409: json(ErrorBody, "Idempotency-Key reused with a different body") },
+});
+
+const workingRoute = route({
+  method: "get",
+  path: "/v1/memory/working",
+  summary: "Working memory: the narrative injected into every turn",
+  responses: {
+    200: json(z.object({ working_memory: z.string(), words: z.number(), updated_at: z.number(), pending_events: z.number() }), "Working memory"),
+    ...errors,
+  },
+});
+
+const scaffoldRoute = route({
+  method: "get",
+  path: "/v1/memory/scaffold",
+  summary: "The scaffold (schema-free profile) with confidence per top-level key",
+  responses: {
+    200: json(
+      z.object({ scaffold: z.record(z.string(), z.unknown()), confidence: z.record(z.string(), z.object({ confidence: z.number(), updated_at: z.number() })) }),
+      "Scaffold",
+    ),
+    ...errors,
+  },
+});
+
+const eventsRoute = route({
+  method: "get",
+  path: "/v1/memory/events",
+  summary: "Observations and their status (pending, processed, deferred over budget, failed)",
+  request: { query: z.object({ ...Page, status: z.enum(["pending", "processed", "failed", "deferred"]).optional() }) },
+  responses: { 200: json(z.object({ events: z.array(Event), next_before: z.number().nullable(), budget: Budget }), "Events"), ...errors },
+});
+
+const retryRoute = route({
+  method: "post",
+  path: "/v1/memory/events/retry",
+  summary: "Put failed events back on the queue",
+  responses: { 200: json(z.object({ retried: z.array(z.string()) }), "Re-enqueued"), ...errors },
+});
+
+const logsRoute = route({
+  method: "get",
+  path: "/v1/memory/context-logs",
+  summary: "What each chat turn injected (section names and item ids) and what it left out, and why",
+  request: { query: z.object({ ...Page, session_id: z.string().min(1).max(100).optional() }) },
+  responses: {
+    200: json(
+      z.object({
+        context_logs: z.array(z.object({ id: z.string(), session_id: z.string().nullable(), injected: z.record(z.string(), z.unknown()), created_at: z.number() })),
+        next_before: z.number().nullable(),
+      }),
+      "Context logs",
+    ),
+    ...errors,
+  },
+});
+
+const runsRoute = route({
+  method: "get",
+  path: "/v1/memory/runs",
+  summary: "Consolidation runs: which events each one applied and what it changed",
+  request: { query: z.object(Page) },
+  responses: { 200: json(z.object({ runs: z.array(z.record(z.string(), z.unknown())) }), "Runs"), ...errors },
+});
+
+const eraseRoute = route({
+  method: "delete",
+  path: "/v1/memory",
+  summary: "Erase all of your memory (facts, vectors, events, context logs, sessions); returns a receipt",
+  responses: { 200: json(z.record(z.string(), z.unknown()).openapi("EraseReceipt"), "Receipt"), ...errors },
+});
+
+export const memoryStateRoutes = newRouter()
+  .openapi(observationsRoute, async (c) => {
+    const { observations } = c.req.valid("json");
+    const key = c.req.valid("header")["idempotency-key"];
+    for (const id of new Set(observations.flatMap((o) => (o.source_metadata?.connection_id ? [o.source_metadata.connection_id] : [])))) {
+      await getConnection(c.var.db, c.var.user.id, id);
+    }
+    const inputs = observations.map((o) => ({ type: o.type, content: o.content, sourceMetadata: o.source_metadata ?? { source: "autonomous" } }));
+    const out = await recordObservations(depsOf(c), c.var.user, inputs, key);
+    return c.json({ events: out.events.map(publicEvent), replayed: out.replayed, budget: out.budget }, 202);
+  })
+  .openapi(workingRoute, async (c) => {
+    const [tiers, pending] = await Promise.all([readTiers(c.var.db, c.var.user.id), pendingCount(depsOf(c), c.var.user.id)]);
+    return c.json({ working_memory: tiers.workingMemory, words: tiers.words, updated_at: tiers.updatedAt, pending_events: pending }, 200);
+  })
+  .openapi(scaffoldRoute, async (c) => {
+    const tiers = await readTiers(c.var.db, c.var.user.id);
+    return c.json({ scaffold: tiers.scaffold, confidence: tiers.scaffoldMeta }, 200);
+  })
+  .openapi(eventsRoute, async (c) => {
+    const { limit, before, status } = c.req.valid("query");
+    const [rows, budget] = await Promise.all([
+      listEvents(depsOf(c), c.var.user.id, { limit, before, status }),
+      consolidationBudget(c.var.db, c.var.user.id, c.var.user.plan, Date.now()),
+    ]);
+    return c.json({ events: rows.map(publicEvent), next_before: rows.length === limit ? (rows.at(-1)?.createdAt ?? null) : null, budget }, 200);
+  })
+  .openapi(retryRoute, async (c) => c.json({ retried: await retryFailed(depsOf(c), c.var.user.id) }, 200))
+  .openapi(logsRoute, async (c) => {
+    const { limit, before, session_id } = c.req.valid("query");
+    const logs = await listContextLogs(c.var.db, c.var.user.id, { limit, before, sessionId: session_id });
+    return c.json({ context_logs: logs, next_before: logs.length === limit ? (logs.at(-1)?.created_at ?? null) : null }, 200);
+  })
+  .openapi(runsRoute, async (c) => c.json({ runs: await listRuns(c.var.db, c.var.user.id, c.req.valid("query")) }, 200))
+  .openapi(eraseRoute, async (c) => {
+    const userId = c.var.user.id;
+    const receipt = await eraseMemory(depsOf(c), userId, (sessionId) => sessionStub(c.env, userId, sessionId).destroy(), c.var.requestId);
+    return c.json(receipt, 200);
+  });

@@ -1,0 +1,96 @@
+/**
+ * Production vectors: Vectorize, which is eventually consistent. Recent writes are also kept in a D1
+ * overlay (rows of `local_vectors` marked `overlay`) and scored in the Worker, so a fact is found by
+ * similarity the moment it is stored; a sweep drops overlay rows once Vectorize has caught up.
+ */
+import { and, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { localVectors } from "../db/schema";
+import { dot, toDense, type SparseVector } from "./embed";
+import { inJson, type VectorIndex, type VectorMatch, type VectorRecord } from "./vector";
+
+/** How long a write stays in the overlay: comfortably longer than Vectorize's indexing delay. */
+export const OVERLAY_WINDOW_MS = 10 * 60_000;
+
+export class VectorizeVectorIndex implements VectorIndex {
+  readonly name = "vectorize";
+  constructor(
+    private readonly index: VectorizeIndex,
+    private readonly dimensions: number,
+  ) {}
+
+  async upsert(records: VectorRecord[]): Promise<void> {
+    for (let i = 0; i < records.length; i += 500) {
+      const batch = records.slice(i, i + 500);
+      await this.index.upsert(batch.map((r) => ({ id: r.id, values: toDense(r.vector, this.dimensions), metadata: { ...r.metadata, user_id: r.userId } })));
+    }
+  }
+
+  async query(userId: string, vector: SparseVector, topK: number): Promise<VectorMatch[]> {
+    const res = await this.index.query(toDense(vector, this.dimensions), { topK: Math.min(topK, 100), filter: { user_id: userId }, returnMetadata: "none" });
+    return res.matches.map((m) => ({ id: m.id, score: m.score }));
+  }
+
+  async delete(_userId: string, ids: string[]): Promise<void> {
+    for (let i = 0; i < ids.length; i += 1000) await this.index.deleteByIds(ids.slice(i, i + 1000));
+  }
+
+  async erase(userId: string, ids: string[]): Promise<number> {
+    await this.delete(userId, ids);
+    return ids.length;
+  }
+}
+
+/** Wraps an eventually consistent index with a read-your-writes overlay of recent vectors in D1. */
+export class FreshOverlayIndex implements VectorIndex {
+  readonly name: string;
+  constructor(
+    private readonly primary: VectorIndex,
+    private readonly db: Db,
+    private readonly now: () => number,
+  ) {
+    this.name = `${primary.name}+overlay`;
+  }
+
+  async upsert(records: VectorRecord[]): Promise<void> {
+    await this.primary.upsert(records);
+    if (!records.length) return;
+    const at = this.now();
+    await this.db
+      .insert(localVectors)
+      .values(records.map((r) => ({ id: r.id, userId: r.userId, values: r.vector, metadata: { overlay: true, indexed_at: at } })))
+      .onConflictDoUpdate({ target: localVectors.id, set: { values: sql`excluded.vector_values`, metadata: sql`excluded.metadata` } });
+  }
+
+  async query(userId: string, vector: SparseVector, topK: number): Promise<VectorMatch[]> {
+    const since = this.now() - OVERLAY_WINDOW_MS;
+    const [primary, recent] = await Promise.all([
+      this.primary.query(userId, vector, topK),
+      this.db
+        .select({ id: localVectors.id, values: localVectors.values })
+        .from(localVectors)
+        .where(and(sql`${localVectors.userId} = ${userId}`, sql`${localVectors.metadata}->>'indexed_at' > ${since}`))
+        .all(),
+    ]);
+    const best = new Map(primary.map((m) => [m.id, m.score]));
+    for (const r of recent) best.set(r.id, Math.max(best.get(r.id) ?? -1, dot(vector, r.values)));
+    return [...best].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score).slice(0, topK);
+  }
+
+  async delete(userId: string, ids: string[]): Promise<void> {
+    await this.primary.delete(userId, ids);
+    if (ids.length) await this.db.run(sql`DELETE FROM local_vectors WHERE user_id = ${userId} AND ${inJson(localVectors.id, ids)}`);
+  }
+
+  async erase(userId: string, ids: string[]): Promise<number> {
+    const removed = await this.primary.erase(userId, ids);
+    await this.db.run(sql`DELETE FROM local_vectors WHERE user_id = ${userId}`);
+    return removed;
+  }
+}
+
+/** Drops overlay rows older than the window (production only: locally these rows are the index). */
+export async function pruneOverlay(db: Db, now: number): Promise<number> {
+  const res = await db.run(sql`DELETE FROM local_vectors WHERE metadata->>'overlay' = 1 AND metadata->>'indexed_at' < ${now - OVERLAY_WINDOW_MS}`);
+  return res.meta.changes;
+}

@@ -1,0 +1,101 @@
+/**
+ * The vector index seam. The local index lives in D1 (tests, `wrangler dev`); production uses
+ * Vectorize with a D1 overlay of recent writes (vector-vectorize.ts). Every call is scoped by user.
+ */
+import { sql, type AnyColumn, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { localVectorPostings, localVectors } from "../db/schema";
+import { changes, runBatch } from "./batch";
+import type { SparseVector } from "./embed";
+
+export type VectorMetadata = Record<string, string | number | boolean>;
+export type VectorRecord = { id: string; userId: string; vector: SparseVector; metadata: VectorMetadata };
+export type VectorMatch = { id: string; score: number };
+
+export interface VectorIndex {
+  readonly name: string;
+  upsert(records: VectorRecord[]): Promise<void>;
+  query(userId: string, vector: SparseVector, topK: number): Promise<VectorMatch[]>;
+  delete(userId: string, ids: string[]): Promise<void>;
+  /** Removes every vector of the user (`ids`: the ones the caller knows of); returns how many were removed. */
+  erase(userId: string, ids: string[]): Promise<number>;
+}
+
+/** `column IN (...)` over one JSON parameter: D1 allows at most 100 bound parameters a statement. */
+export const inJson = (column: AnyColumn | SQL, values: readonly (string | number)[]) =>
+  sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
+
+/** Chunks rows so that each JSON parameter stays well under D1's 2 MB value limit. */
+export function chunkByJsonSize<T>(rows: T[], maxChars = 500_000): T[][] {
+  const out: T[][] = [];
+  let current: T[] = [];
+  let size = 0;
+  for (const row of rows) {
+    const n = JSON.stringify(row).length + 1;
+    if (current.length && size + n > maxChars) {
+      out.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(row);
+    size += n;
+  }
+  if (current.length) out.push(current);
+  return out;
+}
+
+/**
+ * Exact cosine similarity over stored sparse vectors, from an inverted layout in D1: a query touches only
+ * the postings of its own nonzero dimensions within the user's partition.
+ */
+export class LocalVectorIndex implements VectorIndex {
+  readonly name = "local";
+  constructor(private readonly db: Db) {}
+
+  async upsert(records: VectorRecord[]): Promise<void> {
+    if (!records.length) return;
+    const postings = records.flatMap((r) => r.vector.indices.map((dim, k) => [r.userId, r.id, dim, r.vector.values[k] ?? 0]));
+    const rows = records.map((r) => [r.id, r.userId, JSON.stringify(r.vector), JSON.stringify(r.metadata)]);
+    const byUser = new Map<string, VectorRecord[]>();
+    for (const r of records) byUser.set(r.userId, [...(byUser.get(r.userId) ?? []), r]);
+    await runBatch(this.db, [
+      ...[...byUser].map(([userId, rs]) =>
+        sql`DELETE FROM local_vector_postings WHERE user_id = ${userId} AND ${inJson(localVectorPostings.vectorId, rs.map((r) => r.id))}`,
+      ),
+      ...chunkByJsonSize(rows).map(
+        (chunk) => sql`INSERT INTO local_vectors (id, user_id, vector_values, metadata)
+          SELECT value->>0, value->>1, value->>2, value->>3 FROM json_each(${JSON.stringify(chunk)}) WHERE true
+          ON CONFLICT(id) DO UPDATE SET user_id = excluded.user_id, vector_values = excluded.vector_values, metadata = excluded.metadata`,
+      ),
+      ...chunkByJsonSize(postings).map(
+        (chunk) => sql`INSERT INTO local_vector_postings (user_id, vector_id, dim, weight)
+          SELECT value->>0, value->>1, value->>2, value->>3 FROM json_each(${JSON.stringify(chunk)})`,
+      ),
+    ]);
+  }
+
+  async query(userId: string, vector: SparseVector, topK: number): Promise<VectorMatch[]> {
+    if (!vector.indices.length) return [];
+    const q = JSON.stringify(vector.indices.map((dim, k) => [dim, vector.values[k] ?? 0]));
+    return this.db.all<VectorMatch>(sql`WITH q(dim, w) AS (SELECT value->>0, value->>1 FROM json_each(${q}))
+      SELECT p.vector_id AS id, SUM(p.weight * q.w) AS score
+      FROM q JOIN local_vector_postings p ON p.user_id = ${userId} AND p.dim = q.dim
+      GROUP BY p.vector_id ORDER BY score DESC LIMIT ${topK}`);
+  }
+
+  async delete(userId: string, ids: string[]): Promise<void> {
+    if (!ids.length) return;
+    await runBatch(this.db, [
+      sql`DELETE FROM local_vector_postings WHERE user_id = ${userId} AND ${inJson(localVectorPostings.vectorId, ids)}`,
+      sql`DELETE FROM local_vectors WHERE user_id = ${userId} AND ${inJson(localVectors.id, ids)}`,
+    ]);
+  }
+
+  async erase(userId: string): Promise<number> {
+    const [, removed] = await runBatch(this.db, [
+      sql`DELETE FROM local_vector_postings WHERE user_id = ${userId}`,
+      sql`DELETE FROM local_vectors WHERE user_id = ${userId}`,
+    ]);
+    return changes(removed);
+  }
+}

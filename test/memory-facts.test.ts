@@ -1,0 +1,141 @@
+import { describe, expect, it } from "vitest";
+import { api, createUser } from "./helpers";
+import { getJson, importFacts, search } from "./memory-helpers";
+
+type FactBody = { id: string; text: string; superseded_by: string | null; confidence: number; embedded: boolean; metadata: Record<string, unknown> };
+
+describe("POST /v1/memory/facts (bulk import)", () => {
+  it("stores facts verbatim with deterministic ids and metadata, searchable at once", async () => {
+    const u = await createUser();
+    const out = await importFacts(u.key, [
+      { text: "User prefers   short emails", metadata: { message_id: "msg_1" } },
+      { text: "The default Jira project is PROJ", metadata: { context_type: "tool_persistent", source: "tool_indexed" } },
+    ]);
+    expect(out.embedded).toBe(2);
+    expect(out.facts[0]?.text).toBe("User prefers short emails");
+    expect(out.facts[0]?.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // Same text and scope: the same id, one row (confidence reinforced).
+    const again = await importFacts(u.key, [{ text: "User prefers short emails" }]);
+    expect(again.facts[0]?.id).toBe(out.facts[0]?.id);
+    const list = await getJson<{ facts: FactBody[] }>(u.key, "/v1/memory/facts");
+    expect(list.facts).toHaveLength(2);
+    const emails = list.facts.find((f) => f.text === "User prefers short emails");
+    expect(emails?.confidence).toBeGreaterThan(0.8);
+    expect(emails?.metadata).toMatchObject({ user_id: u.id, connection_id: null, context_type: "user_persistent", source: "user_provided", message_id: "msg_1" });
+    expect(emails?.embedded).toBe(true);
+
+    const hits = await search(u.key, "jira project");
+    expect(hits.results[0]).toMatchObject({ text: "The default Jira project is PROJ", metadata: { context_type: "tool_persistent" } });
+    expect(hits.results[0]?.score).toBeGreaterThan(0);
+  });
+
+  it("rejects bad input with the error shape and writes nothing", async () => {
+    const u = await createUser();
+    for (const body of [{ facts: [] }, { facts: [{ text: "" }] }, { facts: [{ text: "x", metadata: { confidence: 2 } }] }, { facts: [{ text: "x", extra: 1 }] }, { nope: 1 }]) {
+      const res = await api(u.key, "POST", "/v1/memory/facts", body);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("invalid_request");
+    }
+    expect((await getJson<{ facts: unknown[] }>(u.key, "/v1/memory/facts")).facts).toEqual([]);
+    expect((await api(null, "POST", "/v1/memory/facts", { facts: [{ text: "x" }] })).status).toBe(401);
+  });
+
+  it("refuses another user's connection id (404) and stores nothing", async () => {
+    const a = await createUser();
+    const b = await createUser();
+    const conn = (await (await api(a.key, "POST", "/v1/connections", { name: "Jira" })).json()) as { id: string };
+    const res = await api(b.key, "POST", "/v1/memory/facts", { facts: [{ text: "Default project is X", metadata: { connection_id: conn.id } }] });
+    expect(res.status).toBe(404);
+    expect((await getJson<{ facts: unknown[] }>(b.key, "/v1/memory/facts")).facts).toEqual([]);
+  });
+});
+
+describe("retrieval scope", () => {
+  it("never returns another user's facts, by text or by vector", async () => {
+    const a = await createUser();
+    const b = await createUser();
+    await importFacts(a.key, [{ text: "User's secret codename is Bluebird" }]);
+    await importFacts(b.key, [{ text: "User likes gardening" }]);
+    for (const mode of ["hybrid", "fulltext", "vector"]) {
+      expect((await search(b.key, "secret codename Bluebird", `&mode=${mode}`)).results).toEqual([]);
+      expect((await search(a.key, "secret codename Bluebird", `&mode=${mode}`)).results).toHaveLength(1);
+    }
+  });
+
+  it("returns user-level facts always and connection facts only while the connection is active", async () => {
+    const u = await createUser();
+    const conn = (await (await api(u.key, "POST", "/v1/connections", { name: "Jira" })).json()) as { id: string };
+    await importFacts(u.key, [
+      { text: "Default Jira project is PROJ", metadata: { connection_id: conn.id, context_type: "tool_persistent" } },
+      { text: "User tracks Jira issues every morning" },
+    ]);
+    expect((await search(u.key, "jira")).results.map((r) => r.text).sort()).toEqual(["Default Jira project is PROJ", "User tracks Jira issues every morning"]);
+    await api(u.key, "PATCH", `/v1/connections/${conn.id}`, { active: false });
+    expect((await search(u.key, "jira")).results.map((r) => r.text)).toEqual(["User tracks Jira issues every morning"]);
+  });
+
+  it("finds a fact by vector similarity alone the moment it is stored (read-your-writes)", async () => {
+    const u = await createUser();
+    await importFacts(u.key, [{ text: "User moved to Lisbon last spring" }]);
+    const hits = await search(u.key, "where does the user live?", "&mode=vector");
+    expect(hits.results[0]?.text).toBe("User moved to Lisbon last spring");
+    expect((await search(u.key, "where does the user live?", "&mode=fulltext")).results).toEqual([]);
+  });
+
+  it("deduplicates and honours k", async () => {
+    const u = await createUser();
+    await importFacts(u.key, Array.from({ length: 12 }, (_, i) => ({ text: `User owns bicycle number ${i}` })));
+    const hits = await search(u.key, "bicycle", "&k=3");
+    expect(hits.results).toHaveLength(3);
+    expect(new Set(hits.results.map((r) => r.id)).size).toBe(3);
+    expect(hits.results.map((r) => r.score)).toEqual([...hits.results.map((r) => r.score)].sort((x, y) => y - x));
+    expect((await api(u.key, "GET", "/v1/memory/facts/search?q=")).status).toBe(400);
+    expect((await api(u.key, "GET", "/v1/memory/facts/search?q=x&k=500")).status).toBe(400);
+  });
+});
+
+describe("contradictions, history and forgetting", () => {
+  it("supersedes a contradicted fact, keeps it as history, and retrieves only the latest", async () => {
+    const u = await createUser();
+    const [berlin] = (await importFacts(u.key, [{ text: "User lives in Berlin" }])).facts;
+    await importFacts(u.key, [{ text: "User likes Berlin techno" }]);
+    const paris = await importFacts(u.key, [{ text: "User moved to Paris" }]);
+    expect(paris.superseded).toEqual([berlin?.id]);
+    const hits = await search(u.key, "where does the user live, Berlin or Paris?");
+    expect(hits.results.map((r) => r.text)).toContain("User moved to Paris");
+    expect(hits.results.map((r) => r.text)).not.toContain("User lives in Berlin");
+    // Unrelated statements about the same place are not contradictions.
+    expect(hits.results.map((r) => r.text)).toContain("User likes Berlin techno");
+
+    const history = await getJson<{ fact: FactBody; replaced: FactBody[] }>(u.key, `/v1/memory/facts/${paris.facts[0]?.id}`);
+    expect(history.replaced.map((f) => f.text)).toEqual(["User lives in Berlin"]);
+    const old = await getJson<{ fact: FactBody; replaced_by: FactBody | null }>(u.key, `/v1/memory/facts/${berlin?.id}`);
+    expect(old.replaced_by?.text).toBe("User moved to Paris");
+    expect((await getJson<{ facts: FactBody[] }>(u.key, "/v1/memory/facts")).facts.map((f) => f.text)).not.toContain("User lives in Berlin");
+    expect((await getJson<{ facts: FactBody[] }>(u.key, "/v1/memory/facts?include_superseded=true")).facts.map((f) => f.text)).toContain("User lives in Berlin");
+
+    // Moving back reinstates the old fact and supersedes the newer one.
+    await importFacts(u.key, [{ text: "User lives in Berlin" }]);
+    expect((await search(u.key, "where does the user live")).results.map((r) => r.text)).toContain("User lives in Berlin");
+    expect((await search(u.key, "where does the user live")).results.map((r) => r.text)).not.toContain("User moved to Paris");
+  });
+
+  it("within one import, the last of two contradicting facts wins", async () => {
+    const u = await createUser();
+    const out = await importFacts(u.key, [{ text: "User's favorite color is blue" }, { text: "User's favorite color is green" }]);
+    expect(out.facts[0]?.superseded_by).toBe(out.facts[1]?.id);
+    expect((await search(u.key, "favorite color")).results.map((r) => r.text)).toEqual(["User's favorite color is green"]);
+  });
+
+  it("DELETE /v1/memory/facts/{id} forgets one fact; another user's id is 404", async () => {
+    const a = await createUser();
+    const b = await createUser();
+    const [fact] = (await importFacts(a.key, [{ text: "User is allergic to peanuts" }])).facts;
+    expect((await api(b.key, "DELETE", `/v1/memory/facts/${fact?.id}`)).status).toBe(404);
+    expect((await api(b.key, "GET", `/v1/memory/facts/${fact?.id}`)).status).toBe(404);
+    expect((await api(a.key, "DELETE", "/v1/memory/facts/not-a-uuid")).status).toBe(400);
+    expect((await api(a.key, "DELETE", `/v1/memory/facts/${fact?.id}`)).status).toBe(200);
+    expect((await api(a.key, "DELETE", `/v1/memory/facts/${fact?.id}`)).status).toBe(404);
+    for (const mode of ["fulltext", "vector"]) expect((await search(a.key, "peanuts allergy", `&mode=${mode}`)).results).toEqual([]);
+  });
+});

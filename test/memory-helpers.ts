@@ -1,0 +1,63 @@
+import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { loadConfig } from "../src/config/config";
+import { createDb } from "../src/db/client";
+import { CONSOLIDATE_KIND, memoryDeps, type ConsolidateMessage, type MemoryDeps } from "../src/memory/deps";
+import { recordObservations, type ObservationInput } from "../src/memory/events";
+import type { QueueMessage } from "../src/queue/consumer";
+import { api, toolCall } from "./helpers";
+
+/** Memory deps whose queue only records what was sent: no real delivery races the test. */
+export function captured(overrides: Partial<MemoryDeps> = {}) {
+  const sent: ConsolidateMessage[] = [];
+  const deps: MemoryDeps = {
+    ...memoryDeps(env, loadConfig(env), createDb(env.DB)),
+    queue: {
+      send: async (m) => {
+        sent.push(m);
+      },
+    },
+    ...overrides,
+  };
+  return { deps, sent };
+}
+
+export async function observe(userId: string, inputs: (Partial<ObservationInput> & { content: string })[], plan: "free" | "pro" = "free") {
+  const { deps, sent } = captured();
+  const out = await recordObservations(deps, { id: userId, plan }, inputs.map((i) => ({ type: i.type ?? "fact", content: i.content, sourceMetadata: i.sourceMetadata ?? { source: "test" } })));
+  return { ...out, sent };
+}
+
+let seq = 0;
+
+/** Delivers messages to the Worker's `queue` handler, as the queue would, and returns the ack/retry outcome. */
+export async function deliver(messages: ConsolidateMessage[], attempts = 1, queue = "engram-observations") {
+  const batch = createMessageBatch<QueueMessage>(
+    queue,
+    messages.map((body) => ({ id: `msg-${++seq}`, timestamp: new Date(), attempts, body })),
+  );
+  const ctx = createExecutionContext();
+  const worker = (await import("../src/index")).default;
+  await worker.queue(batch, env);
+  return getQueueResult(batch, ctx);
+}
+
+export const consolidateMessage = (userId: string, eventIds: string[] = []): ConsolidateMessage => ({ kind: CONSOLIDATE_KIND, userId, eventIds });
+
+/** The fake model's reply to a consolidation call: the forced tool call with this input. */
+export const consolidation = (input: unknown) => toolCall("consolidate_memory", input);
+
+export async function getJson<T>(key: string, path: string): Promise<T> {
+  const res = await api(key, "GET", path);
+  if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+export type SearchBody = { results: { id: string; text: string; score: number; metadata: Record<string, unknown> }[]; degraded?: string };
+
+export const search = (key: string, q: string, extra = "") => getJson<SearchBody>(key, `/v1/memory/facts/search?q=${encodeURIComponent(q)}${extra}`);
+
+export async function importFacts(key: string, facts: { text: string; metadata?: Record<string, unknown> }[]) {
+  const res = await api(key, "POST", "/v1/memory/facts", { facts });
+  if (res.status !== 201) throw new Error(`import: ${res.status} ${await res.text()}`);
+  return (await res.json()) as { facts: { id: string; text: string; superseded_by: string | null }[]; superseded: string[]; embedded: number; indexing?: string };
+}
