@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { PLANS } from "../db/schema";
 import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
 import { requireAdmin } from "./middleware";
 import { createUser, issueKey, listKeys, revokeKey, rotateKey } from "./service";
@@ -8,7 +9,7 @@ const User = z
     id: z.string(),
     name: z.string().nullable(),
     email: z.string().nullable(),
-    plan: z.enum(["free", "pro"]),
+    plan: z.enum(PLANS),
     review_mode: z.boolean(),
     created_at: z.number(),
   })
@@ -26,7 +27,7 @@ const CreateUserBody = z
   .strictObject({
     name: z.string().trim().min(1).max(200).optional(),
     email: z.email().max(320).optional(),
-    plan: z.enum(["free", "pro"]).optional(),
+    plan: z.enum(PLANS).optional(),
   })
   .openapi("CreateUser");
 

@@ -2,12 +2,13 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
-import { apiKeys, users } from "../db/schema";
+import { apiKeys, users, type Plan } from "../db/schema";
+
+export type { Plan };
 import { AppError, notFound } from "../http/errors";
 import type { AuthedUser } from "../http/context";
 import { displayPrefix, generateApiKey, hashApiKey } from "./keys";
 
-export type Plan = "free" | "pro";
 
 export async function createUser(db: Db, input: { name?: string; email?: string; plan?: Plan }) {
   const id = newId("usr");

@@ -8,6 +8,10 @@ import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-or
 const now = () => sql`(unixepoch('subsec') * 1000)`;
 const createdAt = () => integer("created_at").notNull().default(now());
 
+/** Plans set per-user limits (brain document length, MEMORY entries, budgets). */
+export const PLANS = ["free", "pro"] as const;
+export type Plan = (typeof PLANS)[number];
+
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 export type JsonObject = { [k: string]: Json };
 
@@ -15,7 +19,7 @@ export const users = sqliteTable("users", {
   id: text("id").primaryKey(),
   name: text("name"),
   email: text("email"),
-  plan: text("plan", { enum: ["free", "pro"] }).notNull().default("free"),
+  plan: text("plan", { enum: PLANS }).notNull().default("free"),
   reviewMode: integer("review_mode", { mode: "boolean" }).notNull().default(false),
   workingMemory: text("working_memory").notNull().default(""),
   scaffold: text("scaffold", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),

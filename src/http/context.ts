@@ -2,8 +2,9 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Config } from "../config/config";
 import type { Env } from "../config/env";
 import type { Db } from "../db/client";
+import type { Plan } from "../db/schema";
 
-export type AuthedUser = { id: string; plan: "free" | "pro"; keyId: string };
+export type AuthedUser = { id: string; plan: Plan; keyId: string };
 
 export type AppEnv = {
   Bindings: Env;
