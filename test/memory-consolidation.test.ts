@@ -1,0 +1,240 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { runScheduled } from "../src/cron/scheduled";
+import { consolidateMessages, consolidationModel } from "../src/memory/queue";
+import { sweepMemory, STALE_PENDING_MS } from "../src/memory/sweep";
+import type { QueueMessage } from "../src/queue/consumer";
+import { api, createUser, script, seen, textReply } from "./helpers";
+import { captured, consolidateMessage, consolidation, deliver, getJson, observe } from "./memory-helpers";
+
+type Events = { events: { id: string; status: string; attempts: number; error: string | null }[]; budget: { exhausted: boolean } };
+type Working = { working_memory: string; words: number; pending_events: number };
+type Scaffold = { scaffold: Record<string, unknown>; confidence: Record<string, { confidence: number; updated_at: number }> };
+type Facts = { facts: { id: string; text: string; confidence: number; source: string; metadata: Record<string, unknown> }[] };
+
+const count = async (sql: string, ...binds: unknown[]) => ((await env.DB.prepare(sql).bind(...binds).first<{ n: number }>()) ?? { n: 0 }).n;
+
+const OUTPUT = {
+  updated_scaffold: { Role: "Engineering manager", Projects: '{"toolstream": {"status": "beta", "tags": "[\\"ai\\", \\"infra\\"]"}}' },
+  scaffold_confidence: { Role: 0.95 },
+  updated_working_memory: "Ana is preparing the Toolstream beta launch and prefers short emails.",
+  facts_to_embed: ["User prefers short emails", { text: "Toolstream is in beta", confidence: 0.8 }],
+};
+
+describe("consolidation (queue consumer)", () => {
+  it("consolidates a user's pending events with one model call and applies scaffold, working memory and facts", async () => {
+    const u = await createUser();
+    const { events, sent } = await observe(u.id, [
+      { type: "preference", content: "I prefer short emails", sourceMetadata: { source: "interactive", session_id: "ses_1" } },
+      { type: "project_details", content: "Toolstream is in beta" },
+    ]);
+    expect(sent).toEqual([consolidateMessage(u.id, events.map((e) => e.id))]);
+    await script(u.id, consolidation(OUTPUT));
+    const result = await deliver(sent);
+    expect(result.explicitAcks).toHaveLength(1);
+    expect(result.retryMessages).toEqual([]);
+
+    const request = (await seen(u.id))[0] as unknown as { metadata: { user_id: string }; tool_choice: { type: string; name: string }; messages: { content: string }[]; model: string };
+    expect(request.metadata.user_id).toBe(u.id);
+    expect(request.tool_choice).toEqual({ type: "tool", name: "consolidate_memory" });
+    expect(request.model).toBe(env.BACKGROUND_MODEL);
+    expect(request.messages[0]?.content).toContain("I prefer short emails");
+
+    const working = await getJson<Working>(u.key, "/v1/memory/working");
+    expect(working).toMatchObject({ working_memory: OUTPUT.updated_working_memory, pending_events: 0 });
+    const scaffold = await getJson<Scaffold>(u.key, "/v1/memory/scaffold");
+    // Stringified nested JSON is unwrapped, recursively.
+    expect(scaffold.scaffold).toEqual({ Role: "Engineering manager", Projects: { toolstream: { status: "beta", tags: ["ai", "infra"] } } });
+    expect(scaffold.confidence.Role?.confidence).toBe(0.95);
+    expect(scaffold.confidence.Projects?.confidence).toBe(0.7);
+    const facts = await getJson<Facts>(u.key, "/v1/memory/facts");
+    expect(facts.facts.map((f) => f.text).sort()).toEqual(["Toolstream is in beta", "User prefers short emails"]);
+    expect(facts.facts.find((f) => f.text === "Toolstream is in beta")?.confidence).toBe(0.8);
+    expect(facts.facts[0]).toMatchObject({ source: "system_learned", metadata: { event_ids: events.map((e) => e.id), session_ids: ["ses_1"] } });
+    const listed = await getJson<Events>(u.key, "/v1/memory/events");
+    expect(listed.events.map((e) => e.status)).toEqual(["processed", "processed"]);
+    expect(await count("SELECT count(*) n FROM usage WHERE user_id = ? AND kind = 'consolidation'", u.id)).toBe(1);
+    const runs = await getJson<{ runs: { rev: number; event_ids: string[] }[] }>(u.key, "/v1/memory/runs");
+    expect(runs.runs).toMatchObject([{ rev: 1, event_ids: events.map((e) => e.id) }]);
+  });
+
+  it("caps working memory at 500 words and merges the scaffold (null removes a key)", async () => {
+    const u = await createUser();
+    const first = await observe(u.id, [{ content: "a" }]);
+    await script(u.id, consolidation({ updated_scaffold: { A: 1, B: { x: 1 } }, updated_working_memory: "w ".repeat(800), facts_to_embed: [] }));
+    await deliver(first.sent);
+    expect((await getJson<Working>(u.key, "/v1/memory/working")).words).toBe(500);
+    const second = await observe(u.id, [{ content: "b" }]);
+    await script(u.id, consolidation({ updated_scaffold: { A: null, B: { y: 2 } }, updated_working_memory: "short", facts_to_embed: [] }));
+    await deliver(second.sent);
+    expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({ B: { x: 1, y: 2 } });
+  });
+
+  it("accepts the whole tool input stringified, and facts_to_embed as a JSON string", async () => {
+    const u = await createUser();
+    const { sent } = await observe(u.id, [{ content: "x" }]);
+    await script(u.id, consolidation({ updated_scaffold: "{\"Role\": \"Chef\"}", updated_working_memory: "{not json", facts_to_embed: "[\"User cooks ramen\"]" }));
+    const result = await deliver(sent);
+    expect(result.retryMessages).toEqual([]);
+    expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({ Role: "Chef" });
+    // The narrative is never JSON-unwrapped.
+    expect((await getJson<Working>(u.key, "/v1/memory/working")).working_memory).toBe("{not json");
+    expect((await getJson<Facts>(u.key, "/v1/memory/facts")).facts.map((f) => f.text)).toEqual(["User cooks ramen"]);
+  });
+
+  const malformed: [string, Parameters<typeof script>[1]][] = [
+    ["a text reply instead of the tool call", textReply("I think the user likes tea")],
+    ["a wrong type", consolidation({ updated_scaffold: {}, updated_working_memory: 42 })],
+    ["a missing field", consolidation({ updated_working_memory: "x" })],
+    ["unparseable stringified JSON", consolidation({ updated_scaffold: "{\"Role\": ", updated_working_memory: "x" })],
+  ];
+  for (const [name, step] of malformed) {
+    it(`retries with backoff on ${name}, recording the error and changing nothing`, async () => {
+      const u = await createUser();
+      const { events, sent } = await observe(u.id, [{ content: "I like tea" }]);
+      await script(u.id, step, step);
+      expect((await deliver(sent, 1)).retryMessages).toHaveLength(1);
+      expect((await deliver(sent, 3)).retryMessages).toHaveLength(1);
+      const listed = await getJson<Events>(u.key, "/v1/memory/events");
+      expect(listed.events).toMatchObject([{ id: events[0]?.id, status: "pending", attempts: 2 }]);
+      expect(listed.events[0]?.error).toMatch(/MalformedOutput/);
+      expect((await getJson<Working>(u.key, "/v1/memory/working")).working_memory).toBe("");
+      expect(await count("SELECT count(*) n FROM facts WHERE user_id = ?", u.id)).toBe(0);
+      expect(await count("SELECT count(*) n FROM memory_runs WHERE user_id = ?", u.id)).toBe(0);
+    });
+  }
+
+  it("asks the queue for exponential backoff: 2, 4, 8 ... seconds, capped at 5 minutes", async () => {
+    const u = await createUser();
+    const { sent } = await observe(u.id, [{ content: "x" }]);
+    const delays: (number | undefined)[] = [];
+    const message = (attempts: number): Message<QueueMessage> => ({
+      id: `m${attempts}`,
+      timestamp: new Date(),
+      attempts,
+      body: { ...(sent[0] ?? consolidateMessage(u.id)) },
+      ack: () => undefined,
+      retry: (options) => delays.push(options?.delaySeconds),
+    });
+    await script(u.id, ...[1, 2, 3, 12].map(() => textReply("no tool")));
+    for (const attempts of [1, 2, 3, 12]) await consolidateMessages(captured().deps, consolidationModel(env), [message(attempts)]);
+    expect(delays).toEqual([2, 4, 8, 300]);
+  });
+
+  it("retries when the model API keeps failing (after the SDK's own retries)", async () => {
+    const u = await createUser();
+    const { sent } = await observe(u.id, [{ content: "x" }]);
+    await script(u.id, { status: 500 }, { status: 500 }, { status: 500 });
+    expect((await deliver(sent)).retryMessages).toHaveLength(1);
+  });
+});
+
+describe("exactly once", () => {
+  it("applies a duplicate delivery once, with one model call", async () => {
+    const u = await createUser();
+    const { sent } = await observe(u.id, [{ content: "I live in Porto" }]);
+    await script(u.id, consolidation({ updated_scaffold: { City: "Porto" }, updated_working_memory: "In Porto.", facts_to_embed: ["User lives in Porto"] }));
+    const twice = await deliver([...sent, ...sent]);
+    expect(twice.explicitAcks).toHaveLength(2);
+    expect((await deliver(sent)).explicitAcks).toHaveLength(1);
+    expect(await seen(u.id)).toHaveLength(1);
+    expect(await count("SELECT count(*) n FROM memory_runs WHERE user_id = ?", u.id)).toBe(1);
+    expect(await count("SELECT count(*) n FROM facts WHERE user_id = ?", u.id)).toBe(1);
+  });
+
+  it("lets only one of two concurrent consolidations of the same events commit", async () => {
+    const u = await createUser();
+    const { sent } = await observe(u.id, [{ content: "I live in Porto" }]);
+    const out = (city: string) => consolidation({ updated_scaffold: { City: city }, updated_working_memory: `In ${city}.`, facts_to_embed: [`User's home city is ${city}`] });
+    await script(u.id, out("Porto"), out("Lisbon"));
+    const [a, b] = await Promise.all([deliver(sent), deliver(sent)]);
+    const acked = a.explicitAcks.length + b.explicitAcks.length;
+    const retried = a.retryMessages.length + b.retryMessages.length;
+    expect(acked + retried).toBe(2);
+    expect(acked).toBeGreaterThanOrEqual(1);
+    expect(await count("SELECT count(*) n FROM memory_runs WHERE user_id = ?", u.id)).toBe(1);
+    expect(await count("SELECT count(*) n FROM facts WHERE user_id = ?", u.id)).toBe(1);
+    const city = (await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold.City;
+    expect((await getJson<Working>(u.key, "/v1/memory/working")).working_memory).toBe(`In ${String(city)}.`);
+    // A retry of the loser finds nothing left to do.
+    expect((await deliver(sent)).explicitAcks).toHaveLength(1);
+  });
+});
+
+describe("dead letters", () => {
+  it("marks the events of a dead-lettered message failed, visibly, and they can be retried", async () => {
+    const u = await createUser();
+    const { events, sent } = await observe(u.id, [{ content: "x" }, { content: "y" }]);
+    await script(u.id, textReply("no tool"));
+    await deliver(sent, 5);
+    const dlq = await deliver(sent, 1, "engram-observations-dlq");
+    expect(dlq.explicitAcks).toHaveLength(1);
+    const failed = await getJson<Events>(u.key, "/v1/memory/events?status=failed");
+    expect(failed.events.map((e) => e.id).sort()).toEqual(events.map((e) => e.id).sort());
+    expect(failed.events[0]?.error).toMatch(/gave up after 1 failed attempts; last error: MalformedOutput/);
+    expect(await count("SELECT count(*) n FROM audit_logs WHERE user_id = ? AND action = 'queue.dead_letter'", u.id)).toBe(1);
+    // Another user cannot see or retry them.
+    const other = await createUser();
+    expect((await getJson<Events>(other.key, "/v1/memory/events")).events).toEqual([]);
+    expect(await (await api(other.key, "POST", "/v1/memory/events/retry")).json()).toEqual({ retried: [] });
+    const retried = (await (await api(u.key, "POST", "/v1/memory/events/retry")).json()) as { retried: string[] };
+    expect(retried.retried.sort()).toEqual(events.map((e) => e.id).sort());
+    expect(await count("SELECT count(*) n FROM context_events WHERE user_id = ? AND status = 'failed'", u.id)).toBe(0);
+  });
+});
+
+describe("budget", () => {
+  it("defers events over the daily consolidation budget, says so, and resumes when it allows", async () => {
+    const u = await createUser();
+    await env.DB.prepare("INSERT INTO usage (id, user_id, kind, model, input_tokens, output_tokens) VALUES (?, ?, 'consolidation', 'm', 199000, 1000)").bind(`use_${u.id}`, u.id).run();
+    const res = await api(u.key, "POST", "/v1/observations", { observations: [{ type: "learned_fact", content: "User likes tea" }] });
+    expect(res.status).toBe(202);
+    const body = (await res.json()) as { events: { status: string; error: string }[]; budget: { exhausted: boolean } };
+    expect(body.budget.exhausted).toBe(true);
+    expect(body.events[0]).toMatchObject({ status: "deferred", error: expect.stringMatching(/daily consolidation budget of 200000 tokens is used up/) });
+    expect((await getJson<Working>(u.key, "/v1/memory/working")).pending_events).toBe(1);
+
+    const { deps, sent } = captured();
+    expect((await sweepMemory(deps, Date.now())).resumed).toBe(0);
+    await env.DB.prepare("DELETE FROM usage WHERE user_id = ?").bind(u.id).run();
+    expect((await sweepMemory(deps, Date.now())).resumed).toBe(1);
+    expect(sent.filter((m) => m.userId === u.id)).toHaveLength(1);
+    expect((await getJson<Events>(u.key, "/v1/memory/events")).events[0]?.status).toBe("pending");
+  });
+
+  it("defers pending events in the consumer when the budget ran out meanwhile, without a model call", async () => {
+    const u = await createUser();
+    const { sent } = await observe(u.id, [{ content: "x" }]);
+    await env.DB.prepare("INSERT INTO usage (id, user_id, kind, model, input_tokens, output_tokens) VALUES (?, ?, 'consolidation', 'm', 500000, 0)").bind(`use_${u.id}`, u.id).run();
+    expect((await deliver(sent)).explicitAcks).toHaveLength(1);
+    expect(await seen(u.id)).toEqual([]);
+    expect((await getJson<Events>(u.key, "/v1/memory/events")).events[0]?.status).toBe("deferred");
+  });
+});
+
+describe("cron sweep", () => {
+  it("re-enqueues events left pending past the threshold, and the queue path stays idempotent", async () => {
+    const u = await createUser();
+    const old = await observe(u.id, [{ content: "I play chess" }]);
+    const fresh = await observe(u.id, [{ content: "I play go" }]);
+    await env.DB.prepare("UPDATE context_events SET created_at = created_at - ? WHERE id = ?").bind(STALE_PENDING_MS + 1000, old.events[0]?.id).run();
+    const { deps, sent } = captured();
+    await sweepMemory(deps, Date.now());
+    const mine = sent.filter((m) => m.userId === u.id);
+    expect(mine).toEqual([consolidateMessage(u.id, [old.events[0]?.id ?? ""])]);
+    await script(u.id, consolidation({ updated_scaffold: { Games: ["chess", "go"] }, updated_working_memory: "Plays chess and go.", facts_to_embed: ["User plays chess", "User plays go"] }));
+    await deliver(mine);
+    // The original (late) message and the sweep's both arrive: applied once.
+    expect((await deliver([...old.sent, ...fresh.sent])).explicitAcks).toHaveLength(2);
+    expect(await seen(u.id)).toHaveLength(1);
+    expect(await count("SELECT count(*) n FROM context_events WHERE user_id = ? AND status = 'processed'", u.id)).toBe(2);
+    const again = captured();
+    await sweepMemory(again.deps, Date.now());
+    expect(again.sent.filter((m) => m.userId === u.id)).toEqual([]);
+  });
+
+  it("runs as a registered cron job", async () => {
+    const results = await runScheduled(env, Date.now());
+    expect(results["memory.sweep"]).toMatchObject({ requeued: expect.any(Number), resumed: expect.any(Number), embedded: expect.any(Number) });
+  });
+});
