@@ -15,7 +15,7 @@ import { CONSOLIDATE_TOOL, CONSOLIDATION_SYSTEM, consolidateToolDef, consolidati
 import type { MemoryDeps } from "./deps";
 import { factStatements, indexFacts, prepareFacts, type FactInput } from "./facts-write";
 import { canonicalJson } from "./ids";
-import { searchFacts } from "./retrieval";
+import { briefError, searchFacts } from "./retrieval";
 import { capWords } from "./text";
 import { inJson } from "./vector";
 
@@ -142,7 +142,7 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
     await indexFacts(deps, userId, prepared, superseded);
     return { status: "applied", events: events.length, more: state.rest, rev };
   } catch (err) {
-    const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    const message = `${err instanceof Error ? err.name : "Error"}: ${briefError(err)}`;
     await db
       .update(contextEvents)
       .set({ attempts: sql`${contextEvents.attempts} + 1`, error: message.slice(0, 500) })

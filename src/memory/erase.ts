@@ -6,7 +6,7 @@
 import { eq, lte, and, sql } from "drizzle-orm";
 import { newId } from "../db/client";
 import { auditLogs, connections, contextEvents, contextLogs, facts, memoryRuns, sessions, users } from "../db/schema";
-import { changes, runBatch } from "./batch";
+import { returnedIds, runBatch } from "./batch";
 import type { MemoryDeps } from "./deps";
 
 export type EraseReceipt = {
@@ -26,17 +26,18 @@ export async function eraseMemory(deps: MemoryDeps, userId: string, destroySessi
   for (const s of sessionIds) await destroySession(s.id);
   const base = rev[0]?.rev ?? 0;
   const now = deps.now();
+  // Counted from RETURNING rows: D1's change counts include the FTS triggers' writes.
   const results = await runBatch(db, [
-    db.delete(memoryRuns).where(and(eq(memoryRuns.userId, userId), lte(memoryRuns.rev, base))),
+    db.delete(memoryRuns).where(and(eq(memoryRuns.userId, userId), lte(memoryRuns.rev, base))).returning({ id: memoryRuns.id }),
     db.insert(memoryRuns).values({ id: newId("run"), userId, rev: base + 1, kind: "erase" }),
-    db.delete(facts).where(eq(facts.userId, userId)),
-    db.delete(contextEvents).where(eq(contextEvents.userId, userId)),
-    db.delete(contextLogs).where(eq(contextLogs.userId, userId)),
-    db.delete(sessions).where(eq(sessions.userId, userId)),
-    db.update(connections).set({ learnedInfo: {} }).where(eq(connections.userId, userId)),
+    db.delete(facts).where(eq(facts.userId, userId)).returning({ id: facts.id }),
+    db.delete(contextEvents).where(eq(contextEvents.userId, userId)).returning({ id: contextEvents.id }),
+    db.delete(contextLogs).where(eq(contextLogs.userId, userId)).returning({ id: contextLogs.id }),
+    db.delete(sessions).where(eq(sessions.userId, userId)).returning({ id: sessions.id }),
+    db.update(connections).set({ learnedInfo: {} }).where(eq(connections.userId, userId)).returning({ id: connections.id }),
     db.update(users).set({ workingMemory: "", scaffold: {}, scaffoldMeta: {}, learnedInfo: {}, updatedAt: now }).where(eq(users.id, userId)),
   ]);
-  const [runs, , factsN, events, logs, sessionsN, conns] = results.map(changes);
+  const [runs, , factsN, events, logs, sessionsN, conns] = results.map((r) => returnedIds(r).length);
   let vectors = 0;
   let vectorError: string | undefined;
   try {

@@ -13,6 +13,7 @@ import { slotOf } from "./slots";
 import { normalizeText } from "./text";
 import { inJson, type VectorMetadata } from "./vector";
 import type { Statement } from "./batch";
+import { briefError } from "./retrieval";
 
 export type FactInput = {
   text: string;
@@ -150,7 +151,7 @@ export async function indexFacts(deps: MemoryDeps, userId: string, prepared: rea
     ]);
     return { embedded: live.length };
   } catch (err) {
-    const error = err instanceof Error ? err.message : String(err);
+    const error = briefError(err);
     console.error(JSON.stringify({ memory: "index_facts", user: userId, error }));
     return { embedded: 0, error };
   }

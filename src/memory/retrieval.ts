@@ -53,6 +53,12 @@ async function vectorSearch(deps: MemoryDeps, input: SearchInput): Promise<{ hit
   return { hits: matches.flatMap((m) => byId.get(m.id) ?? []), tokens };
 }
 
+/** The root cause in one short line: audit rows and API answers carry no query text. */
+export function briefError(err: unknown): string {
+  const root = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+  return (root instanceof Error ? root.message : String(root)).split("\n")[0]?.slice(0, 200) ?? "unknown error";
+}
+
 /** Confidence, reinforcement and decay: a multiplier around 1 that reorders close calls, never relevance. */
 export function quality(c: Pick<Candidate, "confidence" | "recall_count" | "last_recalled_at" | "created_at">, now: number): number {
   const touched = Math.max(c.created_at, c.last_recalled_at ?? 0);
@@ -69,7 +75,7 @@ export async function searchFacts(deps: MemoryDeps, input: SearchInput): Promise
     mode === "fulltext"
       ? { hits: [], tokens: 0 }
       : vectorSearch(deps, input).catch((err: unknown) => {
-          degraded = `vector search unavailable: ${err instanceof Error ? err.message : String(err)}`;
+          degraded = `vector search unavailable: ${briefError(err)}`;
           return { hits: [], tokens: 0 };
         }),
   ]);

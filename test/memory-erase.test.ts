@@ -1,0 +1,96 @@
+import Anthropic from "@anthropic-ai/sdk";
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { consolidateUser, ConsolidationConflict } from "../src/memory/consolidate";
+import { messageJson } from "../src/model/wire";
+import { sessionStub } from "../src/sessions/store";
+import { api, chat, createUser, script, textReply } from "./helpers";
+import { captured, consolidation, deliver, getJson, importFacts, observe, search } from "./memory-helpers";
+
+const count = async (table: string, userId: string) => (await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`).bind(userId).first<{ n: number }>())?.n ?? 0;
+
+async function storedMessages(userId: string, sessionId: string): Promise<number> {
+  return runInDurableObject(sessionStub(env, userId, sessionId), (_instance, state) => {
+    const table = state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'messages'").toArray();
+    return table.length ? Number(state.storage.sql.exec("SELECT count(*) AS n FROM messages").one().n) : 0;
+  });
+}
+
+/** Gives a user every kind of memory: facts, consolidated tiers, events, a session, a context log, a connection. */
+async function remember(u: { id: string; key: string }) {
+  await importFacts(u.key, [{ text: "User's dog is called Biscuit" }, { text: "User lives in Porto" }]);
+  const { sent } = await observe(u.id, [{ content: "I like tea" }]);
+  await script(u.id, consolidation({ updated_scaffold: { Drinks: "tea" }, updated_working_memory: "Likes tea.", facts_to_embed: ["User likes tea"] }), textReply("hi"));
+  await deliver(sent);
+  const { sessionId } = await chat(u.key, { message: "hello" });
+  await api(u.key, "POST", "/v1/connections", { name: "Jira", learned_info: { default_project: "PROJ" } });
+  return sessionId;
+}
+
+describe("DELETE /v1/memory", () => {
+  it("erases all of the user's memory, sessions included, and returns a receipt; other users are untouched", async () => {
+    const a = await createUser();
+    const b = await createUser();
+    const sessionA = await remember(a);
+    const sessionB = await remember(b);
+    expect(await storedMessages(a.id, sessionA)).toBe(2);
+
+    const res = await api(a.key, "DELETE", "/v1/memory");
+    expect(res.status).toBe(200);
+    const receipt = (await res.json()) as { erased: Record<string, number | boolean>; kept: string[]; erased_at: number };
+    expect(receipt.erased).toEqual({
+      facts: 3,
+      vectors: 3,
+      events: 1,
+      context_logs: 1,
+      sessions: 1,
+      memory_runs: 1,
+      connections_reset: 1,
+      working_memory: true,
+      scaffold: true,
+    });
+    expect(receipt.kept.length).toBeGreaterThan(0);
+
+    expect((await getJson<{ facts: unknown[] }>(a.key, "/v1/memory/facts?include_superseded=true")).facts).toEqual([]);
+    for (const mode of ["fulltext", "vector"]) expect((await search(a.key, "dog Biscuit", `&mode=${mode}`)).results).toEqual([]);
+    expect(await getJson(a.key, "/v1/memory/working")).toMatchObject({ working_memory: "", pending_events: 0 });
+    expect(await getJson(a.key, "/v1/memory/scaffold")).toMatchObject({ scaffold: {}, confidence: {} });
+    expect((await getJson<{ sessions: unknown[] }>(a.key, "/v1/sessions")).sessions).toEqual([]);
+    expect(await storedMessages(a.id, sessionA)).toBe(0);
+    expect(await count("local_vectors", a.id)).toBe(0);
+    expect(await count("local_vector_postings", a.id)).toBe(0);
+    expect((await getJson<{ connections: { learned_info: unknown }[] }>(a.key, "/v1/connections")).connections[0]?.learned_info).toEqual({});
+    expect(await count("audit_logs", a.id)).toBeGreaterThanOrEqual(1);
+
+    // B keeps everything.
+    expect((await search(b.key, "dog Biscuit")).results).toHaveLength(1);
+    expect(await getJson(b.key, "/v1/memory/working")).toMatchObject({ working_memory: "Likes tea." });
+    expect(await storedMessages(b.id, sessionB)).toBe(2);
+    expect(await count("local_vectors", b.id)).toBe(3);
+
+    // Erasing again is harmless.
+    const again = (await (await api(a.key, "DELETE", "/v1/memory")).json()) as { erased: Record<string, number | boolean> };
+    expect(again.erased).toMatchObject({ facts: 0, vectors: 0, sessions: 0 });
+  });
+
+  it("a consolidation in flight during the erase cannot write the old memory back", async () => {
+    const u = await createUser();
+    const { sent } = await observe(u.id, [{ content: "I like coffee" }]);
+    const output = { updated_scaffold: { Drinks: "coffee" }, updated_working_memory: "Likes coffee.", facts_to_embed: ["User likes coffee"] };
+    // A model that takes its time: the user erases everything while it thinks.
+    const client = new Anthropic({
+      apiKey: "test",
+      baseURL: "http://slow-model.test",
+      maxRetries: 0,
+      fetch: async () => {
+        await api(u.key, "DELETE", "/v1/memory");
+        return Response.json(messageJson({ id: "msg_slow", model: "m", content: [{ type: "tool_use", id: "toolu_slow", name: "consolidate_memory", input: output }], stop_reason: "tool_use", usage: { input_tokens: 1, output_tokens: 1 } }));
+      },
+    });
+    await expect(consolidateUser(captured().deps, { client, model: "m" }, u.id)).rejects.toBeInstanceOf(ConsolidationConflict);
+    expect(await getJson(u.key, "/v1/memory/working")).toMatchObject({ working_memory: "" });
+    expect(await count("facts", u.id)).toBe(0);
+    // The retry finds nothing left: the events went with the erase.
+    expect((await deliver(sent)).explicitAcks).toHaveLength(1);
+  });
+});
