@@ -13,7 +13,7 @@ const RELATIONS: [RegExp, string][] = [
 ];
 
 const COPULA = /^(.+?)\s+(?:is|are|was|were|has become|is now|changed to)\s+(.+)$|^(.+?)\s*[:=]\s+(.+)$/;
-const PREPOSITIONS = new Set(["in", "on", "at", "by", "for", "with", "to", "from", "of", "due", "until"]);
+const PREPOSITIONS = new Set(["in", "on", "at", "by", "for", "with", "to", "from", "of", "until"]);
 const POSSESSIVE = /\b(?:my|user's|users'|the user's|their|his|her)\b|'s\b/;
 
 export function slotOf(text: string): string | null {

@@ -1,0 +1,140 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/config";
+import { mergeScaffold, normalizeJson, parseConsolidationOutput, consolidationPrompt } from "../src/memory/consolidation-schema";
+import { dot, hashEmbed } from "../src/memory/embed";
+import { canonicalJson, uuidv5 } from "../src/memory/ids";
+import { offlineConsolidate, thirdPerson } from "../src/memory/offline-consolidate";
+import { fitScaffold } from "../src/memory/providers";
+import { backoffSeconds } from "../src/memory/queue";
+import { ftsQuery, quality } from "../src/memory/retrieval";
+import { slotOf } from "../src/memory/slots";
+import { capWords, stem, wordCount } from "../src/memory/text";
+import { createModelClient } from "../src/model/anthropic";
+import { CONSOLIDATE_TOOL } from "../src/memory/consolidation-schema";
+import { consolidateUser } from "../src/memory/consolidate";
+import { createUser } from "./helpers";
+import { captured, getJson, observe, search } from "./memory-helpers";
+
+describe("ids", () => {
+  it("computes RFC 9562 UUIDv5 (known vector) and canonical JSON", async () => {
+    expect(await uuidv5("python.org", "6ba7b810-9dad-11d1-80b4-00c04fd430c8")).toBe("886313e1-3b8a-5372-9b90-0c9aee199e5d");
+    expect(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[1,{"y":2,"z":1}]},"b":1}');
+  });
+});
+
+describe("text and the local embedder", () => {
+  it("stems inflections together", () => {
+    expect(["emails", "emailing", "emailed"].map(stem)).toEqual(["email", "email", "email"]);
+    expect(stem("preferences")).toBe(stem("preference"));
+    expect(capWords("one two\nthree four", 3)).toBe("one two\nthree");
+    expect(wordCount(capWords("w ".repeat(600), 500))).toBe(500);
+  });
+
+  it("is deterministic, normalised, and ranks overlapping texts above unrelated ones", () => {
+    const q = hashEmbed("which project management tool does the team use?");
+    const match = hashEmbed("The team uses Linear for project management");
+    const other = hashEmbed("User's dog is called Biscuit");
+    expect(hashEmbed("which project management tool does the team use?")).toEqual(q);
+    expect(dot(match, match)).toBeCloseTo(1, 6);
+    expect(dot(q, match)).toBeGreaterThan(0.3);
+    expect(dot(q, other)).toBe(0);
+    // Concept tags bridge a few everyday paraphrases.
+    expect(dot(hashEmbed("where does she live"), hashEmbed("moved to Lisbon"))).toBeGreaterThan(0.12);
+  });
+
+  it("builds a quoted OR full-text query without operators", () => {
+    expect(ftsQuery('What is "NEAR" the AND office?')).toBe('"near" OR "office"');
+    expect(ftsQuery("the and of")).toBeNull();
+  });
+});
+
+describe("slots (contradiction detection)", () => {
+  const cases: [string, string | null][] = [
+    ["User lives in Berlin", "user|live_in"],
+    ["User moved to Paris.", "user|live_in"],
+    ["My sister lives in Rome", "sist|live_in"],
+    ["User works at Acme", "user|work_at"],
+    ["User's favorite color is blue", "favorit color|is"],
+    ["The default Jira project is PROJ", "default jira project|is"],
+    ["Default Jira project: OPS", "default jira project|is"],
+    ["Project Apollo is due in March", "project apollo|is due"],
+    ["Project Apollo is written in Rust", "project apollo|is written"],
+    ["User is a vegetarian", null],
+    ["Python is fun", null],
+    ["User likes tea", null],
+  ];
+  for (const [text, slot] of cases) it(`${text} -> ${slot}`, () => expect(slotOf(text)).toBe(slot));
+});
+
+describe("consolidation output", () => {
+  it("normalises stringified JSON recursively and leaves other strings alone", () => {
+    expect(normalizeJson({ a: '{"b": "[1, 2]"}', c: "{not json", d: "plain" })).toEqual({ a: { b: [1, 2] }, c: "{not json", d: "plain" });
+    const out = parseConsolidationOutput('{"updated_scaffold": "{\\"X\\": 1}", "updated_working_memory": "[a narrative]", "facts_to_embed": "[]"}');
+    expect(out).toEqual({ updated_scaffold: { X: 1 }, updated_working_memory: "[a narrative]", facts_to_embed: [] });
+    expect(() => parseConsolidationOutput(["nope"])).toThrow(/not an object/);
+  });
+
+  it("merges scaffolds deeply; null removes", () => {
+    expect(mergeScaffold({ a: { x: 1, y: 2 }, b: 1, c: [1] }, { a: { y: null, z: 3 }, b: null, c: [2] })).toEqual({ a: { x: 1, z: 3 }, c: [2] });
+  });
+
+  it("fits the scaffold into its budget by dropping the least certain keys first", () => {
+    const fitted = fitScaffold({ keep: "k".repeat(50), drop: "d".repeat(50) }, { keep: { confidence: 0.9, updated_at: 1 }, drop: { confidence: 0.3, updated_at: 2 } }, 80);
+    expect(Object.keys(fitted)).toEqual(["keep"]);
+  });
+
+  it("backs off exponentially, capped", () => {
+    expect([1, 2, 3, 4, 5, 20].map(backoffSeconds)).toEqual([2, 4, 8, 16, 32, 300]);
+  });
+
+  it("ranks recalled, confident, fresh facts up and stale unrecalled ones down", () => {
+    const now = Date.now();
+    const day = 86_400_000;
+    const base = { confidence: 0.7, recall_count: 0, last_recalled_at: null, created_at: now };
+    expect(quality({ ...base, recall_count: 5 }, now)).toBeGreaterThan(quality(base, now));
+    expect(quality({ ...base, confidence: 0.95 }, now)).toBeGreaterThan(quality(base, now));
+    expect(quality({ ...base, created_at: now - 365 * day }, now)).toBeLessThan(quality(base, now));
+    expect(quality({ ...base, created_at: now - 365 * day, last_recalled_at: now - day }, now)).toBeGreaterThan(quality({ ...base, created_at: now - 365 * day }, now));
+  });
+});
+
+describe("offline consolidation (no API key)", () => {
+  it("rewrites first person into third", () => {
+    expect(thirdPerson("Remember that I live in Berlin.")).toBe("User lives in Berlin");
+    expect(thirdPerson("I'm allergic to peanuts")).toBe("User is allergic to peanuts");
+    expect(thirdPerson("my favourite editor is vim")).toBe("User's favourite editor is vim");
+  });
+
+  it("fills the forced tool call deterministically from the prompt", () => {
+    const prompt = consolidationPrompt({
+      working_memory: "",
+      scaffold: { Preferences: ["User likes tea"] },
+      related_facts: [],
+      observations: [
+        { id: "e1", type: "preference", content: "I prefer short emails", source: {} },
+        { id: "e2", type: "scaffold_update", content: '{"Role": "CTO"}', source: {} },
+        { id: "e3", type: "correction", content: "I moved to Paris", source: {} },
+      ],
+    });
+    const out = offlineConsolidate({ model: "m", messages: [{ role: "user", content: prompt }] });
+    expect(out).toEqual(offlineConsolidate({ model: "m", messages: [{ role: "user", content: prompt }] }));
+    const parsed = parseConsolidationOutput(out);
+    expect(parsed.updated_scaffold).toEqual({ Preferences: ["User likes tea", "User prefers short emails"], Role: "CTO" });
+    expect(parsed.facts_to_embed).toEqual(["User prefers short emails", "User's Role is CTO", { text: "User moved to Paris", confidence: 0.9 }]);
+    expect(parsed.updated_working_memory).toMatch(/offline consolidation/);
+  });
+
+  it("consolidates end to end through the offline model, superseding by slot", async () => {
+    const u = await createUser();
+    await observe(u.id, [{ type: "fact", content: "I live in Berlin" }]);
+    const offline = { client: createModelClient({ ...loadConfig(env), anthropicApiKey: undefined }, { [CONSOLIDATE_TOOL]: offlineConsolidate }).client, model: "offline" };
+    const { deps } = captured();
+    expect((await consolidateUser(deps, offline, u.id)).status).toBe("applied");
+    await observe(u.id, [{ type: "correction", content: "I moved to Paris" }]);
+    expect((await consolidateUser(deps, offline, u.id)).status).toBe("applied");
+    expect((await search(u.key, "where does the user live")).results.map((r) => r.text)).toEqual(["User moved to Paris"]);
+    const working = await getJson<{ working_memory: string }>(u.key, "/v1/memory/working");
+    expect(working.working_memory).toContain("- User lives in Berlin\n- User moved to Paris");
+  });
+});
