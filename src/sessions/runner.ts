@@ -31,7 +31,8 @@ export type TurnInput = Caller & { message: string; siteId: string | null; proje
 export type ResumeInput = Caller & { answer: Answer };
 
 type Segment = { scope: TurnScope; model: string; system: string; tools: TurnTools; progress?: Progress; counters: Map<string, number>; stream: boolean };
-type Tally = { added: number; pending: boolean };
+/** What a segment changed, and the D1 bookkeeping it started: awaited together, after the last event. */
+type Tally = { added: number; pending: boolean; writes: Promise<unknown>[] };
 export type Alarm = { set(at: number): Promise<void>; clear(): Promise<void> };
 
 export const pendingMessage = (sessionId: string) =>
@@ -51,12 +52,11 @@ export class TurnRunner {
     const scope = this.scope(input, input.siteId, input.projectId);
     const lastReply = this.store.messages().findLast((m) => m.role === "assistant");
     const [userSeq] = this.store.append([{ role: "user", content: [{ type: "text", text: input.message }] }]);
-    const tally: Tally = { added: 1, pending: false };
-    let logged: Promise<unknown> = Promise.resolve();
+    const tally: Tally = { added: 1, pending: false, writes: [] };
     try {
       const prompt = await buildSystemPrompt({ ...scope, query: followUpQuery(input.message, lastReply), now: Date.now() }, contextProviders);
       // Written alongside the model call, not before it: the audit row must not delay the first byte.
-      logged = recordContextLog(scope.db, input.userId, input.sessionId, prompt);
+      tally.writes.push(recordContextLog(scope.db, input.userId, input.sessionId, prompt));
       const tools = turnTools(input.clientTools);
       tally.pending = await this.run({ scope, model: scope.config.chatModel, system: prompt.system, tools, counters: new Map(), stream: input.stream }, sink, tally);
     } catch (err) {
@@ -67,7 +67,7 @@ export class TurnRunner {
       }
       this.fail(err, sink, input.sessionId);
     } finally {
-      await Promise.all([logged, touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending)]);
+      await Promise.all([...tally.writes, touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending)]);
     }
   }
 
@@ -81,7 +81,7 @@ export class TurnRunner {
     const progress = { iterations: cont.iterations, usage: cont.usage, toolsUsed: cont.tools_used };
     const tools = turnTools(cont.client_tools, cont.server_tools);
     const seg: Segment = { scope, model: cont.model, system: cont.system, tools, progress, counters: new Map(Object.entries(cont.counters)), stream: cont.stream };
-    const tally: Tally = { added: 0, pending: false };
+    const tally: Tally = { added: 0, pending: false, writes: [] };
     try {
       if (resolution.remember) this.store.allowAlways(resolution.call.tool_name);
       const { results, pending } = await applyAnswer(cont, resolution, tools, this.toolCtx(seg, sink), sink.emit);
@@ -95,7 +95,7 @@ export class TurnRunner {
     } catch (err) {
       this.fail(err, sink, input.sessionId);
     } finally {
-      await touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending);
+      await Promise.all([...tally.writes, touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending)]);
     }
   }
 
@@ -130,14 +130,16 @@ export class TurnRunner {
       ...(seg.progress ? { progress: seg.progress } : {}),
     });
     const before = seg.progress?.usage ?? { input_tokens: 0, output_tokens: 0 };
-    await recordUsage(scope.db, {
-      userId: scope.userId,
-      kind: "chat",
-      model: seg.model,
-      inputTokens: outcome.usage.input_tokens - before.input_tokens,
-      outputTokens: outcome.usage.output_tokens - before.output_tokens,
-      sessionId: scope.sessionId,
-    });
+    tally.writes.push(
+      recordUsage(scope.db, {
+        userId: scope.userId,
+        kind: "chat",
+        model: seg.model,
+        inputTokens: outcome.usage.input_tokens - before.input_tokens,
+        outputTokens: outcome.usage.output_tokens - before.output_tokens,
+        sessionId: scope.sessionId,
+      }),
+    );
     if (outcome.kind === "done") {
       sink.emit({ type: "done", stop_reason: outcome.stopReason, usage: outcome.usage, tools_used: outcome.toolsUsed });
       return false;
