@@ -180,3 +180,9 @@ describe("client tool declarations are validated at the edge", () => {
     });
   }
 });
+
+it("describes the bridge in the OpenAPI document", async () => {
+  const doc = (await (await api(null, "GET", "/openapi.json")).json()) as { paths: Record<string, unknown>; components: { schemas: Record<string, unknown> } };
+  expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/sessions/{id}/tool_result", "/v1/sessions/{id}/pending"]));
+  expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(["ToolPending", "PendingCall", "ToolResultRequest", "ClientTool", "McpServer", "PendingTurn"]));
+});
