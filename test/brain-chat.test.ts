@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { proposalInsert, propose, type ProposalRow } from "../src/brain/review";
 import { updateCustomerBrain } from "../src/brain/tool";
 import { toAnthropicTool } from "../src/tools/tool";
 import { api, chat, createUser, readSse, script, seen, textReply, toolCall } from "./helpers";
-import { brainRows, call, lastToolResults, memory, ofType, seedEntries, soul, type Entry } from "./brain-helpers";
+import { brainRows, call, createProject, lastToolResults, memory, ofType, seedEntries, soul, testDb, type Entry } from "./brain-helpers";
 
 const brain = (target: string, content: string, id?: string, text?: string) => toolCall("update_customer_brain", { target, content }, id, text);
 
@@ -39,15 +40,16 @@ describe("update_customer_brain in a chat turn", () => {
 
   it("answers stream:false with the same events: a MEMORY entry is appended and reported by id", async () => {
     const u = await createUser();
+    const project = await createProject(u.id);
     await script(u.id, brain("memory", "Prefers answers in bullet points"), textReply("Got it, bullets from now on."));
-    const res = await api(u.key, "POST", "/v1/chat", { message: "please use bullet points", stream: false, project_id: "prj_1" });
+    const res = await api(u.key, "POST", "/v1/chat", { message: "please use bullet points", stream: false, project_id: project });
     const body = (await res.json()) as { reply: string; session_id: string; events: { type: string; entry_id?: string }[] };
     expect(body.reply).toBe("Got it, bullets from now on.");
     const saved = body.events.find((e) => e.type === "memory_saved");
     expect(saved).toMatchObject({ target: "memory", entry_id: expect.stringMatching(/^mem_/) });
     const { entries } = await memory(u.key);
     expect(entries).toEqual([
-      expect.objectContaining({ id: saved?.entry_id, content: "Prefers answers in bullet points", author: "assistant", session_id: body.session_id, project_id: "prj_1" }),
+      expect.objectContaining({ id: saved?.entry_id, content: "Prefers answers in bullet points", author: "assistant", session_id: body.session_id, project_id: project }),
     ]);
   });
 
@@ -83,8 +85,18 @@ describe("update_customer_brain in a chat turn", () => {
     expect(results[0]?.content).toMatch(/target/);
     expect(results[1]?.content).toMatch(/content/);
     expect(results[2]?.content).toMatch(/empty/);
-    expect(results[3]?.content).toMatch(/at most 500 characters on the free plan/);
+    expect(results[3]?.content).toMatch(/at most 500 characters on the free plan; this one has 1048576\./);
     expect(await brainRows(u.id)).toMatchObject({ documents: 0, versions: 0, entries: 0 });
+  });
+
+  it("does not tag MEMORY with a project that is not the user's: the save is an is_error", async () => {
+    const u = await createUser();
+    const other = await createUser();
+    await script(u.id, brain("memory", "Deadline is Friday"), textReply("ok"));
+    const { events } = await chat(u.key, { message: "the deadline is friday", project_id: await createProject(other.id) });
+    expect(ofType(events, "tool_result")[0]?.ok).toBe(false);
+    expect(lastToolResults((await seen(u.id))[1])[0]?.content).toMatch(/project not found/);
+    expect((await brainRows(u.id)).entries).toBe(0);
   });
 
   it("strips control and invisible characters from what the model saves", async () => {
@@ -166,14 +178,44 @@ describe("review mode", () => {
     expect(await soul(u.key)).toMatchObject({ content: "The user's own words.", version: 1 });
   });
 
+  it("holds the pending-proposal cap inside the INSERT, and MEMORY's cap for a MEMORY proposal", async () => {
+    const u = await createUser();
+    const db = testDb();
+    const row = (i: number): ProposalRow => ({
+      id: `prp_cap_${u.id}_${i}`,
+      userId: u.id,
+      target: "memory",
+      site: null,
+      projectId: null,
+      content: `insight ${i}`,
+      baseVersion: null,
+      status: "pending",
+      sessionId: null,
+      createdAt: Date.now(),
+      decidedAt: null,
+    });
+    const [first, ...rest] = Array.from({ length: 21 }, (_, i) => proposalInsert(db, row(i), "free"));
+    if (!first) throw new Error("no statements");
+    const results = await db.batch([first, ...rest]);
+    expect(results.map((r) => r.meta.changes).filter((n) => n === 1)).toHaveLength(20);
+    const input = { userId: u.id, plan: "free" as const, target: "memory" as const, site: null, projectId: null, content: "one more", sessionId: null };
+    await expect(propose(db, input)).rejects.toMatchObject({ code: "conflict", message: expect.stringMatching(/20 proposals are already waiting/) });
+
+    const full = await createUser();
+    await seedEntries(full.id, 100);
+    await expect(propose(db, { ...input, userId: full.id })).rejects.toMatchObject({ message: expect.stringMatching(/MEMORY is full/) });
+    expect((await brainRows(full.id)).proposals).toBe(0);
+  });
+
   it("approves a MEMORY proposal into an entry", async () => {
     const u = await createUser();
     await call(u.key, "PUT", "/v1/brain/settings", { review_mode: true });
+    const project = await createProject(u.id);
     await script(u.id, brain("memory", "Allergic to nuts"), textReply("proposed"));
-    await readSse(await api(u.key, "POST", "/v1/chat", { message: "I'm allergic to nuts", project_id: "prj_x" }));
+    await readSse(await api(u.key, "POST", "/v1/chat", { message: "I'm allergic to nuts", project_id: project }));
     const id = (await call<{ proposals: { id: string }[] }>(u.key, "GET", "/v1/brain/proposals")).body.proposals[0]?.id;
     const applied = await call<{ applied: { entry_id: string } }>(u.key, "POST", `/v1/brain/proposals/${id}/approve`);
     const { entries } = await memory(u.key);
-    expect(entries.map((e: Entry) => [e.id, e.content, e.author, e.project_id])).toEqual([[applied.body.applied.entry_id, "Allergic to nuts", "assistant", "prj_x"]]);
+    expect(entries.map((e: Entry) => [e.id, e.content, e.author, e.project_id])).toEqual([[applied.body.applied.entry_id, "Allergic to nuts", "assistant", project]]);
   });
 });

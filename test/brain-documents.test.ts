@@ -1,6 +1,22 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { commitWrite, planWrite, type WriteInput } from "../src/brain/documents";
+import { propose, rejectProposal, type ProposalRow } from "../src/brain/review";
+import { deleteSite } from "../src/brain/sites";
 import { api, createUser } from "./helpers";
-import { brainRows, call, soul, type Doc, type ErrorShape, type Written } from "./brain-helpers";
+import { brainRows, call, soul, testDb, type Doc, type ErrorShape, type Written } from "./brain-helpers";
+
+const soulWrite = (userId: string, content: string, expectedVersion?: number): WriteInput => ({
+  userId,
+  plan: "free",
+  kind: "soul",
+  site: null,
+  content,
+  author: "user",
+  sessionId: null,
+  expectedVersion,
+});
+const bibleWrite = (userId: string, site: string, content: string): WriteInput => ({ ...soulWrite(userId, content), kind: "bible", site });
 
 type Versions = { current: number; versions: { version: number; author: string; truncated: boolean; note: string | null; chars: number }[]; next_before: number | null };
 type Diff = { from: number; to: number; diff: string; added: number; removed: number };
@@ -35,13 +51,28 @@ describe("SOUL over HTTP", () => {
     expect((await brainRows(u.id)).versions).toBe(2);
   });
 
-  it("lets exactly one of two concurrent writers from the same version win", async () => {
+  it("lets exactly one of two writers that read the same version win, by the batch guard alone", async () => {
     const u = await createUser();
     await call(u.key, "PUT", "/v1/brain/soul", { content: "base" });
-    const results = await Promise.all(["left", "right", "middle"].map((content) => call(u.key, "PUT", "/v1/brain/soul", { content, expected_version: 1 })));
-    expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409]);
-    expect((await soul(u.key)).version).toBe(2);
-    expect((await brainRows(u.id)).versions).toBe(2);
+    const db = testDb();
+    // Both reads complete before either batch: the read-time version check passes for both.
+    const [left, right] = [await planWrite(db, soulWrite(u.id, "left", 1)), await planWrite(db, soulWrite(u.id, "right", 1))];
+    expect((await commitWrite(db, left)).version).toBe(2);
+    await expect(commitWrite(db, right)).rejects.toMatchObject({ code: "conflict" });
+    expect(await soul(u.key)).toMatchObject({ content: "left", version: 2 });
+    const v = await call<Versions>(u.key, "GET", "/v1/brain/soul/versions");
+    expect(v.body.versions.map((x) => x.version)).toEqual([2, 1]);
+    expect((await call<{ content: string }>(u.key, "GET", "/v1/brain/soul/versions/2")).body.content).toBe("left");
+  });
+
+  it("lets exactly one of two writers creating the document win", async () => {
+    const u = await createUser();
+    const db = testDb();
+    const [a, b] = [await planWrite(db, soulWrite(u.id, "first", 0)), await planWrite(db, soulWrite(u.id, "second", 0))];
+    await commitWrite(db, a);
+    await expect(commitWrite(db, b)).rejects.toMatchObject({ code: "conflict" });
+    expect(await soul(u.key)).toMatchObject({ content: "first", version: 1 });
+    expect(await brainRows(u.id)).toMatchObject({ documents: 1, versions: 1 });
   });
 
   it("diffs two versions and rolls back to an old one as a new version", async () => {
@@ -121,6 +152,27 @@ describe("BIBLE over HTTP", () => {
     expect((await call(u.key, "GET", "/v1/sites/bad%20site/bible")).status).toBe(400);
   });
 
+  it("holds the site cap when two writes to new sites read under it", async () => {
+    const u = await createUser();
+    for (const s of ["a", "b"]) await call(u.key, "POST", "/v1/sites", { id: s });
+    const db = testDb();
+    const [c, d] = [await planWrite(db, bibleWrite(u.id, "c", "C")), await planWrite(db, bibleWrite(u.id, "d", "D"))];
+    await commitWrite(db, c);
+    await expect(commitWrite(db, d)).rejects.toMatchObject({ code: "conflict", message: expect.stringMatching(/3 sites/) });
+    expect(await brainRows(u.id)).toMatchObject({ sites: 3, documents: 1, versions: 1 });
+  });
+
+  it("re-registers a site deleted while its first BIBLE was being written, never leaving an orphan", async () => {
+    const u = await createUser();
+    await call(u.key, "POST", "/v1/sites", { id: "blog" });
+    const db = testDb();
+    const plan = await planWrite(db, bibleWrite(u.id, "blog", "A food blog."));
+    await deleteSite(db, u.id, "blog");
+    await commitWrite(db, plan);
+    expect((await call(u.key, "GET", "/v1/sites/blog")).status).toBe(200);
+    expect((await call<Doc>(u.key, "GET", "/v1/sites/blog/bible")).body).toMatchObject({ content: "A food blog.", version: 1 });
+  });
+
   it("caps the number of sites per plan (409) and the BIBLE length (413)", async () => {
     const u = await createUser();
     for (const s of ["a", "b", "c"]) expect((await call(u.key, "PUT", `/v1/sites/${s}/bible`, { content: s })).status).toBe(200);
@@ -129,5 +181,51 @@ describe("BIBLE over HTTP", () => {
     expect(fourth.body.error.message).toMatch(/3 sites/);
     expect((await call(u.key, "PUT", "/v1/sites/a/bible", { content: "y".repeat(4001) })).status).toBe(413);
     expect(await brainRows(u.id)).toMatchObject({ sites: 3, documents: 3, versions: 3 });
+  });
+});
+
+describe("approving a proposal that was rejected meanwhile", () => {
+  const proposeDoc = (userId: string, target: "soul" | "bible", content: string, site: string | null = null) =>
+    propose(testDb(), { userId, plan: "free", target, site, projectId: null, content, sessionId: null });
+  const approval = (p: ProposalRow) => ({
+    userId: p.userId,
+    plan: "free" as const,
+    kind: p.target as "soul" | "bible",
+    site: p.site,
+    content: p.content,
+    author: "assistant" as const,
+    sessionId: null,
+    expectedVersion: p.baseVersion ?? 0,
+    approves: p.id,
+  });
+  const status = async (id: string) => (await env.DB.prepare("SELECT status FROM brain_proposals WHERE id = ?").bind(id).first<{ status: string }>())?.status;
+
+  it("writes no SOUL and no version", async () => {
+    const u = await createUser();
+    const { proposal } = await proposeDoc(u.id, "soul", "Ana is a baker.");
+    const plan = await planWrite(testDb(), approval(proposal));
+    await rejectProposal(testDb(), u.id, proposal.id);
+    await expect(commitWrite(testDb(), plan)).rejects.toMatchObject({ code: "conflict", message: "this proposal was already decided" });
+    expect(await brainRows(u.id)).toMatchObject({ documents: 0, versions: 0 });
+    expect(await status(proposal.id)).toBe("rejected");
+  });
+
+  it("writes no BIBLE and registers no site", async () => {
+    const u = await createUser();
+    const { proposal } = await proposeDoc(u.id, "bible", "A shop.", "shop");
+    const plan = await planWrite(testDb(), approval(proposal));
+    await rejectProposal(testDb(), u.id, proposal.id);
+    await expect(commitWrite(testDb(), plan)).rejects.toMatchObject({ code: "conflict" });
+    expect(await brainRows(u.id)).toMatchObject({ documents: 0, versions: 0, sites: 0 });
+  });
+
+  it("does not mark it approved when it would change nothing", async () => {
+    const u = await createUser();
+    await call(u.key, "PUT", "/v1/brain/soul", { content: "Same text." });
+    const { proposal } = await proposeDoc(u.id, "soul", "Same text.");
+    const plan = await planWrite(testDb(), approval(proposal));
+    await rejectProposal(testDb(), u.id, proposal.id);
+    await expect(commitWrite(testDb(), plan)).rejects.toMatchObject({ message: "this proposal was already decided" });
+    expect(await status(proposal.id)).toBe("rejected");
   });
 });

@@ -1,6 +1,10 @@
 import { env } from "cloudflare:test";
 import type { ChatEvent } from "../src/chat/events";
+import { createDb } from "../src/db/client";
 import { api } from "./helpers";
+
+/** Drizzle over the test D1, for calling the brain's domain functions directly. */
+export const testDb = () => createDb(env.DB);
 
 /** Calls the API and parses the JSON body as `T` (tests assert on its shape). */
 export async function call<T = Record<string, unknown>>(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
@@ -27,6 +31,12 @@ export async function brainRows(userId: string) {
     proposals: await count("brain_proposals"),
     sites: await count("sites"),
   };
+}
+
+/** A project owned by `userId` (the projects API is not the brain's; the row is all MEMORY checks). */
+export async function createProject(userId: string, id = `prj_${crypto.randomUUID().slice(0, 8)}`) {
+  await env.DB.prepare("INSERT INTO projects (id, user_id, name, created_by) VALUES (?, ?, 'Test project', 'user')").bind(id, userId).run();
+  return id;
 }
 
 /** Fills MEMORY directly (fast setup for limit tests). */

@@ -8,6 +8,7 @@ import { and, desc, eq, inArray, or } from "drizzle-orm";
 import { brainDocuments, brainEntries, users } from "../db/schema";
 import type { ContextProvider, ContextSection, PromptContext } from "../chat/prompt";
 import type { DocumentRow } from "./documents";
+import { inlineText } from "./sanitize";
 
 export const MEMORY_BUDGET_CHARS = 2_500;
 const MEMORY_CANDIDATES = 200;
@@ -19,8 +20,11 @@ const WORD = /[\p{L}\p{N}]{3,}/gu;
 const STOP = new Set(["the", "and", "for", "you", "are", "but", "not", "with", "that", "this", "have", "what", "was", "can", "about"]);
 const words = (text: string) => new Set((text.toLowerCase().match(WORD) ?? []).filter((w) => !STOP.has(w)));
 
+/** Prompt sections whose ids (`${document id}@${version}`) tell the tool which version the model saw. */
+export const DOC_SECTION = { soul: "brain.soul", bible: "brain.bible" } as const;
+
 const oneLine = (text: string) => {
-  const flat = text.replace(/\s+/g, " ");
+  const flat = inlineText(text);
   return flat.length > ENTRY_LINE_CHARS ? `${flat.slice(0, ENTRY_LINE_CHARS - 1)}…` : flat;
 };
 
@@ -87,10 +91,10 @@ export const brainContextProvider: ContextProvider = {
     const doc = (kind: DocumentRow["kind"]) => docs.find((d) => d.kind === kind);
     const sections: ContextSection[] = [
       { name: "brain.instructions", title: "Your memory tool", body: instructions(siteId, user[0]?.reviewMode ?? false) },
-      docSection("brain.soul", "SOUL: who the user is", doc("soul")),
+      docSection(DOC_SECTION.soul, "SOUL: who the user is", doc("soul")),
     ];
     if (siteId) {
-      sections.push(docSection("brain.bible", `BIBLE: foundational facts of site "${siteId}"`, doc("bible")));
+      sections.push(docSection(DOC_SECTION.bible, `BIBLE: foundational facts of site "${siteId}"`, doc("bible")));
       const hb = doc("heartbeat");
       const text = hb && hb.content.length > HEARTBEAT_CHARS ? `${hb.content.slice(0, HEARTBEAT_CHARS)}\n… (cut; the full sheet is at GET /v1/sites/${siteId}/heartbeat)` : hb?.content;
       const stale = hb?.stale ? " (STALE: the site has not synced recently)" : "";

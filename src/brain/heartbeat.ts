@@ -10,11 +10,11 @@ import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { brainDocuments, sites, type JsonObject } from "../db/schema";
 import { AppError, notFound } from "../http/errors";
-import { runBatch } from "./batch";
+import { insertWhere, runBatch } from "./batch";
 import { findDocument, type DocumentRow } from "./documents";
 import { SYNC_MAX_BYTES } from "./limits";
-import { sanitizeBrainContent } from "./sanitize";
-import { siteStatements } from "./sites";
+import { inlineText, sanitizeBrainContent } from "./sanitize";
+import { siteCapError, siteExists, siteInsert } from "./sites";
 
 export const STALE_AFTER_MS = 24 * 60 * 60 * 1000;
 
@@ -42,49 +42,56 @@ const LEVELS = ["critical", "warning", "info"] as const;
 const iso = (t: number) => new Date(t).toISOString();
 const sorted = <T>(record: Record<string, T>) => Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
-/** The status sheet, from the data alone: sorted keys and fixed section order make it reproducible. */
+/**
+ * The status sheet, from the data alone: sorted keys and fixed section order make it reproducible.
+ * Every value from the site passes `inlineText`, so each line starts with the label written here: a
+ * value cannot start a line of its own (a forged `## SOUL` header) or close the prompt's markup.
+ */
 export function renderHeartbeat(siteId: string, data: SiteSyncData, syncedAt: number): string {
-  const lines = [`Site: ${data.name ?? siteId} (${siteId})`, `Synced: ${iso(syncedAt)}`];
+  const v = (value: string | number | boolean) => inlineText(String(value));
+  const lines = [`Site: ${v(data.name ?? siteId)} (${v(siteId)})`, `Synced: ${iso(syncedAt)}`];
   if (data.status) lines.push(`Status: ${data.status}`);
-  if (data.url) lines.push(`URL: ${data.url}`);
-  if (data.platform) lines.push(`Platform: ${data.platform}`);
+  if (data.url) lines.push(`URL: ${v(data.url)}`);
+  if (data.platform) lines.push(`Platform: ${v(data.platform)}`);
   const section = (title: string, items: string[]) => items.length && lines.push("", `${title}:`, ...items.map((i) => `- ${i}`));
-  section("Metrics", sorted(data.metrics ?? {}).map(([k, v]) => `${k}: ${v}`));
+  section("Metrics", sorted(data.metrics ?? {}).map(([k, n]) => `${v(k)}: ${v(n)}`));
   const alerts = [...(data.alerts ?? [])].sort((a, b) => LEVELS.indexOf(a.level) - LEVELS.indexOf(b.level));
-  section("Alerts", alerts.map((a) => `[${a.level}] ${a.message}`));
+  section("Alerts", alerts.map((a) => `[${a.level}] ${v(a.message)}`));
   const changes = [...(data.recent_changes ?? [])].sort((a, b) => (b.at ?? 0) - (a.at ?? 0)).slice(0, 20);
-  section("Recent changes", changes.map((c) => (c.at === undefined ? c.summary : `${iso(c.at)} ${c.summary}`)));
-  section("Attributes", sorted(data.attributes ?? {}).map(([k, v]) => `${k}: ${String(v)}`));
+  section("Recent changes", changes.map((c) => (c.at === undefined ? v(c.summary) : `${iso(c.at)} ${v(c.summary)}`)));
+  section("Attributes", sorted(data.attributes ?? {}).map(([k, a]) => `${v(k)}: ${v(a)}`));
   return lines.join("\n");
 }
 
 export type HeartbeatInput = { userId: string; plan: Plan; site: string; data: SiteSyncData; now: number };
 
-/** Stores the sync data and regenerates HEARTBEAT in one batch; registers the site on its first sync. */
+/**
+ * Stores the sync data and regenerates HEARTBEAT in one batch; registers the site on its first sync
+ * (within the plan's site cap, checked in the batch: the HEARTBEAT is written only if the site exists).
+ */
 export async function syncSite(db: Db, input: HeartbeatInput): Promise<DocumentRow> {
-  const { userId, site, data, now } = input;
+  const { userId, plan, site, data, now } = input;
   const bytes = new TextEncoder().encode(JSON.stringify(data)).length;
   if (bytes > SYNC_MAX_BYTES) throw new AppError("limit_exceeded", `sync data is ${bytes} bytes; the limit is ${SYNC_MAX_BYTES}`);
   // Sync data is injected into the prompt as HEARTBEAT, so it is as untrusted as any other brain text.
   const content = sanitizeBrainContent(renderHeartbeat(site, data, now));
-  const current = await findDocument(db, userId, "heartbeat", site);
-  const register = await siteStatements(db, userId, input.plan, site);
-  const doc: DocumentRow = { id: current?.id ?? newId("doc"), userId, kind: "heartbeat", site, content, version: (current?.version ?? 0) + 1, stale: false, updatedAt: now };
-  await runBatch(
+  const fresh: DocumentRow = { id: newId("doc"), userId, kind: "heartbeat", site, content, version: 1, stale: false, updatedAt: now };
+  const [, upserted] = await runBatch(
     db,
-    db
-      .insert(brainDocuments)
-      .values(doc)
+    siteInsert(db, userId, plan, site),
+    insertWhere(db, brainDocuments, fresh, siteExists(userId, site))
       .onConflictDoUpdate({
         target: [brainDocuments.userId, brainDocuments.kind, brainDocuments.site],
         set: { content, version: sql`${brainDocuments.version} + 1`, stale: false, updatedAt: now },
-      }),
-    ...register,
+      })
+      .returning(),
     db
       .update(sites)
       .set({ syncData: data as JsonObject, syncedAt: now, name: sql`coalesce(${sites.name}, ${data.name ?? null})` })
       .where(and(eq(sites.userId, userId), eq(sites.id, site))),
   );
+  const doc = upserted[0];
+  if (!doc) throw siteCapError(plan);
   return doc;
 }
 

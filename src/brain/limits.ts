@@ -4,6 +4,7 @@
  */
 import type { Plan } from "../auth/service";
 import { AppError } from "../http/errors";
+import { sanitizeBrainContent } from "./sanitize";
 
 export type BrainLimits = {
   soulChars: number;
@@ -40,12 +41,25 @@ export function maxChars(plan: Plan, target: BrainTarget): number {
   return target === "soul" ? l.soulChars : target === "bible" ? l.bibleChars : l.memoryEntryChars;
 }
 
+function codePoints(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
 /** Rejects (never cuts) text over the plan's cap: silently cutting would lose what the writer meant. */
 export function checkLength(plan: Plan, target: BrainTarget, content: string): void {
   const cap = maxChars(plan, target);
-  const length = [...content].length;
+  const length = codePoints(content);
   if (length > cap) {
     const what = target === "memory" ? "A MEMORY entry" : LABEL[target];
     throw new AppError("limit_exceeded", `${what} may be at most ${cap} characters on the ${plan} plan; this one has ${length}. Shorten it and try again.`);
   }
+}
+
+/** Sanitized and checked against the plan's cap. Measured before any clamp, so an error states the real length. */
+export function prepareText(plan: Plan, target: BrainTarget, raw: string): string {
+  const content = sanitizeBrainContent(raw, Number.POSITIVE_INFINITY);
+  checkLength(plan, target, content);
+  return content;
 }

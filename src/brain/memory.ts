@@ -1,18 +1,19 @@
 /**
  * MEMORY: remembered insights as entries (collection 'memory', tenant = user, optional site and
- * project). The plan's entry cap is enforced inside the INSERT itself, so two concurrent writers
- * cannot both slip under it and nothing is written at the cap.
+ * project). Every guard is evaluated inside the write itself (the plan's entry cap, the project being
+ * the user's, the site being registered, a proposal still pending), so concurrent writers cannot slip
+ * past one, and nothing is written when one fails.
  */
-import { and, count, desc, eq, getTableColumns, lt, sql } from "drizzle-orm";
+import { and, count, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
 import type { Plan } from "../auth/service";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { brainEntries } from "../db/schema";
 import { AppError, notFound } from "../http/errors";
-import { approveStatement } from "./documents";
-import { runBatch } from "./batch";
-import { BRAIN_LIMITS, checkLength } from "./limits";
-import { sanitizeBrainContent } from "./sanitize";
+import { allOf, changes, insertWhere, runBatch } from "./batch";
+import { alreadyDecided, approveStatement, isPending, ownsProject, projectIsMine, proposalPending } from "./guards";
+import { BRAIN_LIMITS, prepareText } from "./limits";
+import { findSite, siteCapError, siteExists, siteInsert } from "./sites";
 
 export type EntryRow = typeof brainEntries.$inferSelect;
 
@@ -29,10 +30,17 @@ export const publicEntry = (e: EntryRow) => ({
 const COLLECTION = "memory";
 const mine = (userId: string) => and(eq(brainEntries.userId, userId), eq(brainEntries.collection, COLLECTION));
 
-export function prepareEntry(plan: Plan, raw: string): string {
-  const content = sanitizeBrainContent(raw);
-  checkLength(plan, "memory", content);
-  return content;
+export const prepareEntry = (plan: Plan, raw: string) => prepareText(plan, "memory", raw);
+
+/** The one "MEMORY is full" rule: a guard for any statement that adds (or proposes) an entry, and its error. */
+export const memoryHasRoom = (userId: string, plan: Plan) =>
+  sql`(SELECT count(*) FROM brain_entries WHERE user_id = ${userId} AND collection = ${COLLECTION}) < ${BRAIN_LIMITS[plan].memoryEntries}`;
+export const memoryFull = (plan: Plan) =>
+  new AppError("conflict", `MEMORY is full: the ${plan} plan keeps at most ${BRAIN_LIMITS[plan].memoryEntries} entries. Delete some entries first.`);
+
+export async function countEntries(db: Db, userId: string): Promise<number> {
+  const row = await db.select({ n: count() }).from(brainEntries).where(mine(userId)).get();
+  return row?.n ?? 0;
 }
 
 export type AddInput = {
@@ -47,55 +55,65 @@ export type AddInput = {
   approves?: string;
 };
 
-const fullError = (plan: Plan) =>
-  new AppError("conflict", `MEMORY is full: the ${plan} plan keeps at most ${BRAIN_LIMITS[plan].memoryEntries} entries. Delete some entries first.`);
-
-export async function countEntries(db: Db, userId: string): Promise<number> {
-  const row = await db.select({ n: count() }).from(brainEntries).where(mine(userId)).get();
-  return row?.n ?? 0;
+/** The INSERT of one entry, guarded by the plan's cap and `also`; a batch of them cannot overshoot the cap. */
+export function memoryInsert(db: Db, row: EntryRow, plan: Plan, also?: SQL) {
+  return insertWhere(db, brainEntries, row, allOf(memoryHasRoom(row.userId, plan), also));
 }
 
+/** Adds an entry; an entry about a site registers the site (so deleting the site forgets the entry). */
 export async function addMemory(db: Db, input: AddInput): Promise<EntryRow> {
-  const content = prepareEntry(input.plan, input.content);
-  const cap = BRAIN_LIMITS[input.plan].memoryEntries;
+  const { userId, plan, site, projectId, approves } = input;
   const row: EntryRow = {
     id: newId("mem"),
-    userId: input.userId,
+    userId,
     collection: COLLECTION,
-    site: input.site,
-    projectId: input.projectId,
-    content,
+    site,
+    projectId,
+    content: prepareEntry(plan, input.content),
     author: input.author,
     sessionId: input.sessionId,
     createdAt: Date.now(),
   };
-  const pending = input.approves
-    ? sql`AND EXISTS (SELECT 1 FROM brain_proposals WHERE id = ${input.approves} AND user_id = ${row.userId} AND status = 'pending')`
-    : sql``;
-  // drizzle lists every column in table order for INSERT ... SELECT, so the values follow that order.
-  const values = Object.keys(getTableColumns(brainEntries)).map((k) => sql`${row[k as keyof EntryRow]}`);
-  const insert = db.insert(brainEntries).select(
-    sql`SELECT ${sql.join(values, sql`, `)}
-    WHERE (SELECT count(*) FROM brain_entries WHERE user_id = ${row.userId} AND collection = ${COLLECTION}) < ${cap} ${pending}`,
-  );
-  const approve = input.approves
-    ? approveStatement(db, row.userId, input.approves, row.createdAt, sql`EXISTS (SELECT 1 FROM brain_entries WHERE id = ${row.id})`)
-    : null;
-  const [inserted] = approve ? await runBatch(db, insert, approve) : await runBatch(db, insert);
-  if (inserted.meta.changes === 1) return row;
-  if (input.approves && (await countEntries(db, row.userId)) < cap) throw new AppError("conflict", "this proposal was already decided");
-  throw fullError(input.plan);
+  // Each statement is guarded by every condition, so the batch applies whole or not at all.
+  const shared = allOf(projectIsMine(userId, projectId), approves ? proposalPending(userId, approves) : undefined);
+  const insert = memoryInsert(db, row, plan, allOf(shared, site ? siteExists(userId, site) : undefined));
+  const approve = approves ? [approveStatement(db, userId, approves, row.createdAt, sql`EXISTS (SELECT 1 FROM brain_entries WHERE id = ${row.id})`)] : [];
+  const results = site
+    ? await runBatch(db, siteInsert(db, userId, plan, site, null, allOf(memoryHasRoom(userId, plan), shared)), insert, ...approve)
+    : await runBatch(db, insert, ...approve);
+  if (changes(results[site ? 1 : 0]) === 1) return row;
+  throw await refusal(db, input);
 }
 
-export async function listMemory(db: Db, userId: string, q: { site?: string; limit: number; before?: number }) {
+/** Why a guarded write did not apply (read afterwards: the batch itself only says that it did not). */
+async function refusal(db: Db, input: Pick<AddInput, "userId" | "plan" | "site" | "projectId" | "approves">): Promise<AppError> {
+  if (input.approves && !(await isPending(db, input.userId, input.approves))) return alreadyDecided();
+  if (input.projectId && !(await ownsProject(db, input.userId, input.projectId))) return notFound("project");
+  if (input.site && !(await findSite(db, input.userId, input.site))) return siteCapError(input.plan);
+  return memoryFull(input.plan);
+}
+
+/** Newest first. The cursor is `created_at:id` of the last entry: entries sharing a timestamp are neither skipped nor repeated. */
+export const memoryCursor = (e: Pick<EntryRow, "createdAt" | "id">) => `${e.createdAt}:${e.id}`;
+
+function afterCursor(cursor: string | undefined): SQL | undefined {
+  if (!cursor) return undefined;
+  const at = cursor.indexOf(":");
+  const createdAt = Number(at < 0 ? cursor : cursor.slice(0, at));
+  if (at < 0) return lt(brainEntries.createdAt, createdAt);
+  return or(lt(brainEntries.createdAt, createdAt), and(eq(brainEntries.createdAt, createdAt), lt(brainEntries.id, cursor.slice(at + 1))));
+}
+
+export async function listMemory(db: Db, userId: string, q: { site?: string; limit: number; before?: string }) {
   const rows = await db
     .select()
     .from(brainEntries)
-    .where(and(mine(userId), q.site ? eq(brainEntries.site, q.site) : undefined, q.before ? lt(brainEntries.createdAt, q.before) : undefined))
+    .where(and(mine(userId), q.site ? eq(brainEntries.site, q.site) : undefined, afterCursor(q.before)))
     .orderBy(desc(brainEntries.createdAt), desc(brainEntries.id))
     .limit(q.limit)
     .all();
-  return { entries: rows, next_before: rows.length === q.limit ? (rows.at(-1)?.createdAt ?? null) : null };
+  const last = rows.at(-1);
+  return { entries: rows, next_before: rows.length === q.limit && last ? memoryCursor(last) : null };
 }
 
 export async function deleteMemory(db: Db, userId: string, id: string): Promise<void> {

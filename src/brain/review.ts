@@ -3,16 +3,18 @@
  * already sanitized and limit-checked, and nothing is applied until the user approves. Approval goes
  * through the same write path as any other write, with the proposal's status flipped in the same batch.
  */
-import { and, count, desc, eq } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import type { Plan } from "../auth/service";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { brainProposals, users } from "../db/schema";
 import { AppError, notFound } from "../http/errors";
+import { allOf, changes, insertWhere, runBatch } from "./batch";
 import { diffText } from "./diff";
-import { findDocument, prepareContent, writeDocument } from "./documents";
+import { findDocument, prepareContent, staleVersion, writeDocument } from "./documents";
+import { ownsProject, projectIsMine } from "./guards";
 import { BRAIN_LIMITS, LABEL, type BrainTarget } from "./limits";
-import { addMemory, countEntries, prepareEntry } from "./memory";
+import { addMemory, countEntries, memoryFull, memoryHasRoom, prepareEntry } from "./memory";
 
 export type ProposalRow = typeof brainProposals.$inferSelect;
 
@@ -41,27 +43,46 @@ export type ProposeInput = {
   projectId: string | null;
   content: string;
   sessionId: string | null;
+  /** SOUL/BIBLE: the version the proposer read (0: must not exist yet); 409 when the document has moved on. */
+  expectedVersion?: number;
 };
+
+const proposalsFull = (plan: Plan) =>
+  new AppError("conflict", `${BRAIN_LIMITS[plan].pendingProposals} proposals are already waiting for the user's review; nothing was proposed.`);
+
+/** The INSERT of one proposal, guarded by the plan's pending cap (and MEMORY's room and project for an entry). */
+export function proposalInsert(db: Db, row: ProposalRow, plan: Plan) {
+  const underCap = sql`(SELECT count(*) FROM brain_proposals WHERE user_id = ${row.userId} AND status = 'pending') < ${BRAIN_LIMITS[plan].pendingProposals}`;
+  const entry = row.target === "memory" ? allOf(memoryHasRoom(row.userId, plan), projectIsMine(row.userId, row.projectId)) : undefined;
+  return insertWhere(db, brainProposals, row, allOf(underCap, entry));
+}
 
 export async function propose(db: Db, input: ProposeInput): Promise<{ proposal: ProposalRow; diff: string }> {
   const { userId, plan, target } = input;
   const content = target === "memory" ? prepareEntry(plan, input.content) : prepareContent(plan, target, input.site, input.content);
-  if (target === "memory" && (await countEntries(db, userId)) >= BRAIN_LIMITS[plan].memoryEntries) {
-    throw new AppError("conflict", `MEMORY is full (${BRAIN_LIMITS[plan].memoryEntries} entries on the ${plan} plan); nothing was proposed.`);
-  }
-  const pending = await db
-    .select({ n: count() })
-    .from(brainProposals)
-    .where(and(eq(brainProposals.userId, userId), eq(brainProposals.status, "pending")))
-    .get();
-  const cap = BRAIN_LIMITS[plan].pendingProposals;
-  if ((pending?.n ?? 0) >= cap) throw new AppError("conflict", `${cap} proposals are already waiting for the user's review; nothing was proposed.`);
   const site = target === "soul" ? null : input.site;
   const base = target === "memory" ? null : ((await findDocument(db, userId, target, site))?.version ?? 0);
+  if (target !== "memory" && input.expectedVersion !== undefined && input.expectedVersion !== base) throw staleVersion(target, base ?? 0, input.expectedVersion);
   const projectId = target === "memory" ? input.projectId : null;
-  const row = { id: newId("prp"), userId, target, site, projectId, content, baseVersion: base, sessionId: input.sessionId, createdAt: Date.now() };
-  const [proposal] = await db.insert(brainProposals).values(row).returning();
-  if (!proposal) throw new AppError("internal", "proposal was not stored");
+  const proposal: ProposalRow = {
+    id: newId("prp"),
+    userId,
+    target,
+    site,
+    projectId,
+    content,
+    baseVersion: base,
+    status: "pending",
+    sessionId: input.sessionId,
+    createdAt: Date.now(),
+    decidedAt: null,
+  };
+  const [inserted] = await runBatch(db, proposalInsert(db, proposal, plan));
+  if (changes(inserted) === 0) {
+    if (projectId && !(await ownsProject(db, userId, projectId))) throw notFound("project");
+    if (target === "memory" && (await countEntries(db, userId)) >= BRAIN_LIMITS[plan].memoryEntries) throw memoryFull(plan);
+    throw proposalsFull(plan);
+  }
   return { proposal, diff: await proposalDiff(db, proposal) };
 }
 

@@ -4,7 +4,7 @@ import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi
 import { ErrorBody } from "../http/errors";
 import { BRAIN_LIMITS } from "./limits";
 import { addMemory, countEntries, deleteMemory, listMemory, publicEntry } from "./memory";
-import { MemoryEntry, NewMemory, PageQuery, SiteId } from "./schemas";
+import { MemoryEntry, MemoryPageQuery, NewMemory, SiteId } from "./schemas";
 
 const listRoute = createRoute({
   method: "get",
@@ -12,10 +12,10 @@ const listRoute = createRoute({
   tags: ["brain"],
   summary: "Your MEMORY entries, newest first",
   security,
-  request: { query: PageQuery.extend({ site: SiteId.optional().describe("Only entries made about this site") }) },
+  request: { query: MemoryPageQuery.extend({ site: SiteId.optional().describe("Only entries made about this site") }) },
   responses: {
     200: json(
-      z.object({ entries: z.array(MemoryEntry), total: z.number(), cap: z.number().describe("The plan's entry limit"), next_before: z.number().nullable() }),
+      z.object({ entries: z.array(MemoryEntry), total: z.number(), cap: z.number().describe("The plan's entry limit"), next_before: z.string().nullable().describe("Pass as before= for the next page") }),
       "Entries",
     ),
     ...errors,
@@ -26,13 +26,14 @@ const addRoute = createRoute({
   method: "post",
   path: "/v1/brain/memory",
   tags: ["brain"],
-  summary: "Add a MEMORY entry",
+  summary: "Add a MEMORY entry (an entry about a site registers the site)",
   security,
   request: jsonBody(NewMemory),
   responses: {
     201: json(MemoryEntry, "Added"),
     ...errors,
-    409: json(ErrorBody, "MEMORY is full for your plan"),
+    404: json(ErrorBody, "project_id is not one of your projects"),
+    409: json(ErrorBody, "MEMORY is full for your plan, or the entry's site would be over the plan's site limit"),
     413: json(ErrorBody, "The entry is over the plan's length limit"),
   },
 });

@@ -15,9 +15,19 @@ const Expected = z.number().int().min(0).optional().describe("The version you re
 export const WriteBody = z.strictObject({ content: Content, expected_version: Expected }).openapi("BrainWrite");
 export const RollbackBody = z.strictObject({ version: z.number().int().min(1), expected_version: Expected }).openapi("BrainRollback");
 export const DiffQuery = z.object({ from: VersionNumber, to: VersionNumber.optional().describe("Defaults to the current version") });
+const Limit = z.coerce.number().int().min(1).max(100).default(50);
 export const PageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: Limit,
   before: z.coerce.number().int().positive().optional().describe("cursor from the previous page's next_before"),
+});
+/** MEMORY pages by (created_at, id): entries can share a timestamp, so the cursor carries both. */
+export const MemoryPageQuery = z.object({
+  limit: Limit,
+  before: z
+    .string()
+    .regex(/^\d+(:[\w-]+)?$/, "a cursor from the previous page's next_before")
+    .optional()
+    .describe("Opaque cursor from the previous page's next_before"),
 });
 
 export const BrainDocument = z

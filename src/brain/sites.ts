@@ -1,16 +1,15 @@
 /**
  * A user's sites. A site is created explicitly (POST /v1/sites) or by the first write that names it
- * (a BIBLE save, a sync); reads of a site the user does not have answer 404. Every query is keyed by
- * (user_id, id), so another user's site id only ever names one of your own.
+ * (a BIBLE save, a MEMORY entry about it, a sync); reads of a site the user does not have answer 404.
+ * Every query is keyed by (user_id, id), so another user's site id only ever names one of your own.
  */
-import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
+import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Plan } from "../auth/service";
 import type { Db } from "../db/client";
 import { brainDocuments, brainEntries, brainProposals, brainVersions, sites } from "../db/schema";
 import { AppError, notFound } from "../http/errors";
 import { BRAIN_LIMITS } from "./limits";
-import { runBatch } from "./batch";
+import { allOf, changes, insertWhere, runBatch } from "./batch";
 
 export type SiteRow = typeof sites.$inferSelect;
 
@@ -32,31 +31,27 @@ export async function listSites(db: Db, userId: string): Promise<SiteRow[]> {
   return db.select().from(sites).where(eq(sites.userId, userId)).orderBy(asc(sites.createdAt), asc(sites.id)).all();
 }
 
-async function checkSiteCap(db: Db, userId: string, plan: Plan): Promise<void> {
-  const cap = BRAIN_LIMITS[plan].sites;
-  const row = await db.select({ n: count() }).from(sites).where(eq(sites.userId, userId)).get();
-  if ((row?.n ?? 0) >= cap) {
-    throw new AppError("conflict", `You have ${cap} sites, the most the ${plan} plan allows; delete one first.`);
-  }
-}
+export const siteCapError = (plan: Plan) =>
+  new AppError("conflict", `You have ${BRAIN_LIMITS[plan].sites} sites, the most the ${plan} plan allows; delete one first.`);
+
+/** True while the user has the site; a guard for statements later in a batch that registers it. */
+export const siteExists = (userId: string, id: string) => sql`EXISTS (SELECT 1 FROM sites WHERE user_id = ${userId} AND id = ${id})`;
 
 /**
- * The statements that register `id` as part of a write's batch (none when the site exists).
- * Checks the plan's site cap first, so a write over the cap fails before anything is written.
- * (An array, not the bare query: a drizzle query returned from an async function would be awaited, i.e. run.)
+ * Registers `id` unless it exists already (then nothing happens) or the user is at the plan's site cap:
+ * the count is taken inside the INSERT, so concurrent writers cannot pass the cap. `also` guards it
+ * further (the rest of its batch must apply too). Follow it with statements guarded by `siteExists`.
  */
-export async function siteStatements(db: Db, userId: string, plan: Plan, id: string): Promise<BatchItem<"sqlite">[]> {
-  if (await findSite(db, userId, id)) return [];
-  await checkSiteCap(db, userId, plan);
-  return [db.insert(sites).values({ userId, id, name: null }).onConflictDoNothing()];
+export function siteInsert(db: Db, userId: string, plan: Plan, id: string, name: string | null = null, also?: SQL) {
+  const underCap = sql`(SELECT count(*) FROM sites WHERE user_id = ${userId}) < ${BRAIN_LIMITS[plan].sites}`;
+  const row: SiteRow = { userId, id, name, syncData: null, syncedAt: null, createdAt: Date.now() };
+  return insertWhere(db, sites, row, allOf(underCap, also)).onConflictDoNothing();
 }
 
 export async function createSite(db: Db, userId: string, plan: Plan, input: { id: string; name: string | null }): Promise<SiteRow> {
-  if (await findSite(db, userId, input.id)) throw new AppError("conflict", `site ${input.id} already exists`);
-  await checkSiteCap(db, userId, plan);
-  const row = await db.insert(sites).values({ userId, id: input.id, name: input.name }).onConflictDoNothing().returning().get();
-  if (!row) throw new AppError("conflict", `site ${input.id} already exists`);
-  return row;
+  const [inserted] = await runBatch(db, siteInsert(db, userId, plan, input.id, input.name));
+  if (changes(inserted) === 0) throw (await findSite(db, userId, input.id)) ? new AppError("conflict", `site ${input.id} already exists`) : siteCapError(plan);
+  return getSite(db, userId, input.id);
 }
 
 export async function renameSite(db: Db, userId: string, id: string, name: string | null): Promise<SiteRow> {
