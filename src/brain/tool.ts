@@ -7,10 +7,12 @@ import { z } from "zod";
 import { brainProposals } from "../db/schema";
 import { AppError } from "../http/errors";
 import { defineTool, type ToolContext, type ToolResult } from "../tools/tool";
-import { writeDocument } from "./documents";
-import { LABEL, TURN_COUNTER, TURN_WRITE_CAP, type BrainTarget } from "./limits";
+import { DOC_SECTION } from "./context";
+import { findDocument, writeDocument, type DocKind, type DocumentRow } from "./documents";
+import { LABEL, maxChars, TURN_COUNTER, TURN_WRITE_CAP, type BrainTarget } from "./limits";
 import { addMemory } from "./memory";
 import { getReviewMode, propose } from "./review";
+import { clamp } from "./sanitize";
 
 // The seed's wire schema has no `additionalProperties`; zod would add `false`, so it is unset here.
 export const BrainToolInput = z
@@ -26,27 +28,84 @@ target "memory": add one short, self-contained insight to MEMORY.`;
 
 const failed = (message: string): ToolResult => ({ content: `${message} Nothing was saved.`, isError: true });
 
+/** Turn-counter key: the SOUL/BIBLE version the model has been shown since the prompt (its own save, or a conflict's text). */
+const seenKey = (kind: DocKind) => `brain_seen_${kind}`;
+
+type Seen = { version: number; inPrompt: boolean };
+
+/**
+ * The SOUL/BIBLE version the model's whole-document replacement is based on. A section injected with no
+ * id showed the document as empty (version 0); a section left out of the prompt (over budget, provider
+ * failed) was never seen, so only creating the document (version 0) is allowed. Undefined when the caller
+ * does not say what was injected: no guard, as before.
+ */
+function seenVersion(ctx: ToolContext, kind: DocKind): Seen | undefined {
+  if (!ctx.injected) return undefined;
+  const later = ctx.turn.get(seenKey(kind));
+  if (later !== undefined) return { version: later, inPrompt: true };
+  const ids = ctx.injected.get(DOC_SECTION[kind]);
+  if (!ids) return { version: 0, inPrompt: false };
+  const match = /@(\d+)$/.exec(ids[0] ?? "");
+  return { version: match ? Number(match[1]) : 0, inPrompt: true };
+}
+
+/** The write would replace text the model has not seen: refuse, and show it the current text so it can redo its change. */
+function notSeen(ctx: ToolContext, kind: DocKind, seen: Seen, doc: DocumentRow | undefined): ToolResult {
+  const label = LABEL[kind];
+  const version = doc?.version ?? 0;
+  const why = seen.inPrompt
+    ? `${label} changed since the version you based this on (you saw version ${seen.version}; it is now version ${version}).`
+    : `${label} was left out of your context this turn, so you have not seen its current text.`;
+  const max = maxChars("pro", kind);
+  const text = doc ? clamp(doc.content, max) : "";
+  const cut = text !== (doc?.content ?? "");
+  if (!cut) ctx.turn.set(seenKey(kind), version);
+  const retry = cut
+    ? `It is cut at ${max} characters below, so it cannot be replaced whole here; ask the user to edit it.`
+    : "If your change still applies, call the tool again with this text and your change applied, keeping everything else.";
+  return {
+    content: `${why} Nothing was saved: it would have overwritten text you have not seen. ${retry}\nThe current ${label} (version ${version}):\n<current_${kind}>\n${text || "(empty)"}\n</current_${kind}>`,
+    isError: true,
+  };
+}
+
+async function saveDocument(ctx: ToolContext, kind: DocKind, content: string, review: boolean): Promise<ToolResult> {
+  const seen = seenVersion(ctx, kind);
+  const base = { userId: ctx.userId, plan: ctx.plan, content, sessionId: ctx.sessionId, site: ctx.siteId, expectedVersion: seen?.version };
+  try {
+    if (review) return proposed(ctx, kind, await propose(ctx.db, { ...base, target: kind, projectId: ctx.projectId }));
+    const w = await writeDocument(ctx.db, { ...base, kind, author: "assistant" });
+    ctx.turn.set(seenKey(kind), w.version);
+    if (!w.changed) return { content: `${LABEL[kind]} already says exactly this (version ${w.version}); nothing changed.` };
+    ctx.emit({ type: "memory_saved", target: kind, version: w.version, ...(w.truncated ? { truncated: true } : {}) });
+    const warning = w.truncated
+      ? ` Warning: the new text is less than half as long as the previous one. Version ${w.version - 1} still holds the previous text; if you dropped content by mistake, save the complete document again.`
+      : "";
+    return { content: `Saved ${LABEL[kind]} as version ${w.version}.${warning} Tell the user briefly what you updated.` };
+  } catch (err) {
+    if (seen && err instanceof AppError && err.code === "conflict") {
+      const doc = await findDocument(ctx.db, ctx.userId, kind, ctx.siteId);
+      if ((doc?.version ?? 0) !== seen.version) return notSeen(ctx, kind, seen, doc);
+    }
+    throw err;
+  }
+}
+
+function proposed(ctx: ToolContext, target: BrainTarget, p: Awaited<ReturnType<typeof propose>>): ToolResult {
+  ctx.emit({ type: "memory_pending", proposal_id: p.proposal.id, target, diff: p.diff });
+  return {
+    content: `Review mode is on: your ${LABEL[target]} update is proposal ${p.proposal.id}, waiting for the user's approval. It is NOT saved yet; tell the user it awaits their review.`,
+  };
+}
+
 async function save(ctx: ToolContext, target: BrainTarget, content: string): Promise<ToolResult> {
-  const base = { userId: ctx.userId, plan: ctx.plan, content, sessionId: ctx.sessionId };
-  if (await getReviewMode(ctx.db, ctx.userId)) {
-    const { proposal, diff } = await propose(ctx.db, { ...base, target, site: ctx.siteId, projectId: ctx.projectId });
-    ctx.emit({ type: "memory_pending", proposal_id: proposal.id, target, diff });
-    return {
-      content: `Review mode is on: your ${LABEL[target]} update is proposal ${proposal.id}, waiting for the user's approval. It is NOT saved yet; tell the user it awaits their review.`,
-    };
-  }
-  if (target === "memory") {
-    const entry = await addMemory(ctx.db, { ...base, author: "assistant", site: ctx.siteId, projectId: ctx.projectId });
-    ctx.emit({ type: "memory_saved", target, entry_id: entry.id });
-    return { content: `Saved to MEMORY as entry ${entry.id}. Tell the user briefly what you will remember.` };
-  }
-  const w = await writeDocument(ctx.db, { ...base, kind: target, site: ctx.siteId, author: "assistant" });
-  if (!w.changed) return { content: `${LABEL[target]} already says exactly this (version ${w.version}); nothing changed.` };
-  ctx.emit({ type: "memory_saved", target, version: w.version, ...(w.truncated ? { truncated: true } : {}) });
-  const warning = w.truncated
-    ? ` Warning: the new text is less than half as long as the previous one. Version ${w.version - 1} still holds the previous text; if you dropped content by mistake, save the complete document again.`
-    : "";
-  return { content: `Saved ${LABEL[target]} as version ${w.version}.${warning} Tell the user briefly what you updated.` };
+  const review = await getReviewMode(ctx.db, ctx.userId);
+  if (target !== "memory") return saveDocument(ctx, target, content, review);
+  const entry = { userId: ctx.userId, plan: ctx.plan, content, sessionId: ctx.sessionId, site: ctx.siteId, projectId: ctx.projectId };
+  if (review) return proposed(ctx, target, await propose(ctx.db, { ...entry, target }));
+  const saved = await addMemory(ctx.db, { ...entry, author: "assistant" });
+  ctx.emit({ type: "memory_saved", target, entry_id: saved.id });
+  return { content: `Saved to MEMORY as entry ${saved.id}. Tell the user briefly what you will remember.` };
 }
 
 export const updateCustomerBrain = defineTool({

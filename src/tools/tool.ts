@@ -9,6 +9,11 @@ export interface ToolContext extends TurnScope {
   emit(event: ChatEvent): void;
   /** Per-turn counters, for caps a runaway model must not exceed within one turn. */
   turn: Map<string, number>;
+  /**
+   * The context sections injected into this turn's system prompt: section name -> ids (BuiltPrompt.injected).
+   * Lets a tool refuse to overwrite what the model never saw, or saw at an older version.
+   */
+  injected?: ReadonlyMap<string, string[]>;
 }
 
 /** Expected failures are values the model can read, not exceptions. */
