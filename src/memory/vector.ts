@@ -77,9 +77,11 @@ export class LocalVectorIndex implements VectorIndex {
   async query(userId: string, vector: SparseVector, topK: number): Promise<VectorMatch[]> {
     if (!vector.indices.length) return [];
     const q = JSON.stringify(vector.indices.map((dim, k) => [dim, vector.values[k] ?? 0]));
+    // CROSS JOIN fixes the loop order: the query's few dimensions outside, index seeks on (user_id, dim) inside.
+    // Left to itself the planner scans the user's whole partition (measured: 830k rows read instead of 24k).
     return this.db.all<VectorMatch>(sql`WITH q(dim, w) AS (SELECT value->>0, value->>1 FROM json_each(${q}))
       SELECT p.vector_id AS id, SUM(p.weight * q.w) AS score
-      FROM q JOIN local_vector_postings p ON p.user_id = ${userId} AND p.dim = q.dim
+      FROM q CROSS JOIN local_vector_postings p ON p.user_id = ${userId} AND p.dim = q.dim
       GROUP BY p.vector_id ORDER BY score DESC LIMIT ${topK}`);
   }
 
