@@ -7,8 +7,8 @@ const asBlocks = (content: MessageParam["content"]) =>
 
 /**
  * Stored history -> Messages API messages. Consecutive messages of one role are merged (a turn that
- * stopped after tool results, followed by a new user message), with tool_result blocks kept first
- * as the API requires.
+ * stopped after tool results, or a cancelled or expired tool call, followed by a new user message; the
+ * two halves of a paused web-search turn), with tool_result blocks kept first as the API requires.
  */
 export function toModelMessages(rows: readonly StoredMessage[]): MessageParam[] {
   const out: MessageParam[] = [];
