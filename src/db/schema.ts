@@ -189,6 +189,8 @@ export const facts = sqliteTable(
     slot: text("slot"),
     /** When its vector reached the index; null until then (a sweep retries). */
     embeddedAt: integer("embedded_at"),
+    /** The user id as one full-text token: `facts_fts` indexes it, so a search reads only its owner's partition. */
+    owner: text("owner").generatedAlwaysAs(sql`replace(user_id, '_', '')`, { mode: "virtual" }),
     createdAt: createdAt(),
   },
   (t) => [

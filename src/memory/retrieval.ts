@@ -35,11 +35,16 @@ const columns = sql`f.id, f.text, f.metadata, f.confidence, f.recall_count, f.la
 const scoped = (userId: string, connectionIds: readonly string[]) =>
   sql`f.user_id = ${userId} AND f.superseded_by IS NULL AND (f.connection_id IS NULL OR f.connection_id IN (SELECT value FROM json_each(${JSON.stringify(connectionIds)})))`;
 
+/** The user's partition of `facts_fts` (see migration 0005): `facts.owner` is the user id without underscores. */
+const ownerToken = (userId: string) => `"${userId.replace(/_/g, "").replace(/"/g, '""')}"`;
+
 function fullText(db: Db, input: SearchInput): Promise<Candidate[]> {
-  const match = ftsQuery(input.query);
-  if (!match) return Promise.resolve([]);
-  return db.all<Candidate>(sql`SELECT ${columns} FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid
-    WHERE facts_fts MATCH ${match} AND ${scoped(input.userId, input.connectionIds)} ORDER BY bm25(facts_fts) LIMIT ${CANDIDATES}`);
+  const terms = ftsQuery(input.query);
+  if (!terms) return Promise.resolve([]);
+  const match = `owner : ${ownerToken(input.userId)} AND text : (${terms})`;
+  // Ranked inside FTS5 first (its ORDER BY rank LIMIT fast path), then scoped and hydrated.
+  return db.all<Candidate>(sql`SELECT ${columns} FROM (SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH ${match} ORDER BY rank LIMIT ${CANDIDATES * 4}) h
+    JOIN facts f ON f.rowid = h.rowid WHERE ${scoped(input.userId, input.connectionIds)} ORDER BY h.rank LIMIT ${CANDIDATES}`);
 }
 
 async function vectorSearch(deps: MemoryDeps, input: SearchInput): Promise<{ hits: Candidate[]; tokens: number }> {

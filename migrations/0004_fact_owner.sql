@@ -1,0 +1,1 @@
+ALTER TABLE `facts` ADD `owner` text GENERATED ALWAYS AS (replace(user_id, '_', '')) VIRTUAL;
