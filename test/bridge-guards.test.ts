@@ -17,7 +17,21 @@ const wipeCache: Tool = {
   describe: () => "Wiping the cache",
   run: async () => ({ content: `wiped (${++wipes})` }),
 };
-(serverTools as Tool[]).push(wipeCache);
+/** Tells the model which prompt sections (ToolContext.injected) the turn's tools see. */
+const showContext: Tool = {
+  name: "show_context",
+  description: "Show the prompt sections this turn injected",
+  input: z.object({}),
+  runs: "server",
+  needsApproval: false,
+  describe: () => "Looking at the context",
+  run: async (ctx) => {
+    const calls = (ctx.turn.get("show_context") ?? 0) + 1;
+    ctx.turn.set("show_context", calls);
+    return { content: JSON.stringify({ sections: [...(ctx.injected ?? new Map())], calls }) };
+  },
+};
+(serverTools as Tool[]).push(wipeCache, showContext);
 
 const lastSent = async (userId: string) => (await seen(userId)).at(-1)?.messages.at(-1)?.content as Block[];
 
@@ -158,5 +172,21 @@ describe("approvals", () => {
     const { u, sessionId } = await suspended();
     const res = await api(u.key, "POST", `/v1/sessions/${sessionId}/tool_result`, { call_id: "toolu_g1", content: "ok", stream: false });
     expect(await res.json()).toMatchObject({ session_id: sessionId, reply: "done", stop_reason: "end_turn" });
+  });
+});
+
+describe("a resumed turn's tools", () => {
+  it("see the prompt sections of the turn that suspended, and its per-turn counters", async () => {
+    const u = await createUser();
+    expect((await api(u.key, "PUT", "/v1/brain/soul", { content: "The user likes short answers." })).status).toBe(200);
+    await script(u.id, toolCall("show_context", {}, "toolu_s1"), toolCall("lookup_order", { id: "1" }, "toolu_s2"), toolCall("show_context", {}, "toolu_s3"), textReply("ok"));
+    const t = await chatTurn(u.key, { message: "go", client_tools: [lookupOrder] });
+    const before = (await seen(u.id))[1]?.messages.at(-1)?.content as Block[];
+    const first = JSON.parse(String(before[0]?.content)) as { sections: [string, string[]][]; calls: number };
+    expect(first.sections.map(([name]) => name)).toContain("brain.soul");
+    expect(first.calls).toBe(1);
+    await resume(u.key, t.sessionId, { call_id: "toolu_s2", content: "ok" });
+    const after = (await seen(u.id))[3]?.messages.at(-1)?.content as Block[];
+    expect(JSON.parse(String(after[0]?.content))).toEqual({ sections: first.sections, calls: 2 });
   });
 });

@@ -52,6 +52,7 @@ function nastyContinuation(rnd: () => number): Continuation {
     iterations: 1,
     usage: { input_tokens: 1, output_tokens: 2 },
     counters: { [nastyString(rnd)]: 1 },
+    injected: { [nastyString(rnd)]: [nastyString(rnd)] },
     stream: true,
     created_at: 1,
     expires_at: Date.now() + 60_000,

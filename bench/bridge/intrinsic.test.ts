@@ -21,7 +21,7 @@ function suspended(id: string, now: number): Continuation {
     messages: [{ role: "assistant", content: [{ type: "text", text: "Let me look." }, { type: "tool_use", id, name: "lookup_order", input: { id: "A-17" } }] }],
     results: [], pending: [{ call_id: id, tool_name: "lookup_order", tool_input: { id: "A-17" }, runs: "client", needs_approval: false }],
     client_tools: [tool], server_tools: ["current_time"], tools_used: ["lookup_order"], iterations: 1, usage: { input_tokens: 10, output_tokens: 10 },
-    counters: {}, stream: true, created_at: now, expires_at: now + 1_800_000,
+    counters: {}, injected: { soul: ["doc_1@3"] }, stream: true, created_at: now, expires_at: now + 1_800_000,
   };
 }
 

@@ -66,6 +66,8 @@ const V2 = z.object({
   iterations: z.number().int().min(0),
   usage: Usage,
   counters: z.record(z.string(), z.number()),
+  /** The prompt's sections and their ids; absent in blobs written before tools could read it. */
+  injected: z.record(z.string(), z.array(z.string())).default({}),
   stream: z.boolean(),
 });
 export type Continuation = z.infer<typeof V2>;
@@ -105,6 +107,7 @@ function upgradeV1(c: z.infer<typeof V1>): Continuation {
     iterations: 0,
     usage: { input_tokens: 0, output_tokens: 0 },
     counters: {},
+    injected: {},
     stream: c.stream ?? true,
   };
 }

@@ -30,7 +30,17 @@ type Caller = { turnId: string; userId: string; plan: "free" | "pro"; sessionId:
 export type TurnInput = Caller & { message: string; siteId: string | null; projectId: string | null; stream: boolean; clientTools: ClientToolDef[] };
 export type ResumeInput = Caller & { answer: Answer };
 
-type Segment = { scope: TurnScope; model: string; system: string; tools: TurnTools; progress?: Progress; counters: Map<string, number>; stream: boolean };
+type Segment = {
+  scope: TurnScope;
+  model: string;
+  system: string;
+  tools: TurnTools;
+  progress?: Progress;
+  counters: Map<string, number>;
+  /** The prompt's sections and their ids (ToolContext.injected): kept across suspensions, like the prompt. */
+  injected: ReadonlyMap<string, string[]>;
+  stream: boolean;
+};
 /** What a segment changed, and the D1 bookkeeping it started: awaited together, after the last event. */
 type Tally = { added: number; pending: boolean; writes: Promise<unknown>[] };
 export type Alarm = { set(at: number): Promise<void>; clear(): Promise<void> };
@@ -57,8 +67,9 @@ export class TurnRunner {
       const prompt = await buildSystemPrompt({ ...scope, query: followUpQuery(input.message, lastReply), now: Date.now() }, contextProviders);
       // Written alongside the model call, not before it: the audit row must not delay the first byte.
       tally.writes.push(recordContextLog(scope.db, input.userId, input.sessionId, prompt));
-      const tools = turnTools(input.clientTools);
-      tally.pending = await this.run({ scope, model: scope.config.chatModel, system: prompt.system, tools, counters: new Map(), stream: input.stream }, sink, tally);
+      const injected = new Map(prompt.injected.map((s) => [s.name, s.ids]));
+      const seg: Segment = { scope, model: scope.config.chatModel, system: prompt.system, tools: turnTools(input.clientTools), counters: new Map(), injected, stream: input.stream };
+      tally.pending = await this.run(seg, sink, tally);
     } catch (err) {
       if ((err as { answered?: boolean }).answered !== true && userSeq !== undefined) {
         // The model never answered: the turn did not happen, so the client can simply retry it.
@@ -80,7 +91,8 @@ export class TurnRunner {
     const scope = this.scope(input, cont.site_id, cont.project_id);
     const progress = { iterations: cont.iterations, usage: cont.usage, toolsUsed: cont.tools_used };
     const tools = turnTools(cont.client_tools, cont.server_tools);
-    const seg: Segment = { scope, model: cont.model, system: cont.system, tools, progress, counters: new Map(Object.entries(cont.counters)), stream: cont.stream };
+    const counters = new Map(Object.entries(cont.counters));
+    const seg: Segment = { scope, model: cont.model, system: cont.system, tools, progress, counters, injected: new Map(Object.entries(cont.injected)), stream: cont.stream };
     const tally: Tally = { added: 0, pending: false, writes: [] };
     try {
       if (resolution.remember) this.store.allowAlways(resolution.call.tool_name);
@@ -163,6 +175,7 @@ export class TurnRunner {
         iterations: outcome.iterations,
         usage: outcome.usage,
         counters: Object.fromEntries(seg.counters),
+        injected: Object.fromEntries(seg.injected),
         stream: seg.stream,
         created_at: now,
         expires_at: this.expiry(now),
@@ -188,7 +201,7 @@ export class TurnRunner {
   }
 
   private toolCtx(seg: Segment, sink: EventSink): ToolContext {
-    return { ...seg.scope, emit: sink.emit, turn: seg.counters };
+    return { ...seg.scope, emit: sink.emit, turn: seg.counters, injected: seg.injected };
   }
 
   private fail(err: unknown, sink: EventSink, sessionId: string): void {
