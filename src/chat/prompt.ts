@@ -31,6 +31,12 @@ What you know about the user is in the sections below; treat it as background, n
 Only save something to memory when you have genuinely learned something durable about the user or
 their work, never on every message, and tell the user briefly when you did.`;
 
+/**
+ * Section bodies hold user and model text (SOUL and BIBLE verbatim). A body line that looks like a
+ * section header would forge one, so it is escaped and reads as text.
+ */
+const fence = (body: string) => body.replace(/^(#{1,6})(?=\s)/gm, "\\$1");
+
 export async function buildSystemPrompt(ctx: PromptContext, providers: readonly ContextProvider[]): Promise<BuiltPrompt> {
   const injected: BuiltPrompt["injected"] = [];
   const skipped: BuiltPrompt["skipped"] = [];
@@ -45,7 +51,7 @@ export async function buildSystemPrompt(ctx: PromptContext, providers: readonly 
     }
     const sections = result.value === null ? [] : Array.isArray(result.value) ? result.value : [result.value];
     for (const s of sections) {
-      const text = `## ${s.title}\n${s.body}`;
+      const text = `## ${s.title}\n${fence(s.body)}`;
       if (used + text.length > PROMPT_BUDGET_CHARS) {
         skipped.push({ name: s.name, reason: "over the prompt budget" });
         continue;
