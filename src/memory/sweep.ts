@@ -26,7 +26,7 @@ export async function sweepMemory(deps: MemoryDeps, now: number) {
   const stale = await db
     .select({ id: contextEvents.id, userId: contextEvents.userId })
     .from(contextEvents)
-    .where(and(eq(contextEvents.status, "pending"), lt(contextEvents.createdAt, now - STALE_PENDING_MS)))
+    .where(and(eq(contextEvents.processed, false), eq(contextEvents.status, "pending"), lt(contextEvents.createdAt, now - STALE_PENDING_MS)))
     .limit(1000)
     .all();
   let requeued = 0;
@@ -36,7 +36,7 @@ export async function sweepMemory(deps: MemoryDeps, now: number) {
     .selectDistinct({ userId: contextEvents.userId, plan: users.plan })
     .from(contextEvents)
     .innerJoin(users, eq(users.id, contextEvents.userId))
-    .where(eq(contextEvents.status, "deferred"))
+    .where(and(eq(contextEvents.processed, false), eq(contextEvents.status, "deferred")))
     .limit(100)
     .all();
   let resumed = 0;

@@ -1,0 +1,95 @@
+/**
+ * Memory micro-benchmarks inside workerd with local D1 (the same stack as the tests), printed, never asserted:
+ *   npx vitest run --config bench/vitest.memory.config.ts
+ * - injection: working memory + scaffold providers (one D1 read) for a user with a full tier
+ * - retrieval: hybrid / full-text / vector search for a user with 10,000 facts among 100,000
+ * Timers in workerd advance on I/O, so each figure spans the D1 round trips plus the CPU between them.
+ */
+import { env } from "cloudflare:test";
+import { describe, it } from "vitest";
+import { buildSystemPrompt } from "../src/chat/prompt";
+import { loadConfig } from "../src/config/config";
+import { createDb } from "../src/db/client";
+import { importFacts } from "../src/memory/facts";
+import { retrievedFactsProvider, scaffoldProvider, workingMemoryProvider } from "../src/memory/providers";
+import { searchFacts, type SearchMode } from "../src/memory/retrieval";
+import { createUser } from "../test/helpers";
+import { captured } from "../test/memory-helpers";
+
+const USERS = 10;
+const FACTS_PER_USER = 10_000;
+const RUNS = 300;
+
+const SUBJECTS = ["The team", "User", "User's manager", "The client", "User's sister", "The bakery", "The platform", "The project", "User's dog", "The school"];
+const VERBS = ["prefers", "uses", "meets", "ships", "reviews", "plans", "buys", "visits", "tracks", "writes"];
+const OBJECTS = ["postgres backups", "weekly reports", "green tea", "the Lisbon office", "kubernetes upgrades", "sourdough bread", "budget reviews", "marathon training", "Jira tickets", "design docs", "customer calls", "release notes", "cat vaccines", "train tickets", "python scripts"];
+const WHEN = ["on Mondays", "every morning", "in March", "after lunch", "before releases", "at weekends", "twice a month", "in the evening", "each quarter", "on Fridays"];
+
+function rng(seed: number) {
+  let s = seed >>> 0;
+  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+}
+const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
+
+function fact(r: () => number, i: number) {
+  return `${pick(r, SUBJECTS)} ${pick(r, VERBS)} ${pick(r, OBJECTS)} ${pick(r, WHEN)} (item ${i}, ref ${Math.floor(r() * 1e6).toString(36)})`;
+}
+
+const QUERIES = ["when does the team review postgres backups?", "green tea", "what does my manager plan for the Lisbon office", "kubernetes upgrades before releases", "who buys sourdough bread at weekends", "marathon training every morning", "Jira tickets on Fridays", "release notes", "where are the design docs", "cat vaccines in March"];
+
+function stats(xs: number[]) {
+  const s = [...xs].sort((a, b) => a - b);
+  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0;
+  return { n: s.length, p50: q(0.5), p95: q(0.95), max: s.at(-1) ?? 0 };
+}
+const fmt = (x: ReturnType<typeof stats>) => `n=${x.n} p50=${x.p50.toFixed(2)} ms p95=${x.p95.toFixed(2)} ms max=${x.max.toFixed(2)} ms`;
+
+describe("memory performance (figures, not assertions)", () => {
+  it("injects working memory + scaffold", async () => {
+    const u = await createUser();
+    const scaffold = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`Key${i}`, { detail: `value ${i} `.repeat(8) }]));
+    await env.DB.prepare("UPDATE users SET working_memory = ?, scaffold = ? WHERE id = ?").bind("word ".repeat(500).trim(), JSON.stringify(scaffold), u.id).run();
+    const scope = { db: createDb(env.DB), env, config: loadConfig(env), userId: u.id, plan: "free" as const, sessionId: "ses_bench", siteId: null, projectId: null };
+    const times: number[] = [];
+    for (let i = 0; i < RUNS + 20; i++) {
+      const t0 = performance.now();
+      await buildSystemPrompt({ ...scope, query: "hello", now: Date.now() }, [workingMemoryProvider, scaffoldProvider]);
+      if (i >= 20) times.push(performance.now() - t0);
+    }
+    console.log(`injection (working memory + scaffold): ${fmt(stats(times))}`);
+  });
+
+  it("retrieves among 10,000 facts for the user, 100,000 across users", async () => {
+    const { deps } = captured();
+    const users: string[] = [];
+    const t0 = performance.now();
+    for (let u = 0; u < USERS; u++) {
+      const user = await createUser();
+      users.push(user.id);
+      const r = rng(u + 1);
+      for (let i = 0; i < FACTS_PER_USER; i += 1000) {
+        await importFacts(deps, user.id, Array.from({ length: 1000 }, (_, j) => ({ text: fact(r, i + j) })));
+      }
+    }
+    const seeded = await env.DB.prepare("SELECT (SELECT count(*) FROM facts) AS facts, (SELECT count(*) FROM local_vector_postings) AS postings").first<{ facts: number; postings: number }>();
+    console.log(`seeded ${seeded?.facts} facts (${seeded?.postings} postings) for ${USERS} users in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const target = users[3] ?? "";
+    for (const mode of ["hybrid", "fulltext", "vector"] satisfies SearchMode[]) {
+      const times: number[] = [];
+      for (let i = 0; i < RUNS + 20; i++) {
+        const t = performance.now();
+        await searchFacts(deps, { userId: target, query: QUERIES[i % QUERIES.length] ?? "", k: 5, connectionIds: [], mode });
+        if (i >= 20) times.push(performance.now() - t);
+      }
+      console.log(`retrieval ${mode}: ${fmt(stats(times))}`);
+    }
+    const scope = { db: deps.db, env, config: loadConfig(env), userId: target, plan: "free" as const, sessionId: "ses_bench", siteId: null, projectId: null };
+    const times: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const t = performance.now();
+      await buildSystemPrompt({ ...scope, query: QUERIES[i % QUERIES.length] ?? "", now: Date.now() }, [retrievedFactsProvider]);
+      times.push(performance.now() - t);
+    }
+    console.log(`retrieved-facts provider (search + recall update): ${fmt(stats(times))}`);
+  });
+});
