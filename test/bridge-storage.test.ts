@@ -1,7 +1,7 @@
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { decodeContinuation, encodeContinuation, type Continuation } from "../src/bridge/continuation";
-import { continuationTtlMs, DEFAULT_CONTINUATION_TTL_SECONDS } from "../src/bridge/settings";
+import { loadConfig } from "../src/config/config";
 import type { Env } from "../src/config/env";
 import { SessionStorage } from "../src/sessions/storage";
 import { chatTurn, errorOf, expectWholeHistory, lookupOrder, resume, sessionStub, state, type Block } from "./bridge-helpers";
@@ -133,7 +133,7 @@ describe("durability", () => {
     const u = await createUser();
     await script(u.id, toolCall("lookup_order", { id: "1" }, "toolu_ttl"), textReply("Let's start over."));
     const t = await chatTurn(u.key, { message: "go", client_tools: [lookupOrder] });
-    expect(t.pending?.expires_at).toBeGreaterThan(Date.now() + DEFAULT_CONTINUATION_TTL_SECONDS * 1000 - 60_000);
+    expect(t.pending?.expires_at).toBeGreaterThan(Date.now() + 30 * 60 * 1000 - 60_000);
     // An alarm that fires before the deadline changes nothing.
     expect(await runDurableObjectAlarm(sessionStub(u.id, t.sessionId))).toBe(true);
     expect((await state(u.key, t.sessionId)).pending?.call_id).toBe("toolu_ttl");
@@ -161,10 +161,10 @@ describe("durability", () => {
 
   it("reads the TTL from CONTINUATION_TTL_SECONDS, and names a bad value", () => {
     const base = {} as Env;
-    expect(continuationTtlMs(base)).toBe(DEFAULT_CONTINUATION_TTL_SECONDS * 1000);
-    expect(continuationTtlMs({ ...base, CONTINUATION_TTL_SECONDS: "60" })).toBe(60_000);
-    expect(() => continuationTtlMs({ ...base, CONTINUATION_TTL_SECONDS: "soon" })).toThrow(/CONTINUATION_TTL_SECONDS/);
-    expect(() => continuationTtlMs({ ...base, CONTINUATION_TTL_SECONDS: "1" })).toThrow(/at least 5/);
+    expect(loadConfig(base).continuationTtlMs).toBe(30 * 60 * 1000);
+    expect(loadConfig({ ...base, CONTINUATION_TTL_SECONDS: "60" }).continuationTtlMs).toBe(60_000);
+    expect(() => loadConfig({ ...base, CONTINUATION_TTL_SECONDS: "soon" })).toThrow(/CONTINUATION_TTL_SECONDS/);
+    expect(() => loadConfig({ ...base, CONTINUATION_TTL_SECONDS: "1" })).toThrow(/at least 5/);
   });
 });
 

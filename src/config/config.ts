@@ -24,6 +24,7 @@ const ConfigSchema = z.object({
   MODEL_MAX_RETRIES: intSetting("MODEL_MAX_RETRIES", 2, 0, 10),
   MODEL_TIMEOUT_MS: intSetting("MODEL_TIMEOUT_MS", 120_000, 1000, 600_000),
   MAX_BODY_BYTES: intSetting("MAX_BODY_BYTES", 256 * 1024, 1024, 10 * 1024 * 1024),
+  CONTINUATION_TTL_SECONDS: intSetting("CONTINUATION_TTL_SECONDS", 30 * 60, 5, 7 * 24 * 3600),
   VECTOR_BACKEND: z.enum(["local", "vectorize"]).default("local"),
 });
 
@@ -38,6 +39,8 @@ export type Config = {
   modelMaxRetries: number;
   modelTimeoutMs: number;
   maxBodyBytes: number;
+  /** How long a suspended turn waits for the client's tool result. */
+  continuationTtlMs: number;
   vectorBackend: "local" | "vectorize";
 };
 
@@ -73,6 +76,7 @@ export function loadConfig(env: Env): Config {
     modelMaxRetries: c.MODEL_MAX_RETRIES,
     modelTimeoutMs: c.MODEL_TIMEOUT_MS,
     maxBodyBytes: c.MAX_BODY_BYTES,
+    continuationTtlMs: c.CONTINUATION_TTL_SECONDS * 1000,
     vectorBackend: c.VECTOR_BACKEND,
   };
   cache.set(env, config);

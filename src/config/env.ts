@@ -17,5 +17,6 @@ export interface Env {
   MODEL_MAX_RETRIES?: string;
   MODEL_TIMEOUT_MS?: string;
   MAX_BODY_BYTES?: string;
+  CONTINUATION_TTL_SECONDS?: string;
   VECTOR_BACKEND?: string;
 }

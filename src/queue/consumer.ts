@@ -5,6 +5,7 @@
 import type { Env } from "../config/env";
 import { createDb, newId } from "../db/client";
 import { auditLogs } from "../db/schema";
+import { describeFailure } from "../http/errors";
 import { CONSOLIDATE_KIND } from "../memory/deps";
 import { handleConsolidation, markDeadLettered } from "../memory/queue";
 
@@ -26,17 +27,28 @@ export async function handleQueue(batch: MessageBatch<QueueMessage>, env: Env): 
   for (const msg of batch.messages) {
     const kind = typeof msg.body?.kind === "string" ? msg.body.kind : "";
     if (!handlers.has(kind)) {
-      console.error(JSON.stringify({ queue: batch.queue, unknown_kind: kind, id: msg.id }));
-      msg.ack();
+      // Not ours to drop: retried until it lands in the dead-letter queue, where it is recorded.
+      console.error(JSON.stringify({ queue: batch.queue, unknown_kind: kind.slice(0, 50), id: msg.id }));
+      msg.retry();
       continue;
     }
     byKind.set(kind, [...(byKind.get(kind) ?? []), msg]);
   }
+  // One kind failing must neither stop the others nor make their finished messages redeliver.
   for (const [kind, messages] of byKind) {
     const handler = handlers.get(kind);
-    if (handler) await handler(messages, env);
+    if (!handler) continue;
+    try {
+      await handler(messages, env);
+    } catch (err) {
+      console.error(JSON.stringify({ queue: batch.queue, kind, error: describeFailure(err) }));
+      for (const m of messages) m.retry();
+    }
   }
 }
+
+/** D1 binds at most 100 parameters per statement; an audit row binds 5. */
+const AUDIT_ROWS_PER_STATEMENT = 16;
 
 async function recordDeadLetters(batch: MessageBatch<QueueMessage>, env: Env) {
   const db = createDb(env.DB);
@@ -47,7 +59,10 @@ async function recordDeadLetters(batch: MessageBatch<QueueMessage>, env: Env) {
     target: typeof m.body?.kind === "string" ? m.body.kind : null,
     detail: { message_id: m.id, attempts: m.attempts, body: JSON.parse(JSON.stringify(m.body ?? null)) },
   }));
-  if (rows.length) await db.insert(auditLogs).values(rows);
+  const inserts = [];
+  for (let i = 0; i < rows.length; i += AUDIT_ROWS_PER_STATEMENT) inserts.push(db.insert(auditLogs).values(rows.slice(i, i + AUDIT_ROWS_PER_STATEMENT)));
+  const [first, ...rest] = inserts;
+  if (first) await db.batch([first, ...rest]);
   for (const [kind, handler] of deadLetterHandlers) {
     const messages = batch.messages.filter((m) => m.body?.kind === kind);
     if (messages.length) await handler(messages, env);

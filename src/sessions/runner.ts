@@ -7,7 +7,6 @@
 import { applyAnswer, type Answer, type Resolution } from "../bridge/answer";
 import type { ClientToolDef } from "../bridge/client-tools";
 import { envelopeOf, nonEmpty, type Continuation } from "../bridge/continuation";
-import { continuationTtlMs } from "../bridge/settings";
 import { inCallOrder, resultBlock, turnTools, type TurnTools } from "../bridge/toolset";
 import { recordContextLog } from "../chat/context-log";
 import { runAgentLoop, type MessageParam, type Progress } from "../chat/loop";
@@ -192,7 +191,7 @@ export class TurnRunner {
   }
 
   private expiry(now = Date.now()): number {
-    return now + continuationTtlMs(this.env);
+    return now + loadConfig(this.env).continuationTtlMs;
   }
 
   private scope(caller: Caller, siteId: string | null, projectId: string | null): TurnScope {
