@@ -1,6 +1,6 @@
 import { authRoutes } from "./auth/routes";
 import { brainRoutes } from "./brain/routes";
-import { requireUser } from "./auth/middleware";
+import { requireAdmin, requireUser } from "./auth/middleware";
 import { chatRoutes } from "./chat/routes";
 import { healthRoutes } from "./health/routes";
 import { memoryRoutes } from "./memory/routes";
@@ -16,7 +16,8 @@ export function createApp() {
   const app = newRouter();
   app.use("*", requestContext);
   app.use("*", guardBody);
-  app.use("/v1/*", async (c, next) => (c.req.path.startsWith("/v1/admin/") ? next() : requireUser(c, next)));
+  // Every /v1 route is authenticated: admin routes by ADMIN_TOKEN, all others by a user's key.
+  app.use("/v1/*", async (c, next) => (c.req.path.startsWith("/v1/admin/") ? requireAdmin(c, next) : requireUser(c, next)));
   app.onError(onError);
   app.notFound(onNotFound);
 

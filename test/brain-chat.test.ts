@@ -89,14 +89,16 @@ describe("update_customer_brain in a chat turn", () => {
     expect(await brainRows(u.id)).toMatchObject({ documents: 0, versions: 0, entries: 0 });
   });
 
-  it("does not tag MEMORY with a project that is not the user's: the save is an is_error", async () => {
+  it("refuses a chat turn in a project that is not the user's: 404, no model call, nothing written", async () => {
     const u = await createUser();
     const other = await createUser();
-    await script(u.id, brain("memory", "Deadline is Friday"), textReply("ok"));
-    const { events } = await chat(u.key, { message: "the deadline is friday", project_id: await createProject(other.id) });
-    expect(ofType(events, "tool_result")[0]?.ok).toBe(false);
-    expect(lastToolResults((await seen(u.id))[1])[0]?.content).toMatch(/project not found/);
+    const res = await api(u.key, "POST", "/v1/chat", { message: "the deadline is friday", project_id: await createProject(other.id) });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ error: { code: "not_found", message: "project not found" } });
+    expect(await seen(u.id)).toEqual([]);
     expect((await brainRows(u.id)).entries).toBe(0);
+    const sessions = (await (await api(u.key, "GET", "/v1/sessions")).json()) as { sessions: unknown[] };
+    expect(sessions.sessions).toEqual([]);
   });
 
   it("strips control and invisible characters from what the model saves", async () => {

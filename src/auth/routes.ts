@@ -1,7 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { PLANS } from "../db/schema";
 import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
-import { requireAdmin } from "./middleware";
 import { createUser, issueKey, listKeys, revokeKey, rotateKey } from "./service";
 
 const User = z
@@ -37,7 +36,6 @@ const createUserRoute = createRoute({
   tags: ["admin"],
   summary: "Create a user and its first API key (shown once)",
   security,
-  middleware: [requireAdmin] as const,
   request: jsonBody(CreateUserBody),
   responses: { 201: json(z.object({ user: User, api_key: NewKey }), "Created"), ...errors },
 });

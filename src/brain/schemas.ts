@@ -1,10 +1,11 @@
 /** The brain API's shapes, written once: routes, OpenAPI and responses all use these. */
 import { z } from "@hono/zod-openapi";
 import { brainDocuments, brainEntries, brainProposals, brainVersions } from "../db/schema";
+import { Slug } from "../http/openapi";
 import type { DocumentRow } from "./documents";
 
 /** Same rule as the chat request's `site_id`, so a site named in chat can be addressed here. */
-export const SiteId = z.string().trim().min(1).max(100).regex(/^[\w.:-]+$/, "may contain letters, digits, _ . : -");
+export const SiteId = Slug;
 export const SiteParam = z.object({ site: SiteId.openapi({ param: { name: "site", in: "path" } }) });
 
 /** Text is only type-checked here: sanitizing and the plan's limits (413) are the domain's, shared with the tool. */
@@ -94,7 +95,7 @@ export const MemoryEntry = z
   .openapi("MemoryEntry");
 
 export const NewMemory = z
-  .strictObject({ content: Content, site: SiteId.optional(), project_id: z.string().trim().min(1).max(100).optional() })
+  .strictObject({ content: Content, site: SiteId.optional(), project_id: Slug.optional() })
   .openapi("NewMemoryEntry");
 
 export const Site = z

@@ -3,20 +3,21 @@ import type { Context } from "hono";
 import { ClientToolSpec, clientToolSet, McpServerSpec } from "../bridge/client-tools";
 import { reservedToolNames } from "../bridge/toolset";
 import type { AppEnv } from "../http/context";
-import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
+import { errors, json, jsonBody, newRouter, security, Slug } from "../http/openapi";
 import { AppError, ErrorBody } from "../http/errors";
+import { requireProject } from "../projects/store";
 import type { Started } from "../sessions/session-do";
 import { createSession, getSession, sessionStub } from "../sessions/store";
 import { collectTurn, parseNdjson, sseFrame, ToolPendingEnvelope, type ChatEvent } from "./events";
 
-const Id = z.string().trim().min(1).max(100).regex(/^[\w.:-]+$/, "may contain letters, digits, _ . : -");
+
 
 export const ChatRequest = z
   .strictObject({
     message: z.string().trim().min(1, "message must not be empty").max(32_000),
-    session_id: Id.optional(),
-    site_id: Id.optional(),
-    project_id: Id.optional(),
+    session_id: Slug.optional(),
+    site_id: Slug.optional(),
+    project_id: Slug.optional(),
     stream: z.boolean().default(true),
     web_search: z.boolean().optional().describe("Accepted for old clients and ignored: web search is always available."),
     client_tools: z.array(ClientToolSpec).max(128).default([]).describe("Tools only the client can run; calling one suspends the turn"),
@@ -93,6 +94,7 @@ export async function turnResponse(c: Context<AppEnv>, started: Started, cancel:
 export const chatRoutes = newRouter().openapi(chatRoute, async (c) => {
   const body = c.req.valid("json");
   const { db, user } = c.var;
+  if (body.project_id) await requireProject(db, user.id, body.project_id);
   const session = body.session_id
     ? await getSession(db, user.id, body.session_id)
     : await createSession(db, user.id, { title: body.message, siteId: body.site_id ?? null, projectId: body.project_id ?? null });

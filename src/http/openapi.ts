@@ -35,4 +35,7 @@ export const errors = {
 
 export const security = [{ bearer: [] }];
 
+/** A caller-chosen identifier (site, project, session): safe in paths, logs and Durable Object names. */
+export const Slug = z.string().trim().min(1).max(100).regex(/^[\w.:-]+$/, "may contain letters, digits, _ . : -");
+
 export const Ok = z.object({ ok: z.literal(true) }).openapi("Ok");
