@@ -2,7 +2,9 @@
  * Memory micro-benchmarks inside workerd with local D1 (the same stack as the tests), printed, never asserted:
  *   npx vitest run --config bench/vitest.memory.config.ts
  * - injection: working memory + scaffold providers (one D1 read) for a user with a full tier
- * - retrieval: hybrid / full-text / vector search for a user with 10,000 facts among 100,000
+ * - retrieval: hybrid / full-text / vector search for a user with 10,000 facts among 100,000, for two
+ *   corpora: a dense, repetitive vocabulary (every query term matches thousands of facts: a worst case) and a
+ *   Zipf-distributed vocabulary of 5,000 content words (like natural text without its stopwords). Both live in the same database (200,000 facts).
  * Timers in workerd advance on I/O, so each figure spans the D1 round trips plus the CPU between them.
  */
 import { env } from "cloudflare:test";
@@ -44,6 +46,67 @@ function stats(xs: number[]) {
 }
 const fmt = (x: ReturnType<typeof stats>) => `n=${x.n} p50=${x.p50.toFixed(2)} ms p95=${x.p95.toFixed(2)} ms max=${x.max.toFixed(2)} ms`;
 
+/**
+ * Pseudo-words drawn with P(rank r) proportional to 1 / (r + 100)^1.07: Zipf like natural text, without its
+ * head of ~100 function words (the, of, and...), which the search drops as stopwords anyway.
+ */
+function zipfVocabulary(size: number) {
+  const syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "de", "po", "an", "el", "or", "us", "im"];
+  const r0 = rng(7);
+  const words = Array.from({ length: size }, () => Array.from({ length: 2 + Math.floor(r0() * 3) }, () => pick(r0, syllables)).join(""));
+  const weights = words.map((_, i) => 1 / (i + 101) ** 1.07);
+  const total = weights.reduce((a, b) => a + b, 0);
+  let acc = 0;
+  const cdf = weights.map((w) => (acc += w / total));
+  return {
+    draw(r: () => number) {
+      const x = r();
+      let lo = 0;
+      let hi = cdf.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if ((cdf[mid] ?? 1) < x) lo = mid + 1;
+        else hi = mid;
+      }
+      return words[lo] ?? "";
+    },
+  };
+}
+
+async function measureRetrieval(name: string, makeFact: (r: () => number, i: number) => string, queries: () => string[]) {
+  const { deps } = captured();
+  const users: string[] = [];
+  const t0 = performance.now();
+  for (let u = 0; u < USERS; u++) {
+    const user = await createUser();
+    users.push(user.id);
+    const r = rng(u + 1);
+    for (let i = 0; i < FACTS_PER_USER; i += 1000) {
+      await importFacts(deps, user.id, Array.from({ length: 1000 }, (_, j) => ({ text: makeFact(r, i + j) })));
+    }
+  }
+  console.log(`[${name}] seeded ${USERS * FACTS_PER_USER} facts for ${USERS} users in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  const target = users[3] ?? "";
+  const qs = queries();
+  for (const mode of ["hybrid", "fulltext", "vector"] satisfies SearchMode[]) {
+    const times: number[] = [];
+    for (let i = 0; i < RUNS + 20; i++) {
+      const t = performance.now();
+      await searchFacts(deps, { userId: target, query: qs[i % qs.length] ?? "", k: 5, connectionIds: [], mode });
+      if (i >= 20) times.push(performance.now() - t);
+    }
+    console.log(`[${name}] retrieval ${mode}: ${fmt(stats(times))}`);
+  }
+  const scope = { db: deps.db, env, config: loadConfig(env), userId: target, plan: "free" as const, sessionId: "ses_bench", siteId: null, projectId: null };
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t = performance.now();
+    await buildSystemPrompt({ ...scope, query: qs[i % qs.length] ?? "", now: Date.now() }, [retrievedFactsProvider]);
+    times.push(performance.now() - t);
+  }
+  console.log(`[${name}] retrieved-facts provider (search + recall update): ${fmt(stats(times))}`);
+}
+
 describe("memory performance (figures, not assertions)", () => {
   it("injects working memory + scaffold", async () => {
     const u = await createUser();
@@ -59,37 +122,16 @@ describe("memory performance (figures, not assertions)", () => {
     console.log(`injection (working memory + scaffold): ${fmt(stats(times))}`);
   });
 
-  it("retrieves among 10,000 facts for the user, 100,000 across users", async () => {
-    const { deps } = captured();
-    const users: string[] = [];
-    const t0 = performance.now();
-    for (let u = 0; u < USERS; u++) {
-      const user = await createUser();
-      users.push(user.id);
-      const r = rng(u + 1);
-      for (let i = 0; i < FACTS_PER_USER; i += 1000) {
-        await importFacts(deps, user.id, Array.from({ length: 1000 }, (_, j) => ({ text: fact(r, i + j) })));
-      }
-    }
-    const seeded = await env.DB.prepare("SELECT (SELECT count(*) FROM facts) AS facts, (SELECT count(*) FROM local_vector_postings) AS postings").first<{ facts: number; postings: number }>();
-    console.log(`seeded ${seeded?.facts} facts (${seeded?.postings} postings) for ${USERS} users in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    const target = users[3] ?? "";
-    for (const mode of ["hybrid", "fulltext", "vector"] satisfies SearchMode[]) {
-      const times: number[] = [];
-      for (let i = 0; i < RUNS + 20; i++) {
-        const t = performance.now();
-        await searchFacts(deps, { userId: target, query: QUERIES[i % QUERIES.length] ?? "", k: 5, connectionIds: [], mode });
-        if (i >= 20) times.push(performance.now() - t);
-      }
-      console.log(`retrieval ${mode}: ${fmt(stats(times))}`);
-    }
-    const scope = { db: deps.db, env, config: loadConfig(env), userId: target, plan: "free" as const, sessionId: "ses_bench", siteId: null, projectId: null };
-    const times: number[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      const t = performance.now();
-      await buildSystemPrompt({ ...scope, query: QUERIES[i % QUERIES.length] ?? "", now: Date.now() }, [retrievedFactsProvider]);
-      times.push(performance.now() - t);
-    }
-    console.log(`retrieved-facts provider (search + recall update): ${fmt(stats(times))}`);
+  it("retrieves among 10,000 facts for the user, 100,000 across users: dense vocabulary (worst case)", async () => {
+    await measureRetrieval("dense", (r, i) => fact(r, i), () => QUERIES);
+  });
+
+  it("retrieves among 10,000 facts for the user, 100,000 across users: Zipf vocabulary of 5,000 words", async () => {
+    const vocab = zipfVocabulary(5000);
+    const queries = Array.from({ length: 50 }, (_, i) => {
+      const r = rng(1000 + i);
+      return Array.from({ length: 3 + Math.floor(r() * 4) }, () => vocab.draw(r)).join(" ");
+    });
+    await measureRetrieval("zipf", (r, i) => `${Array.from({ length: 8 + Math.floor(r() * 7) }, () => vocab.draw(r)).join(" ")} ${i}`, () => queries);
   });
 });
