@@ -11,12 +11,12 @@ import { connections, contextEvents, memoryRuns, usage, users, type JsonObject, 
 import type { ModelClient } from "../model/anthropic";
 import { runBatch, returnedIds } from "./batch";
 import { consolidationBudget, deferredReason } from "./budget";
-import { CONSOLIDATE_TOOL, CONSOLIDATION_SYSTEM, consolidateToolDef, consolidationPrompt, MalformedOutput, mergeScaffold, parseConsolidationOutput, WORKING_MEMORY_WORDS } from "./consolidation-schema";
+import { CONSOLIDATE_TOOL, CONSOLIDATION_SYSTEM, consolidateToolDef, consolidationPrompt, MalformedOutput, mergeScaffold, parseConsolidationOutput, WORKING_MEMORY_WORDS, type FactItem } from "./consolidation-schema";
 import type { MemoryDeps } from "./deps";
 import { factStatements, indexFacts, prepareFacts, type FactInput } from "./facts-write";
 import { canonicalJson } from "./ids";
 import { briefError, searchFacts } from "./retrieval";
-import { capWords } from "./text";
+import { capWords, wordCount } from "./text";
 import { inJson } from "./vector";
 
 export const BATCH_EVENTS = 50;
@@ -101,12 +101,12 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
     const owned = new Set(state.connections.map((c) => c.id));
     const sessions = [...new Set(events.flatMap((e) => (typeof e.sourceMetadata.session_id === "string" ? [e.sourceMetadata.session_id] : [])))];
     const inputs: FactInput[] = output.facts_to_embed.map((f) => {
-      const item = typeof f === "string" ? { text: f } : f;
+      const item: Exclude<FactItem, string> = typeof f === "string" ? { text: f } : f;
       return {
         text: item.text,
-        confidence: "confidence" in item && item.confidence !== undefined ? item.confidence : corrected ? 0.9 : 0.7,
-        supersedes: "supersedes" in item ? item.supersedes : undefined,
-        connectionId: "connection_id" in item && item.connection_id && owned.has(item.connection_id) ? item.connection_id : null,
+        confidence: item.confidence ?? (corrected ? 0.9 : 0.7),
+        supersedes: item.supersedes,
+        connectionId: item.connection_id && owned.has(item.connection_id) ? item.connection_id : null,
         source: "system_learned",
         metadata: { event_ids: eventIds, session_ids: sessions },
       };
@@ -123,7 +123,7 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
         rev,
         kind: "consolidation",
         eventIds,
-        summary: { facts: prepared.map((p) => p.id), scaffold_changed: changed, working_memory_words: workingMemory.split(/\s+/).filter(Boolean).length },
+        summary: { facts: prepared.map((p) => p.id), scaffold_changed: changed, working_memory_words: wordCount(workingMemory) },
         model: model.model,
         inputTokens: reply.usage.input_tokens,
         outputTokens: reply.usage.output_tokens,

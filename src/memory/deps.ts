@@ -1,4 +1,5 @@
 /** The outside capabilities memory needs, chosen once from config, so domain code never reads the env. */
+import { z } from "zod";
 import type { Config } from "../config/config";
 import type { Env } from "../config/env";
 import type { Db } from "../db/client";
@@ -8,8 +9,9 @@ import { FreshOverlayIndex, VectorizeVectorIndex } from "./vector-vectorize";
 
 export const CONSOLIDATE_KIND = "memory.consolidate";
 
-/** The observation queue message: consolidate this user's pending events. */
-export type ConsolidateMessage = { kind: typeof CONSOLIDATE_KIND; userId: string; eventIds: string[] };
+/** The observation queue message: consolidate this user's pending events (`eventIds`: the ones it announces). */
+export const ConsolidateMessage = z.object({ kind: z.literal(CONSOLIDATE_KIND), userId: z.string().min(1), eventIds: z.array(z.string()) });
+export type ConsolidateMessage = z.infer<typeof ConsolidateMessage>;
 
 export interface MessageQueue {
   send(body: ConsolidateMessage): Promise<unknown>;

@@ -4,7 +4,6 @@
  * to the dead-letter queue, where `markDeadLettered` marks their events `failed` for the user to see.
  */
 import { and, eq, sql } from "drizzle-orm";
-import { z } from "zod";
 import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
 import { createDb } from "../db/client";
@@ -13,12 +12,10 @@ import { createModelClient } from "../model/anthropic";
 import type { QueueMessage } from "../queue/consumer";
 import { consolidateUser, type ConsolidationModel } from "./consolidate";
 import { CONSOLIDATE_TOOL } from "./consolidation-schema";
-import { CONSOLIDATE_KIND, memoryDeps, type MemoryDeps } from "./deps";
+import { ConsolidateMessage, memoryDeps, type MemoryDeps } from "./deps";
 import { enqueue } from "./events";
 import { offlineConsolidate } from "./offline-consolidate";
 import { inJson } from "./vector";
-
-const Body = z.object({ kind: z.literal(CONSOLIDATE_KIND), userId: z.string().min(1), eventIds: z.array(z.string()).default([]) });
 
 /** 2, 4, 8, 16, 32 s ... capped at 5 minutes; `attempts` starts at 1. */
 export const backoffSeconds = (attempts: number) => Math.min(300, 2 ** Math.max(1, attempts));
@@ -31,7 +28,7 @@ export function consolidationModel(env: Env): ConsolidationModel {
 export async function consolidateMessages(deps: MemoryDeps, model: ConsolidationModel, messages: readonly Message<QueueMessage>[]): Promise<void> {
   const byUser = new Map<string, Message<QueueMessage>[]>();
   for (const m of messages) {
-    const body = Body.safeParse(m.body);
+    const body = ConsolidateMessage.safeParse(m.body);
     if (!body.success) {
       console.error(JSON.stringify({ memory: "bad_message", id: m.id }));
       m.ack();
@@ -63,7 +60,7 @@ export async function handleConsolidation(messages: readonly Message<QueueMessag
 export async function markDeadLettered(messages: readonly Message<QueueMessage>[], env: Env): Promise<void> {
   const db = createDb(env.DB);
   for (const m of messages) {
-    const body = Body.safeParse(m.body);
+    const body = ConsolidateMessage.safeParse(m.body);
     if (!body.success || !body.data.eventIds.length) continue;
     await db
       .update(contextEvents)
