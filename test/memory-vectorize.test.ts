@@ -1,0 +1,124 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/config";
+import { createDb } from "../src/db/client";
+import { memoryDeps } from "../src/memory/deps";
+import { hashEmbed, workersAiEmbedder, type TextEmbeddings } from "../src/memory/embed";
+import { deleteFact, importFacts } from "../src/memory/facts";
+import { searchFacts } from "../src/memory/retrieval";
+import { FreshOverlayIndex, OVERLAY_WINDOW_MS, pruneOverlay, VectorizeVectorIndex } from "../src/memory/vector-vectorize";
+import { createUser } from "./helpers";
+import { captured } from "./memory-helpers";
+
+/**
+ * A stand-in for the Vectorize binding (unavailable offline) that behaves like it in the way that matters
+ * here: writes become visible to queries only when the index catches up (`flush`).
+ */
+function laggingVectorize() {
+  const visible = new Map<string, VectorizeVector>();
+  let pending: (() => void)[] = [];
+  const calls: { filter?: unknown; topK?: number }[] = [];
+  const index: VectorizeIndex = {
+    describe: async () => ({ id: "fake", name: "engram-facts", config: { dimensions: 8, metric: "cosine" }, vectorsCount: visible.size }),
+    async query(vector, options) {
+      calls.push({ filter: options?.filter, topK: options?.topK });
+      const q = [...vector];
+      const userId = (options?.filter as { user_id?: string } | undefined)?.user_id;
+      const matches = [...visible.values()]
+        .filter((v) => v.metadata?.user_id === userId)
+        .map((v) => ({ id: v.id, score: [...v.values].reduce((s, x, i) => s + x * (q[i] ?? 0), 0) }))
+        .sort((a, b) => b.score - a.score)
+        .slice(0, options?.topK ?? 5);
+      return { matches, count: matches.length };
+    },
+    insert: async () => ({ ids: [], count: 0 }),
+    async upsert(vectors) {
+      pending.push(() => vectors.forEach((v) => visible.set(v.id, v)));
+      return { ids: vectors.map((v) => v.id), count: vectors.length };
+    },
+    async deleteByIds(ids) {
+      pending.push(() => ids.forEach((id) => visible.delete(id)));
+      return { ids, count: ids.length };
+    },
+    getByIds: async (ids) => ids.flatMap((id) => visible.get(id) ?? []),
+  };
+  return {
+    index,
+    calls,
+    flush() {
+      pending.forEach((apply) => apply());
+      pending = [];
+    },
+  };
+}
+
+/** The local hashing embedder folded into 8 dense dimensions, so the fake index gets dense vectors as Vectorize would. */
+const tinyAi: TextEmbeddings & { batches: number[] } = {
+  batches: [],
+  async run(_model, input) {
+    this.batches.push(input.text.length);
+    return { data: input.text.map((t) => {
+      const v = new Array<number>(8).fill(0);
+      const s = hashEmbed(t);
+      s.indices.forEach((i, k) => (v[i % 8] = (v[i % 8] ?? 0) + (s.values[k] ?? 0)));
+      return v;
+    }) };
+  },
+};
+
+describe("production vectors (Vectorize + Workers AI) behind the same interfaces", () => {
+  it("finds a fact by similarity right after it is stored, before Vectorize has indexed it, and forgets it at once", async () => {
+    const u = await createUser();
+    const vectorize = laggingVectorize();
+    const embedder = workersAiEmbedder(tinyAi);
+    const base = captured().deps;
+    const deps = { ...base, embedder: { ...embedder, minScore: 0 }, vectors: new FreshOverlayIndex(new VectorizeVectorIndex(vectorize.index, embedder.dimensions), base.db, base.now) };
+    const [fact] = (await importFacts(deps, u.id, [{ text: "User's favourite climbing gym is in Porto" }])).facts;
+    const found = await searchFacts(deps, { userId: u.id, query: "favourite climbing gym", k: 5, connectionIds: [], mode: "vector" });
+    expect(found.results.map((r) => r.id)).toEqual([fact?.id]);
+    expect(vectorize.calls.at(-1)).toEqual({ filter: { user_id: u.id }, topK: 50 });
+
+    vectorize.flush();
+    expect((await searchFacts(deps, { userId: u.id, query: "climbing gym", k: 5, connectionIds: [], mode: "vector" })).results).toHaveLength(1);
+    // Another user's query never sees it.
+    const other = await createUser();
+    expect((await searchFacts(deps, { userId: other.id, query: "climbing gym", k: 5, connectionIds: [], mode: "vector" })).results).toEqual([]);
+
+    // Deleted: Vectorize still returns it until it catches up, but retrieval hydrates from D1.
+    await deleteFact(deps, u.id, fact?.id ?? "");
+    expect((await searchFacts(deps, { userId: u.id, query: "climbing gym", k: 5, connectionIds: [], mode: "vector" })).results).toEqual([]);
+  });
+
+  it("prunes only overlay rows past the window, never the local index's own rows", async () => {
+    const u = await createUser();
+    const db = createDb(env.DB);
+    const vectorize = laggingVectorize();
+    const at = Date.now();
+    const overlay = new FreshOverlayIndex(new VectorizeVectorIndex(vectorize.index, 8), db, () => at);
+    await overlay.upsert([{ id: `ov-${u.id}`, userId: u.id, vector: { indices: [0], values: [1] }, metadata: {} }]);
+    await captured().deps.vectors.upsert([{ id: `lo-${u.id}`, userId: u.id, vector: { indices: [1], values: [1] }, metadata: {} }]);
+    expect(await pruneOverlay(db, at + OVERLAY_WINDOW_MS - 1)).toBe(0);
+    expect(await pruneOverlay(db, at + OVERLAY_WINDOW_MS + 1)).toBe(1);
+    const left = await env.DB.prepare("SELECT id FROM local_vectors WHERE user_id = ?").bind(u.id).all<{ id: string }>();
+    expect(left.results.map((r) => r.id)).toEqual([`lo-${u.id}`]);
+  });
+
+  it("embeds with Workers AI in batches of 100 and rejects a malformed answer", async () => {
+    tinyAi.batches = [];
+    const out = await workersAiEmbedder(tinyAi).embed(Array.from({ length: 250 }, (_, i) => `text ${i}`));
+    expect(tinyAi.batches).toEqual([100, 100, 50]);
+    expect(out.vectors).toHaveLength(250);
+    const sum = (out.vectors[0]?.values ?? []).reduce((s, v) => s + v * v, 0);
+    expect(sum).toBeCloseTo(1, 6);
+    await expect(workersAiEmbedder({ run: async () => ({ shape: [0] }) }).embed(["x"])).rejects.toThrow(/no embeddings/);
+  });
+
+  it("is selected by VECTOR_BACKEND=vectorize when the bindings exist", () => {
+    const vectorize = laggingVectorize();
+    const config = { ...loadConfig(env), vectorBackend: "vectorize" as const };
+    const deps = memoryDeps({ ...env, VECTORS: vectorize.index, AI: tinyAi as unknown as Ai }, config, createDb(env.DB));
+    expect(deps.vectors.name).toBe("vectorize+overlay");
+    expect(deps.embedder.model).toBe("@cf/baai/bge-base-en-v1.5");
+    expect(memoryDeps(env, loadConfig(env), createDb(env.DB)).vectors.name).toBe("local");
+  });
+});
