@@ -202,3 +202,12 @@ describe("POST /v1/observations", () => {
     expect((await getJson<Events>(u.key, "/v1/memory/events")).events).toEqual([]);
   });
 });
+
+describe("API description", () => {
+  it("documents every memory endpoint in /openapi.json", async () => {
+    const doc = (await (await api(null, "GET", "/openapi.json")).json()) as { paths: Record<string, Record<string, unknown>> };
+    const paths = ["/v1/observations", "/v1/memory/working", "/v1/memory/scaffold", "/v1/memory/facts", "/v1/memory/facts/search", "/v1/memory/facts/{id}", "/v1/memory/events", "/v1/memory/events/retry", "/v1/memory/context-logs", "/v1/memory/runs", "/v1/memory", "/v1/connections", "/v1/connections/{id}"];
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(paths));
+    expect(Object.keys(doc.paths["/v1/memory/facts/{id}"] ?? {}).sort()).toEqual(["delete", "get"]);
+  });
+});
