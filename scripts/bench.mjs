@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// `npm run bench [-- name-filter]`: starts engram under `wrangler dev` (local D1, DOs, queues) against
-// a zero-latency fake Messages API served from this process, runs every scenario in bench/scenarios/
-// many times, and writes the medians and p95s to BENCHMARKS.md with the machine and the command.
+// `npm run bench [-- name-filter]`: (1) starts engram under `wrangler dev` (local D1, DOs, queues) against
+// a zero-latency fake Messages API served from this process and runs every scenario in bench/scenarios/
+// many times over HTTP; (2) runs the micro-benchmarks inside workerd (bench/*.test.ts, which print
+// BENCH_RESULT lines); then writes the medians and p95s to BENCHMARKS.md with the machine and the command.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -78,6 +79,13 @@ const fmt = (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toF
 
 async function main() {
   const files = readdirSync("bench/scenarios").filter((f) => f.endsWith(".mjs") && f.includes(filter)).sort();
+  const sections = [];
+  if (files.length) sections.push(...(await httpScenarios(files)));
+  sections.push(...microBenchmarks());
+  writeReport(sections);
+}
+
+async function httpScenarios(files) {
   const fake = await serveFake();
   const engram = await startEngram(fake.url);
   const h = harness(engram.url, fake.url);
@@ -102,7 +110,25 @@ async function main() {
     engram.stop();
     fake.server.close();
   }
-  writeReport(sections);
+  return sections;
+}
+
+function microBenchmarks() {
+  const files = readdirSync("bench").filter((f) => f.endsWith(".test.ts") && f.includes(filter)).map((f) => `bench/${f}`);
+  if (files.length === 0) return [];
+  console.log(`bench: micro-benchmarks in workerd: ${files.join(", ")}`);
+  const run = spawnSync("npx", ["vitest", "run", "-c", "bench/vitest.config.ts", ...files], { env, encoding: "utf8", maxBuffer: 64 * 2 ** 20 });
+  if (run.status !== 0) throw new Error(`micro-benchmarks failed:\n${run.stdout}\n${run.stderr}`);
+  const groups = new Map();
+  for (const line of run.stdout.split("\n")) {
+    const at = line.indexOf("BENCH_RESULT ");
+    if (at < 0) continue;
+    const { group, target, description, metric, ...stats } = JSON.parse(line.slice(at + "BENCH_RESULT ".length));
+    if (!groups.has(group)) groups.set(group, { scenario: { name: group, target, description }, rows: [] });
+    groups.get(group).rows.push({ metric, ...stats });
+  }
+  for (const g of groups.values()) console.log(`bench: ${g.scenario.name}: ${g.rows.map((r) => `${r.metric} p50=${fmt(r.p50)} p95=${fmt(r.p95)}`).join(", ")}`);
+  return [...groups.values()];
 }
 
 function writeReport(sections) {
@@ -112,8 +138,10 @@ function writeReport(sections) {
     "",
     `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}.`,
     `Machine: ${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, Node ${process.version}.`,
-    "Setup: engram under `wrangler dev` (local D1, Durable Objects, queues) on loopback; the model is the fake Messages API",
-    "served from the bench process with no added latency. Times are wall-clock milliseconds measured by the client.",
+    `Command: \`npm run bench${filter ? ` -- ${filter}` : ""}\`.`,
+    "HTTP scenarios: engram under `wrangler dev` (local D1, Durable Objects, queues) on loopback; the model is the fake",
+    "Messages API served from the bench process with no added latency; wall-clock milliseconds measured by the client.",
+    "Micro-benchmarks: inside workerd with local D1 (the test pool), timed with the Worker's clock, which advances on I/O.",
     "",
   ];
   for (const { scenario, rows, extra } of sections) {

@@ -3,8 +3,6 @@ import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
 import { apiKeys, users, type Plan } from "../db/schema";
-
-export type { Plan };
 import { AppError, notFound } from "../http/errors";
 import type { AuthedUser } from "../http/context";
 import { displayPrefix, generateApiKey, hashApiKey } from "./keys";

@@ -6,7 +6,7 @@
  * constraint and its whole batch rolls back.
  */
 import { and, eq, sql } from "drizzle-orm";
-import type { Plan } from "../auth/service";
+import type { Plan } from "../db/schema";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { brainDocuments, brainVersions } from "../db/schema";

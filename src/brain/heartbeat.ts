@@ -5,7 +5,7 @@
  */
 import { and, eq, lt, sql } from "drizzle-orm";
 import { z } from "@hono/zod-openapi";
-import type { Plan } from "../auth/service";
+import type { Plan } from "../db/schema";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { brainDocuments, sites, type JsonObject } from "../db/schema";

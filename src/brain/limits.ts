@@ -2,7 +2,7 @@
  * Tier-aware brain limits. SOUL and BIBLE are injected whole (a cut document would make the model's
  * read-modify-write drop its tail), so their caps are sized to fit the prompt budget together.
  */
-import type { Plan } from "../auth/service";
+import type { Plan } from "../db/schema";
 import { AppError } from "../http/errors";
 import { sanitizeBrainContent } from "./sanitize";
 

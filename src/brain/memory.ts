@@ -5,7 +5,7 @@
  * past one, and nothing is written when one fails.
  */
 import { and, count, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
-import type { Plan } from "../auth/service";
+import type { Plan } from "../db/schema";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { brainEntries } from "../db/schema";

@@ -4,7 +4,7 @@
  * through the same write path as any other write, with the proposal's status flipped in the same batch.
  */
 import { and, desc, eq, sql } from "drizzle-orm";
-import type { Plan } from "../auth/service";
+import type { Plan } from "../db/schema";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { brainProposals, users } from "../db/schema";

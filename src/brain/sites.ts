@@ -4,7 +4,7 @@
  * Every query is keyed by (user_id, id), so another user's site id only ever names one of your own.
  */
 import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
-import type { Plan } from "../auth/service";
+import type { Plan } from "../db/schema";
 import type { Db } from "../db/client";
 import { brainDocuments, brainEntries, brainProposals, brainVersions, sites } from "../db/schema";
 import { AppError, notFound } from "../http/errors";

@@ -1,6 +1,6 @@
 /** Version history of SOUL and BIBLE: list, read, diff, and roll back (a rollback is a new version). */
 import { and, desc, eq, lt } from "drizzle-orm";
-import type { Plan } from "../auth/service";
+import type { Plan } from "../db/schema";
 import type { Db } from "../db/client";
 import { brainVersions } from "../db/schema";
 import { notFound } from "../http/errors";

@@ -1,9 +1,7 @@
 /** Cost control: a per-user daily token budget for background consolidation (usage kind `consolidation`). */
 import { and, eq, gte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { usage } from "../db/schema";
-
-export type Plan = "free" | "pro";
+import { usage, type Plan } from "../db/schema";
 
 /** Tokens (input + output) of consolidation per UTC day. Over it, events wait as `deferred` until the next day. */
 export const DAILY_CONSOLIDATION_TOKENS: Record<Plan, number> = { free: 200_000, pro: 2_000_000 };

@@ -7,7 +7,8 @@ import { newId } from "../db/client";
 import { contextEvents, type JsonObject } from "../db/schema";
 import { AppError } from "../http/errors";
 import { runBatch, type Statement } from "./batch";
-import { consolidationBudget, deferredReason, type Budget, type Plan } from "./budget";
+import type { Plan } from "../db/schema";
+import { consolidationBudget, deferredReason, type Budget } from "./budget";
 import { CONSOLIDATE_KIND, type MemoryDeps } from "./deps";
 import { inJson } from "./vector";
 

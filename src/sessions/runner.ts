@@ -15,6 +15,7 @@ import type { TurnScope } from "../chat/scope";
 import { contextProviders } from "../chat/providers";
 import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
+import type { Plan } from "../db/schema";
 import { createDb } from "../db/client";
 import { createModelClient } from "../model/anthropic";
 import { isAbort, modelFailure } from "../model/errors";
@@ -25,7 +26,7 @@ import { followUpQuery, toModelMessages } from "./history";
 import type { SessionStorage } from "./storage";
 import { touchSession } from "./store";
 
-type Caller = { turnId: string; userId: string; plan: "free" | "pro"; sessionId: string };
+type Caller = { turnId: string; userId: string; plan: Plan; sessionId: string };
 export type TurnInput = Caller & { message: string; siteId: string | null; projectId: string | null; stream: boolean; clientTools: ClientToolDef[] };
 export type ResumeInput = Caller & { answer: Answer };
 
