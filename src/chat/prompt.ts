@@ -9,6 +9,11 @@ export type PromptContext = TurnScope & {
   /** The text retrieval should match: the user's message, plus the last reply for short follow-ups. */
   query: string;
   now: number;
+  /**
+   * Hands over a write that injection causes (e.g. counting a recall) so it runs alongside the model
+   * call instead of delaying the prompt; the turn awaits it before it ends. Absent: the caller awaits.
+   */
+  defer?: (work: Promise<unknown>) => void;
 };
 
 export type ContextSection = { name: string; title: string; body: string; ids?: string[] };

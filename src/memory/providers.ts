@@ -122,7 +122,9 @@ export const retrievedFactsProvider: ContextProvider = {
     const found = await searchFacts(deps, { userId: ctx.userId, query: ctx.query, k: RETRIEVED_FACTS, connectionIds: v.connections.map((c) => c.id) });
     // Without the vector half the block would silently change meaning; leave it out and say why.
     if (found.degraded) throw new Error(found.degraded);
-    await recordRecall(deps, ctx.userId, found.results.map((r) => r.id), found.embeddingTokens);
+    const recall = recordRecall(deps, ctx.userId, found.results.map((r) => r.id), found.embeddingTokens);
+    if (ctx.defer) ctx.defer(recall);
+    else await recall;
     if (!found.results.length) return null;
     const lines = found.results.map((r) => `- ${r.text.slice(0, FACT_CHARS)}`);
     return { name: "retrieved_facts", title: "Relevant Retrieved Facts", body: lines.join("\n"), ids: found.results.map((r) => r.id) };

@@ -15,6 +15,7 @@ import type { TurnScope } from "../chat/scope";
 import { contextProviders } from "../chat/providers";
 import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
+import { describeFailure } from "../http/errors";
 import type { Plan } from "../db/schema";
 import { createDb } from "../db/client";
 import { createModelClient } from "../model/anthropic";
@@ -64,7 +65,8 @@ export class TurnRunner {
     const [userSeq] = this.store.append([{ role: "user", content: [{ type: "text", text: input.message }] }]);
     const tally: Tally = { added: 1, pending: false, writes: [] };
     try {
-      const prompt = await buildSystemPrompt({ ...scope, query: followUpQuery(input.message, lastReply), now: Date.now() }, contextProviders);
+      const defer = (work: Promise<unknown>) => tally.writes.push(work.catch((err: unknown) => console.error(JSON.stringify({ deferred: describeFailure(err) }))));
+      const prompt = await buildSystemPrompt({ ...scope, query: followUpQuery(input.message, lastReply), now: Date.now(), defer }, contextProviders);
       // Written alongside the model call, not before it: the audit row must not delay the first byte.
       tally.writes.push(recordContextLog(scope.db, input.userId, input.sessionId, prompt));
       const injected = new Map(prompt.injected.map((s) => [s.name, s.ids]));
