@@ -34,6 +34,11 @@ describe("DELETE /v1/memory", () => {
     const sessionA = await remember(a);
     const sessionB = await remember(b);
     expect(await storedMessages(a.id, sessionA)).toBe(2);
+    // Brain documents are memory too: SOUL with two versions, a MEMORY entry, a synced site (HEARTBEAT).
+    for (const content of ["Ana, a baker.", "Ana, a baker in Porto."]) expect((await api(a.key, "PUT", "/v1/brain/soul", { content })).status).toBe(200);
+    expect((await api(a.key, "POST", "/v1/brain/memory", { content: "Prefers mornings" })).status).toBe(201);
+    expect((await api(a.key, "PUT", "/v1/sites/bakery/sync", { name: "Bakery", status: "ok" })).status).toBe(200);
+    expect((await api(b.key, "PUT", "/v1/brain/soul", { content: "Bruno." })).status).toBe(200);
 
     const res = await api(a.key, "DELETE", "/v1/memory");
     expect(res.status).toBe(200);
@@ -48,8 +53,18 @@ describe("DELETE /v1/memory", () => {
       connections_reset: 1,
       working_memory: true,
       scaffold: true,
+      brain_documents: 2,
+      brain_versions: 2,
+      memory_entries: 1,
+      proposals: 0,
+      sites: 1,
+      projects: 0,
+      lessons: 0,
+      transcripts: 0,
     });
     expect(receipt.kept.length).toBeGreaterThan(0);
+    for (const table of ["brain_documents", "brain_versions", "brain_entries", "sites"]) expect(await count(table, a.id)).toBe(0);
+    expect(await count("brain_documents", b.id)).toBe(1);
 
     expect((await getJson<{ facts: unknown[] }>(a.key, "/v1/memory/facts?include_superseded=true")).facts).toEqual([]);
     for (const mode of ["fulltext", "vector"]) expect((await search(a.key, "dog Biscuit", `&mode=${mode}`)).results).toEqual([]);

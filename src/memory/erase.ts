@@ -1,16 +1,53 @@
 /**
- * DELETE /v1/memory: erases everything memory holds about a user and returns a receipt with counts.
+ * DELETE /v1/memory: erases everything engram remembers about a user (adaptive memory, brain documents and
+ * their versions, MEMORY entries, proposals, sites, projects, coding lessons, sessions) and returns a
+ * receipt with counts. The account, its keys, usage and settings stay.
  * Sessions go first (their Durable Object storage too), then one D1 batch, then the vectors. The batch
  * also writes an `erase` revision, so a consolidation already in flight cannot write the old memory back.
  */
 import { eq, lte, and, sql } from "drizzle-orm";
 import { newId } from "../db/client";
-import { auditLogs, connections, contextEvents, contextLogs, facts, memoryRuns, sessions, users } from "../db/schema";
+import {
+  auditLogs,
+  brainDocuments,
+  brainEntries,
+  brainProposals,
+  brainVersions,
+  connections,
+  contextEvents,
+  contextLogs,
+  facts,
+  lessons,
+  memoryRuns,
+  projects,
+  sessions,
+  sites,
+  transcripts,
+  users,
+} from "../db/schema";
 import { returnedIds, runBatch } from "./batch";
 import type { MemoryDeps } from "./deps";
 
 export type EraseReceipt = {
-  erased: { facts: number; vectors: number; events: number; context_logs: number; sessions: number; memory_runs: number; connections_reset: number; working_memory: boolean; scaffold: boolean };
+  erased: {
+    facts: number;
+    vectors: number;
+    events: number;
+    context_logs: number;
+    sessions: number;
+    memory_runs: number;
+    connections_reset: number;
+    working_memory: boolean;
+    scaffold: boolean;
+    brain_documents: number;
+    brain_versions: number;
+    memory_entries: number;
+    proposals: number;
+    sites: number;
+    projects: number;
+    lessons: number;
+    transcripts: number;
+  };
   kept: string[];
   erased_at: number;
   vector_error?: string;
@@ -36,8 +73,18 @@ export async function eraseMemory(deps: MemoryDeps, userId: string, destroySessi
     db.delete(sessions).where(eq(sessions.userId, userId)).returning({ id: sessions.id }),
     db.update(connections).set({ learnedInfo: {} }).where(eq(connections.userId, userId)).returning({ id: connections.id }),
     db.update(users).set({ workingMemory: "", scaffold: {}, scaffoldMeta: {}, learnedInfo: {}, updatedAt: now }).where(eq(users.id, userId)),
+    db.delete(brainVersions).where(eq(brainVersions.userId, userId)).returning({ id: brainVersions.id }),
+    db.delete(brainDocuments).where(eq(brainDocuments.userId, userId)).returning({ id: brainDocuments.id }),
+    db.delete(brainEntries).where(eq(brainEntries.userId, userId)).returning({ id: brainEntries.id }),
+    db.delete(brainProposals).where(eq(brainProposals.userId, userId)).returning({ id: brainProposals.id }),
+    db.delete(sites).where(eq(sites.userId, userId)).returning({ id: sites.id }),
+    db.delete(projects).where(eq(projects.userId, userId)).returning({ id: projects.id }),
+    db.delete(lessons).where(eq(lessons.userId, userId)).returning({ id: lessons.id }),
+    db.delete(transcripts).where(eq(transcripts.userId, userId)).returning({ id: transcripts.id }),
   ]);
-  const [runs, , factsN, events, logs, sessionsN, conns] = results.map((r) => returnedIds(r).length);
+  const [runs, , factsN, events, logs, sessionsN, conns, , versions, documents, entries, proposals, sitesN, projectsN, lessonsN, transcriptsN] = results.map(
+    (r) => returnedIds(r).length,
+  );
   let vectors = 0;
   let vectorError: string | undefined;
   try {
@@ -56,6 +103,14 @@ export async function eraseMemory(deps: MemoryDeps, userId: string, destroySessi
       connections_reset: conns ?? 0,
       working_memory: true,
       scaffold: true,
+      brain_documents: documents ?? 0,
+      brain_versions: versions ?? 0,
+      memory_entries: entries ?? 0,
+      proposals: proposals ?? 0,
+      sites: sitesN ?? 0,
+      projects: projectsN ?? 0,
+      lessons: lessonsN ?? 0,
+      transcripts: transcriptsN ?? 0,
     },
     kept: ["usage (billing records)", "audit_logs (this erasure, without content)", "connections (configuration; their learned info is cleared)"],
     erased_at: now,
