@@ -233,6 +233,22 @@ describe("chat input and tenancy", () => {
     expect((await api(alice.key, "GET", `/v1/sessions/${sessionId}`)).status).toBe(200);
   });
 
+  it("pages through sessions that share a timestamp without skipping or repeating any", async () => {
+    const u = await createUser();
+    for (let i = 0; i < 5; i++) await chat(u.key, { message: `session ${i}` });
+    await env.DB.prepare("UPDATE sessions SET updated_at = 1000 WHERE user_id = ?").bind(u.id).run();
+    const seenIds: string[] = [];
+    let before: string | null = null;
+    do {
+      const page = (await (await api(u.key, "GET", `/v1/sessions?limit=2${before ? `&before=${before}` : ""}`)).json()) as { sessions: { id: string }[]; next_before: string | null };
+      seenIds.push(...page.sessions.map((s) => s.id));
+      before = page.next_before;
+    } while (before);
+    expect(seenIds).toHaveLength(5);
+    expect(new Set(seenIds).size).toBe(5);
+    expect((await api(u.key, "GET", "/v1/sessions?before=not-a-cursor")).status).toBe(400);
+  });
+
   it("lists and deletes sessions", async () => {
     const u = await createUser();
     const a = await chat(u.key, { message: "first" });

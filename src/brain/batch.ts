@@ -1,6 +1,5 @@
-import { and, getTableColumns, sql, type SQL } from "drizzle-orm";
+import { and, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
 import { AppError } from "../http/errors";
 
@@ -31,16 +30,6 @@ export async function runGuarded(db: Db, conflictMessage: string, first: Item, .
 
 /** Every condition (none: true). */
 export const allOf = (...conditions: (SQL | undefined)[]): SQL => and(...conditions) ?? sql`1`;
-
-/**
- * `INSERT INTO t (every column) SELECT <row> WHERE <condition>`: the statement itself evaluates its guard
- * (a cap, a pending proposal, an existing site), so it holds however writers interleave. Whether it
- * applied is in the result's `meta.changes`.
- */
-export function insertWhere<T extends SQLiteTable>(db: Db, table: T, row: T["$inferSelect"], condition: SQL) {
-  const values = Object.entries(getTableColumns(table)).map(([key, column]) => sql.param(row[key as keyof typeof row] ?? null, column));
-  return db.insert(table).select(sql`SELECT ${sql.join(values, sql`, `)} WHERE ${condition}`);
-}
 
 /** How many rows a batch statement without RETURNING changed. */
 export const changes = (result: { meta: { changes: number } } | undefined): number => result?.meta.changes ?? 0;

@@ -4,13 +4,15 @@
  * the user's, the site being registered, a proposal still pending), so concurrent writers cannot slip
  * past one, and nothing is written when one fails.
  */
-import { and, count, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
+import { afterCursor, nextCursor } from "../db/cursor";
+import { and, count, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { Plan } from "../db/schema";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { brainEntries } from "../db/schema";
 import { AppError, notFound } from "../http/errors";
-import { allOf, changes, insertWhere, runBatch } from "./batch";
+import { allOf, changes, runBatch } from "./batch";
+import { insertWhere } from "../db/insert-where";
 import { alreadyDecided, approveStatement, isPending, ownsProject, projectIsMine, proposalPending } from "./guards";
 import { BRAIN_LIMITS, prepareText } from "./limits";
 import { findSite, siteCapError, siteExists, siteInsert } from "./sites";
@@ -93,27 +95,15 @@ async function refusal(db: Db, input: Pick<AddInput, "userId" | "plan" | "site" 
   return memoryFull(input.plan);
 }
 
-/** Newest first. The cursor is `created_at:id` of the last entry: entries sharing a timestamp are neither skipped nor repeated. */
-export const memoryCursor = (e: Pick<EntryRow, "createdAt" | "id">) => `${e.createdAt}:${e.id}`;
-
-function afterCursor(cursor: string | undefined): SQL | undefined {
-  if (!cursor) return undefined;
-  const at = cursor.indexOf(":");
-  const createdAt = Number(at < 0 ? cursor : cursor.slice(0, at));
-  if (at < 0) return lt(brainEntries.createdAt, createdAt);
-  return or(lt(brainEntries.createdAt, createdAt), and(eq(brainEntries.createdAt, createdAt), lt(brainEntries.id, cursor.slice(at + 1))));
-}
-
 export async function listMemory(db: Db, userId: string, q: { site?: string; limit: number; before?: string }) {
   const rows = await db
     .select()
     .from(brainEntries)
-    .where(and(mine(userId), q.site ? eq(brainEntries.site, q.site) : undefined, afterCursor(q.before)))
+    .where(and(mine(userId), q.site ? eq(brainEntries.site, q.site) : undefined, afterCursor(brainEntries.createdAt, brainEntries.id, q.before)))
     .orderBy(desc(brainEntries.createdAt), desc(brainEntries.id))
     .limit(q.limit)
     .all();
-  const last = rows.at(-1);
-  return { entries: rows, next_before: rows.length === q.limit && last ? memoryCursor(last) : null };
+  return { entries: rows, next_before: nextCursor(rows, q.limit, (e) => [e.createdAt, e.id]) };
 }
 
 export async function deleteMemory(db: Db, userId: string, id: string): Promise<void> {

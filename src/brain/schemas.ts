@@ -1,6 +1,7 @@
 /** The brain API's shapes, written once: routes, OpenAPI and responses all use these. */
 import { z } from "@hono/zod-openapi";
 import { brainDocuments, brainEntries, brainProposals, brainVersions } from "../db/schema";
+import { CursorParam } from "../db/cursor";
 import { Slug } from "../http/openapi";
 import type { DocumentRow } from "./documents";
 
@@ -24,11 +25,7 @@ export const PageQuery = z.object({
 /** MEMORY pages by (created_at, id): entries can share a timestamp, so the cursor carries both. */
 export const MemoryPageQuery = z.object({
   limit: Limit,
-  before: z
-    .string()
-    .regex(/^\d+(:[\w-]+)?$/, "a cursor from the previous page's next_before")
-    .optional()
-    .describe("Opaque cursor from the previous page's next_before"),
+  before: CursorParam,
 });
 
 export const BrainDocument = z

@@ -9,7 +9,8 @@ import type { Db } from "../db/client";
 import { brainDocuments, brainEntries, brainProposals, brainVersions, sites } from "../db/schema";
 import { AppError, notFound } from "../http/errors";
 import { BRAIN_LIMITS } from "./limits";
-import { allOf, changes, insertWhere, runBatch } from "./batch";
+import { allOf, changes, runBatch } from "./batch";
+import { insertWhere } from "../db/insert-where";
 
 export type SiteRow = typeof sites.$inferSelect;
 

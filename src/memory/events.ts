@@ -2,6 +2,7 @@
  * The observation event bus (seed 003): every write is a `context_events` row (pending) and then a queue
  * message. If the send fails the row stays pending and the sweep enqueues it: nothing is lost.
  */
+import { afterCursor } from "../db/cursor";
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { newId } from "../db/client";
 import { contextEvents, type JsonObject } from "../db/schema";
@@ -104,12 +105,12 @@ export async function recordObservations(
   return { events, replayed: false, budget };
 }
 
-export async function listEvents(deps: MemoryDeps, userId: string, opts: { status?: EventStatus; limit: number; before?: number }) {
+export async function listEvents(deps: MemoryDeps, userId: string, opts: { status?: EventStatus; limit: number; before?: string }) {
   return deps.db
     .select()
     .from(contextEvents)
-    .where(and(eq(contextEvents.userId, userId), opts.status ? eq(contextEvents.status, opts.status) : undefined, opts.before ? lt(contextEvents.createdAt, opts.before) : undefined))
-    .orderBy(desc(contextEvents.createdAt))
+    .where(and(eq(contextEvents.userId, userId), opts.status ? eq(contextEvents.status, opts.status) : undefined, afterCursor(contextEvents.createdAt, contextEvents.id, opts.before)))
+    .orderBy(desc(contextEvents.createdAt), desc(contextEvents.id))
     .limit(opts.limit)
     .all();
 }

@@ -1,4 +1,5 @@
 /** The memory inspector's reads: the two injected tiers, context logs (what each turn injected), consolidation runs. */
+import { afterCursor } from "../db/cursor";
 import { and, desc, eq, lt } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { contextLogs, memoryRuns, users } from "../db/schema";
@@ -15,12 +16,12 @@ export async function readTiers(db: Db, userId: string) {
   return { ...row, words: wordCount(row.workingMemory) };
 }
 
-export async function listContextLogs(db: Db, userId: string, opts: { limit: number; before?: number; sessionId?: string }) {
+export async function listContextLogs(db: Db, userId: string, opts: { limit: number; before?: string; sessionId?: string }) {
   const rows = await db
     .select()
     .from(contextLogs)
-    .where(and(eq(contextLogs.userId, userId), opts.sessionId ? eq(contextLogs.sessionId, opts.sessionId) : undefined, opts.before ? lt(contextLogs.createdAt, opts.before) : undefined))
-    .orderBy(desc(contextLogs.createdAt))
+    .where(and(eq(contextLogs.userId, userId), opts.sessionId ? eq(contextLogs.sessionId, opts.sessionId) : undefined, afterCursor(contextLogs.createdAt, contextLogs.id, opts.before)))
+    .orderBy(desc(contextLogs.createdAt), desc(contextLogs.id))
     .limit(opts.limit)
     .all();
   return rows.map((r) => ({ id: r.id, session_id: r.sessionId, injected: r.injected, created_at: r.createdAt }));

@@ -1,3 +1,4 @@
+import { CursorParam, nextCursor } from "../db/cursor";
 import { createRoute, z } from "@hono/zod-openapi";
 import { JsonValue } from "./json";
 import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
@@ -10,10 +11,10 @@ import { AUTONOMOUS_TYPES, listEvents, pendingCount, publicEvent, recordObservat
 import { listContextLogs, listRuns, readTiers } from "./inspect";
 import { depsOf } from "./routes-facts";
 
-const Page = {
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  before: z.coerce.number().int().positive().optional(),
-};
+const Limit = z.coerce.number().int().min(1).max(200).default(50);
+/** Events and context logs page by (created_at, id); runs by their revision number. */
+const Page = { limit: Limit, before: CursorParam };
+const RunsPage = { limit: Limit, before: z.coerce.number().int().positive().optional().describe("rev of the last run on the previous page") };
 
 const Budget = z
   .object({ limit: z.number(), used: z.number(), remaining: z.number(), exhausted: z.boolean(), resets_at: z.number() })
@@ -84,7 +85,7 @@ const eventsRoute = route({
   path: "/v1/memory/events",
   summary: "Observations and their status (pending, processed, deferred over budget, failed)",
   request: { query: z.object({ ...Page, status: z.enum(["pending", "processed", "failed", "deferred"]).optional() }) },
-  responses: { 200: json(z.object({ events: z.array(Event), next_before: z.number().nullable(), budget: Budget }), "Events"), ...errors },
+  responses: { 200: json(z.object({ events: z.array(Event), next_before: z.string().nullable(), budget: Budget }), "Events"), ...errors },
 });
 
 const retryRoute = route({
@@ -103,7 +104,7 @@ const logsRoute = route({
     200: json(
       z.object({
         context_logs: z.array(z.object({ id: z.string(), session_id: z.string().nullable(), injected: z.record(z.string(), z.unknown()), created_at: z.number() })),
-        next_before: z.number().nullable(),
+        next_before: z.string().nullable(),
       }),
       "Context logs",
     ),
@@ -115,7 +116,7 @@ const runsRoute = route({
   method: "get",
   path: "/v1/memory/runs",
   summary: "Consolidation runs: which events each one applied and what it changed",
-  request: { query: z.object(Page) },
+  request: { query: z.object(RunsPage) },
   responses: { 200: json(z.object({ runs: z.array(z.record(z.string(), z.unknown())) }), "Runs"), ...errors },
 });
 
@@ -151,13 +152,13 @@ export const memoryStateRoutes = newRouter()
       listEvents(depsOf(c), c.var.user.id, { limit, before, status }),
       consolidationBudget(c.var.db, c.var.user.id, c.var.user.plan, Date.now()),
     ]);
-    return c.json({ events: rows.map(publicEvent), next_before: rows.length === limit ? (rows.at(-1)?.createdAt ?? null) : null, budget }, 200);
+    return c.json({ events: rows.map(publicEvent), next_before: nextCursor(rows, limit, (e) => [e.createdAt, e.id]), budget }, 200);
   })
   .openapi(retryRoute, async (c) => c.json({ retried: await retryFailed(depsOf(c), c.var.user.id) }, 200))
   .openapi(logsRoute, async (c) => {
     const { limit, before, session_id } = c.req.valid("query");
     const logs = await listContextLogs(c.var.db, c.var.user.id, { limit, before, sessionId: session_id });
-    return c.json({ context_logs: logs, next_before: logs.length === limit ? (logs.at(-1)?.created_at ?? null) : null }, 200);
+    return c.json({ context_logs: logs, next_before: nextCursor(logs, limit, (l) => [l.created_at, l.id]) }, 200);
   })
   .openapi(runsRoute, async (c) => c.json({ runs: await listRuns(c.var.db, c.var.user.id, c.req.valid("query")) }, 200))
   .openapi(eraseRoute, async (c) => {

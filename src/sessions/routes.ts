@@ -1,3 +1,4 @@
+import { CursorParam, nextCursor } from "../db/cursor";
 import { createRoute, z } from "@hono/zod-openapi";
 import { ToolResultRequest } from "../bridge/answer";
 import { ToolPendingEnvelope } from "../chat/events";
@@ -43,10 +44,10 @@ const listRoute = createRoute({
   request: {
     query: z.object({
       limit: z.coerce.number().int().min(1).max(100).default(20),
-      before: z.coerce.number().int().positive().optional().describe("updated_at cursor from the previous page"),
+      before: CursorParam,
     }),
   },
-  responses: { 200: json(z.object({ sessions: z.array(Session), next_before: z.number().nullable() }), "Sessions"), ...errors },
+  responses: { 200: json(z.object({ sessions: z.array(Session), next_before: z.string().nullable() }), "Sessions"), ...errors },
 });
 
 const getRoute = createRoute({
@@ -100,8 +101,7 @@ export const sessionRoutes = newRouter()
   .openapi(listRoute, async (c) => {
     const { limit, before } = c.req.valid("query");
     const rows = await listSessions(c.var.db, c.var.user.id, limit, before);
-    const next = rows.length === limit ? (rows.at(-1)?.updatedAt ?? null) : null;
-    return c.json({ sessions: rows.map(publicSession), next_before: next }, 200);
+    return c.json({ sessions: rows.map(publicSession), next_before: nextCursor(rows, limit, (s) => [s.updatedAt, s.id]) }, 200);
   })
   .openapi(getRoute, async (c) => {
     const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);

@@ -1,3 +1,4 @@
+import { afterCursor } from "../db/cursor";
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { Env } from "../config/env";
 import type { Db } from "../db/client";
@@ -26,12 +27,12 @@ export async function createSession(db: Db, userId: string, input: { title: stri
   return row;
 }
 
-export async function listSessions(db: Db, userId: string, limit: number, before?: number) {
+export async function listSessions(db: Db, userId: string, limit: number, before?: string) {
   return db
     .select()
     .from(sessions)
-    .where(and(eq(sessions.userId, userId), before ? sql`${sessions.updatedAt} < ${before}` : undefined))
-    .orderBy(desc(sessions.updatedAt))
+    .where(and(eq(sessions.userId, userId), afterCursor(sessions.updatedAt, sessions.id, before)))
+    .orderBy(desc(sessions.updatedAt), desc(sessions.id))
     .limit(limit)
     .all();
 }

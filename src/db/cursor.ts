@@ -1,0 +1,30 @@
+/**
+ * Keyset pagination, newest first, by (timestamp, id). Rows can share a millisecond, so the cursor carries
+ * both: a page never skips or repeats a row. A bare timestamp (older clients) is still accepted.
+ */
+import { and, eq, lt, or, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { z } from "zod";
+
+export const CursorParam = z
+  .string()
+  .regex(/^\d+(:[\w-]+)?$/, "a cursor from the previous page's next_before")
+  .optional()
+  .describe("Opaque cursor from the previous page's next_before");
+
+export const cursorOf = (at: number, id: string) => `${at}:${id}`;
+
+/** The condition for rows after `cursor` in (at desc, id desc) order. */
+export function afterCursor(atCol: SQLiteColumn, idCol: SQLiteColumn, cursor: string | undefined): SQL | undefined {
+  if (!cursor) return undefined;
+  const sep = cursor.indexOf(":");
+  const at = Number(sep < 0 ? cursor : cursor.slice(0, sep));
+  if (sep < 0) return lt(atCol, at);
+  return or(lt(atCol, at), and(eq(atCol, at), lt(idCol, cursor.slice(sep + 1))));
+}
+
+/** `next_before` of a page: the last row's cursor when the page is full. */
+export function nextCursor<T>(rows: readonly T[], limit: number, key: (row: T) => [number, string]): string | null {
+  const last = rows.at(-1);
+  return rows.length === limit && last ? cursorOf(...key(last)) : null;
+}
