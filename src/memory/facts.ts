@@ -1,4 +1,5 @@
 /** Facts: bulk import (verbatim, no model), the inspector's reads, and forgetting one fact. */
+import { afterCursor } from "../db/cursor";
 import { and, desc, eq, isNull, lt } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { connections, facts, type JsonObject } from "../db/schema";
@@ -66,12 +67,12 @@ export async function importFacts(deps: MemoryDeps, userId: string, items: reado
   };
 }
 
-export async function listFacts(db: Db, userId: string, opts: { limit: number; before?: number; includeSuperseded: boolean }) {
+export async function listFacts(db: Db, userId: string, opts: { limit: number; before?: string; includeSuperseded: boolean }) {
   return db
     .select()
     .from(facts)
-    .where(and(eq(facts.userId, userId), opts.includeSuperseded ? undefined : isNull(facts.supersededBy), opts.before ? lt(facts.createdAt, opts.before) : undefined))
-    .orderBy(desc(facts.createdAt))
+    .where(and(eq(facts.userId, userId), opts.includeSuperseded ? undefined : isNull(facts.supersededBy), afterCursor(facts.createdAt, facts.id, opts.before)))
+    .orderBy(desc(facts.createdAt), desc(facts.id))
     .limit(opts.limit)
     .all();
 }

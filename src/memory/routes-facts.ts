@@ -1,3 +1,4 @@
+import { CursorParam, nextCursor } from "../db/cursor";
 import { createRoute, z } from "@hono/zod-openapi";
 import { JsonValue } from "./json";
 import type { Context } from "hono";
@@ -111,11 +112,11 @@ const listRoute = createRoute({
   request: {
     query: z.object({
       limit: z.coerce.number().int().min(1).max(200).default(50),
-      before: z.coerce.number().int().positive().optional(),
+      before: CursorParam,
       include_superseded: z.enum(["true", "false"]).default("false"),
     }),
   },
-  responses: { 200: json(z.object({ facts: z.array(Fact), next_before: z.number().nullable() }), "Facts"), ...errors },
+  responses: { 200: json(z.object({ facts: z.array(Fact), next_before: z.string().nullable() }), "Facts"), ...errors },
 });
 
 const getRoute = createRoute({
@@ -153,7 +154,7 @@ export const factRoutes = newRouter()
   .openapi(listRoute, async (c) => {
     const { limit, before, include_superseded } = c.req.valid("query");
     const rows = await listFacts(c.var.db, c.var.user.id, { limit, before, includeSuperseded: include_superseded === "true" });
-    return c.json({ facts: rows.map(publicFact), next_before: rows.length === limit ? (rows.at(-1)?.createdAt ?? null) : null }, 200);
+    return c.json({ facts: rows.map(publicFact), next_before: nextCursor(rows, limit, (f) => [f.createdAt, f.id]) }, 200);
   })
   .openapi(getRoute, async (c) => {
     const { fact, replaced, replacedBy } = await getFact(c.var.db, c.var.user.id, c.req.valid("param").id);
