@@ -62,6 +62,17 @@ function harness(url, fakeUrl) {
       const body = await res.json();
       return { id: body.user.id, key: body.api_key.key };
     },
+    /** The fake model's own HTTP round trip for a one-line streamed reply: what a turn's figure includes for the model. */
+    async fakeRoundTrip() {
+      const t0 = performance.now();
+      const res = await fetch(`${fakeUrl}/v1/messages`, {
+        method: "POST",
+        headers: { "x-api-key": "k", "content-type": "application/json" },
+        body: JSON.stringify({ model: "m", max_tokens: 10, stream: true, messages: [{ role: "user", content: "hi" }] }),
+      });
+      await res.text();
+      return performance.now() - t0;
+    },
     async script(userId, steps) {
       await fetch(`${fakeUrl}/__script`, { method: "POST", body: JSON.stringify({ key: userId, steps }) });
     },

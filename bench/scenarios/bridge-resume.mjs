@@ -17,17 +17,6 @@ async function timed(h, key, path, body, expect) {
   return { ms: now() - t0, text };
 }
 
-async function fakeRoundTrip(h) {
-  const t0 = now();
-  const res = await fetch(`${h.fakeUrl}/v1/messages`, {
-    method: "POST",
-    headers: { "x-api-key": "k", "content-type": "application/json" },
-    body: JSON.stringify({ model: "m", max_tokens: 10, stream: true, messages: [{ role: "user", content: "hi" }] }),
-  });
-  await res.text();
-  return now() - t0;
-}
-
 const text = (t) => ({ reply: { content: [{ type: "text", text: t }] } });
 
 export default {
@@ -52,7 +41,7 @@ export default {
     const suspend = await timed(h, user.key, "/v1/chat", { message: "where is my order?", session_id: state.sessionId, client_tools: [tool] }, "event: tool_pending");
     const resume = await timed(h, user.key, `/v1/sessions/${state.sessionId}/tool_result`, { call_id: callId, content: "shipped" }, "event: done");
     const plain = await timed(h, user.key, "/v1/chat", { message: "thanks", session_id: state.sessionId }, "event: done");
-    const model = await fakeRoundTrip(h);
+    const model = await h.fakeRoundTrip();
     return {
       suspend_turn_ms: suspend.ms,
       resume_ms: resume.ms,

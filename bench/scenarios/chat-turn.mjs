@@ -19,17 +19,6 @@ async function turn(h, key, sessionId) {
   return { ttfb: first - t0, total: now() - t0, sessionId: /"id":"(ses_[^"]+)"/.exec(text)?.[1] };
 }
 
-async function fakeRoundTrip(h) {
-  const t0 = now();
-  const res = await fetch(`${h.fakeUrl}/v1/messages`, {
-    method: "POST",
-    headers: { "x-api-key": "k", "content-type": "application/json" },
-    body: JSON.stringify({ model: "m", max_tokens: 10, stream: true, messages: [{ role: "user", content: "hi" }] }),
-  });
-  await res.text();
-  return now() - t0;
-}
-
 export default {
   name: "Chat turn overhead (zero-latency model)",
   target: "Worker overhead per turn p50 <= 10 ms, p95 <= 25 ms (issue 2)",
@@ -44,7 +33,7 @@ export default {
   },
   async sample(h, state) {
     const t = await turn(h, state.user.key, state.sessionId);
-    const model = await fakeRoundTrip(h);
+    const model = await h.fakeRoundTrip();
     return { ttfb_ms: t.ttfb, turn_ms: t.total, fake_model_ms: model, overhead_ms: t.total - model };
   },
 };
