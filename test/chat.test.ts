@@ -1,5 +1,6 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { sessionStub } from "../src/sessions/store";
 import { api, chat, createUser, readSse, script, seen, textOf, textReply, toolCall } from "./helpers";
 
 type Block = { type: string; [k: string]: unknown };
@@ -258,6 +259,13 @@ describe("chat input and tenancy", () => {
     expect(list.sessions[0]).toMatchObject({ title: "second", message_count: 2 });
     expect((await api(u.key, "DELETE", `/v1/sessions/${a.sessionId}`)).status).toBe(200);
     expect((await api(u.key, "GET", `/v1/sessions/${a.sessionId}`)).status).toBe(404);
-    expect(env.DB).toBeDefined();
+    const after = (await (await api(u.key, "GET", "/v1/sessions")).json()) as { sessions: { id: string }[] };
+    expect(after.sessions.map((s) => s.id)).toEqual([b.sessionId]);
+    // The session's Durable Object storage is gone too, not just its D1 row.
+    const stored = await runInDurableObject(sessionStub(env, u.id, a.sessionId), (_instance, state) => {
+      const table = state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'messages'").toArray();
+      return table.length ? Number(state.storage.sql.exec("SELECT count(*) AS n FROM messages").one().n) : 0;
+    });
+    expect(stored).toBe(0);
   });
 });

@@ -11,7 +11,7 @@ import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { brainDocuments, brainVersions } from "../db/schema";
 import { AppError } from "../http/errors";
-import { allOf, changes, runBatch, runGuarded } from "./batch";
+import { allOf, changes, runBatch, runGuarded } from "../db/batch";
 import { insertWhere } from "../db/insert-where";
 import { alreadyDecided, approveStatement, isPending, proposalPending } from "./guards";
 import { LABEL, prepareText } from "./limits";

@@ -10,7 +10,7 @@ import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { brainDocuments, sites, type JsonObject } from "../db/schema";
 import { AppError, notFound } from "../http/errors";
-import { runBatch } from "./batch";
+import { runBatch } from "../db/batch";
 import { insertWhere } from "../db/insert-where";
 import { findDocument, type DocumentRow } from "./documents";
 import { SYNC_MAX_BYTES } from "./limits";

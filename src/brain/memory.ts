@@ -11,7 +11,7 @@ import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { brainEntries } from "../db/schema";
 import { AppError, notFound } from "../http/errors";
-import { allOf, changes, runBatch } from "./batch";
+import { allOf, changes, runBatch } from "../db/batch";
 import { insertWhere } from "../db/insert-where";
 import { alreadyDecided, approveStatement, isPending, ownsProject, projectIsMine, proposalPending } from "./guards";
 import { BRAIN_LIMITS, prepareText } from "./limits";

@@ -9,7 +9,7 @@ import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { brainProposals, users } from "../db/schema";
 import { AppError, notFound } from "../http/errors";
-import { allOf, changes, runBatch } from "./batch";
+import { allOf, changes, runBatch } from "../db/batch";
 import { insertWhere } from "../db/insert-where";
 import { diffText } from "./diff";
 import { findDocument, prepareContent, staleVersion, writeDocument } from "./documents";

@@ -9,7 +9,7 @@ import type { Db } from "../db/client";
 import { brainDocuments, brainEntries, brainProposals, brainVersions, sites } from "../db/schema";
 import { AppError, notFound } from "../http/errors";
 import { BRAIN_LIMITS } from "./limits";
-import { allOf, changes, runBatch } from "./batch";
+import { allOf, changes, runBatch } from "../db/batch";
 import { insertWhere } from "../db/insert-where";
 
 export type SiteRow = typeof sites.$inferSelect;

@@ -9,7 +9,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import { newId } from "../db/client";
 import { connections, contextEvents, memoryRuns, usage, users, type JsonObject, type ScaffoldMeta } from "../db/schema";
 import type { ModelClient } from "../model/anthropic";
-import { runBatch, returnedIds } from "./batch";
+import { runStatements, returnedIds } from "../db/batch";
 import { consolidationBudget, deferredReason } from "./budget";
 import { CONSOLIDATE_TOOL, CONSOLIDATION_SYSTEM, consolidateToolDef, consolidationPrompt, MalformedOutput, mergeScaffold, parseConsolidationOutput, WORKING_MEMORY_WORDS, type FactItem } from "./consolidation-schema";
 import type { MemoryDeps } from "./deps";
@@ -115,7 +115,7 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
     const writes = factStatements(deps, userId, prepared);
     const rev = state.rev + 1;
     const workingMemory = capWords(output.updated_working_memory, WORKING_MEMORY_WORDS);
-    const results = await runBatch(db, [
+    const results = await runStatements(db, [
       // First, so that a second run based on the same revision fails here and nothing of it is applied.
       db.insert(memoryRuns).values({
         id: newId("run"),

@@ -25,7 +25,7 @@ import {
   transcripts,
   users,
 } from "../db/schema";
-import { returnedIds, runBatch } from "./batch";
+import { returnedIds, runStatements } from "../db/batch";
 import type { MemoryDeps } from "./deps";
 
 export type EraseReceipt = {
@@ -64,7 +64,7 @@ export async function eraseMemory(deps: MemoryDeps, userId: string, destroySessi
   const base = rev[0]?.rev ?? 0;
   const now = deps.now();
   // Counted from RETURNING rows: D1's change counts include the FTS triggers' writes.
-  const results = await runBatch(db, [
+  const results = await runStatements(db, [
     db.delete(memoryRuns).where(and(eq(memoryRuns.userId, userId), lte(memoryRuns.rev, base))).returning({ id: memoryRuns.id }),
     db.insert(memoryRuns).values({ id: newId("run"), userId, rev: base + 1, kind: "erase" }),
     db.delete(facts).where(eq(facts.userId, userId)).returning({ id: facts.id }),

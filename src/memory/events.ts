@@ -7,7 +7,7 @@ import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { newId } from "../db/client";
 import { contextEvents, type JsonObject } from "../db/schema";
 import { AppError } from "../http/errors";
-import { runBatch, type Statement } from "./batch";
+import { runStatements, type Statement } from "../db/batch";
 import type { Plan } from "../db/schema";
 import { consolidationBudget, deferredReason, type Budget } from "./budget";
 import { CONSOLIDATE_KIND, type MemoryDeps } from "./deps";
@@ -94,7 +94,7 @@ export async function recordObservations(
     // D1 binds at most 100 parameters a statement: a few rows per INSERT, all in one transaction.
     const statements: Statement[] = [];
     for (let i = 0; i < events.length; i += 8) statements.push(db.insert(contextEvents).values(events.slice(i, i + 8)));
-    await runBatch(db, statements);
+    await runStatements(db, statements);
   } catch (err) {
     // A concurrent request with the same key won the insert: answer as its replay.
     const raced = idempotencyKey && /UNIQUE constraint failed/.test(String(err)) ? await replay() : null;

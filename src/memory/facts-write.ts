@@ -12,7 +12,7 @@ import { canonicalJson, uuidv5 } from "./ids";
 import { slotOf } from "./slots";
 import { normalizeText } from "./text";
 import { inJson, type VectorMetadata } from "./vector";
-import type { Statement } from "./batch";
+import type { Statement } from "../db/batch";
 import { briefError } from "./retrieval";
 
 export type FactInput = {

@@ -4,7 +4,7 @@ import { and, desc, eq, isNull, lt } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { connections, facts, type JsonObject } from "../db/schema";
 import { notFound } from "../http/errors";
-import { returnedIds, runBatch } from "./batch";
+import { returnedIds, runStatements } from "../db/batch";
 import type { MemoryDeps } from "./deps";
 import { factStatements, indexFacts, prepareFacts } from "./facts-write";
 import { inJson } from "./vector";
@@ -56,7 +56,7 @@ export async function importFacts(deps: MemoryDeps, userId: string, items: reado
     }),
   );
   const writes = factStatements(deps, userId, prepared);
-  const results = await runBatch(deps.db, writes.statements);
+  const results = await runStatements(deps.db, writes.statements);
   const superseded = writes.supersedingAt.flatMap((i) => returnedIds(results[i]));
   const indexed = await indexFacts(deps, userId, prepared, superseded);
   return {

@@ -9,7 +9,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { facts, usage, type JsonObject } from "../db/schema";
-import { runBatch } from "./batch";
+import { runStatements } from "../db/batch";
 import type { MemoryDeps } from "./deps";
 import { isStopword, normalizeText, words } from "./text";
 import { inJson } from "./vector";
@@ -113,7 +113,7 @@ export async function searchFacts(deps: MemoryDeps, input: SearchInput): Promise
 
 /** Injected facts were recalled: they rank up, and stop decaying, from now on. Records the query's embedding cost. */
 export async function recordRecall(deps: MemoryDeps, userId: string, ids: readonly string[], embeddingTokens: number): Promise<void> {
-  await runBatch(deps.db, [
+  await runStatements(deps.db, [
     ...(ids.length ? [sql`UPDATE facts SET recall_count = recall_count + 1, last_recalled_at = ${deps.now()} WHERE user_id = ${userId} AND ${inJson(facts.id, [...ids])}`] : []),
     ...(embeddingTokens ? [deps.db.insert(usage).values({ id: newId("use"), userId, kind: "embedding", model: deps.embedder.model, inputTokens: embeddingTokens, outputTokens: 0 })] : []),
   ]);

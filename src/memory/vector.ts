@@ -5,7 +5,7 @@
 import { sql, type AnyColumn, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { localVectorPostings, localVectors } from "../db/schema";
-import { changes, runBatch } from "./batch";
+import { changes, runStatements } from "../db/batch";
 import type { SparseVector } from "./embed";
 
 export type VectorMetadata = Record<string, string | number | boolean>;
@@ -58,7 +58,7 @@ export class LocalVectorIndex implements VectorIndex {
     const rows = records.map((r) => [r.id, r.userId, JSON.stringify(r.vector), JSON.stringify(r.metadata)]);
     const byUser = new Map<string, VectorRecord[]>();
     for (const r of records) byUser.set(r.userId, [...(byUser.get(r.userId) ?? []), r]);
-    await runBatch(this.db, [
+    await runStatements(this.db, [
       ...[...byUser].map(([userId, rs]) =>
         sql`DELETE FROM local_vector_postings WHERE user_id = ${userId} AND ${inJson(localVectorPostings.vectorId, rs.map((r) => r.id))}`,
       ),
@@ -87,14 +87,14 @@ export class LocalVectorIndex implements VectorIndex {
 
   async delete(userId: string, ids: string[]): Promise<void> {
     if (!ids.length) return;
-    await runBatch(this.db, [
+    await runStatements(this.db, [
       sql`DELETE FROM local_vector_postings WHERE user_id = ${userId} AND ${inJson(localVectorPostings.vectorId, ids)}`,
       sql`DELETE FROM local_vectors WHERE user_id = ${userId} AND ${inJson(localVectors.id, ids)}`,
     ]);
   }
 
   async erase(userId: string): Promise<number> {
-    const [, removed] = await runBatch(this.db, [
+    const [, removed] = await runStatements(this.db, [
       sql`DELETE FROM local_vector_postings WHERE user_id = ${userId}`,
       sql`DELETE FROM local_vectors WHERE user_id = ${userId}`,
     ]);
