@@ -1,3 +1,4 @@
+import { describeFailure } from "../http/errors";
 import { staleHeartbeatsJob } from "../brain/cron";
 import type { Env } from "../config/env";
 import { memorySweepJob } from "../memory/cron";
@@ -14,7 +15,7 @@ export async function runScheduled(env: Env, now: number): Promise<Record<string
     try {
       results[job.name] = await job.run(env, now);
     } catch (err) {
-      results[job.name] = { error: err instanceof Error ? err.message : String(err) };
+      results[job.name] = { error: describeFailure(err) };
       console.error(JSON.stringify({ cron: job.name, error: results[job.name] }));
     }
   }

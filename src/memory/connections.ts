@@ -3,7 +3,7 @@ import { and, asc, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { connections, contextEvents, facts, type JsonObject } from "../db/schema";
-import { notFound, AppError } from "../http/errors";
+import { AppError, describeFailure, notFound } from "../http/errors";
 import type { MemoryDeps } from "./deps";
 import { mergeScaffold } from "./consolidation-schema";
 
@@ -82,6 +82,6 @@ export async function deleteConnection(deps: MemoryDeps, userId: string, id: str
     .where(and(eq(facts.userId, userId), eq(facts.connectionId, id)))
     .returning({ id: facts.id });
   await deps.db.delete(connections).where(and(eq(connections.id, id), eq(connections.userId, userId)));
-  await deps.vectors.delete(userId, removed.map((r) => r.id)).catch((err: unknown) => console.error(JSON.stringify({ memory: "vector_delete_failed", error: String(err) })));
+  await deps.vectors.delete(userId, removed.map((r) => r.id)).catch((err: unknown) => console.error(JSON.stringify({ memory: "vector_delete_failed", error: describeFailure(err) })));
   return { facts: removed.length };
 }

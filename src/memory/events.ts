@@ -6,7 +6,7 @@ import { afterCursor } from "../db/cursor";
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { newId } from "../db/client";
 import { contextEvents, type JsonObject } from "../db/schema";
-import { AppError } from "../http/errors";
+import { AppError, describeFailure } from "../http/errors";
 import { runStatements, type Statement } from "../db/batch";
 import type { Plan } from "../db/schema";
 import { consolidationBudget, deferredReason, type Budget } from "./budget";
@@ -38,7 +38,7 @@ export async function enqueue(deps: MemoryDeps, userId: string, eventIds: string
     await deps.queue.send({ kind: CONSOLIDATE_KIND, userId, eventIds });
     return true;
   } catch (err) {
-    console.error(JSON.stringify({ memory: "enqueue_failed", user: userId, events: eventIds.length, error: err instanceof Error ? err.message : String(err) }));
+    console.error(JSON.stringify({ memory: "enqueue_failed", user: userId, events: eventIds.length, error: describeFailure(err) }));
     return false;
   }
 }

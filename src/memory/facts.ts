@@ -3,7 +3,7 @@ import { afterCursor } from "../db/cursor";
 import { and, desc, eq, isNull, lt } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { connections, facts, type JsonObject } from "../db/schema";
-import { notFound } from "../http/errors";
+import { describeFailure, notFound } from "../http/errors";
 import { returnedIds, runStatements } from "../db/batch";
 import type { MemoryDeps } from "./deps";
 import { factStatements, indexFacts, prepareFacts } from "./facts-write";
@@ -98,5 +98,5 @@ export async function deleteFact(deps: MemoryDeps, userId: string, id: string): 
     .returning({ id: facts.id });
   if (!removed.length) throw notFound("fact");
   // Retrieval hydrates from D1, so once the row is gone a lingering vector is never returned: removing it is best effort.
-  await deps.vectors.delete(userId, removed.map((r) => r.id)).catch((err: unknown) => console.error(JSON.stringify({ memory: "vector_delete_failed", fact: id, error: String(err) })));
+  await deps.vectors.delete(userId, removed.map((r) => r.id)).catch((err: unknown) => console.error(JSON.stringify({ memory: "vector_delete_failed", fact: id, error: describeFailure(err) })));
 }

@@ -3,6 +3,7 @@
  * A failure retries the user's messages with exponential backoff; after the queue's max_retries they go
  * to the dead-letter queue, where `markDeadLettered` marks their events `failed` for the user to see.
  */
+import { describeFailure } from "../http/errors";
 import { and, eq, sql } from "drizzle-orm";
 import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
@@ -43,7 +44,7 @@ export async function consolidateMessages(deps: MemoryDeps, model: Consolidation
         if (outcome.more.length) await enqueue(deps, userId, outcome.more);
         for (const m of msgs) m.ack();
       } catch (err) {
-        console.error(JSON.stringify({ memory: "consolidation_failed", user: userId, error: err instanceof Error ? err.message : String(err) }));
+        console.error(JSON.stringify({ memory: "consolidation_failed", user: userId, error: describeFailure(err) }));
         for (const m of msgs) m.retry({ delaySeconds: backoffSeconds(m.attempts) });
       }
     }),

@@ -209,7 +209,7 @@ export class TurnRunner {
   private fail(err: unknown, sink: EventSink, sessionId: string): void {
     if (isAbort(err) || sink.signal.aborted) return;
     const failure = modelFailure(err);
-    if (!failure) console.error(JSON.stringify({ session: sessionId, error: err instanceof Error ? err.stack : String(err) }));
+    if (!failure) console.error(JSON.stringify({ session: sessionId, error: describeFailure(err) }));
     sink.emit({ type: "error", ...(failure ?? { code: "internal", message: "internal error" }) });
   }
 }
