@@ -80,7 +80,7 @@ export const localEmbedder: Embedder = {
   dimensions: LOCAL_DIMENSIONS,
   minScore: 0.12,
   // Hashing shares words with BM25 and knows a few concepts: it breaks ties and fills gaps, it does not lead.
-  fusionWeight: 0.35,
+  fusionWeight: 0.25,
   embed: async (texts) => ({ vectors: texts.map((t) => hashEmbed(t)), tokens: approxTokens(texts) }),
 };
 

@@ -20,6 +20,7 @@ import { isStopword, normalizeText, stem, words } from "./text";
 import { inJson } from "./vector";
 import { timeCues, type TimeRange } from "./when";
 import { neighboursOf, type Neighbour } from "./neighbours";
+import { expandTerms } from "./expand";
 
 export type SearchMode = "hybrid" | "fulltext" | "vector";
 export type SearchOrder = "relevance" | "newest" | "oldest";
@@ -127,19 +128,15 @@ async function vectorSearch(deps: MemoryDeps, input: SearchInput): Promise<{ hit
 }
 
 /**
- * Rarity of each query word within the user's own facts (document frequency from the full-text index, and the
- * number of facts): the weights of the match signal. Words are Porter-stemmed like the index.
+ * Rarity of each query word: its document frequency in the full-text index's vocabulary (all users' facts: a
+ * property of the language, read from one index lookup a word), as an inverse-frequency weight for the match signal.
  */
-async function termWeights(db: Db, userId: string, terms: readonly string[]): Promise<Map<string, number>> {
-  if (!terms.length) return new Map();
-  const owner = ownerToken(userId);
-  const rows = await db.all<{ term: string; df: number; n: number }>(sql`SELECT value AS term,
-      (SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ('owner : ' || ${owner} || ' AND text : "' || value || '"')) AS df,
-      (SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ('owner : ' || ${owner})) AS n
-    FROM json_each(${JSON.stringify(terms)})`);
-  const out = new Map<string, number>();
-  for (const r of rows) out.set(stem(r.term), Math.max(out.get(stem(r.term)) ?? 0, Math.log(1 + (r.n + 1) / (r.df + 0.5))));
-  return out;
+async function termWeights(db: Db, terms: readonly string[]): Promise<Map<string, number>> {
+  const stems = [...new Set(terms.map(stem))];
+  if (!stems.length) return new Map();
+  const rows = await db.all<{ term: string; doc: number }>(sql`SELECT term, doc FROM facts_fts_vocab WHERE term IN (SELECT value FROM json_each(${JSON.stringify(stems)}))`);
+  const df = new Map(rows.map((r) => [r.term, r.doc]));
+  return new Map(stems.map((t) => [t, 1 / Math.log(Math.E + (df.get(t) ?? 0))]));
 }
 
 /** Share of the query's rarity-weighted words present in the text. */
@@ -170,9 +167,11 @@ export function quality(c: Pick<Candidate, "confidence" | "recall_count" | "last
 /** Quality may reorder near-ties only: +-5% at most, so a fact restated often never outranks a better match. */
 const tieBreak = (q: number) => 1 + 0.05 * Math.max(-1, Math.min(1, (q - 0.9) / 0.3));
 
+const EXPANDED_WEIGHT = 0.5;
+const FILLER_WEIGHT = 0.15;
 const PERIOD_BOOST = 1.6;
 const OUT_OF_PERIOD = 0.6;
-const RECENCY_BOOST = 0.6;
+const RECENCY_BOOST = 1.0;
 
 export async function searchFacts(deps: MemoryDeps, input: SearchInput): Promise<SearchResult> {
   const mode = input.mode ?? "hybrid";
@@ -180,21 +179,38 @@ export async function searchFacts(deps: MemoryDeps, input: SearchInput): Promise
   const cues = timeCues(input.query, now);
   let degraded: string | null = null;
   const terms = queryTerms(input.query);
-  const [text, vector, weights] = await Promise.all([
+  const extra = expandTerms(terms);
+  const quoted = (ws: readonly string[]) => (ws.length ? ws.map((t) => `"${t}"`).join(" OR ") : null);
+  const [text, expanded, vector, weights] = await Promise.all([
     mode === "vector" ? [] : fullText(deps.db, input, ftsQuery(input.query)),
+    mode === "vector" ? [] : fullText(deps.db, input, quoted(extra)),
     mode === "fulltext"
       ? { hits: [], tokens: 0 }
       : vectorSearch(deps, input).catch((err: unknown) => {
           degraded = `vector search unavailable: ${briefError(err)}`;
           return { hits: [], tokens: 0 };
         }),
-    termWeights(deps.db, input.userId, terms),
+    termWeights(deps.db, terms),
   ]);
 
+  // Too few matches for k: the query's function words too, as BM25 over every word would, at a low weight.
+  const found = new Set([...text, ...expanded].map((c) => c.id));
+  const everyWord = [...new Set(words(input.query))].slice(0, 32);
+  const filler = mode !== "vector" && found.size < input.k && everyWord.length > terms.length ? await fullText(deps.db, input, quoted(everyWord)) : [];
+
   const vectorWeight = mode === "vector" ? 1 : (deps.embedder.fusionWeight ?? 0.5);
-  const bestLexical = Math.max(0, ...text.map((c) => c.lexical));
   const fused = new Map<string, { c: Candidate; relevance: number }>();
-  for (const c of text) fused.set(c.id, { c, relevance: bestLexical > 0 ? c.lexical / bestLexical : 0 });
+  const addList = (list: Scored[], weight: number) => {
+    const best = Math.max(0, ...list.map((c) => c.lexical));
+    for (const c of list) {
+      const entry = fused.get(c.id) ?? { c, relevance: 0 };
+      entry.relevance += best > 0 ? (weight * c.lexical) / best : 0;
+      fused.set(c.id, entry);
+    }
+  };
+  addList(text, 1);
+  addList(expanded, EXPANDED_WEIGHT);
+  addList(filler, FILLER_WEIGHT);
   for (const c of vector.hits) {
     const entry = fused.get(c.id) ?? { c, relevance: 0 };
     entry.relevance += vectorWeight * c.cosine;
