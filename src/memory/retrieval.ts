@@ -213,7 +213,8 @@ export async function searchFacts(deps: MemoryDeps, input: SearchInput): Promise
   addList(filler, FILLER_WEIGHT);
   for (const c of vector.hits) {
     const entry = fused.get(c.id) ?? { c, relevance: 0 };
-    entry.relevance += vectorWeight * c.cosine;
+    // Only the similarity above the embedder's noise floor is evidence; in vector-only mode the raw cosine ranks.
+    entry.relevance += mode === "vector" ? c.cosine : vectorWeight * Math.max(0, (c.cosine - deps.embedder.minScore) / (1 - deps.embedder.minScore));
     fused.set(c.id, entry);
   }
 
