@@ -12,7 +12,9 @@ const withFinalNewline = (s: string) => (s === "" || s.endsWith("\n") ? s : `${s
 export function diffText(before: string, after: string, fromLabel: string, toLabel: string): DiffResult {
   const patch = structuredPatch(fromLabel, toLabel, withFinalNewline(before), withFinalNewline(after), undefined, undefined, { context: 3 });
   if (!patch.hunks.length) return { diff: "", added: 0, removed: 0 };
-  const lines = patch.hunks.flatMap((h) => [`@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`, ...h.lines]);
+  // An empty range names the line before it, as diff(1) prints it (jsdiff names the line after).
+  const range = (start: number, count: number) => `${count ? start : start - 1},${count}`;
+  const lines = patch.hunks.flatMap((h) => [`@@ -${range(h.oldStart, h.oldLines)} +${range(h.newStart, h.newLines)} @@`, ...h.lines]);
   return {
     diff: [`--- ${fromLabel}`, `+++ ${toLabel}`, ...lines].join("\n"),
     added: lines.filter((l) => l.startsWith("+")).length,
