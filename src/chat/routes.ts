@@ -6,6 +6,7 @@ import type { AppEnv } from "../http/context";
 import { errors, json, jsonBody, newRouter, security, Slug } from "../http/openapi";
 import { AppError, ErrorBody } from "../http/errors";
 import { requireProject } from "../projects/store";
+import { UsageSchema } from "./events";
 import type { Started } from "../sessions/session-do";
 import { createSession, getSession, sessionStub } from "../sessions/store";
 import { collectTurn, parseNdjson, sseFrame, ToolPendingEnvelope, type ChatEvent } from "./events";
@@ -36,7 +37,7 @@ export const ChatResponse = z
     session_id: z.string(),
     reply: z.string(),
     stop_reason: z.string().optional(),
-    usage: z.object({ input_tokens: z.number(), output_tokens: z.number() }).optional(),
+    usage: UsageSchema.optional(),
     tools_used: z.array(z.string()).optional(),
     events: z.array(z.looseObject({ type: z.string() })),
   })
@@ -52,7 +53,7 @@ const chatRoute = createRoute({
   request: jsonBody(ChatRequest),
   responses: {
     200: {
-      description: "SSE events `session`, `text`, `tool_use`, `tool_result`, `memory_saved`, ... ending with `done`, `tool_pending` or `error`; or the turn as JSON",
+      description: "SSE events `session`, `text`, `thinking`, `tool_use`, `tool_result`, `memory_saved`, `refusal`, `notice`, ... ending with `done`, `tool_pending` or `error`; or the turn as JSON",
       content: { "text/event-stream": { schema: z.string() }, "application/json": { schema: ChatResponse } },
     },
     ...errors,

@@ -9,6 +9,7 @@ import type { ClientToolDef } from "../bridge/client-tools";
 import { envelopeOf, nonEmpty, type Continuation } from "../bridge/continuation";
 import { inCallOrder, resultBlock, turnTools, type TurnTools } from "../bridge/toolset";
 import { recordContextLog } from "../chat/context-log";
+import { addUsage, zeroUsage } from "../chat/events";
 import { runAgentLoop, type MessageParam, type Progress } from "../chat/loop";
 import { buildSystemPrompt } from "../chat/prompt";
 import type { TurnScope } from "../chat/scope";
@@ -23,7 +24,7 @@ import { isAbort, modelFailure } from "../model/errors";
 import type { ToolContext } from "../tools/tool";
 import { recordUsage } from "../usage/record";
 import type { EventSink } from "./event-stream";
-import { followUpQuery, toModelMessages } from "./history";
+import { currentTurnStart, followUpQuery, modelHistory } from "./history";
 import type { SessionStorage } from "./storage";
 import { touchSession } from "./store";
 
@@ -62,11 +63,14 @@ export class TurnRunner {
     if (this.store.continuation()) return sink.emit({ type: "error", code: "tool_pending", message: pendingMessage(input.sessionId) });
     const scope = this.scope(input, input.siteId, input.projectId);
     const lastReply = this.store.messages().findLast((m) => m.role === "assistant");
-    const [userSeq] = this.store.append([{ role: "user", content: [{ type: "text", text: input.message }] }]);
-    const tally: Tally = { added: 1, pending: false, writes: [] };
+    const tally: Tally = { added: 0, pending: false, writes: [] };
+    let userSeq: number | undefined;
     try {
       const defer = (work: Promise<unknown>) => tally.writes.push(work.catch((err: unknown) => console.error(JSON.stringify({ deferred: describeFailure(err) }))));
       const prompt = await buildSystemPrompt({ ...scope, query: followUpQuery(input.message, lastReply), now: Date.now(), defer }, contextProviders);
+      // The per-turn context heads the user message and is stored with it: the turn is replayed exactly.
+      [userSeq] = this.store.append([{ role: "user", content: [{ type: "text", text: prompt.turnContext }, { type: "text", text: input.message }] }]);
+      tally.added = 1;
       // Written alongside the model call, not before it: the audit row must not delay the first byte.
       tally.writes.push(recordContextLog(scope.db, input.userId, input.sessionId, prompt));
       const injected = new Map(prompt.injected.map((s) => [s.name, s.ids]));
@@ -91,7 +95,7 @@ export class TurnRunner {
       return sink.emit({ type: "error", code: "continuation_expired", message: "the pending tool call is gone: it expired or was cancelled" });
     }
     const scope = this.scope(input, cont.site_id, cont.project_id);
-    const progress = { iterations: cont.iterations, usage: cont.usage, toolsUsed: cont.tools_used };
+    const progress = { iterations: cont.iterations, usage: addUsage(zeroUsage(), cont.usage), toolsUsed: cont.tools_used };
     const tools = turnTools(cont.client_tools, cont.server_tools);
     const counters = new Map(Object.entries(cont.counters));
     const seg: Segment = { scope, model: cont.model, system: cont.system, tools, progress, counters, injected: new Map(Object.entries(cont.injected)), stream: cont.stream };
@@ -126,13 +130,16 @@ export class TurnRunner {
   /** Runs the loop for one segment and ends it; true when it suspended. */
   private async run(seg: Segment, sink: EventSink, tally: Tally): Promise<boolean> {
     const { scope } = seg;
+    const history = modelHistory(this.store.messages());
     const outcome = await runAgentLoop({
       client: createModelClient(scope.config).client,
       model: seg.model,
       maxTokens: scope.config.maxTokens,
       maxIterations: scope.config.maxIterations,
       system: seg.system,
-      messages: toModelMessages(this.store.messages()),
+      messages: history.messages,
+      turnEnds: history.turnEnds,
+      thinking: { effort: scope.config.chatEffort, display: scope.config.thinkingDisplay },
       tools: seg.tools,
       alwaysAllow: this.store.alwaysAllowed(),
       toolCtx: this.toolCtx(seg, sink),
@@ -154,6 +161,14 @@ export class TurnRunner {
         sessionId: scope.sessionId,
       }),
     );
+    if (outcome.kind === "refused") {
+      // A refused turn must leave the conversation, or every later turn is refused too (docs/models.md).
+      const rows = this.store.messages();
+      for (const row of rows.slice(currentTurnStart(rows))) this.store.deleteMessage(row.seq);
+      tally.added -= rows.length - currentTurnStart(rows);
+      sink.emit({ type: "done", stop_reason: "refusal", usage: outcome.usage, tools_used: outcome.toolsUsed });
+      return false;
+    }
     if (outcome.kind === "done") {
       sink.emit({ type: "done", stop_reason: outcome.stopReason, usage: outcome.usage, tools_used: outcome.toolsUsed });
       return false;
