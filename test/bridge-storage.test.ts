@@ -206,7 +206,7 @@ describe("older continuation formats", () => {
       const r = await resume(u.key, t.sessionId, { call_id: "toolu_v1", content: "shipped" });
       expect(r.end).toMatchObject({ type: "done", tools_used: ["lookup_order"] });
       const request = (await seen(u.id))[1];
-      expect(request?.system).toBe("You are helpful.");
+      expect(request?.system).toEqual([{ type: "text", text: "You are helpful." }]);
       expect(request?.tools?.some((x) => x.name === "lookup_order")).toBe(offered);
       expect(request?.messages.at(-1)?.content).toEqual([{ type: "tool_result", tool_use_id: "toolu_v1", content: "shipped" }]);
       expectWholeHistory((await state(u.key, t.sessionId)).messages);

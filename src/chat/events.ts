@@ -98,7 +98,8 @@ export function parseNdjson(): TransformStream<Uint8Array, ChatEvent> {
 export function collectTurn(events: ChatEvent[]) {
   const end = events.at(-1);
   const reply = events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
-  const body = { session_id: events.find((e) => e.type === "session")?.id, reply, events: events.filter((e) => e.type !== "text") };
+  // Deltas are collected, not listed: the reply as one string; thinking text is a stream-only aid.
+  const body = { session_id: events.find((e) => e.type === "session")?.id, reply, events: events.filter((e) => e.type !== "text" && e.type !== "thinking") };
   if (end?.type === "tool_pending") {
     const { type: _t, ...envelope } = end;
     return { ...body, ...envelope };

@@ -27,7 +27,10 @@ export function validate(req: ApiRequest): Rejection | null {
     if (req[p] !== undefined) return bad(`${p}: sampling parameters are not supported for this model`);
   }
   if (!Array.isArray(req.messages) || req.messages.length === 0) return bad("messages: at least one message is required");
-  if (req.messages.at(-1)?.role !== "user") {
+  // The one trailing assistant message allowed: a paused server-tool turn sent back to continue it.
+  const tail = req.messages.at(-1);
+  const pausedTurn = tail?.role === "assistant" && typeof tail.content !== "string" && tail.content.some((b) => b.type === "server_tool_use");
+  if (tail?.role !== "user" && !pausedTurn) {
     return bad("This model does not support assistant message prefill. The conversation must end with a user message.");
   }
 

@@ -156,7 +156,8 @@ function replyContent(req: ApiRequest, step: Extract<Step, { reply: unknown }>, 
     } else {
       block = b as unknown as Block;
     }
-    seq.push(block, `reply.${i}`, i, i === 0 ? "msg:assistant" : "blk");
+    // A reply to a paused turn continues that assistant message.
+    seq.push(block, `reply.${i}`, i, i === 0 && last?.role !== "assistant" ? "msg:assistant" : "blk");
     out.push(block);
   });
   return out;
