@@ -44,8 +44,8 @@ describe("system prompt assembly", () => {
     expect(text(built)).toContain("## SMALL\nok");
     expect(text(built)).not.toContain("xxxx");
     expect(built.skipped).toEqual([
-      { name: "huge", reason: "over the prompt budget" },
       { name: "vectors", reason: "unavailable: index down" },
+      { name: "huge", reason: "over the prompt budget" },
     ]);
   });
 
