@@ -77,8 +77,12 @@ export class TurnRunner {
       const seg: Segment = { scope, model: scope.config.chatModel, system: prompt.system, tools: turnTools(input.clientTools), counters: new Map(), injected, stream: input.stream };
       tally.pending = await this.run(seg, sink, tally);
     } catch (err) {
-      if ((err as { answered?: boolean }).answered !== true && userSeq !== undefined) {
-        // The model never answered: the turn did not happen, so the client can simply retry it.
+      if (!isAbort(err) && !sink.signal.aborted) {
+        if (userSeq === undefined) return this.fail(err, sink, input.sessionId);
+        // The API rejected the turn: history goes back to exactly what it was, and the client can retry.
+        tally.added -= this.rollbackTurn();
+      } else if ((err as { answered?: boolean }).answered !== true && userSeq !== undefined) {
+        // The client left before the model answered: the turn did not happen.
         this.store.deleteMessage(userSeq);
         tally.added -= 1;
       }
@@ -111,6 +115,7 @@ export class TurnRunner {
       await this.alarm.clear();
       tally.pending = await this.run(seg, sink, tally);
     } catch (err) {
+      if (!isAbort(err) && !sink.signal.aborted) tally.added -= this.rollbackTurn();
       this.fail(err, sink, input.sessionId);
     } finally {
       await Promise.all([...tally.writes, touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending)]);
@@ -163,9 +168,7 @@ export class TurnRunner {
     );
     if (outcome.kind === "refused") {
       // A refused turn must leave the conversation, or every later turn is refused too (docs/models.md).
-      const rows = this.store.messages();
-      for (const row of rows.slice(currentTurnStart(rows))) this.store.deleteMessage(row.seq);
-      tally.added -= rows.length - currentTurnStart(rows);
+      tally.added -= this.rollbackTurn();
       sink.emit({ type: "done", stop_reason: "refusal", usage: outcome.usage, tools_used: outcome.toolsUsed });
       return false;
     }
@@ -199,6 +202,14 @@ export class TurnRunner {
       },
       sink,
     );
+  }
+
+  /** Removes the latest turn (its opening user message and everything after it); returns how many rows. */
+  private rollbackTurn(): number {
+    const rows = this.store.messages();
+    const turn = rows.slice(currentTurnStart(rows));
+    for (const row of turn) this.store.deleteMessage(row.seq);
+    return turn.length;
   }
 
   private async suspend(c: Continuation, sink: EventSink): Promise<true> {
