@@ -18,8 +18,8 @@ import { serverToolEvents } from "../bridge/web-search";
 import type { ModelClient } from "../model/anthropic";
 import { isAbort } from "../model/errors";
 import { chatThinking, withCacheBreakpoints, type ThinkingSettings } from "../model/request";
-import type { ToolContext } from "../tools/tool";
-import { addUsage, zeroUsage, type ChatEvent, type Usage } from "./events";
+import type { ToolContext } from "../core/tool";
+import { addUsage, zeroUsage, type ChatEvent, type Usage } from "../core/events";
 
 export type MessageParam = Anthropic.MessageParam;
 

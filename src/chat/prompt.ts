@@ -6,32 +6,7 @@
  * message. Stable sections are placed first in the character budget, so memory never pushes SOUL or
  * BIBLE out. Sections that do not fit are dropped whole and reported for the audit log.
  */
-import type { TurnScope } from "./scope";
-
-export type PromptContext = TurnScope & {
-  /** The text retrieval should match: the user's message, plus the last reply for short follow-ups. */
-  query: string;
-  now: number;
-  /**
-   * Hands over a write that injection causes (e.g. counting a recall) so it runs alongside the model
-   * call instead of delaying the prompt; the turn awaits it before it ends. Absent: the caller awaits.
-   */
-  defer?: (work: Promise<unknown>) => void;
-};
-
-export type ContextSection = {
-  name: string;
-  title: string;
-  body: string;
-  ids?: string[];
-  /** Same text turn after turn (SOUL, BIBLE): goes in the cached system prompt. Otherwise per turn. */
-  stable?: boolean;
-};
-
-export interface ContextProvider {
-  name: string;
-  build(ctx: PromptContext): Promise<ContextSection | ContextSection[] | null>;
-}
+import type { ContextProvider, ContextSection, PromptContext } from "../core/context";
 
 export type BuiltPrompt = {
   system: string;
