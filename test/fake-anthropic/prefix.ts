@@ -3,7 +3,7 @@
  * in the order tools, system, messages, each with a chained hash of everything up to it (its prefix)
  * and the running token count. `cache_control` markers are not content: they never change a prefix.
  */
-import { approxTokens } from "../../src/model/wire";
+import { approxTokens } from "../../src/lib/text";
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 export type Block = { [k: string]: Json };

@@ -10,7 +10,8 @@
  *   GET  /__requests?key=                   the Messages requests received for `key`
  *   POST /v1/messages                       the API: JSON, or SSE when `stream: true`
  */
-import { approxTokens, errorEvent, messageEvents, messageJson, sseFrame, type WireBlock, type WireEvent, type WireMessage } from "../../src/model/wire";
+import { approxTokens } from "../../src/lib/text";
+import { errorEvent, messageEvents, messageJson, sseFrame, type WireBlock, type WireEvent, type WireMessage } from "../../src/model/wire";
 import { account } from "./cache";
 import { type ApiRequest, type Block, type Json, sequence, sign } from "./prefix";
 import { thinkingMode, validate } from "./rules";
