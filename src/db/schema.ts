@@ -189,6 +189,8 @@ export const facts = sqliteTable(
     slot: text("slot"),
     /** When its vector reached the index; null until then (a sweep retries). */
     embeddedAt: integer("embedded_at"),
+    /** When what it says happened or was said (epoch ms): `metadata.date` when the writer gave one, else the write time. */
+    eventAt: integer("event_at"),
     /** The user id as one full-text token: `facts_fts` indexes it, so a search reads only its owner's partition. */
     owner: text("owner").generatedAlwaysAs(sql`replace(user_id, '_', '')`, { mode: "virtual" }),
     createdAt: createdAt(),
@@ -197,6 +199,7 @@ export const facts = sqliteTable(
     index("facts_user").on(t.userId, t.supersededBy),
     index("facts_slot").on(t.userId, t.slot),
     index("facts_unembedded").on(t.embeddedAt, t.createdAt),
+    index("facts_event").on(t.userId, t.eventAt),
   ],
 );
 
