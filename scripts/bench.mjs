@@ -68,7 +68,7 @@ function harness(url, fakeUrl) {
       const res = await fetch(`${fakeUrl}/v1/messages`, {
         method: "POST",
         headers: { "x-api-key": "k", "content-type": "application/json" },
-        body: JSON.stringify({ model: "m", max_tokens: 10, stream: true, messages: [{ role: "user", content: "hi" }] }),
+        body: JSON.stringify({ model: "claude-sonnet-5-5", max_tokens: 10, stream: true, messages: [{ role: "user", content: "hi" }] }),
       });
       await res.text();
       return performance.now() - t0;

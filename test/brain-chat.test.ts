@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { proposalInsert, propose, type ProposalRow } from "../src/brain/review";
 import { updateCustomerBrain } from "../src/brain/tool";
 import { toAnthropicTool } from "../src/core/tool";
-import { api, chat, createUser, readSse, script, seen, textReply, toolCall } from "./helpers";
+import { api, chat, createUser, readSse, script, seen, shape, textReply, toolCall } from "./helpers";
 import { brainRows, call, createProject, lastToolResults, memory, ofType, seedEntries, soul, testDb, type Entry } from "./brain-helpers";
 
 const brain = (target: string, content: string, id?: string, text?: string) => toolCall("update_customer_brain", { target, content }, id, text);
@@ -25,7 +25,7 @@ describe("update_customer_brain in a chat turn", () => {
     const u = await createUser();
     await script(u.id, brain("soul", "Ana runs a small bakery in Porto.", "toolu_s1", "Noted. "), textReply("I saved that you run a bakery in Porto."));
     const { events, sessionId, text } = await chat(u.key, { message: "I run a small bakery in Porto" });
-    const types = events.map((e) => e.type).filter((t) => t !== "text");
+    const types = shape(events);
     expect(types).toEqual(["session", "tool_use", "memory_saved", "tool_result", "done"]);
     expect(ofType(events, "memory_saved")[0]).toEqual({ type: "memory_saved", target: "soul", version: 1 });
     expect(ofType(events, "tool_use")[0]).toMatchObject({ reason: "Updating what I know about you" });

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { memoryInsert, type EntryRow } from "../src/brain/memory";
 import { siteInsert } from "../src/brain/sites";
 import { runScheduled } from "../src/core/cron";
-import { api, chat, createUser, script, seen, textReply } from "./helpers";
+import { api, chat, createUser, promptOf, script, seen, textReply } from "./helpers";
 import { brainRows, call, createProject, memory, seedEntries, testDb, type Doc, type Entry, type ErrorShape } from "./brain-helpers";
 
 type Site = { id: string; name: string | null; synced_at: number | null; created_at: number };
@@ -168,7 +168,7 @@ describe("sites and HEARTBEAT", () => {
     await call(u.key, "PUT", "/v1/brain/soul", { content: "Real soul." });
     await script(u.id, textReply("ok"));
     await chat(u.key, { message: "status?", site_id: "evil" });
-    const system = (await seen(u.id))[0]?.system ?? "";
+    const system = promptOf((await seen(u.id))[0]);
     expect(system.split("\n").filter((l) => l.startsWith("## SOUL"))).toEqual(["## SOUL: who the user is, version 1"]);
     expect(system.split("\n").filter((l) => l.startsWith("## BIBLE"))).toHaveLength(1);
   });
@@ -231,7 +231,7 @@ describe("sites and HEARTBEAT", () => {
     expect((await call<Doc>(u.key, "GET", "/v1/sites/bakery/heartbeat")).body.stale).toBe(true);
     await script(u.id, textReply("ok"));
     await chat(u.key, { message: "how is my site?", site_id: "bakery" });
-    expect((await seen(u.id))[0]?.system).toContain('HEARTBEAT: status of site "bakery" (STALE: the site has not synced recently)');
+    expect(promptOf((await seen(u.id))[0])).toContain('HEARTBEAT: status of site "bakery" (STALE: the site has not synced recently)');
     expect((await call<Doc>(u.key, "PUT", "/v1/sites/bakery/sync", syncData)).body.stale).toBe(false);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DENIED } from "../src/bridge/answer";
 import { wipeCounter } from "./test-capability";
 import { chatTurn, deleteFile, errorOf, expectWholeHistory, lookupOrder, resume, state, type Block } from "./bridge-helpers";
-import { api, createUser, script, seen, textReply, toolCall } from "./helpers";
+import { api, createUser, script, seen, shape, textReply, toolCall } from "./helpers";
 
 // wipe_cache (needs approval) and show_context come from the test Worker's capability.
 
@@ -122,7 +122,7 @@ describe("approvals", () => {
     await resume(u.key, first.sessionId, { call_id: "toolu_w1", action: "always", tool_name: "wipe_cache" });
     const second = await chatTurn(u.key, { message: "wipe again", session_id: first.sessionId });
     expect(second.pending).toBeNull();
-    expect(second.events.map((e) => e.type).filter((x) => x !== "text")).toEqual(["session", "tool_use", "tool_result", "done"]);
+    expect(shape(second.events)).toEqual(["session", "tool_use", "tool_result", "done"]);
     // Another session of the same user still asks.
     await script(u.id, toolCall("wipe_cache", {}, "toolu_w3"));
     expect((await chatTurn(u.key, { message: "wipe" })).pending?.tool_name).toBe("wipe_cache");

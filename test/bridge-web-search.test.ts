@@ -10,7 +10,7 @@ import { createDb } from "../src/db/client";
 import { createOfflineFetch, OFFLINE_NOTICE } from "../src/model/offline";
 import { chatTurn, state } from "./bridge-helpers";
 import type { Citation, Step } from "./fake-anthropic/worker";
-import { api, createUser, script, seen, textReply } from "./helpers";
+import { api, createUser, script, seen, shape, textReply } from "./helpers";
 
 const citation: Citation = {
   type: "web_search_result_location",
@@ -45,7 +45,7 @@ describe("native web search", () => {
     const u = await createUser();
     await script(u.id, searched, textReply("You're welcome."));
     const t = await chatTurn(u.key, { message: "when does engram 2 ship?" });
-    const types = t.events.map((e) => e.type).filter((x) => x !== "text");
+    const types = shape(t.events);
     expect(types).toEqual(["session", "tool_use", "tool_result", "citation", "done"]);
     expect(t.events.find((e) => e.type === "tool_use")).toMatchObject({ name: "web_search", reason: 'Searching the web for "engram release"' });
     expect(t.events.find((e) => e.type === "tool_result")).toMatchObject({ id: "srvtoolu_1", name: "web_search", ok: true });
@@ -53,13 +53,13 @@ describe("native web search", () => {
     expect(t.end).toMatchObject({ type: "done", tools_used: ["web_search"] });
 
     const assistant = (await state(u.key, t.sessionId)).messages[1]?.content ?? [];
-    expect(assistant.map((b) => b.type)).toEqual(["server_tool_use", "web_search_tool_result", "text"]);
-    expect(assistant[0]).toMatchObject(search);
-    expect(assistant[1]).toEqual(found);
-    expect(assistant[2]).toMatchObject({ text: "Version 2 ships today.", citations: [citation] });
-    // The next turn sends them back exactly as stored.
+    expect(assistant.map((b) => b.type)).toEqual(["thinking", "server_tool_use", "web_search_tool_result", "text"]);
+    expect(assistant[1]).toMatchObject(search);
+    expect(assistant[2]).toEqual(found);
+    expect(assistant[3]).toMatchObject({ text: "Version 2 ships today.", citations: [citation] });
+    // The next turn sends the server blocks back as stored (an earlier turn's thinking is dropped).
     await chatTurn(u.key, { message: "thanks", session_id: t.sessionId });
-    expect((await seen(u.id))[1]?.messages[1]?.content).toEqual(assistant);
+    expect((await seen(u.id))[1]?.messages[1]?.content).toEqual(assistant.slice(1));
   });
 
   it("continues a pause_turn by sending the paused message back", async () => {
@@ -68,7 +68,7 @@ describe("native web search", () => {
     const t = await chatTurn(u.key, { message: "research engram" });
     expect(t.end).toMatchObject({ type: "done", stop_reason: "end_turn" });
     const second = (await seen(u.id))[1];
-    expect(second?.messages.at(-1)).toMatchObject({ role: "assistant", content: [{ type: "server_tool_use" }, { type: "web_search_tool_result" }] });
+    expect(second?.messages.at(-1)).toMatchObject({ role: "assistant", content: [{ type: "thinking" }, { type: "server_tool_use" }, { type: "web_search_tool_result" }] });
     const h = await state(u.key, t.sessionId);
     expect(h.messages.map((m) => m.role)).toEqual(["user", "assistant", "assistant"]);
   });

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { sessionStub } from "../src/sessions/store";
-import { api, chat, createUser, readSse, script, seen, textOf, textReply, toolCall } from "./helpers";
+import { api, chat, createUser, readSse, saidIn, script, seen, shape, textOf, textReply, toolCall } from "./helpers";
 
 type Block = { type: string; [k: string]: unknown };
 type History = { messages: { role: string; content: Block[] }[] };
@@ -39,7 +39,9 @@ describe("POST /v1/chat streaming", () => {
     }
     const h = await history(u.key, sessionId);
     expect(h.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
-    expect(h.messages[0]?.content).toEqual([{ type: "text", text: "hi" }]);
+    // The user's words, after the per-turn context block; the reply as the API returned it (thinking first).
+    expect(h.messages[0]?.content).toEqual([{ type: "text", text: expect.stringMatching(/^<turn_context>\nCurrent time: /) }, { type: "text", text: "hi" }]);
+    expect(h.messages[1]?.content.map((b) => b.type)).toEqual(["thinking", "text"]);
   });
 
   it("sends prior turns to the model on the next turn of the session", async () => {
@@ -57,7 +59,7 @@ describe("POST /v1/chat streaming", () => {
     const u = await createUser();
     await script(u.id, { ...toolCall("current_time", {}, "toolu_time1", "Let me check."), chunk: 2, split_bytes: 5 }, textReply("It is later than you think."));
     const { events, sessionId } = await chat(u.key, { message: "what time is it?" });
-    expect(events.map((e) => e.type).filter((t) => t !== "text")).toEqual(["session", "tool_use", "tool_result", "done"]);
+    expect(shape(events)).toEqual(["session", "tool_use", "tool_result", "done"]);
     expect(events.find((e) => e.type === "tool_use")).toMatchObject({ name: "current_time", reason: "Checking the current time", input: {} });
     expect(events.find((e) => e.type === "tool_result")).toMatchObject({ name: "current_time", ok: true });
     expect(textOf(events)).toBe("Let me check.It is later than you think.");
@@ -92,7 +94,7 @@ describe("POST /v1/chat streaming", () => {
     expect(next.text).toBe("back to normal");
     // The new user text follows the last tool_results in one user message, as the API requires.
     const last = (await seen(u.id)).at(-1)?.messages.at(-1)?.content as Block[];
-    expect(last.map((b) => b.type)).toEqual(["tool_result", "text"]);
+    expect(last.map((b) => b.type)).toEqual(["tool_result", "text", "text"]);
   });
 
   it("answers the same turn as JSON with stream:false", async () => {
@@ -126,7 +128,7 @@ describe("model faults", () => {
       expect(again.text).toBe("recovered");
       const h = await history(u.key, first.sessionId);
       // The failed turn left nothing behind: the model never answered it.
-      expect(h.messages.map((m) => (m.content[0] as { text?: string }).text)).toEqual(["hello", "fake reply", "try again", "recovered"]);
+      expect(h.messages.map(saidIn)).toEqual(["hello", "fake reply", "try again", "recovered"]);
     });
   }
 
@@ -138,14 +140,14 @@ describe("model faults", () => {
     expect(events.at(-1)?.type).toBe("done");
   });
 
-  it("turns a mid-stream error event into an error event, keeping history consistent", async () => {
+  it("turns a mid-stream error event into an error event, leaving history as it was before the turn", async () => {
     const u = await createUser();
-    await script(u.id, toolCall("current_time", {}, "toolu_m"), { ...textReply("this will break"), error_after: 4 }, textReply("fine now"));
+    await script(u.id, toolCall("current_time", {}, "toolu_m"), { ...textReply("this will break"), error_after: 7 }, textReply("fine now"));
     const { events, sessionId } = await chat(u.key, { message: "time then break" });
     expect(events.at(-1)).toMatchObject({ type: "error", code: "model_overloaded" });
     const h = await history(u.key, sessionId);
     expectNoDanglingToolUse(h);
-    expect(h.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    expect(h.messages).toEqual([]);
     const next = await chat(u.key, { message: "again", session_id: sessionId });
     expect(next.text).toBe("fine now");
   });
@@ -160,7 +162,7 @@ describe("model faults", () => {
 
   it("keeps the partial reply when the client disconnects mid-stream", async () => {
     const u = await createUser();
-    await script(u.id, { ...textReply("partial words that never finish"), chunk: 4, stall_after: 5 }, textReply("next"));
+    await script(u.id, { reply: { content: [{ type: "text", text: "partial words that never finish" }], no_thinking: true }, chunk: 4, stall_after: 5 }, textReply("next"));
     const res = await api(u.key, "POST", "/v1/chat", { message: "start" });
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
     let seenText = "";
@@ -172,7 +174,7 @@ describe("model faults", () => {
     expect(next.text).toBe("next");
     const h = await history(u.key, sessionId);
     expect(h.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
-    expect(h.messages[1]?.content[0]?.text).toMatch(/^partial/);
+    expect(saidIn(h.messages[1] ?? { content: [] })).toMatch(/^partial/);
   });
 });
 

@@ -31,14 +31,24 @@ export async function script(userId: string, ...steps: Step[]) {
 
 export type SeenRequest = {
   model: string;
-  system: string;
+  system: string | { type: "text"; text: string; cache_control?: unknown }[];
+  thinking?: { type: string; display?: string };
+  output_config?: { effort?: string; format?: unknown };
+  tool_choice?: { type: string; name?: string };
   messages: { role: string; content: string | { type: string; [k: string]: unknown }[] }[];
   tools?: { name: string; input_schema: unknown }[];
   metadata?: { user_id?: string };
 };
 
-/** The Messages API requests the fake received for this user. */
+/**
+ * The Messages API requests the fake received for this user, without the cache breakpoints (they are
+ * request markers, not content: tests of what the model was sent compare content). `seenRaw` keeps them.
+ */
 export async function seen(userId: string): Promise<SeenRequest[]> {
+  return JSON.parse(JSON.stringify(await seenRaw(userId), (k, v: unknown) => (k === "cache_control" ? undefined : v))) as SeenRequest[];
+}
+
+export async function seenRaw(userId: string): Promise<SeenRequest[]> {
   const res = await env.FAKE_ANTHROPIC.fetch(`http://fake/__requests?key=${encodeURIComponent(userId)}`);
   return (await res.json()) as SeenRequest[];
 }
@@ -62,6 +72,29 @@ export async function chat(key: string, body: Record<string, unknown>) {
   const events = await readSse(res);
   const sessionId = events.find((e) => e.type === "session");
   return { events, sessionId: sessionId?.type === "session" ? sessionId.id : "", text: textOf(events) };
+}
+
+/** Event types without the streamed deltas (`text`, `thinking`), for asserting a turn's shape. */
+export const shape = (events: readonly ChatEvent[]) => events.map((e) => e.type).filter((t) => t !== "text" && t !== "thinking");
+
+/** What a stored message says: its last text block (a user turn opens with the per-turn context block). */
+export const saidIn = (m: { content: unknown }) => {
+  const blocks = Array.isArray(m.content) ? (m.content as { type: string; text?: string }[]) : [{ type: "text", text: String(m.content) }];
+  return blocks.filter((b) => b.type === "text").at(-1)?.text;
+};
+
+/** The system prompt's text, whether sent as a string or as blocks. */
+export const systemOf = (r: SeenRequest | undefined) => (typeof r?.system === "string" ? r.system : (r?.system ?? []).map((b) => b.text).join("\n"));
+
+/**
+ * Everything the model was told besides the conversation: the system prompt, then the per-turn context
+ * block that opens the request's latest user turn.
+ */
+export function promptOf(r: SeenRequest | undefined): string {
+  const opening = [...(r?.messages ?? [])].reverse().find((m) => m.role === "user" && Array.isArray(m.content) && m.content.some((b) => b.type === "text"));
+  const blocks = Array.isArray(opening?.content) ? opening.content : [];
+  const context = blocks.find((b) => b.type === "text" && typeof b.text === "string" && b.text.startsWith("<turn_context>"));
+  return `${systemOf(r)}\n\n${typeof context?.text === "string" ? context.text : ""}`;
 }
 
 export const textOf = (events: ChatEvent[]) => events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");

@@ -1,12 +1,12 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, chat, createUser, script, seen, textReply, toolCall } from "./helpers";
+import { api, chat, createUser, promptOf, script, seen, textReply, toolCall } from "./helpers";
 import { consolidateMessage, consolidation, deliver, getJson, importFacts } from "./memory-helpers";
 
 type Log = { id: string; session_id: string; injected: { sections: { name: string; ids: string[] }[]; skipped: { name: string; reason: string }[] } };
 type Events = { events: { id: string; event_type: string; content: string; status: string; source_metadata: Record<string, unknown> }[] };
 
-const lastSystem = async (userId: string) => (await seen(userId)).at(-1)?.system ?? "";
+const lastSystem = async (userId: string) => promptOf((await seen(userId)).at(-1));
 const lastLog = async (key: string) => (await getJson<{ context_logs: Log[] }>(key, "/v1/memory/context-logs")).context_logs[0];
 
 describe("end to end: tool call -> event -> queue -> consolidation -> injected next turn", () => {

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { searchFacts } from "../src/memory/retrieval";
 import { sweepMemory } from "../src/memory/sweep";
 import type { Embedder } from "../src/memory/embed";
-import { chat, createUser, script, seen, textReply } from "./helpers";
+import { chat, createUser, promptOf, script, seen, textReply } from "./helpers";
 import { captured, getJson, importFacts, search } from "./memory-helpers";
 
 type Log = { injected: { sections: { name: string }[]; skipped: { name: string; reason: string }[] } };
@@ -29,7 +29,7 @@ describe("graceful degradation", () => {
     await script(u.id, textReply("Still here."));
     const { text } = await chat(u.key, { message: "what is my dog called?" });
     expect(text).toBe("Still here.");
-    const system = (await seen(u.id))[0]?.system ?? "";
+    const system = promptOf((await seen(u.id))[0]);
     expect(system).toContain("Walks the dog daily.");
     expect(system).not.toContain("Biscuit");
     const log = (await getJson<{ context_logs: Log[] }>(u.key, "/v1/memory/context-logs")).context_logs[0];

@@ -63,8 +63,9 @@ export function pickMemory(entries: Entry[], ctx: Pick<PromptContext, "query" | 
   return picked;
 }
 
-const docSection = (name: string, title: string, doc: DocumentRow | undefined, body?: string): ContextSection => ({
+const docSection = (name: string, title: string, doc: DocumentRow | undefined, body?: string, stable = true): ContextSection => ({
   name,
+  stable,
   title: doc ? `${title}, version ${doc.version}` : title,
   body: doc ? (body ?? doc.content) : "(empty: nothing recorded yet)",
   ids: doc ? [`${doc.id}@${doc.version}`] : [],
@@ -90,7 +91,7 @@ export const brainContextProvider: ContextProvider = {
     ]);
     const doc = (kind: DocumentRow["kind"]) => docs.find((d) => d.kind === kind);
     const sections: ContextSection[] = [
-      { name: "brain.instructions", title: "Your memory tool", body: instructions(siteId, user[0]?.reviewMode ?? false) },
+      { name: "brain.instructions", title: "Your memory tool", body: instructions(siteId, user[0]?.reviewMode ?? false), stable: true },
       docSection(DOC_SECTION.soul, "SOUL: who the user is", doc("soul")),
     ];
     if (siteId) {
@@ -98,7 +99,7 @@ export const brainContextProvider: ContextProvider = {
       const hb = doc("heartbeat");
       const text = hb && hb.content.length > HEARTBEAT_CHARS ? `${hb.content.slice(0, HEARTBEAT_CHARS)}\n… (cut; the full sheet is at GET /v1/sites/${siteId}/heartbeat)` : hb?.content;
       const stale = hb?.stale ? " (STALE: the site has not synced recently)" : "";
-      sections.push(docSection("brain.heartbeat", `HEARTBEAT: status of site "${siteId}"${stale}`, hb, text));
+      sections.push(docSection("brain.heartbeat", `HEARTBEAT: status of site "${siteId}"${stale}`, hb, text, false));
     }
     const picked = pickMemory(entries, ctx);
     if (picked.length) {

@@ -22,7 +22,12 @@ export type PendingCalls = [PendingCall, ...PendingCall[]];
 
 export const nonEmpty = <T>(items: readonly T[]): items is [T, ...T[]] => items.length > 0;
 
-export const Usage = z.object({ input_tokens: z.number(), output_tokens: z.number() });
+export const Usage = z.object({
+  input_tokens: z.number(),
+  output_tokens: z.number(),
+  cache_read_input_tokens: z.number().optional(),
+  cache_creation_input_tokens: z.number().optional(),
+});
 
 const Stored = z.object({
   v: z.literal(2),

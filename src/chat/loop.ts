@@ -3,9 +3,13 @@
  * and let the model continue in the same stream, up to `maxIterations` model calls per turn.
  * When a call can only be answered by the client (a client tool, or an approval), the loop stops and
  * returns the suspended state; a resumed turn enters the loop again with its `progress`.
- * Invariant: an assistant message with tool_use blocks is persisted together with the user message
- * that carries all of its tool_results, so history never holds a dangling tool_use. A suspended
- * assistant message is not persisted here: it travels in the continuation until every call is answered.
+ * Invariants (docs/models.md):
+ * - an assistant message with tool_use blocks is persisted together with the user message that
+ *   carries all of its tool_results, so history never holds a dangling tool_use; a reply cut by
+ *   max_tokens loses its (incomplete) tool calls before it is stored;
+ * - assistant content is stored exactly as the API returned it (thinking blocks and signatures
+ *   included), and a paused server-tool turn is continued in the same assistant message;
+ * - a refused reply is never stored: the outcome says so and the caller takes the turn back out.
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import { nonEmpty, type PendingCalls } from "../bridge/continuation";
@@ -13,8 +17,9 @@ import { dispatchCalls, modelTools, type TurnTools } from "../bridge/toolset";
 import { serverToolEvents } from "../bridge/web-search";
 import type { ModelClient } from "../model/anthropic";
 import { isAbort } from "../model/errors";
+import { chatThinking, withCacheBreakpoints, type ThinkingSettings } from "../model/request";
 import type { ToolContext } from "../core/tool";
-import type { ChatEvent, Usage } from "../core/events";
+import { addUsage, zeroUsage, type ChatEvent, type Usage } from "../core/events";
 
 export type MessageParam = Anthropic.MessageParam;
 
@@ -28,6 +33,10 @@ export type LoopInput = {
   maxIterations: number;
   system: string;
   messages: MessageParam[];
+  /** Indexes in `messages` where earlier turns end (cache breakpoints); see sessions/history.ts. */
+  turnEnds?: readonly number[];
+  /** Thinking display and effort; default: summarized display, the model's own effort. */
+  thinking?: ThinkingSettings;
   tools: TurnTools;
   /** Tools the session approved once and for all: they never pause for approval. */
   alwaysAllow: ReadonlySet<string>;
@@ -41,15 +50,17 @@ export type LoopInput = {
 
 export type Suspension = { messages: MessageParam[]; results: Anthropic.ToolResultBlockParam[]; pending: PendingCalls };
 
-export type LoopOutcome = Progress & { answered: boolean } & ({ kind: "done"; stopReason: string } | ({ kind: "suspended" } & Suspension));
+export type LoopOutcome = Progress & { answered: boolean } & ({ kind: "done"; stopReason: string } | { kind: "refused" } | ({ kind: "suspended" } & Suspension));
 
-export const freshProgress = (): Progress => ({ iterations: 0, usage: { input_tokens: 0, output_tokens: 0 }, toolsUsed: [] });
+export const freshProgress = (): Progress => ({ iterations: 0, usage: zeroUsage(), toolsUsed: [] });
+
+const TRUNCATED = new Set(["max_tokens", "model_context_window_exceeded"]);
 
 export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
   const { tools, toolCtx, emit, signal } = input;
   const messages = [...input.messages];
   const start = input.progress ?? freshProgress();
-  const progress: Progress = { iterations: start.iterations, usage: { ...start.usage }, toolsUsed: [...start.toolsUsed] };
+  const progress: Progress = { iterations: start.iterations, usage: { ...zeroUsage(), ...start.usage }, toolsUsed: [...start.toolsUsed] };
   const toolDefs = modelTools(tools);
   let answered = false;
 
@@ -66,29 +77,49 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
       }
       throw Object.assign(err instanceof Error ? err : new Error(String(err)), { answered });
     }
-    progress.usage.input_tokens += message.usage.input_tokens;
-    progress.usage.output_tokens += message.usage.output_tokens;
-    const assistant: MessageParam = { role: "assistant", content: message.content as Anthropic.ContentBlockParam[] };
+    progress.usage = addUsage(progress.usage, message.usage);
+
+    if (message.stop_reason === "refusal") {
+      const details = message.stop_details;
+      emit({ type: "refusal", category: details?.category ?? null, explanation: details?.explanation ?? null });
+      return { kind: "refused", ...progress, answered };
+    }
+    // After a pause the reply continues the paused assistant message: keep it one message.
+    const paused = messages.at(-1)?.role === "assistant" ? messages.pop() : undefined;
+    let content = message.content as Anthropic.ContentBlockParam[];
+    if (message.stop_reason && TRUNCATED.has(message.stop_reason)) {
+      // A tool call cut mid-input is unusable and must never be stored unanswered: drop it, say why.
+      const calls = content.filter((b) => b.type === "tool_use").length;
+      content = content.filter((b) => b.type !== "tool_use");
+      emit({
+        type: "notice",
+        code: "truncated",
+        message: calls ? "the reply hit the output limit while calling a tool; the call was dropped" : "the reply hit the output limit and is cut short",
+      });
+    }
+    const stored: MessageParam = { role: "assistant", content };
+    const assistant: MessageParam = paused ? { role: "assistant", content: [...(paused.content as Anthropic.ContentBlockParam[]), ...content] } : stored;
 
     if (message.stop_reason === "pause_turn") {
       // A long server-tool turn (web search) paused: send it back as-is and the model carries on.
-      await input.persist([assistant]);
+      await input.persist([stored]);
       answered = true;
       messages.push(assistant);
       continue;
     }
-    const calls = message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === "tool_use");
+    const calls = content.filter((b): b is Anthropic.ToolUseBlock => b.type === "tool_use");
     if (message.stop_reason !== "tool_use" || calls.length === 0) {
-      await input.persist([assistant]);
+      if (content.some((b) => b.type !== "thinking" && b.type !== "redacted_thinking")) await input.persist([stored]);
       return { kind: "done", stopReason: message.stop_reason ?? "end_turn", ...progress, answered: true };
     }
 
     progress.toolsUsed.push(...calls.map((c) => c.name));
     const { results, pending } = await dispatchCalls(calls, tools, input.alwaysAllow, toolCtx, emit);
-    if (nonEmpty(pending)) return { kind: "suspended", messages: [assistant], results, pending, ...progress, answered: true };
+    // The continuation stores the new half only: the paused half is already in history.
+    if (nonEmpty(pending)) return { kind: "suspended", messages: [stored], results, pending, ...progress, answered: true };
 
     const toolTurn: MessageParam = { role: "user", content: results };
-    await input.persist([assistant, toolTurn]);
+    await input.persist([stored, toolTurn]);
     answered = true;
     messages.push(assistant, toolTurn);
     if (signal.aborted) return { kind: "done", stopReason: "client_disconnected", ...progress, answered };
@@ -96,17 +127,19 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
   return { kind: "done", stopReason: "max_iterations", ...progress, answered };
 }
 
-/** One streamed model call; text, web searches and citations reach the client as they arrive. */
+/** One streamed model call; text, thinking, web searches and citations reach the client as they arrive. */
 async function streamMessage(input: LoopInput, messages: MessageParam[], toolDefs: Anthropic.ToolUnion[], progress: Progress): Promise<Anthropic.Message> {
   let partial = "";
+  const cached = withCacheBreakpoints(input.system, messages, input.turnEnds ?? []);
   try {
     const stream = input.client.messages.stream(
       {
         model: input.model,
         max_tokens: input.maxTokens,
-        system: input.system,
-        messages,
+        system: cached.system,
+        messages: cached.messages,
         tools: toolDefs,
+        ...chatThinking(input.thinking ?? { display: "summarized" }),
         metadata: { user_id: input.toolCtx.userId },
       },
       { signal: input.signal },
@@ -115,6 +148,9 @@ async function streamMessage(input: LoopInput, messages: MessageParam[], toolDef
       if (event.type === "content_block_delta" && event.delta.type === "text_delta") {
         partial += event.delta.text;
         input.emit({ type: "text", delta: event.delta.text });
+      }
+      if (event.type === "content_block_delta" && event.delta.type === "thinking_delta" && event.delta.thinking) {
+        input.emit({ type: "thinking", delta: event.delta.thinking });
       }
       for (const e of serverToolEvents(event, stream.currentMessage)) {
         if (e.type === "tool_use") progress.toolsUsed.push(e.name);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Env } from "./env";
+import { DEFAULT_BACKGROUND_MODEL, DEFAULT_CHAT_MODEL, EFFORTS, type Effort, type ThinkingDisplay } from "../model/models";
 
 const optionalSecret = z.string().trim().optional();
 
@@ -17,8 +18,11 @@ const ConfigSchema = z.object({
   }),
   ANTHROPIC_API_KEY: optionalSecret,
   ANTHROPIC_BASE_URL: z.url({ error: "ANTHROPIC_BASE_URL must be a URL" }).default("https://api.anthropic.com"),
-  CHAT_MODEL: z.string().min(1).default("claude-sonnet-5-5"),
-  BACKGROUND_MODEL: z.string().min(1).default("claude-haiku-5-5"),
+  CHAT_MODEL: z.string().min(1).default(DEFAULT_CHAT_MODEL),
+  BACKGROUND_MODEL: z.string().min(1).default(DEFAULT_BACKGROUND_MODEL),
+  // Unset: each model's own default effort. THINKING_DISPLAY "summarized" streams the notes between tool calls.
+  CHAT_EFFORT: z.enum(EFFORTS).optional(),
+  THINKING_DISPLAY: z.enum(["summarized", "omitted"]).default("summarized"),
   MAX_TOKENS: intSetting("MAX_TOKENS", 4096, 1, 64000),
   AGENT_MAX_ITERATIONS: intSetting("AGENT_MAX_ITERATIONS", 8, 1, 50),
   MODEL_MAX_RETRIES: intSetting("MODEL_MAX_RETRIES", 2, 0, 10),
@@ -34,6 +38,8 @@ export type Config = {
   anthropicBaseUrl: string;
   chatModel: string;
   backgroundModel: string;
+  chatEffort: Effort | undefined;
+  thinkingDisplay: ThinkingDisplay;
   maxTokens: number;
   maxIterations: number;
   modelMaxRetries: number;
@@ -71,6 +77,8 @@ export function loadConfig(env: Env): Config {
     anthropicBaseUrl: c.ANTHROPIC_BASE_URL,
     chatModel: c.CHAT_MODEL,
     backgroundModel: c.BACKGROUND_MODEL,
+    chatEffort: c.CHAT_EFFORT,
+    thinkingDisplay: c.THINKING_DISPLAY,
     maxTokens: c.MAX_TOKENS,
     maxIterations: c.AGENT_MAX_ITERATIONS,
     modelMaxRetries: c.MODEL_MAX_RETRIES,

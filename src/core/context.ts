@@ -30,7 +30,14 @@ export type PromptContext = TurnScope & {
   defer?: (work: Promise<unknown>) => void;
 };
 
-export type ContextSection = { name: string; title: string; body: string; ids?: string[] };
+export type ContextSection = {
+  name: string;
+  title: string;
+  body: string;
+  ids?: string[];
+  /** Same text turn after turn (SOUL, BIBLE): goes in the cached system prompt. Otherwise per turn. */
+  stable?: boolean;
+};
 
 export interface ContextProvider {
   name: string;

@@ -1,4 +1,4 @@
-/** The chat stream's events. A stream always ends with `done`, `tool_pending` or `error`. */
+/** The chat stream's events (docs/models.md lists them). A stream always ends with `done`, `tool_pending` or `error`. */
 import { z } from "@hono/zod-openapi";
 
 export const McpRef = z.object({ server: z.string(), tool: z.string() });
@@ -17,7 +17,28 @@ export const PendingCall = z
   .openapi("PendingCall");
 export type PendingCall = z.infer<typeof PendingCall>;
 
-export type Usage = { input_tokens: number; output_tokens: number };
+/** A turn's token usage, summed over its model calls; the cache fields say how much of the input the prompt cache served. */
+export const UsageSchema = z
+  .object({
+    input_tokens: z.number(),
+    output_tokens: z.number(),
+    cache_read_input_tokens: z.number().default(0),
+    cache_creation_input_tokens: z.number().default(0),
+  })
+  .openapi("Usage");
+export type Usage = z.infer<typeof UsageSchema>;
+
+export const zeroUsage = (): Usage => ({ input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 });
+
+/** Adds one model call's usage (the SDK reports absent cache fields as null). */
+export function addUsage(total: Usage, u: { input_tokens: number; output_tokens: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null }): Usage {
+  return {
+    input_tokens: total.input_tokens + u.input_tokens,
+    output_tokens: total.output_tokens + u.output_tokens,
+    cache_read_input_tokens: total.cache_read_input_tokens + (u.cache_read_input_tokens ?? 0),
+    cache_creation_input_tokens: total.cache_creation_input_tokens + (u.cache_creation_input_tokens ?? 0),
+  };
+}
 
 /**
  * The end of a suspended turn. `call_id` / `tool_name` / `tool_input` name the first pending
@@ -42,6 +63,12 @@ export type ToolPendingEnvelope = z.infer<typeof ToolPendingEnvelope>;
 export type ChatEvent =
   | { type: "session"; id: string }
   | { type: "text"; delta: string }
+  /** Readable thinking: summaries and the progress notes the model writes between tool calls. */
+  | { type: "thinking"; delta: string }
+  /** The model declined (safety classifiers); the turn is not kept in history and the session goes on. */
+  | { type: "refusal"; category: string | null; explanation: string | null }
+  /** Something the client should show, e.g. `truncated` when max_tokens cut the reply or a tool call. */
+  | { type: "notice"; code: string; message: string }
   | { type: "tool_use"; id: string; name: string; input: unknown; reason: string }
   | { type: "tool_result"; id: string; name: string; ok: boolean }
   | { type: "memory_saved"; target: string; version?: number; entry_id?: string; truncated?: boolean }
@@ -86,7 +113,8 @@ export function parseNdjson(): TransformStream<Uint8Array, ChatEvent> {
 export function collectTurn(events: ChatEvent[]) {
   const end = events.at(-1);
   const reply = events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
-  const body = { session_id: events.find((e) => e.type === "session")?.id, reply, events: events.filter((e) => e.type !== "text") };
+  // Deltas are collected, not listed: the reply as one string; thinking text is a stream-only aid.
+  const body = { session_id: events.find((e) => e.type === "session")?.id, reply, events: events.filter((e) => e.type !== "text" && e.type !== "thinking") };
   if (end?.type === "tool_pending") {
     const { type: _t, ...envelope } = end;
     return { ...body, ...envelope };

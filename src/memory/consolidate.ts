@@ -48,6 +48,8 @@ async function callModel(model: ConsolidationModel, userId: string, prompt: stri
     messages: [{ role: "user", content: prompt }],
     tools: [consolidateToolDef],
     tool_choice: { type: "tool", name: CONSOLIDATE_TOOL },
+    // Forcing a tool is only accepted with thinking off (Haiku 5.5); structured outputs replace this.
+    thinking: { type: "disabled" },
     metadata: { user_id: userId },
   });
   const call = message.content.find((b): b is Anthropic.ToolUseBlock => b.type === "tool_use" && b.name === CONSOLIDATE_TOOL);

@@ -30,8 +30,9 @@ export const OFFLINE_NOTICE = "(offline model: no ANTHROPIC_API_KEY is set, so r
 
 const REMEMBER = /\b(remember|i prefer|i like|i love|i hate|i don't like|my name is|call me|i work|i live|i'm allergic|always|never)\b/i;
 
+// The per-turn context block (chat/prompt.ts) is not what the user said.
 const textOf = (content: Msg["content"]) =>
-  typeof content === "string" ? content : content.filter((b) => b.type === "text").map((b) => b.text ?? "").join("\n");
+  typeof content === "string" ? content : content.filter((b) => b.type === "text" && !(b.text ?? "").startsWith("<turn_context>")).map((b) => b.text ?? "").join("\n");
 
 const systemText = (s: OfflineRequest["system"]) => (typeof s === "string" ? s : (s ?? []).map((b) => b.text).join("\n"));
 
@@ -94,7 +95,8 @@ export function offlineReply(req: OfflineRequest, skills: OfflineSkills = {}): P
     ];
     return { content, stop_reason: "tool_use" };
   }
-  const memory = remembered(systemText(req.system));
+  const context = last && typeof last.content !== "string" ? last.content.map((b) => b.text ?? "").join("\n") : "";
+  const memory = remembered(`${systemText(req.system)}\n${context}`);
   const recall = memory.length ? ` Here is what I remember about you:\n${memory.map((l) => `- ${l.replace(/^- /, "")}`).join("\n")}` : "";
   const text = `Hello! I'm engram's assistant ${OFFLINE_NOTICE}. You said: "${said.slice(0, 200)}".${recall}`;
   return { content: [{ type: "text", text }], stop_reason: "end_turn" };

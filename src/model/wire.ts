@@ -6,6 +6,8 @@
  */
 export type WireBlock =
   | { type: "text"; text: string }
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "redacted_thinking"; data: string }
   | { type: "tool_use"; id: string; name: string; input: unknown }
   | { type: "server_tool_use"; id: string; name: string; input: unknown }
   | { type: "web_search_tool_result"; tool_use_id: string; content: unknown };
@@ -14,8 +16,18 @@ export type WireMessage = {
   id: string;
   model: string;
   content: WireBlock[];
-  stop_reason: "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "pause_turn" | "refusal";
-  usage: { input_tokens: number; output_tokens: number };
+  stop_reason: "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "pause_turn" | "refusal" | "model_context_window_exceeded";
+  stop_details?: { type: "refusal"; category: string | null; explanation: string | null } | null;
+  usage: WireUsage;
+  /** A tool_use input cut mid-JSON, as a reply stopped by max_tokens sends it. */
+  truncatedJson?: boolean;
+};
+
+export type WireUsage = {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens?: number;
+  cache_read_input_tokens?: number;
 };
 
 export type WireEvent = { type: string; [k: string]: unknown };
@@ -41,7 +53,12 @@ export function messageEvents(msg: WireMessage, chunk = 16): WireEvent[] {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: msg.usage.input_tokens, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        usage: {
+          input_tokens: msg.usage.input_tokens,
+          output_tokens: 1,
+          cache_creation_input_tokens: msg.usage.cache_creation_input_tokens ?? 0,
+          cache_read_input_tokens: msg.usage.cache_read_input_tokens ?? 0,
+        },
       },
     },
   ];
@@ -52,9 +69,16 @@ export function messageEvents(msg: WireMessage, chunk = 16): WireEvent[] {
       for (const text of chunks(block.text, chunk)) {
         events.push({ type: "content_block_delta", index, delta: { type: "text_delta", text } });
       }
+    } else if (block.type === "thinking") {
+      // Text (none when display is omitted), then the signature just before the block stops.
+      events.push({ type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } });
+      if (block.thinking) for (const thinking of chunks(block.thinking, chunk)) events.push({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking } });
+      events.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature: block.signature } });
     } else if (block.type === "tool_use" || block.type === "server_tool_use") {
       events.push({ type: "content_block_start", index, content_block: { ...block, input: {} } });
-      for (const partial_json of chunks(JSON.stringify(block.input ?? {}), chunk)) {
+      const json = JSON.stringify(block.input ?? {});
+      const cut = msg.truncatedJson && index === msg.content.length - 1 ? json.slice(0, Math.max(1, Math.floor(json.length / 2))) : json;
+      for (const partial_json of chunks(cut, chunk)) {
         events.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } });
       }
     } else {
@@ -65,8 +89,13 @@ export function messageEvents(msg: WireMessage, chunk = 16): WireEvent[] {
   events.push(
     {
       type: "message_delta",
-      delta: { stop_reason: msg.stop_reason, stop_sequence: null },
-      usage: { output_tokens: msg.usage.output_tokens },
+      delta: { stop_reason: msg.stop_reason, stop_sequence: null, stop_details: msg.stop_details ?? null },
+      usage: {
+        output_tokens: msg.usage.output_tokens,
+        input_tokens: msg.usage.input_tokens,
+        cache_creation_input_tokens: msg.usage.cache_creation_input_tokens ?? 0,
+        cache_read_input_tokens: msg.usage.cache_read_input_tokens ?? 0,
+      },
     },
     { type: "message_stop" },
   );
@@ -86,7 +115,8 @@ export const messageJson = (msg: WireMessage) => ({
   content: msg.content,
   stop_reason: msg.stop_reason,
   stop_sequence: null,
-  usage: msg.usage,
+  stop_details: msg.stop_details ?? null,
+  usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...msg.usage },
 });
 
 export function sseResponse(events: WireEvent[], requestId: string): Response {

@@ -9,7 +9,7 @@ import { ErrorBody } from "../http/errors";
 import { AppError } from "../lib/errors";
 import type { Started } from "./session-do";
 import { createSession, getSession, requireProject, sessionStub } from "./store";
-import { collectTurn, parseNdjson, sseFrame, ToolPendingEnvelope, type ChatEvent } from "../core/events";
+import { collectTurn, parseNdjson, sseFrame, ToolPendingEnvelope, UsageSchema, type ChatEvent } from "../core/events";
 
 
 
@@ -31,7 +31,7 @@ export const ChatResponse = z
     session_id: z.string(),
     reply: z.string(),
     stop_reason: z.string().optional(),
-    usage: z.object({ input_tokens: z.number(), output_tokens: z.number() }).optional(),
+    usage: UsageSchema.optional(),
     tools_used: z.array(z.string()).optional(),
     events: z.array(z.looseObject({ type: z.string() })),
   })
@@ -47,7 +47,7 @@ const chatRoute = createRoute({
   request: jsonBody(ChatRequest),
   responses: {
     200: {
-      description: "SSE events `session`, `text`, `tool_use`, `tool_result`, `memory_saved`, ... ending with `done`, `tool_pending` or `error`; or the turn as JSON",
+      description: "SSE events `session`, `text`, `thinking`, `tool_use`, `tool_result`, `memory_saved`, `refusal`, `notice`, ... ending with `done`, `tool_pending` or `error`; or the turn as JSON",
       content: { "text/event-stream": { schema: z.string() }, "application/json": { schema: ChatResponse } },
     },
     ...errors,

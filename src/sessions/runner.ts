@@ -9,6 +9,7 @@ import type { ClientToolDef } from "../bridge/client-tools";
 import { envelopeOf, nonEmpty, type Continuation } from "../bridge/continuation";
 import { inCallOrder, resultBlock, turnTools, type TurnTools } from "../bridge/toolset";
 import { recordContextLog } from "../chat/context-log";
+import { addUsage, zeroUsage } from "../core/events";
 import { runAgentLoop, type MessageParam, type Progress } from "../chat/loop";
 import { buildSystemPrompt } from "../chat/prompt";
 import type { Registry } from "../core/capability";
@@ -23,7 +24,7 @@ import { isAbort, modelFailure } from "../model/errors";
 import type { ToolContext } from "../core/tool";
 import { recordUsage } from "../usage/record";
 import type { EventSink } from "./event-stream";
-import { followUpQuery, toModelMessages } from "./history";
+import { currentTurnStart, followUpQuery, modelHistory } from "./history";
 import type { SessionStorage } from "./storage";
 import { touchSession } from "./store";
 
@@ -63,19 +64,26 @@ export class TurnRunner {
     if (this.store.continuation()) return sink.emit({ type: "error", code: "tool_pending", message: pendingMessage(input.sessionId) });
     const scope = this.scope(input, input.siteId, input.projectId);
     const lastReply = this.store.messages().findLast((m) => m.role === "assistant");
-    const [userSeq] = this.store.append([{ role: "user", content: [{ type: "text", text: input.message }] }]);
-    const tally: Tally = { added: 1, pending: false, writes: [] };
+    const tally: Tally = { added: 0, pending: false, writes: [] };
+    let userSeq: number | undefined;
     try {
       const defer = (work: Promise<unknown>) => tally.writes.push(work.catch((err: unknown) => console.error(JSON.stringify({ deferred: describeFailure(err) }))));
       const prompt = await buildSystemPrompt({ ...scope, query: followUpQuery(input.message, lastReply), now: Date.now(), defer }, this.registry.contextProviders);
+      // The per-turn context heads the user message and is stored with it: the turn is replayed exactly.
+      [userSeq] = this.store.append([{ role: "user", content: [{ type: "text", text: prompt.turnContext }, { type: "text", text: input.message }] }]);
+      tally.added = 1;
       // Written alongside the model call, not before it: the audit row must not delay the first byte.
       tally.writes.push(recordContextLog(scope.db, input.userId, input.sessionId, prompt));
       const injected = new Map(prompt.injected.map((s) => [s.name, s.ids]));
       const seg: Segment = { scope, model: scope.config.chatModel, system: prompt.system, tools: turnTools(this.registry.tools, input.clientTools), counters: new Map(), injected, stream: input.stream };
       tally.pending = await this.run(seg, sink, tally);
     } catch (err) {
-      if ((err as { answered?: boolean }).answered !== true && userSeq !== undefined) {
-        // The model never answered: the turn did not happen, so the client can simply retry it.
+      if (!isAbort(err) && !sink.signal.aborted) {
+        if (userSeq === undefined) return this.fail(err, sink, input.sessionId);
+        // The API rejected the turn: history goes back to exactly what it was, and the client can retry.
+        tally.added -= this.rollbackTurn();
+      } else if ((err as { answered?: boolean }).answered !== true && userSeq !== undefined) {
+        // The client left before the model answered: the turn did not happen.
         this.store.deleteMessage(userSeq);
         tally.added -= 1;
       }
@@ -92,7 +100,7 @@ export class TurnRunner {
       return sink.emit({ type: "error", code: "continuation_expired", message: "the pending tool call is gone: it expired or was cancelled" });
     }
     const scope = this.scope(input, cont.site_id, cont.project_id);
-    const progress = { iterations: cont.iterations, usage: cont.usage, toolsUsed: cont.tools_used };
+    const progress = { iterations: cont.iterations, usage: addUsage(zeroUsage(), cont.usage), toolsUsed: cont.tools_used };
     const tools = turnTools(this.registry.tools, cont.client_tools, cont.server_tools);
     const counters = new Map(Object.entries(cont.counters));
     const seg: Segment = { scope, model: cont.model, system: cont.system, tools, progress, counters, injected: new Map(Object.entries(cont.injected)), stream: cont.stream };
@@ -108,6 +116,7 @@ export class TurnRunner {
       await this.alarm.clear();
       tally.pending = await this.run(seg, sink, tally);
     } catch (err) {
+      if (!isAbort(err) && !sink.signal.aborted) tally.added -= this.rollbackTurn();
       this.fail(err, sink, input.sessionId);
     } finally {
       await Promise.all([...tally.writes, touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending)]);
@@ -127,13 +136,16 @@ export class TurnRunner {
   /** Runs the loop for one segment and ends it; true when it suspended. */
   private async run(seg: Segment, sink: EventSink, tally: Tally): Promise<boolean> {
     const { scope } = seg;
+    const history = modelHistory(this.store.messages());
     const outcome = await runAgentLoop({
       client: createModelClient(scope.config).client,
       model: seg.model,
       maxTokens: scope.config.maxTokens,
       maxIterations: scope.config.maxIterations,
       system: seg.system,
-      messages: toModelMessages(this.store.messages()),
+      messages: history.messages,
+      turnEnds: history.turnEnds,
+      thinking: { effort: scope.config.chatEffort, display: scope.config.thinkingDisplay },
       tools: seg.tools,
       alwaysAllow: this.store.alwaysAllowed(),
       toolCtx: this.toolCtx(seg, sink),
@@ -155,6 +167,12 @@ export class TurnRunner {
         sessionId: scope.sessionId,
       }),
     );
+    if (outcome.kind === "refused") {
+      // A refused turn must leave the conversation, or every later turn is refused too (docs/models.md).
+      tally.added -= this.rollbackTurn();
+      sink.emit({ type: "done", stop_reason: "refusal", usage: outcome.usage, tools_used: outcome.toolsUsed });
+      return false;
+    }
     if (outcome.kind === "done") {
       sink.emit({ type: "done", stop_reason: outcome.stopReason, usage: outcome.usage, tools_used: outcome.toolsUsed });
       return false;
@@ -185,6 +203,14 @@ export class TurnRunner {
       },
       sink,
     );
+  }
+
+  /** Removes the latest turn (its opening user message and everything after it); returns how many rows. */
+  private rollbackTurn(): number {
+    const rows = this.store.messages();
+    const turn = rows.slice(currentTurnStart(rows));
+    for (const row of turn) this.store.deleteMessage(row.seq);
+    return turn.length;
   }
 
   private async suspend(c: Continuation, sink: EventSink): Promise<true> {

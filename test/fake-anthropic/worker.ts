@@ -1,7 +1,10 @@
 /**
  * A fake of the Anthropic Messages API for tests, run as an auxiliary worker. The real SDK talks to
- * it over HTTP. Tests script it turn by turn, per engram user (the request's `metadata.user_id`),
- * so test files running in parallel never see each other's turns.
+ * it over HTTP. It follows the current models' contract (docs/models.md): request rules per model
+ * (rules.ts), thinking blocks signed and verified on the way back (thinking.ts), prompt-cache
+ * accounting from cache_control breakpoints and prefix equality (cache.ts), refusals, truncated tool
+ * calls and structured outputs. Tests script it turn by turn, per engram user (the request's
+ * `metadata.user_id`), so test files running in parallel never see each other's turns.
  *
  *   POST /__script   {key, steps: Step[]}   queue the next responses for `key`
  *   GET  /__requests?key=                   the Messages requests received for `key`
@@ -9,15 +12,37 @@
  */
 import { approxTokens } from "../../src/lib/text";
 import { errorEvent, messageEvents, messageJson, sseFrame, type WireBlock, type WireEvent, type WireMessage } from "../../src/model/wire";
+import { account } from "./cache";
+import { type ApiRequest, type Block, type Json, sequence, sign } from "./prefix";
+import { thinkingMode, validate } from "./rules";
+import { remember, verifyThinking } from "./thinking";
 
 export type Citation = { type: "web_search_result_location"; url: string; title: string | null; cited_text: string; encrypted_index: string };
 
-/** A text block may carry citations (web search): streamed as citations_delta events, as the API does. */
-export type FakeBlock = WireBlock | { type: "text"; text: string; citations: Citation[] };
+/**
+ * A scripted block. Thinking blocks are written without a signature: the fake signs them, and returns
+ * their text only when the request asked for `display: "summarized"`.
+ */
+export type FakeBlock =
+  | Exclude<WireBlock, { type: "thinking" } | { type: "redacted_thinking" }>
+  | { type: "text"; text: string; citations: Citation[] }
+  | { type: "thinking"; thinking: string }
+  | { type: "redacted_thinking" };
 
 export type Step =
   | {
-      reply: { content: FakeBlock[]; stop_reason?: WireMessage["stop_reason"]; usage?: WireMessage["usage"] };
+      reply: {
+        content?: FakeBlock[];
+        /** Structured outputs: the JSON the text block carries (default: an instance built from the schema). */
+        json?: unknown;
+        stop_reason?: WireMessage["stop_reason"];
+        stop_details?: WireMessage["stop_details"];
+        usage?: WireMessage["usage"];
+        /** Do not add the thinking block a thinking model would write. */
+        no_thinking?: boolean;
+        /** Cut the last tool_use block's input JSON in half (with stop_reason max_tokens). */
+        truncate_tool_input?: boolean;
+      };
       /** Characters per text / input_json delta. */
       chunk?: number;
       /** Re-split the SSE bytes into network chunks of this many bytes (lines cut mid-way). */
@@ -36,20 +61,19 @@ const received = new Map<string, unknown[]>();
 const ERROR_TYPES: Record<number, string> = {
   400: "invalid_request_error",
   401: "authentication_error",
+  404: "not_found_error",
   429: "rate_limit_error",
   500: "api_error",
   529: "overloaded_error",
 };
 
-const defaultStep = (): Step => ({ reply: { content: [{ type: "text", text: "fake reply" }] } });
+const cited = (b: Block | undefined): boolean => b?.type === "text" && Array.isArray(b.citations);
 
-const cited = (b: FakeBlock | undefined): b is Extract<FakeBlock, { citations: Citation[] }> => b?.type === "text" && "citations" in b;
-
-function withCitations(events: WireEvent[], content: FakeBlock[]): WireEvent[] {
+function withCitations(events: WireEvent[], content: Block[]): WireEvent[] {
   return events.flatMap((e) => {
     const block = e.type === "content_block_start" && typeof e.index === "number" ? content[e.index] : undefined;
-    if (!cited(block)) return [e];
-    return [e, ...block.citations.map((citation) => ({ type: "content_block_delta", index: e.index, delta: { type: "citations_delta", citation } }))];
+    if (!block || !cited(block)) return [e];
+    return [e, ...(block.citations as Json[]).map((citation) => ({ type: "content_block_delta", index: e.index, delta: { type: "citations_delta", citation } }))];
   });
 }
 
@@ -78,28 +102,102 @@ function stream(events: WireEvent[], step: Extract<Step, { reply: unknown }>): R
   });
 }
 
+const error = (status: number, type: string, message: string, requestId: string) =>
+  Response.json(
+    { type: "error", error: { type, message }, request_id: requestId },
+    { status, headers: { "request-id": requestId, "retry-after-ms": "1", "x-should-retry": status >= 429 ? "true" : "false" } },
+  );
+
+/** A value matching a JSON Schema, for structured-output replies nobody scripted. */
+export function instanceOf(schema: Json): Json {
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return null;
+  if (Array.isArray(schema.enum)) return schema.enum[0] ?? null;
+  if ("const" in schema) return schema.const ?? null;
+  const options = (schema.anyOf ?? schema.oneOf) as Json[] | undefined;
+  if (Array.isArray(options)) return instanceOf(options[0] ?? null);
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  if (type === "object") {
+    const props = (schema.properties ?? {}) as Record<string, Json>;
+    const required = Array.isArray(schema.required) ? schema.required.map(String) : [];
+    return Object.fromEntries(required.map((k) => [k, instanceOf(props[k] ?? null)]));
+  }
+  if (type === "array") return [];
+  if (type === "string") return "";
+  if (type === "number" || type === "integer") return typeof schema.minimum === "number" ? schema.minimum : 0;
+  if (type === "boolean") return false;
+  return null;
+}
+
+/** The reply's content as the API returns it: thinking added and signed, text shown per `display`. */
+function replyContent(req: ApiRequest, step: Extract<Step, { reply: unknown }>, scope: string, seq: ReturnType<typeof sequence>): Block[] {
+  let blocks: FakeBlock[] = step.reply.content ?? [];
+  const format = req.output_config?.format;
+  if (format && (step.reply.json !== undefined || !step.reply.content)) {
+    blocks = [...blocks, { type: "text", text: JSON.stringify(step.reply.json ?? instanceOf(format.schema ?? null)) }];
+  }
+  if (!step.reply.content && !format) blocks = [{ type: "text", text: "fake reply" }];
+  const mode = thinkingMode(req);
+  const last = req.messages.at(-1);
+  const afterTools = typeof last?.content !== "string" && (last?.content ?? []).some((b) => b.type === "tool_result");
+  const hasThinking = blocks.some((b) => b.type === "thinking" || b.type === "redacted_thinking");
+  if (!hasThinking && !step.reply.no_thinking) {
+    if (mode === "adaptive") blocks = [{ type: "thinking", thinking: "Working out what the user needs." }, ...blocks];
+    else if (mode === "between_tools" && afterTools) blocks = [{ type: "thinking", thinking: "Got the tool result; continuing." }, ...blocks];
+  }
+  if (mode === "disabled") blocks = blocks.filter((b) => b.type !== "thinking" && b.type !== "redacted_thinking");
+  const summarized = req.thinking?.display === "summarized";
+  const out: Block[] = [];
+  blocks.forEach((b, i) => {
+    let block: Block;
+    if (b.type === "thinking") {
+      const shown: Block = { type: "thinking", thinking: summarized ? b.thinking : "" };
+      block = { ...shown, signature: sign(scope, seq.hash, shown) };
+    } else if (b.type === "redacted_thinking") {
+      block = { type: "redacted_thinking", data: sign(scope, seq.hash, { type: "redacted_thinking" }) };
+    } else {
+      block = b as unknown as Block;
+    }
+    // A reply to a paused turn continues that assistant message.
+    seq.push(block, `reply.${i}`, i, i === 0 && last?.role !== "assistant" ? "msg:assistant" : "blk");
+    out.push(block);
+  });
+  return out;
+}
+
 async function messages(request: Request): Promise<Response> {
+  const requestId = `req_fake_${crypto.randomUUID()}`;
   const auth = request.headers.get("x-api-key") ?? request.headers.get("authorization");
-  if (!auth) return Response.json({ type: "error", error: { type: "authentication_error", message: "missing api key" } }, { status: 401 });
-  const body = (await request.json()) as { model: string; stream?: boolean; metadata?: { user_id?: string }; messages: unknown[] };
+  if (!auth) return error(401, "authentication_error", "missing api key", requestId);
+  const body = (await request.json()) as ApiRequest;
   const key = body.metadata?.user_id ?? "default";
   received.set(key, [...(received.get(key) ?? []), body]);
-  const step = scripts.get(key)?.shift() ?? defaultStep();
-  const requestId = `req_fake_${crypto.randomUUID()}`;
-  if ("status" in step) {
-    const type = step.error_type ?? ERROR_TYPES[step.status] ?? "api_error";
-    return Response.json(
-      { type: "error", error: { type, message: step.message ?? type } },
-      { status: step.status, headers: { "request-id": requestId, "retry-after-ms": "1", "x-should-retry": step.status >= 429 ? "true" : "false" } },
-    );
+  const queue = scripts.get(key) ?? [];
+  const next = queue[0];
+  if (next && "status" in next) {
+    queue.shift();
+    return error(next.status, next.error_type ?? ERROR_TYPES[next.status] ?? "api_error", next.message ?? next.error_type ?? "error", requestId);
   }
-  const content = step.reply.content;
+  // A request the API rejects does not use up the scripted reply.
+  const invalid = validate(body);
+  if (invalid) return error(invalid.status, invalid.type, invalid.message, requestId);
+  const scope = `${body.model}|${key}`;
+  const seq = sequence(body, scope);
+  const unverified = verifyThinking(body, seq, scope);
+  if (unverified) return error(unverified.status, unverified.type, unverified.message, requestId);
+  const step = (queue.shift() as Extract<Step, { reply: unknown }> | undefined) ?? { reply: {} };
+  const cache = account(seq, body.model);
+
+  const content = replyContent(body, step, scope, seq);
+  remember(content);
+  const stop_reason = step.reply.stop_reason ?? (content.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn");
   const msg: WireMessage = {
     id: `msg_fake_${crypto.randomUUID().slice(0, 8)}`,
     model: body.model,
-    content,
-    stop_reason: step.reply.stop_reason ?? (content.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn"),
-    usage: step.reply.usage ?? { input_tokens: approxTokens(JSON.stringify(body.messages)), output_tokens: approxTokens(JSON.stringify(content)) },
+    content: content as unknown as WireBlock[],
+    stop_reason,
+    stop_details: stop_reason === "refusal" ? (step.reply.stop_details ?? { type: "refusal", category: null, explanation: null }) : null,
+    usage: step.reply.usage ?? { ...cache, output_tokens: approxTokens(JSON.stringify(content)) },
+    ...(step.reply.truncate_tool_input ? { truncatedJson: true } : {}),
   };
   if (!body.stream) return Response.json(messageJson(msg), { headers: { "request-id": requestId } });
   return new Response(stream(withCitations(messageEvents(msg, step.chunk ?? 7), content), step), {

@@ -1,0 +1,113 @@
+/**
+ * The one place model ids live, with what each model accepts (docs/models.md) and its list prices.
+ * Request building (src/model/request.ts), config defaults, cost estimates and the test fake all read
+ * this table, so a new model is one entry here.
+ */
+export type Effort = "low" | "medium" | "high" | "xhigh" | "max";
+export const EFFORTS = ["low", "medium", "high", "xhigh", "max"] as const satisfies readonly Effort[];
+
+export type ThinkingDisplay = "summarized" | "omitted";
+
+/** USD per million tokens. `cacheWrite` is the 5-minute write price. */
+export type Prices = { input: number; output: number; cacheWrite: number; cacheRead: number };
+
+export type ModelInfo = {
+  id: string;
+  /**
+   * `adaptive-always`: thinking cannot be turned off. `adaptive-or-between-tools`: the lowest setting is
+   * `between_tools` (efforts low..high only), `disabled` is rejected. `adaptive-or-disabled`: `disabled`
+   * is accepted at effort high or below.
+   */
+  thinking: "adaptive-always" | "adaptive-or-between-tools" | "adaptive-or-disabled";
+  defaultEffort: Effort;
+  /** tool_choice `any` / `tool`: never, or only while thinking is disabled. */
+  forcedToolChoice: "never" | "thinking-disabled";
+  contextWindow: number;
+  maxOutput: number;
+  /** Smallest prefix the API caches, in tokens. */
+  minCacheTokens: number;
+  prices: Prices;
+  /** Prompt-length price tier: a request whose prompt exceeds `aboveTokens` pays `prices` on every token. */
+  longPrompt?: { aboveTokens: number; prices: Prices };
+};
+
+/** Prices read from the model pages and the pricing page, November 2026. */
+export const MODELS = {
+  "claude-sonnet-5-5": {
+    id: "claude-sonnet-5-5",
+    thinking: "adaptive-or-between-tools",
+    defaultEffort: "high",
+    forcedToolChoice: "never",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    minCacheTokens: 512,
+    // Cache reads were cut to $0.10 on 2026-10-07.
+    prices: { input: 2, output: 10, cacheWrite: 2.5, cacheRead: 0.1 },
+  },
+  "claude-opus-5-5": {
+    id: "claude-opus-5-5",
+    thinking: "adaptive-always",
+    defaultEffort: "medium",
+    forcedToolChoice: "never",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    minCacheTokens: 512,
+    prices: { input: 4, output: 20, cacheWrite: 5, cacheRead: 0.2 },
+  },
+  "claude-haiku-5-5": {
+    id: "claude-haiku-5-5",
+    thinking: "adaptive-or-disabled",
+    defaultEffort: "medium",
+    forcedToolChoice: "thinking-disabled",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    minCacheTokens: 512,
+    prices: { input: 0.1, output: 0.5, cacheWrite: 0.125, cacheRead: 0.01 },
+    longPrompt: { aboveTokens: 100_000, prices: { input: 0.5, output: 2.5, cacheWrite: 0.625, cacheRead: 0.05 } },
+  },
+  "claude-fable-5-1": {
+    id: "claude-fable-5-1",
+    thinking: "adaptive-always",
+    defaultEffort: "high",
+    forcedToolChoice: "never",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    minCacheTokens: 512,
+    // The overview lists $10 / $50; cache prices follow the documented 1.25x write and 0.1x read.
+    prices: { input: 10, output: 50, cacheWrite: 12.5, cacheRead: 1 },
+  },
+} as const satisfies Record<string, ModelInfo>;
+
+export type ModelId = keyof typeof MODELS;
+export const MODEL_IDS = Object.keys(MODELS) as ModelId[];
+
+export const DEFAULT_CHAT_MODEL: ModelId = "claude-sonnet-5-5";
+export const DEFAULT_BACKGROUND_MODEL: ModelId = "claude-haiku-5-5";
+
+export const isKnownModel = (id: string): id is ModelId => Object.hasOwn(MODELS, id);
+
+/**
+ * What we know about `id`. An id not in the table (a newer model, a dated alias) is treated like the
+ * strictest current model: adaptive thinking, no forced tool choice, Sonnet prices.
+ */
+export function modelInfo(id: string): ModelInfo {
+  if (isKnownModel(id)) return MODELS[id];
+  return { ...MODELS[DEFAULT_CHAT_MODEL], id, thinking: "adaptive-always", forcedToolChoice: "never" };
+}
+
+export type TokenUsage = {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+};
+
+/** Estimated USD cost of one model call, from list prices. */
+export function estimateCost(id: string, usage: TokenUsage): number {
+  const info = modelInfo(id);
+  const write = usage.cache_creation_input_tokens ?? 0;
+  const read = usage.cache_read_input_tokens ?? 0;
+  const prompt = usage.input_tokens + write + read;
+  const p = info.longPrompt && prompt > info.longPrompt.aboveTokens ? info.longPrompt.prices : info.prices;
+  return (usage.input_tokens * p.input + write * p.cacheWrite + read * p.cacheRead + usage.output_tokens * p.output) / 1_000_000;
+}
