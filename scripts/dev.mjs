@@ -15,7 +15,10 @@ if (!existsSync(".dev.vars")) {
 const migrate = wrangler(["d1", "migrations", "apply", "DB", "--local"], { input: "y\n", stdio: ["pipe", "inherit", "inherit"] });
 if (migrate.status !== 0) process.exit(migrate.status ?? 1);
 
-const port = process.env.PORT ?? "8787";
-const dev = spawn("npx", ["wrangler", "dev", "--test-scheduled", "--port", port, ...process.argv.slice(2)], { stdio: "inherit", env });
+// `npm run dev -- --port 9000` (wrangler's own flag) wins; else the PORT variable; else 8787.
+const args = process.argv.slice(2);
+const portGiven = args.some((a) => a === "--port" || a.startsWith("--port="));
+const port = portGiven ? [] : ["--port", process.env.PORT ?? "8787"];
+const dev = spawn("npx", ["wrangler", "dev", "--test-scheduled", ...port, ...args], { stdio: "inherit", env });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => dev.kill(signal));
 dev.on("exit", (code) => process.exit(code ?? 0));
