@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import type { Json, JsonObject } from "../db/schema";
-import type { AnthropicToolDef } from "../tools/tool";
+import type { AnthropicToolDef } from "../core/tool";
 
 export const CONSOLIDATE_TOOL = "consolidate_memory";
 export const WORKING_MEMORY_WORDS = 500;
