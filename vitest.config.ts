@@ -32,6 +32,9 @@ export default defineConfig(async () => {
     test: {
       setupFiles: ["./test/setup.ts"],
       include: ["test/**/*.test.ts", "src/**/*.test.ts"],
+      // workerd on a loaded 2-core machine can take tens of seconds per integration test; 5 s (vitest's default) flakes.
+      testTimeout: 60_000,
+      hookTimeout: 60_000,
     },
   };
 });
