@@ -33,18 +33,38 @@ async function serveFake() {
 
 async function startEngram(fakeUrl) {
   const persist = mkdtempSync(path.join(os.tmpdir(), "engram-bench-"));
-  const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], { env, input: "y\n", encoding: "utf8" });
+  const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], {
+    env,
+    input: "y\n",
+    encoding: "utf8",
+  });
   if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`);
   const port = 8700 + Math.floor(Math.random() * 200);
   const vars = [`ADMIN_TOKEN:${ADMIN}`, "ANTHROPIC_API_KEY:sk-ant-bench", `ANTHROPIC_BASE_URL:${fakeUrl}`];
-  const child = spawn("npx", ["wrangler", "dev", "--port", String(port), "--persist-to", persist, "--test-scheduled", ...vars.flatMap((v) => ["--var", v])], { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawn("npx", ["wrangler", "dev", "--port", String(port), "--persist-to", persist, "--test-scheduled", ...vars.flatMap((v) => ["--var", v])], {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   let log = "";
   child.stdout.on("data", (d) => (log += d));
   child.stderr.on("data", (d) => (log += d));
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
-    const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
-    if (ok) return { url, stop: () => { try { process.kill(-child.pid, "SIGTERM"); } catch {} rmSync(persist, { recursive: true, force: true }); } };
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok)
+      return {
+        url,
+        stop: () => {
+          try {
+            process.kill(-child.pid, "SIGTERM");
+          } catch {}
+          rmSync(persist, { recursive: true, force: true });
+        },
+      };
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`wrangler dev did not start:\n${log}`);
@@ -52,7 +72,11 @@ async function startEngram(fakeUrl) {
 
 function harness(url, fakeUrl) {
   const api = (key, method, p, body) =>
-    fetch(`${url}${p}`, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    fetch(`${url}${p}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
   return {
     url,
     fakeUrl,
@@ -89,7 +113,9 @@ function summarize(values) {
 const fmt = (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toFixed(3));
 
 async function main() {
-  const files = readdirSync("bench/scenarios").filter((f) => f.endsWith(".mjs") && f.includes(filter)).sort();
+  const files = readdirSync("bench/scenarios")
+    .filter((f) => f.endsWith(".mjs") && f.includes(filter))
+    .sort();
   const sections = [];
   if (files.length) sections.push(...(await httpScenarios(files)));
   sections.push(...microBenchmarks());
@@ -110,7 +136,10 @@ async function httpScenarios(files) {
       const samples = {};
       for (let i = 0; i < scenario.runs; i++) {
         const result = await scenario.sample(h, state, i);
-        for (const [metric, value] of Object.entries(result)) (samples[metric] ??= []).push(value);
+        for (const [metric, value] of Object.entries(result)) {
+          samples[metric] ??= [];
+          samples[metric].push(value);
+        }
       }
       const extra = scenario.report ? await scenario.report(h, state) : undefined;
       const rows = Object.entries(samples).map(([metric, values]) => ({ metric, ...summarize(values) }));
@@ -125,7 +154,9 @@ async function httpScenarios(files) {
 }
 
 function microBenchmarks() {
-  const files = readdirSync("bench").filter((f) => f.endsWith(".test.ts") && f.includes(filter)).map((f) => `bench/${f}`);
+  const files = readdirSync("bench")
+    .filter((f) => f.endsWith(".test.ts") && f.includes(filter))
+    .map((f) => `bench/${f}`);
   if (files.length === 0) return [];
   console.log(`bench: micro-benchmarks in workerd: ${files.join(", ")}`);
   const run = spawnSync("npx", ["vitest", "run", "-c", "bench/vitest.config.ts", ...files], { env, encoding: "utf8", maxBuffer: 64 * 2 ** 20 });

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run dev`: engram locally and offline. Creates .dev.vars from the example on first run,
 // applies D1 migrations to the local database, then starts `wrangler dev` with cron testing on.
-import { spawnSync, spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync } from "node:fs";
 
 const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };

@@ -14,9 +14,7 @@ export const User = z
   })
   .openapi("User");
 
-const NewKey = z
-  .object({ id: z.string(), key: z.string().describe("The API key. Shown once; store it now."), prefix: z.string() })
-  .openapi("NewApiKey");
+const NewKey = z.object({ id: z.string(), key: z.string().describe("The API key. Shown once; store it now."), prefix: z.string() }).openapi("NewApiKey");
 
 const KeyInfo = z
   .object({ id: z.string(), name: z.string().nullable(), prefix: z.string(), created_at: z.number(), revoked_at: z.number().nullable() })
