@@ -60,6 +60,7 @@ const FactId = z.object({ id: z.string().regex(UUID_RE, "must be a fact id (UUID
 const importRoute = createRoute({
   method: "post",
   path: "/v1/memory/facts",
+  operationId: "importFacts",
   tags: ["memory"],
   summary: "Import facts verbatim, in bulk (no model call)",
   security,
@@ -81,6 +82,7 @@ const importRoute = createRoute({
 const searchRoute = createRoute({
   method: "get",
   path: "/v1/memory/facts/search",
+  operationId: "searchFacts",
   tags: ["memory"],
   summary: "Hybrid retrieval (full text + vectors, reciprocal rank fusion) over your facts",
   security,
@@ -106,6 +108,7 @@ const searchRoute = createRoute({
 const listRoute = createRoute({
   method: "get",
   path: "/v1/memory/facts",
+  operationId: "listFacts",
   tags: ["memory"],
   summary: "List your facts, newest first",
   security,
@@ -122,6 +125,7 @@ const listRoute = createRoute({
 const getRoute = createRoute({
   method: "get",
   path: "/v1/memory/facts/{id}",
+  operationId: "getFact",
   tags: ["memory"],
   summary: "One fact, with what it replaced and what replaced it",
   security,
@@ -132,6 +136,7 @@ const getRoute = createRoute({
 const deleteRoute = createRoute({
   method: "delete",
   path: "/v1/memory/facts/{id}",
+  operationId: "deleteFact",
   tags: ["memory"],
   summary: "Forget one fact",
   security,
