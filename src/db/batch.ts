@@ -33,10 +33,13 @@ export async function runStatements(db: Db, items: readonly Statement[]): Promis
   );
 }
 
-/** True when a statement failed on a UNIQUE, FOREIGN KEY or NOT NULL constraint (drizzle wraps the D1 error). */
-export function isConstraintError(err: unknown): boolean {
+/**
+ * True when a statement failed on a UNIQUE, FOREIGN KEY or NOT NULL constraint (drizzle wraps the D1
+ * error), of `table` when given. The one place engram reads constraint failures.
+ */
+export function isConstraintError(err: unknown, table?: string): boolean {
   for (let e: unknown = err; e instanceof Error; e = e.cause) {
-    if (/constraint failed/i.test(e.message)) return true;
+    if (/constraint failed/i.test(e.message) && (!table || e.message.includes(`${table}.`))) return true;
   }
   return false;
 }

@@ -9,7 +9,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import { newId } from "../db/client";
 import { connections, contextEvents, memoryRuns, usage, users, type JsonObject, type ScaffoldMeta } from "../db/schema";
 import type { ModelClient } from "../model/anthropic";
-import { runStatements, returnedIds } from "../db/batch";
+import { isConstraintError, runStatements, returnedIds } from "../db/batch";
 import { consolidationBudget, deferredReason } from "./budget";
 import { CONSOLIDATE_TOOL, CONSOLIDATION_SYSTEM, consolidateToolDef, consolidationPrompt, MalformedOutput, mergeScaffold, parseConsolidationOutput, WORKING_MEMORY_WORDS, type FactItem } from "./consolidation-schema";
 import type { MemoryDeps } from "./deps";
@@ -135,7 +135,7 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
         .set({ status: "processed", processed: true, processedAt: now, error: null })
         .where(and(eq(contextEvents.userId, userId), inJson(contextEvents.id, eventIds), eq(contextEvents.status, "pending"))),
     ]).catch((err: unknown) => {
-      if (/UNIQUE constraint failed: memory_runs/.test(String(err))) throw new ConsolidationConflict(`memory revision ${rev} was committed by another run`);
+      if (isConstraintError(err, "memory_runs")) throw new ConsolidationConflict(`memory revision ${rev} was committed by another run`);
       throw err;
     });
     const superseded = writes.supersedingAt.flatMap((i) => returnedIds(results[i + 2]));

@@ -2,6 +2,7 @@
  * Embedders: text -> L2-normalised sparse vectors. Production uses Workers AI (dense bge vectors);
  * offline and in tests a deterministic feature-hashing embedder stands in behind the same interface.
  */
+import { approxTokens, fnv1a } from "../lib/text";
 import { contentTerms } from "./text";
 
 export type SparseVector = { indices: number[]; values: number[] };
@@ -14,13 +15,7 @@ export interface Embedder {
   embed(texts: string[]): Promise<{ vectors: SparseVector[]; tokens: number }>;
 }
 
-const approxTokens = (texts: string[]) => texts.reduce((n, t) => n + Math.max(1, Math.ceil(t.length / 4)), 0);
-
-function fnv1a(s: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
-  return h >>> 0;
-}
+const tokensOf = (texts: string[]) => texts.reduce((n, t) => n + approxTokens(t), 0);
 
 /**
  * A few broad concept groups, so that "where does she live" meets "moved to Lisbon". Not a thesaurus:
@@ -77,7 +72,7 @@ export const localEmbedder: Embedder = {
   model: "engram-local-hash-v1",
   dimensions: LOCAL_DIMENSIONS,
   minScore: 0.12,
-  embed: async (texts) => ({ vectors: texts.map((t) => hashEmbed(t)), tokens: approxTokens(texts) }),
+  embed: async (texts) => ({ vectors: texts.map((t) => hashEmbed(t)), tokens: tokensOf(texts) }),
 };
 
 const dense = (values: number[]): SparseVector => normalize(new Map(values.map((v, i) => [i, v])));
@@ -102,7 +97,7 @@ export function workersAiEmbedder(ai: TextEmbeddings, model = "@cf/baai/bge-base
         if (data.length !== batch.length || !data.every((v): v is number[] => Array.isArray(v))) throw new Error("Workers AI returned no embeddings");
         vectors.push(...data.map(dense));
       }
-      return { vectors, tokens: approxTokens(texts) };
+      return { vectors, tokens: tokensOf(texts) };
     },
   };
 }

@@ -7,7 +7,7 @@ import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { newId } from "../db/client";
 import { contextEvents, type JsonObject } from "../db/schema";
 import { AppError, describeFailure } from "../lib/errors";
-import { runStatements, type Statement } from "../db/batch";
+import { isConstraintError, runStatements, type Statement } from "../db/batch";
 import type { Plan } from "../db/schema";
 import { consolidationBudget, deferredReason, type Budget } from "./budget";
 import { CONSOLIDATE_KIND, type MemoryDeps } from "./deps";
@@ -97,7 +97,7 @@ export async function recordObservations(
     await runStatements(db, statements);
   } catch (err) {
     // A concurrent request with the same key won the insert: answer as its replay.
-    const raced = idempotencyKey && /UNIQUE constraint failed/.test(String(err)) ? await replay() : null;
+    const raced = idempotencyKey && isConstraintError(err) ? await replay() : null;
     if (!raced) throw err;
     return raced;
   }

@@ -4,7 +4,8 @@
  * it is offline, and calls memory tools when the user states something worth keeping, so every
  * memory feature can be exercised locally. It is not a language model: it follows the rules below.
  */
-import { approxTokens, messageEvents, messageJson, sseResponse, type WireBlock, type WireMessage } from "./wire";
+import { approxTokens, fnv1a } from "../lib/text";
+import { messageEvents, messageJson, sseResponse, type WireBlock, type WireMessage } from "./wire";
 
 type Block = { type: string; text?: string; content?: unknown; is_error?: boolean; name?: string; id?: string; tool_use_id?: string };
 type Msg = { role: "user" | "assistant"; content: string | Block[] };
@@ -34,11 +35,7 @@ const textOf = (content: Msg["content"]) =>
 
 const systemText = (s: OfflineRequest["system"]) => (typeof s === "string" ? s : (s ?? []).map((b) => b.text).join("\n"));
 
-function hashId(s: string): string {
-  let h = 2166136261;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
-  return (h >>> 0).toString(36);
-}
+const hashId = (s: string) => fnv1a(s).toString(36);
 
 /** What the offline model does when the user's message matches: the first available tool of the rule. */
 const RULES: { when: RegExp; lead: string; tools: { name: string; input: (said: string) => unknown }[] }[] = [

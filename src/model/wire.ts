@@ -89,9 +89,6 @@ export const messageJson = (msg: WireMessage) => ({
   usage: msg.usage,
 });
 
-/** Rough token count used by the offline model and the fake (4 characters a token). */
-export const approxTokens = (s: string) => Math.max(1, Math.ceil(s.length / 4));
-
 export function sseResponse(events: WireEvent[], requestId: string): Response {
   const body = events.map(sseFrame).join("");
   return new Response(body, {

@@ -7,7 +7,8 @@
  *   GET  /__requests?key=                   the Messages requests received for `key`
  *   POST /v1/messages                       the API: JSON, or SSE when `stream: true`
  */
-import { approxTokens, errorEvent, messageEvents, messageJson, sseFrame, type WireBlock, type WireEvent, type WireMessage } from "../../src/model/wire";
+import { approxTokens } from "../../src/lib/text";
+import { errorEvent, messageEvents, messageJson, sseFrame, type WireBlock, type WireEvent, type WireMessage } from "../../src/model/wire";
 
 export type Citation = { type: "web_search_result_location"; url: string; title: string | null; cited_text: string; encrypted_index: string };
 

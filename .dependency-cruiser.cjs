@@ -1,0 +1,49 @@
+/**
+ * Dependencies point down: platform (config, db, http, lib, model, usage) <- the chat core (core,
+ * bridge, chat, sessions, account) <- capabilities (brain, memory, builtins, projects, lessons) <- the
+ * composition root (app.ts, capabilities.ts, index.ts). `npm run check:deps` also fails on any
+ * import cycle between folders (scripts/check-deps.mjs).
+ */
+const PLATFORM = "^src/(config|db|http|lib|model|usage)/";
+const CORE = "^src/(core|bridge|chat|sessions|account|auth|health)/";
+const CAPABILITIES = "^src/(brain|memory|builtins|projects|lessons)/";
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      severity: "error",
+      comment: "A module cycle: split the shared part out. The bindings type only names the session class (type-only).",
+      from: {},
+      to: { circular: true, viaNot: "^src/config/env\\.ts$" },
+    },
+    {
+      name: "core-knows-no-capability",
+      severity: "error",
+      comment: "The chat core sees capabilities only through the registry the composition root passes in.",
+      from: { path: CORE },
+      to: { path: CAPABILITIES },
+    },
+    {
+      name: "platform-is-the-floor",
+      severity: "error",
+      comment: "Platform modules are used by everything and use nothing above them.",
+      // The bindings type names the session object class (wrangler types writes it the same way).
+      from: { path: PLATFORM, pathNot: "^src/config/env\\.ts$" },
+      to: { path: [CORE, CAPABILITIES, "^src/(app|capabilities|index)\\.ts$"] },
+    },
+    {
+      name: "only-the-root-composes",
+      severity: "error",
+      comment: "Nothing imports the composition root.",
+      from: { path: "^src/", pathNot: "^src/index\\.ts$" },
+      to: { path: "^src/(capabilities|index)\\.ts$" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    exclude: { path: "\\.test\\.ts$" },
+  },
+};
