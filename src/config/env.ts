@@ -1,6 +1,6 @@
 /**
  * The Worker's environment. Bindings and vars come from wrangler.toml through `wrangler types`
- * (worker-configuration.d.ts beside this file: regenerate with `npm run types`, CI fails when it is stale);
+ * (worker-configuration.d.ts at the repository root, wrangler's default place: regenerate with `npm run types`, CI fails when it is stale);
  * VECTORS and AI are optional there because only the production environment binds them.
  * Added here: secrets and tuning variables that no configuration file declares, all optional.
  */
