@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { expect } from "vitest";
 import type { ChatEvent, ToolPendingEnvelope } from "../src/core/events";
-import { api } from "./helpers";
+import { api, parseSse } from "./helpers";
 
 export type Block = { type: string; [k: string]: unknown };
 export type SessionState = {
@@ -41,19 +41,6 @@ async function sseTurn(res: Response) {
   const events = parseSse(await res.text());
   const session = events.find((e) => e.type === "session");
   return { events, sessionId: session?.type === "session" ? session.id : "", end: events.at(-1), pending: pendingOf(events) };
-}
-
-/** SSE frames split on LF only, as the SSE spec does: U+2028 inside a JSON payload is not a line break. */
-export function parseSse(text: string): ChatEvent[] {
-  return text
-    .split("\n\n")
-    .filter((f) => f.trim())
-    .map((frame) => {
-      const lines = frame.split("\n");
-      const type = lines.find((l) => l.startsWith("event: "))?.slice(7);
-      const data = lines.find((l) => l.startsWith("data: "))?.slice(6);
-      return { type, ...(data ? JSON.parse(data) : {}) } as ChatEvent;
-    });
 }
 
 /** The tool_pending envelope ending a stream (without the SSE event name), or null. */

@@ -1,3 +1,4 @@
+import { createParser } from "eventsource-parser";
 import { env, SELF } from "cloudflare:test";
 import type { ChatEvent } from "../src/core/events";
 import type { Step } from "./fake-anthropic/worker";
@@ -43,16 +44,16 @@ export async function seen(userId: string): Promise<SeenRequest[]> {
 }
 
 /** Parses an SSE body into events. */
+/** Chat events of an SSE body, parsed as the SSE spec says (eventsource-parser). */
+export function parseSse(text: string): ChatEvent[] {
+  const events: ChatEvent[] = [];
+  const parser = createParser({ onEvent: (e) => events.push({ type: e.event, ...(e.data ? JSON.parse(e.data) : {}) } as ChatEvent) });
+  parser.feed(text);
+  return events;
+}
+
 export async function readSse(res: Response): Promise<ChatEvent[]> {
-  const text = await res.text();
-  return text
-    .split("\n\n")
-    .filter((f) => f.trim())
-    .map((frame) => {
-      const type = /^event: (.+)$/m.exec(frame)?.[1];
-      const data = /^data: (.+)$/m.exec(frame)?.[1];
-      return { type, ...(data ? JSON.parse(data) : {}) } as ChatEvent;
-    });
+  return parseSse(await res.text());
 }
 
 export async function chat(key: string, body: Record<string, unknown>) {

@@ -53,7 +53,7 @@ describe("slots (contradiction detection)", () => {
   const cases: [string, string | null][] = [
     ["User lives in Berlin", "user|live_in"],
     ["User moved to Paris.", "user|live_in"],
-    ["My sister lives in Rome", "sist|live_in"],
+    ["My sister lives in Rome", "sister|live_in"],
     ["User works at Acme", "user|work_at"],
     ["User's favorite color is blue", "favorit color|is"],
     ["The default Jira project is PROJ", "default jira project|is"],

@@ -76,7 +76,7 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
     const [fact] = (await importFacts(deps, u.id, [{ text: "User's favourite climbing gym is in Porto" }])).facts;
     const found = await searchFacts(deps, { userId: u.id, query: "favourite climbing gym", k: 5, connectionIds: [], mode: "vector" });
     expect(found.results.map((r) => r.id)).toEqual([fact?.id]);
-    expect(vectorize.calls.at(-1)).toEqual({ filter: { user_id: u.id }, topK: 50 });
+    expect(vectorize.calls.at(-1)).toEqual({ filter: { user_id: u.id }, topK: 100 });
 
     vectorize.flush();
     expect((await searchFacts(deps, { userId: u.id, query: "climbing gym", k: 5, connectionIds: [], mode: "vector" })).results).toHaveLength(1);

@@ -36,9 +36,7 @@ export const apiKeys = sqliteTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
     name: text("name"),
     prefix: text("prefix").notNull(),
     hash: text("hash").notNull(),
@@ -52,9 +50,7 @@ export const apiKeys = sqliteTable(
 export const sites = sqliteTable(
   "sites",
   {
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
     id: text("id").notNull(),
     name: text("name"),
     syncData: text("sync_data", { mode: "json" }).$type<JsonObject>(),
@@ -69,9 +65,7 @@ export const brainDocuments = sqliteTable(
   "brain_documents",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
     kind: text("kind", { enum: ["soul", "bible", "heartbeat"] }).notNull(),
     site: text("site").notNull().default(""),
     content: text("content").notNull(),
@@ -86,9 +80,7 @@ export const brainVersions = sqliteTable(
   "brain_versions",
   {
     id: text("id").primaryKey(),
-    documentId: text("document_id")
-      .notNull()
-      .references(() => brainDocuments.id, { onDelete: "cascade" }),
+    documentId: text("document_id").notNull().references(() => brainDocuments.id, { onDelete: "cascade" }),
     userId: text("user_id").notNull(),
     version: integer("version").notNull(),
     content: text("content").notNull(),
@@ -106,9 +98,7 @@ export const brainEntries = sqliteTable(
   "brain_entries",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
     collection: text("collection").notNull().default("memory"),
     site: text("site"),
     projectId: text("project_id"),
@@ -125,17 +115,13 @@ export const brainProposals = sqliteTable(
   "brain_proposals",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
     target: text("target", { enum: ["soul", "bible", "memory"] }).notNull(),
     site: text("site"),
     projectId: text("project_id"),
     content: text("content").notNull(),
     baseVersion: integer("base_version"),
-    status: text("status", { enum: ["pending", "approved", "rejected"] })
-      .notNull()
-      .default("pending"),
+    status: text("status", { enum: ["pending", "approved", "rejected"] }).notNull().default("pending"),
     sessionId: text("session_id"),
     createdAt: createdAt(),
     decidedAt: integer("decided_at"),
@@ -147,9 +133,7 @@ export const sessions = sqliteTable(
   "sessions",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
     title: text("title"),
     siteId: text("site_id"),
     projectId: text("project_id"),
@@ -166,15 +150,11 @@ export const contextEvents = sqliteTable(
   "context_events",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
     eventType: text("event_type").notNull(),
     content: text("content").notNull(),
     sourceMetadata: text("source_metadata", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
-    status: text("status", { enum: ["pending", "processed", "failed", "deferred"] })
-      .notNull()
-      .default("pending"),
+    status: text("status", { enum: ["pending", "processed", "failed", "deferred"] }).notNull().default("pending"),
     processed: integer("processed", { mode: "boolean" }).notNull().default(false),
     attempts: integer("attempts").notNull().default(0),
     error: text("error"),
@@ -194,9 +174,7 @@ export const facts = sqliteTable(
   "facts",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
     text: text("text").notNull(),
     metadata: text("metadata", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
     connectionId: text("connection_id"),
@@ -211,11 +189,18 @@ export const facts = sqliteTable(
     slot: text("slot"),
     /** When its vector reached the index; null until then (a sweep retries). */
     embeddedAt: integer("embedded_at"),
+    /** When what it says happened or was said (epoch ms): `metadata.date` when the writer gave one, else the write time. */
+    eventAt: integer("event_at"),
     /** The user id as one full-text token: `facts_fts` indexes it, so a search reads only its owner's partition. */
     owner: text("owner").generatedAlwaysAs(sql`replace(user_id, '_', '')`, { mode: "virtual" }),
     createdAt: createdAt(),
   },
-  (t) => [index("facts_user").on(t.userId, t.supersededBy), index("facts_slot").on(t.userId, t.slot), index("facts_unembedded").on(t.embeddedAt, t.createdAt)],
+  (t) => [
+    index("facts_user").on(t.userId, t.supersededBy),
+    index("facts_slot").on(t.userId, t.slot),
+    index("facts_unembedded").on(t.embeddedAt, t.createdAt),
+    index("facts_event").on(t.userId, t.eventAt),
+  ],
 );
 
 /** The local vector index (offline stand-in for Vectorize): one row per vector. */
@@ -254,9 +239,7 @@ export const memoryRuns = sqliteTable(
   "memory_runs",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
     rev: integer("rev").notNull(),
     kind: text("kind", { enum: ["consolidation", "erase"] }).notNull(),
     eventIds: text("event_ids", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
@@ -273,9 +256,7 @@ export const connections = sqliteTable(
   "connections",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     active: integer("active", { mode: "boolean" }).notNull().default(true),
     learnedInfo: text("learned_info", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
@@ -288,9 +269,7 @@ export const projects = sqliteTable(
   "projects",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     description: text("description"),
     createdBy: text("created_by", { enum: ["user", "assistant"] }).notNull(),
@@ -307,13 +286,9 @@ export const lessons = sqliteTable(
   "lessons",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
     type: text("type", { enum: ["lesson", "antipattern", "decision", "pattern", "snippet"] }).notNull(),
-    signal: text("signal", { enum: ["HIGH", "MED", "LOW"] })
-      .notNull()
-      .default("MED"),
+    signal: text("signal", { enum: ["HIGH", "MED", "LOW"] }).notNull().default("MED"),
     flags: text("flags", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
     content: text("content").notNull(),
     project: text("project"),
@@ -328,14 +303,10 @@ export const transcripts = sqliteTable(
   "transcripts",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
     sessionId: text("session_id").notNull(),
     bytesSynced: integer("bytes_synced").notNull().default(0),
-    status: text("status", { enum: ["pending", "synced", "failed"] })
-      .notNull()
-      .default("pending"),
+    status: text("status", { enum: ["pending", "synced", "failed"] }).notNull().default("pending"),
     syncedAt: integer("synced_at"),
     createdAt: createdAt(),
   },
@@ -347,9 +318,7 @@ export const contextLogs = sqliteTable(
   "context_logs",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
     sessionId: text("session_id"),
     injected: text("injected", { mode: "json" }).$type<JsonObject>().notNull(),
     createdAt: createdAt(),
@@ -375,9 +344,7 @@ export const usage = sqliteTable(
   "usage",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
     kind: text("kind", { enum: ["chat", "consolidation", "embedding", "extraction"] }).notNull(),
     model: text("model"),
     inputTokens: integer("input_tokens").notNull().default(0),

@@ -12,6 +12,8 @@ export interface Embedder {
   readonly dimensions: number;
   /** Cosine similarity under which a match is noise for this embedder. */
   readonly minScore: number;
+  /** How much its cosine counts next to full-text relevance (scaled to 1 for the best match) in hybrid fusion. */
+  readonly fusionWeight?: number;
   embed(texts: string[]): Promise<{ vectors: SparseVector[]; tokens: number }>;
 }
 
@@ -72,6 +74,8 @@ export const localEmbedder: Embedder = {
   model: "engram-local-hash-v1",
   dimensions: LOCAL_DIMENSIONS,
   minScore: 0.12,
+  // Hashing shares words with BM25 and knows a few concepts: it breaks ties and fills gaps, it does not lead.
+  fusionWeight: 0.25,
   embed: async (texts) => ({ vectors: texts.map((t) => hashEmbed(t)), tokens: tokensOf(texts) }),
 };
 
@@ -88,6 +92,7 @@ export function workersAiEmbedder(ai: TextEmbeddings, model = "@cf/baai/bge-base
     model,
     dimensions: 768,
     minScore: 0.5,
+    fusionWeight: 0.8,
     async embed(texts) {
       const vectors: SparseVector[] = [];
       for (let i = 0; i < texts.length; i += 100) {

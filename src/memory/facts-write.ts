@@ -11,6 +11,7 @@ import type { MemoryDeps } from "./deps";
 import { canonicalJson, uuidv5 } from "./ids";
 import { slotOf } from "./slots";
 import { normalizeText } from "./text";
+import { eventTime } from "./when";
 import { inJson, type VectorMetadata } from "./vector";
 import type { Statement } from "../db/batch";
 import { briefError } from "./retrieval";
@@ -40,6 +41,8 @@ export type PreparedFact = {
   metadata: JsonObject;
   superseded_by: string | null;
   supersedes: string[];
+  /** When it happened or was said (`metadata.date`), epoch ms; null: the write time. */
+  event_at?: number | null;
 };
 
 /** Ids derive from the text and its scope (not provenance), so the same fact stated twice is one row. */
@@ -61,20 +64,22 @@ export async function prepareFacts(userId: string, inputs: readonly FactInput[])
         metadata: { ...(f.metadata ?? {}), ...scope, source },
         superseded_by: null,
         supersedes: f.supersedes ?? [],
+        event_at: eventTime(f.metadata?.date),
       };
     }),
   );
-  // Within one batch, the last statement of an id or a slot wins; earlier ones become its history.
+  // Within one batch, the latest statement of a slot wins (by event time, then by position); earlier ones become its history.
   const byId = new Map(prepared.map((p) => [p.id, p]));
-  const latestBySlot = new Map<string, string>();
+  const latestBySlot = new Map<string, PreparedFact>();
   const keyOf = (p: PreparedFact) => (p.slot ? canonicalJson([p.slot, p.connection_id, p.project_id]) : null);
   for (const p of byId.values()) {
     const key = keyOf(p);
-    if (key) latestBySlot.set(key, p.id);
+    const held = key ? latestBySlot.get(key) : undefined;
+    if (key && (!held || (p.event_at ?? Infinity) >= (held.event_at ?? Infinity))) latestBySlot.set(key, p);
   }
   return [...byId.values()].map((p) => {
     const key = keyOf(p);
-    const winner = key ? latestBySlot.get(key) : undefined;
+    const winner = key ? latestBySlot.get(key)?.id : undefined;
     return winner && winner !== p.id ? { ...p, superseded_by: winner } : p;
   });
 }
@@ -88,28 +93,40 @@ export function factStatements(deps: MemoryDeps, userId: string, prepared: reado
   if (!prepared.length) return { statements: [], supersedingAt: [] };
   const now = deps.now();
   const ids = prepared.map((p) => p.id);
-  const winners = prepared.filter((p) => p.slot && !p.superseded_by).map((p) => [p.id, p.slot, p.connection_id, p.project_id]);
+  const winners = prepared.filter((p) => p.slot && !p.superseded_by).map((p) => [p.id, p.slot, p.connection_id, p.project_id, p.event_at ?? now]);
   const statements: Statement[] = [
-    sql`INSERT INTO facts (id, user_id, text, metadata, connection_id, context_type, source, project_id, confidence, slot, superseded_by, created_at)
+    sql`INSERT INTO facts (id, user_id, text, metadata, connection_id, context_type, source, project_id, confidence, slot, superseded_by, event_at, created_at)
       SELECT value->>'id', ${userId}, value->>'text', value->'metadata', value->>'connection_id', value->>'context_type', value->>'source',
-        value->>'project_id', value->>'confidence', value->>'slot', value->>'superseded_by', ${now}
+        value->>'project_id', value->>'confidence', value->>'slot', value->>'superseded_by', coalesce(value->>'event_at', ${now}), ${now}
       FROM json_each(${JSON.stringify(prepared)}) WHERE true
       ON CONFLICT(id) DO UPDATE SET
         confidence = min(0.99, max(facts.confidence, excluded.confidence) + (1 - max(facts.confidence, excluded.confidence)) * 0.25),
         metadata = json_set(json_patch(facts.metadata, excluded.metadata), '$.connection_id', excluded.connection_id, '$.project_id', excluded.project_id),
         embedded_at = CASE WHEN facts.superseded_by IS NULL THEN facts.embedded_at ELSE NULL END,
+        event_at = max(coalesce(facts.event_at, facts.created_at), excluded.event_at),
         superseded_by = excluded.superseded_by
       WHERE facts.user_id = excluded.user_id`,
   ];
   const supersedingAt: number[] = [];
   if (winners.length) {
     const w = JSON.stringify(winners);
-    const sameSlot = sql`j.value->>1 = facts.slot AND j.value->>2 IS facts.connection_id AND j.value->>3 IS facts.project_id`;
+    // Only what happened earlier is superseded: an import of older history does not override a newer statement.
+    const sameSlot = sql`j.value->>1 = facts.slot AND j.value->>2 IS facts.connection_id AND j.value->>3 IS facts.project_id AND coalesce(facts.event_at, facts.created_at) <= j.value->>4`;
     supersedingAt.push(statements.length);
     statements.push(
       sql`UPDATE facts SET superseded_by = (SELECT j.value->>0 FROM json_each(${w}) j WHERE ${sameSlot})
         WHERE user_id = ${userId} AND superseded_by IS NULL AND slot IN (SELECT value->>1 FROM json_each(${w}))
           AND NOT ${inJson(facts.id, ids)} AND EXISTS (SELECT 1 FROM json_each(${w}) j WHERE ${sameSlot})
+        RETURNING id`,
+    );
+    // ...and a new statement older than a live one of the same slot becomes that one's history at once.
+    const newer = sql`SELECT n.id FROM facts n WHERE n.user_id = facts.user_id AND n.slot = facts.slot AND n.connection_id IS facts.connection_id
+      AND n.project_id IS facts.project_id AND n.superseded_by IS NULL AND n.id <> facts.id AND coalesce(n.event_at, n.created_at) > coalesce(facts.event_at, facts.created_at)
+      ORDER BY n.event_at DESC LIMIT 1`;
+    supersedingAt.push(statements.length);
+    statements.push(
+      sql`UPDATE facts SET superseded_by = (${newer})
+        WHERE user_id = ${userId} AND superseded_by IS NULL AND ${inJson(facts.id, winners.map((x) => String(x[0])))} AND EXISTS (${newer})
         RETURNING id`,
     );
   }
@@ -139,7 +156,8 @@ const vectorMetadata = (p: PreparedFact): VectorMetadata => {
  * A failing embedder or index leaves `embedded_at` null for the sweep; the facts are already searchable by text.
  */
 export async function indexFacts(deps: MemoryDeps, userId: string, prepared: readonly PreparedFact[], superseded: readonly string[]): Promise<{ embedded: number; error?: string }> {
-  const live = prepared.filter((p) => !p.superseded_by);
+  const gone = new Set(superseded);
+  const live = prepared.filter((p) => !p.superseded_by && !gone.has(p.id));
   try {
     if (superseded.length) await deps.vectors.delete(userId, [...superseded]);
     if (!live.length) return { embedded: 0 };

@@ -27,6 +27,7 @@ export const publicFact = (f: FactRow) => ({
   recall_count: f.recallCount,
   last_recalled_at: f.lastRecalledAt,
   embedded: f.embeddedAt !== null,
+  event_at: f.eventAt ?? f.createdAt,
   created_at: f.createdAt,
 });
 

@@ -1,61 +1,153 @@
 /**
- * Hybrid retrieval: BM25 over `facts_fts` and vector similarity, fused by reciprocal rank, then weighted
- * by confidence, reinforcement (recalls) and staleness. Both halves are filtered to
- * user_id = me AND (connection_id IN active OR NULL), superseded facts excluded, duplicates removed.
- * Read-your-writes: the full-text half reads D1 directly, and the vector half's index is D1 too
- * (locally) or has a D1 overlay of recent writes (Vectorize).
+ * Hybrid retrieval. The full-text half ranks by FTS5 BM25 inside the user's partition; the vector half by
+ * cosine similarity. They are fused by score, not by rank: BM25 scaled by the best BM25 of the query, plus the
+ * cosine times the embedder's weight (a weak local embedder moves close calls, it cannot bury a strong lexical
+ * match; a vector list under the embedder's noise floor is dropped). Confidence and reinforcement reorder
+ * near-ties only. Time: each fact has an event time (when it happened or was said); a query that names a
+ * period prefers facts from it, one that asks about the present prefers the latest statements, and callers may
+ * filter (`after`/`before`) or order by time, and include superseded history.
+ * Both halves are filtered to user_id = me AND (connection_id IN active OR NULL).
+ * Read-your-writes: the full-text half reads D1 directly, and the vector half's index is D1 too (locally) or
+ * has a D1 overlay of recent writes (Vectorize).
  */
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { facts, usage, type JsonObject } from "../db/schema";
 import { runStatements } from "../db/batch";
 import type { MemoryDeps } from "./deps";
-import { isStopword, normalizeText, words } from "./text";
+import { isStopword, normalizeText, stem, words } from "./text";
 import { inJson } from "./vector";
+import { timeCues, type TimeRange } from "./when";
+import { neighboursOf, type Neighbour } from "./neighbours";
+import { expandTerms } from "./expand";
 
 export type SearchMode = "hybrid" | "fulltext" | "vector";
-export type SearchInput = { userId: string; query: string; k: number; connectionIds: readonly string[]; mode?: SearchMode };
-export type SearchHit = { id: string; text: string; score: number; metadata: JsonObject; confidence: number };
-export type SearchResult = { results: SearchHit[]; degraded: string | null; embeddingTokens: number };
+export type SearchOrder = "relevance" | "newest" | "oldest";
+export type SearchInput = {
+  userId: string;
+  query: string;
+  k: number;
+  connectionIds: readonly string[];
+  mode?: SearchMode;
+  /** Only facts whose event time is at or after / before these (epoch ms). */
+  after?: number;
+  before?: number;
+  order?: SearchOrder;
+  /** Superseded statements too (the history of a changing fact), marked by `supersededBy`. */
+  history?: boolean;
+  /** Attach the turns just before and after each hit in its session (`metadata.session_id`). */
+  neighbours?: boolean;
+};
+export type SearchHit = {
+  id: string;
+  text: string;
+  score: number;
+  /** How much of the query's information (rarity-weighted words) the hit contains, 0..1; see `weak`. */
+  match: number;
+  eventAt: number;
+  supersededBy: string | null;
+  metadata: JsonObject;
+  confidence: number;
+  neighbours?: Neighbour[];
+};
+export type SearchResult = {
+  results: SearchHit[];
+  degraded: string | null;
+  embeddingTokens: number;
+  /** The period read from the query, if any, and whether it asked about the present. */
+  when: TimeRange | null;
+  current: boolean;
+  /** True when even the best hit matches little of the query: likely nothing relevant is stored. */
+  weak: boolean;
+};
 
-type Candidate = { id: string; text: string; metadata: string; confidence: number; recall_count: number; last_recalled_at: number | null; created_at: number };
+export type Candidate = {
+  id: string;
+  rowid: number;
+  text: string;
+  metadata: string;
+  confidence: number;
+  recall_count: number;
+  last_recalled_at: number | null;
+  created_at: number;
+  event_at: number | null;
+  superseded_by: string | null;
+};
 
-const CANDIDATES = 50;
-const RRF_K = 60;
+const CANDIDATES = 100;
 const HALF_LIFE_DAYS = 90;
+/** Under this match the best hit is reported as weak (chosen on the recall evaluation's abstention questions). */
+export const WEAK_MATCH = 0.45;
+
+/** Content words of a query, as typed (FTS5's porter tokenizer stems them). */
+export function queryTerms(text: string): string[] {
+  return [...new Set(words(text).filter((w) => !isStopword(w) && (w.length > 1 || /\d/.test(w))))].slice(0, 32);
+}
 
 /** An FTS5 query matching any content word of the text (quoted: no operator injection). */
 export function ftsQuery(text: string): string | null {
-  const terms = [...new Set(words(text).filter((w) => !isStopword(w) && (w.length > 1 || /\d/.test(w))))].slice(0, 32);
+  const terms = queryTerms(text);
   return terms.length ? terms.map((t) => `"${t}"`).join(" OR ") : null;
 }
 
-const columns = sql`f.id, f.text, f.metadata, f.confidence, f.recall_count, f.last_recalled_at, f.created_at`;
-const scoped = (userId: string, connectionIds: readonly string[]) =>
-  sql`f.user_id = ${userId} AND f.superseded_by IS NULL AND (f.connection_id IS NULL OR f.connection_id IN (SELECT value FROM json_each(${JSON.stringify(connectionIds)})))`;
+const columns = sql`f.id, f.rowid, f.text, f.metadata, f.confidence, f.recall_count, f.last_recalled_at, f.created_at, f.event_at, f.superseded_by`;
+
+function scoped(input: SearchInput): SQL {
+  const parts = [sql`f.user_id = ${input.userId}`, sql`(f.connection_id IS NULL OR f.connection_id IN (SELECT value FROM json_each(${JSON.stringify(input.connectionIds)})))`];
+  if (!input.history) parts.push(sql`f.superseded_by IS NULL`);
+  if (input.after !== undefined) parts.push(sql`coalesce(f.event_at, f.created_at) >= ${input.after}`);
+  if (input.before !== undefined) parts.push(sql`coalesce(f.event_at, f.created_at) < ${input.before}`);
+  return sql.join(parts, sql` AND `);
+}
 
 /** The user's partition of `facts_fts` (see migration 0005): `facts.owner` is the user id without underscores. */
 const ownerToken = (userId: string) => `"${userId.replace(/_/g, "").replace(/"/g, '""')}"`;
 
-function fullText(db: Db, input: SearchInput): Promise<Candidate[]> {
-  const terms = ftsQuery(input.query);
+type Scored = Candidate & { lexical: number };
+
+function fullText(db: Db, input: SearchInput, terms: string | null): Promise<Scored[]> {
   if (!terms) return Promise.resolve([]);
   const match = `owner : ${ownerToken(input.userId)} AND text : (${terms})`;
-  // Ranked inside FTS5 first (its ORDER BY rank LIMIT fast path), then scoped and hydrated.
-  return db.all<Candidate>(sql`SELECT ${columns} FROM (SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH ${match} ORDER BY rank LIMIT ${CANDIDATES * 4}) h
-    JOIN facts f ON f.rowid = h.rowid WHERE ${scoped(input.userId, input.connectionIds)} ORDER BY h.rank LIMIT ${CANDIDATES}`);
+  // Ranked inside FTS5 first (its ORDER BY rank LIMIT fast path), then scoped and hydrated. A time filter
+  // drops many of the best-ranked rows, so it reads deeper.
+  const depth = input.after !== undefined || input.before !== undefined || input.history ? CANDIDATES * 20 : CANDIDATES * 4;
+  return db.all<Scored>(sql`SELECT ${columns}, -h.rank AS lexical FROM (SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH ${match} ORDER BY rank LIMIT ${depth}) h
+    JOIN facts f ON f.rowid = h.rowid WHERE ${scoped(input)} ORDER BY h.rank LIMIT ${Math.max(CANDIDATES, input.k * 2)}`);
 }
 
-async function vectorSearch(deps: MemoryDeps, input: SearchInput): Promise<{ hits: Candidate[]; tokens: number }> {
+async function vectorSearch(deps: MemoryDeps, input: SearchInput): Promise<{ hits: (Candidate & { cosine: number })[]; tokens: number }> {
   const { vectors, tokens } = await deps.embedder.embed([input.query]);
   const [vector] = vectors;
   if (!vector) return { hits: [], tokens };
   const matches = (await deps.vectors.query(input.userId, vector, CANDIDATES)).filter((m) => m.score >= deps.embedder.minScore);
   if (!matches.length) return { hits: [], tokens };
-  const rows = await deps.db.all<Candidate>(sql`SELECT ${columns} FROM facts f WHERE ${inJson(sql`f.id`, matches.map((m) => m.id))} AND ${scoped(input.userId, input.connectionIds)}`);
+  const rows = await deps.db.all<Candidate>(sql`SELECT ${columns} FROM facts f WHERE ${inJson(sql`f.id`, matches.map((m) => m.id))} AND ${scoped(input)}`);
   const byId = new Map(rows.map((r) => [r.id, r]));
-  return { hits: matches.flatMap((m) => byId.get(m.id) ?? []), tokens };
+  return { hits: matches.flatMap((m) => { const c = byId.get(m.id); return c ? [{ ...c, cosine: m.score }] : []; }), tokens };
+}
+
+/**
+ * Rarity of each query word: its document frequency in the full-text index's vocabulary (all users' facts: a
+ * property of the language, read from one index lookup a word), as an inverse-frequency weight for the match signal.
+ */
+async function termWeights(db: Db, terms: readonly string[]): Promise<Map<string, number>> {
+  const stems = [...new Set(terms.map(stem))];
+  if (!stems.length) return new Map();
+  const rows = await db.all<{ term: string; doc: number }>(sql`SELECT term, doc FROM facts_fts_vocab WHERE term IN (SELECT value FROM json_each(${JSON.stringify(stems)}))`);
+  const df = new Map(rows.map((r) => [r.term, r.doc]));
+  return new Map(stems.map((t) => [t, 1 / Math.log(Math.E + (df.get(t) ?? 0))]));
+}
+
+/** Share of the query's rarity-weighted words present in the text. */
+export function matchOf(weights: ReadonlyMap<string, number>, text: string): number {
+  let total = 0;
+  for (const w of weights.values()) total += w;
+  if (!total) return 0;
+  const present = new Set(words(text).map(stem));
+  let got = 0;
+  for (const [term, w] of weights) if (present.has(term)) got += w;
+  return got / total;
 }
 
 /** The root cause in one short line: audit rows and API answers carry no query text. */
@@ -64,7 +156,7 @@ export function briefError(err: unknown): string {
   return (root instanceof Error ? root.message : String(root)).split("\n")[0]?.slice(0, 200) ?? "unknown error";
 }
 
-/** Confidence, reinforcement and decay: a multiplier around 1 that reorders close calls, never relevance. */
+/** Confidence, reinforcement and decay: a multiplier around 1. */
 export function quality(c: Pick<Candidate, "confidence" | "recall_count" | "last_recalled_at" | "created_at">, now: number): number {
   const touched = Math.max(c.created_at, c.last_recalled_at ?? 0);
   const ageDays = Math.max(0, now - touched) / 86_400_000;
@@ -72,43 +164,102 @@ export function quality(c: Pick<Candidate, "confidence" | "recall_count" | "last
   return (0.6 + 0.4 * c.confidence) * (1 + 0.15 * Math.log1p(c.recall_count)) * freshness;
 }
 
+/** Quality may reorder near-ties only: +-5% at most, so a fact restated often never outranks a better match. */
+const tieBreak = (q: number) => 1 + 0.05 * Math.max(-1, Math.min(1, (q - 0.9) / 0.3));
+
+const EXPANDED_WEIGHT = 0.5;
+const FILLER_WEIGHT = 0.15;
+const PERIOD_BOOST = 1.6;
+const OUT_OF_PERIOD = 0.6;
+const RECENCY_BOOST = 1.0;
+
 export async function searchFacts(deps: MemoryDeps, input: SearchInput): Promise<SearchResult> {
   const mode = input.mode ?? "hybrid";
+  const now = deps.now();
+  const cues = timeCues(input.query, now);
   let degraded: string | null = null;
-  const [text, vector] = await Promise.all([
-    mode === "vector" ? [] : fullText(deps.db, input),
+  const terms = queryTerms(input.query);
+  const extra = expandTerms(terms);
+  const quoted = (ws: readonly string[]) => (ws.length ? ws.map((t) => `"${t}"`).join(" OR ") : null);
+  const [text, expanded, vector, weights] = await Promise.all([
+    mode === "vector" ? [] : fullText(deps.db, input, ftsQuery(input.query)),
+    mode === "vector" ? [] : fullText(deps.db, input, quoted(extra)),
     mode === "fulltext"
       ? { hits: [], tokens: 0 }
       : vectorSearch(deps, input).catch((err: unknown) => {
           degraded = `vector search unavailable: ${briefError(err)}`;
           return { hits: [], tokens: 0 };
         }),
+    termWeights(deps.db, terms),
   ]);
-  const lists: Candidate[][] = [];
-  if (mode !== "vector") lists.push(text);
-  if (mode !== "fulltext") lists.push(vector.hits);
-  const fused = new Map<string, { c: Candidate; rrf: number }>();
-  for (const list of lists) {
-    list.forEach((c, rank) => {
-      const entry = fused.get(c.id) ?? { c, rrf: 0 };
-      entry.rrf += 1 / (RRF_K + rank + 1);
+
+  // Too few matches for k: the query's function words too, as BM25 over every word would, at a low weight.
+  const found = new Set([...text, ...expanded].map((c) => c.id));
+  const everyWord = [...new Set(words(input.query))].slice(0, 32);
+  const filler = mode !== "vector" && found.size < input.k && everyWord.length > terms.length ? await fullText(deps.db, input, quoted(everyWord)) : [];
+
+  const vectorWeight = mode === "vector" ? 1 : (deps.embedder.fusionWeight ?? 0.5);
+  const fused = new Map<string, { c: Candidate; relevance: number }>();
+  const addList = (list: Scored[], weight: number) => {
+    const best = Math.max(0, ...list.map((c) => c.lexical));
+    for (const c of list) {
+      const entry = fused.get(c.id) ?? { c, relevance: 0 };
+      entry.relevance += best > 0 ? (weight * c.lexical) / best : 0;
       fused.set(c.id, entry);
-    });
+    }
+  };
+  addList(text, 1);
+  addList(expanded, EXPANDED_WEIGHT);
+  addList(filler, FILLER_WEIGHT);
+  for (const c of vector.hits) {
+    const entry = fused.get(c.id) ?? { c, relevance: 0 };
+    // Only the similarity above the embedder's noise floor is evidence; in vector-only mode the raw cosine ranks.
+    entry.relevance += mode === "vector" ? c.cosine : vectorWeight * Math.max(0, (c.cosine - deps.embedder.minScore) / (1 - deps.embedder.minScore));
+    fused.set(c.id, entry);
   }
-  // Scaled so that first place in every list, at full quality, scores 1.
-  const best = lists.length / (RRF_K + 1);
-  const now = deps.now();
-  const ranked = [...fused.values()].map(({ c, rrf }) => ({ c, score: (rrf / best) * quality(c, now) })).sort((a, b) => b.score - a.score);
+
+  const eventOf = (c: Candidate) => c.event_at ?? c.created_at;
+  const times = [...fused.values()].map(({ c }) => eventOf(c));
+  const [oldest, newest] = [Math.min(...times), Math.max(...times)];
+  const period = input.after === undefined && input.before === undefined ? cues.range : null;
+  const ranked = [...fused.values()]
+    .map(({ c, relevance }) => {
+      let score = relevance * tieBreak(quality(c, now));
+      const at = eventOf(c);
+      if (period) score *= at >= period.from && at < period.to ? PERIOD_BOOST : OUT_OF_PERIOD;
+      if (cues.current && newest > oldest) score *= 1 + RECENCY_BOOST * ((at - oldest) / (newest - oldest));
+      if (c.superseded_by) score *= 0.5; // history, when asked for, ranks under what is current
+      return { c, score };
+    })
+    .sort((a, b) => b.score - a.score || eventOf(b.c) - eventOf(a.c));
+
   const seen = new Set<string>();
-  const results: SearchHit[] = [];
-  for (const { c, score } of ranked) {
-    const key = normalizeText(c.text).toLowerCase();
+  const chosen: { c: Candidate; score: number }[] = [];
+  for (const entry of ranked) {
+    const key = normalizeText(entry.c.text).toLowerCase();
     if (seen.has(key)) continue;
     seen.add(key);
-    results.push({ id: c.id, text: c.text, score: Math.round(score * 1e4) / 1e4, metadata: JSON.parse(c.metadata) as JsonObject, confidence: c.confidence });
-    if (results.length >= input.k) break;
+    chosen.push(entry);
+    if (chosen.length >= input.k) break;
   }
-  return { results, degraded, embeddingTokens: vector.tokens };
+  if (input.order === "newest") chosen.sort((a, b) => eventOf(b.c) - eventOf(a.c));
+  if (input.order === "oldest") chosen.sort((a, b) => eventOf(a.c) - eventOf(b.c));
+  const results: SearchHit[] = chosen.map(({ c, score }) => ({
+    id: c.id,
+    text: c.text,
+    score: Math.round(score * 1e4) / 1e4,
+    match: Math.round(matchOf(weights, c.text) * 1e4) / 1e4,
+    eventAt: eventOf(c),
+    supersededBy: c.superseded_by,
+    metadata: JSON.parse(c.metadata) as JsonObject,
+    confidence: c.confidence,
+  }));
+  if (input.neighbours && results.length) {
+    const around = await neighboursOf(deps.db, input.userId, chosen.map((x) => x.c));
+    for (const r of results) r.neighbours = around.get(r.id) ?? [];
+  }
+  const best = Math.max(0, ...results.map((r) => r.match));
+  return { results, degraded, embeddingTokens: vector.tokens, when: cues.range, current: cues.current, weak: best < WEAK_MATCH };
 }
 
 /** Injected facts were recalled: they rank up, and stop decaying, from now on. Records the query's embedding cost. */

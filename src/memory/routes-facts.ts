@@ -9,6 +9,7 @@ import { CONTEXT_TYPES, deleteFact, getFact, importFacts, listFacts, publicFact,
 import { UUID_RE } from "./ids";
 import { listConnections } from "./connections";
 import { recordRecall, searchFacts } from "./retrieval";
+import { eventTime } from "./when";
 
 export const depsOf = (c: Context<AppEnv>) => memoryDeps(c.env, c.var.config, c.var.db);
 
@@ -28,6 +29,7 @@ export const Fact = z
     recall_count: z.number(),
     last_recalled_at: z.number().nullable(),
     embedded: z.boolean(),
+    event_at: z.number().describe("When it happened or was said (metadata.date), else when it was written; epoch ms"),
     created_at: z.number(),
   })
   .openapi("Fact");
@@ -54,6 +56,16 @@ const ImportBody = z
       .max(1000),
   })
   .openapi("FactImport");
+
+/** An ISO 8601 date or date-time, or epoch milliseconds. */
+const EventTime = z.string().transform((v, ctx) => {
+  const t = eventTime(/^\d+$/.test(v) ? Number(v) : v);
+  if (t === null) {
+    ctx.addIssue({ code: "custom", message: "must be an ISO 8601 date or epoch milliseconds" });
+    return z.NEVER;
+  }
+  return t;
+});
 
 const FactId = z.object({ id: z.string().regex(UUID_RE, "must be a fact id (UUID)") });
 
@@ -84,19 +96,39 @@ const searchRoute = createRoute({
   path: "/v1/memory/facts/search",
   operationId: "searchFacts",
   tags: ["memory"],
-  summary: "Hybrid retrieval (full text + vectors, reciprocal rank fusion) over your facts",
+  summary: "Hybrid retrieval (full-text BM25 + vectors, fused by score, time-aware) over your facts",
   security,
   request: {
-    query: z.object({
-      q: z.string().trim().min(1).max(2000),
-      k: z.coerce.number().int().min(1).max(50).default(5),
-      mode: z.enum(["hybrid", "fulltext", "vector"]).default("hybrid"),
-    }),
+    query: z
+      .object({
+        q: z.string().trim().min(1).max(2000),
+        k: z.coerce.number().int().min(1).max(50).default(5),
+        mode: z.enum(["hybrid", "fulltext", "vector"]).default("hybrid"),
+        after: EventTime.optional().describe("Only facts whose event time is at or after this (ISO 8601 date/date-time, or epoch ms)"),
+        before: EventTime.optional().describe("Only facts whose event time is before this"),
+        order: z.enum(["relevance", "newest", "oldest"]).default("relevance").describe("Order of the k best matches"),
+        history: z.enum(["true", "false"]).default("false").describe("Include superseded statements (ranked under current ones, with superseded_by set)"),
+        neighbours: z.enum(["true", "false"]).default("false").describe("Attach the turns just before and after each hit in its session"),
+      })
+      .refine((v) => v.after === undefined || v.before === undefined || v.after < v.before, { message: "after must be before before", path: ["after"] }),
   },
   responses: {
     200: json(
       z.object({
-        results: z.array(z.object({ id: z.string(), text: z.string(), score: z.number(), metadata: Metadata })),
+        results: z.array(
+          z.object({
+            id: z.string(),
+            text: z.string(),
+            score: z.number(),
+            match: z.number().describe("Share of the query's rarity-weighted words the fact contains (0..1)"),
+            event_at: z.number().describe("When it happened or was said (metadata.date), else when it was written; epoch ms"),
+            superseded_by: z.string().nullable(),
+            metadata: Metadata,
+            neighbours: z.array(z.object({ id: z.string(), text: z.string(), position: z.enum(["before", "after"]) })).optional(),
+          }),
+        ),
+        weak: z.boolean().describe("True when even the best result matches little of the query: likely nothing relevant is stored"),
+        when: z.object({ from: z.number(), to: z.number(), phrase: z.string() }).nullable().describe("The period read from the query, preferred in ranking"),
         degraded: z.string().optional().describe("Set when the vector half was unavailable and results are full-text only"),
       }),
       "Results, best first",
@@ -147,14 +179,23 @@ const deleteRoute = createRoute({
 export const factRoutes = newRouter()
   .openapi(importRoute, async (c) => c.json(await importFacts(depsOf(c), c.var.user.id, c.req.valid("json").facts), 201))
   .openapi(searchRoute, async (c) => {
-    const { q, k, mode } = c.req.valid("query");
+    const { q, k, mode, after, before, order, history, neighbours } = c.req.valid("query");
     const active = (await listConnections(c.var.db, c.var.user.id)).filter((x) => x.active).map((x) => x.id);
     const deps = depsOf(c);
-    const found = await searchFacts(deps, { userId: c.var.user.id, query: q, k, connectionIds: active, mode });
+    const found = await searchFacts(deps, { userId: c.var.user.id, query: q, k, connectionIds: active, mode, after, before, order, history: history === "true", neighbours: neighbours === "true" });
     // A search is the user looking, not the assistant recalling: only the embedding cost is recorded.
     await recordRecall(deps, c.var.user.id, [], found.embeddingTokens);
-    const results = found.results.map(({ id, text, score, metadata }) => ({ id, text, score, metadata }));
-    return c.json({ results, ...(found.degraded ? { degraded: found.degraded } : {}) }, 200);
+    const results = found.results.map((r) => ({
+      id: r.id,
+      text: r.text,
+      score: r.score,
+      match: r.match,
+      event_at: r.eventAt,
+      superseded_by: r.supersededBy,
+      metadata: r.metadata,
+      ...(r.neighbours ? { neighbours: r.neighbours } : {}),
+    }));
+    return c.json({ results, weak: found.weak, when: found.when, ...(found.degraded ? { degraded: found.degraded } : {}) }, 200);
   })
   .openapi(listRoute, async (c) => {
     const { limit, before, include_superseded } = c.req.valid("query");

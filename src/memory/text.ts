@@ -1,7 +1,8 @@
 /**
  * Shared text normalisation for the local embedder, full-text queries and fact slots: word tokens,
- * a light Porter-style stemmer and an English stop list. Deterministic and dependency-free.
+ * Porter stems and an English stop list (with a few words every memory query carries: "user", "remember"...).
  */
+import { stemmer } from "stemmer";
 
 const STOP = new Set(
   `a about above after again against all am an and any are as at be because been before being below between both but by
@@ -18,45 +19,11 @@ export function words(text: string): string[] {
   return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
 }
 
-const VOWEL = /[aeiouy]/;
-const hasVowel = (s: string) => VOWEL.test(s);
-
-const STEP2: [string, string][] = [
-  ["ational", "ate"], ["tional", "tion"], ["enci", "ence"], ["anci", "ance"], ["izer", "ize"], ["ization", "ize"],
-  ["ation", "ate"], ["ator", "ate"], ["alism", "al"], ["iveness", "ive"], ["fulness", "ful"], ["ousness", "ous"],
-  ["aliti", "al"], ["iviti", "ive"], ["biliti", "ble"], ["icate", "ic"], ["alize", "al"], ["ical", "ic"], ["ness", ""],
-];
-const STEP4 = ["ement", "ment", "ance", "ence", "able", "ible", "ant", "ent", "ism", "ous", "ive", "ize", "ful", "er", "al", "ic"];
-
-/** A light Porter-style stemmer: plurals, -ed/-ing, common derivational suffixes. */
-export function stem(word: string): string {
-  let w = word;
-  if (w.length <= 3 || /\d/.test(w)) return w;
-  if (w.endsWith("sses")) w = w.slice(0, -2);
-  else if (w.endsWith("ies")) w = `${w.slice(0, -3)}y`;
-  else if (w.endsWith("s") && !w.endsWith("ss") && !w.endsWith("us") && !w.endsWith("is")) w = w.slice(0, -1);
-  const ed = /(ed|ing)$/.exec(w);
-  if (ed && w.length - ed[0].length >= 3 && hasVowel(w.slice(0, -ed[0].length))) {
-    w = w.slice(0, -ed[0].length);
-    if (/(at|bl|iz)$/.test(w)) w += "e";
-    else if (/([^aeiouslz])\1$/.test(w)) w = w.slice(0, -1);
-  }
-  if (w.endsWith("y") && w.length > 3 && hasVowel(w.slice(0, -1))) w = `${w.slice(0, -1)}i`;
-  for (const [from, to] of STEP2) {
-    if (w.endsWith(from) && w.length - from.length >= 3) {
-      w = w.slice(0, -from.length) + to;
-      break;
-    }
-  }
-  for (const suffix of STEP4) {
-    if (w.endsWith(suffix) && w.length - suffix.length >= 4) {
-      w = w.slice(0, -suffix.length);
-      break;
-    }
-  }
-  if (w.endsWith("e") && w.length > 4) w = w.slice(0, -1);
-  return w;
-}
+/**
+ * Porter's stemmer (the `stemmer` package): the same algorithm as the full-text index's `porter` tokenizer, so
+ * the terms the local embedder, the slots and the match signal see are the terms FTS5 indexed.
+ */
+export const stem = (word: string): string => (/\d/.test(word) ? word : stemmer(word));
 
 export const isStopword = (word: string) => STOP.has(word);
 

@@ -1,0 +1,124 @@
+/**
+ * `npm run eval:recall`: imports the generated conversations (corpus.ts) through the public HTTP API, one
+ * request per session with each turn's date in its metadata, asks every question through
+ * `GET /v1/memory/facts/search?k=25` in hybrid, full-text and vector modes, and compares with a plain BM25
+ * (MiniSearch, default options) run here over the same texts. Figures, not assertions.
+ * Results are matched by text: engram stores a text stated twice as one fact, so BM25's list is deduplicated the same way.
+ */
+import MiniSearch from "minisearch";
+import { describe, it } from "vitest";
+import { api, createUser } from "../../test/helpers";
+import { generateCorpus, type Question, type QuestionType } from "./corpus";
+import { auc, currentFirst, ndcgAt, recallAt } from "./metrics";
+import { report } from "../report";
+
+const K = 25;
+const MODES = ["hybrid", "fulltext", "vector"] as const;
+const SYSTEMS = [...MODES, "bm25"] as const;
+type System = (typeof SYSTEMS)[number];
+type Ranked = { keys: string[]; signal: number };
+
+const key = (text: string) => text.replace(/\s+/g, " ").trim().toLowerCase();
+
+type SearchBody = { results: { id: string; text: string; score: number; match?: number }[]; degraded?: string };
+
+async function search(apiKey: string, q: string, mode: (typeof MODES)[number]): Promise<Ranked & { ms: number }> {
+  const t0 = performance.now();
+  const res = await api(apiKey, "GET", `/v1/memory/facts/search?${new URLSearchParams({ q, k: String(K), mode })}`);
+  if (res.status !== 200) throw new Error(`search: ${res.status} ${await res.text()}`);
+  const body = (await res.json()) as SearchBody;
+  const top = body.results[0];
+  return { keys: body.results.map((r) => key(r.text)), signal: top ? (top.match ?? top.score) : 0, ms: performance.now() - t0 };
+}
+
+function bm25(turns: { id: string; text: string }[]) {
+  const index = new MiniSearch<{ id: string; text: string }>({ fields: ["text"] });
+  index.addAll(turns);
+  const text = new Map(turns.map((t) => [t.id, key(t.text)]));
+  return (q: string): Ranked => {
+    const hits = index.search(q);
+    const keys = [...new Set(hits.map((h) => text.get(String(h.id)) ?? ""))].slice(0, K);
+    return { keys, signal: hits[0]?.score ?? 0 };
+  };
+}
+
+const fmt = (x: number) => (Number.isFinite(x) ? (100 * x).toFixed(1) : "  n/a");
+const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : "n/a");
+
+describe("recall on long conversations (figures, not assertions)", () => {
+  it("imports every session over HTTP and compares hybrid / full-text / vector with BM25", async () => {
+    const corpus = generateCorpus();
+    const ranked = new Map<System, Map<Question, Ranked>>(SYSTEMS.map((s) => [s, new Map()]));
+    const importMs: number[] = [];
+    const searchMs: number[] = [];
+    let shortLists = 0;
+    let notSearchable = 0;
+    for (const [u, user] of corpus.users.entries()) {
+      const { key: apiKey } = await createUser("pro");
+      const sessions = [...new Set(user.turns.map((t) => t.session))];
+      for (const s of sessions) {
+        const turns = user.turns.filter((t) => t.session === s);
+        const facts = turns.map((t) => ({ text: t.text, metadata: { date: t.date, session_id: `s${s}`, role: t.role, turn: t.id } }));
+        const t0 = performance.now();
+        const res = await api(apiKey, "POST", "/v1/memory/facts", { facts });
+        if (res.status !== 201) throw new Error(`import: ${res.status} ${await res.text()}`);
+        importMs.push(performance.now() - t0);
+        // Read-your-writes: the session's last user turn must be findable right after the import returns.
+        const last = turns.filter((t) => t.role === "user").at(-1);
+        if (last) {
+          const found = await search(apiKey, last.text, "fulltext");
+          if (!found.keys.includes(key(last.text))) notSearchable++;
+        }
+      }
+      const baseline = bm25(user.turns);
+      for (const q of corpus.questions.filter((x) => x.user === u)) {
+        ranked.get("bm25")?.set(q, baseline(q.q));
+        for (const mode of MODES) {
+          const r = await search(apiKey, q.q, mode);
+          searchMs.push(r.ms);
+          if (r.keys.length < K && q.type !== "abstention") shortLists++;
+          ranked.get(mode)?.set(q, r);
+        }
+      }
+    }
+
+    const textOf = new Map(corpus.users.flatMap((u) => u.turns.map((t) => [t.id, key(t.text)] as const)));
+    const ev = (q: Question) => q.evidence.map((id) => textOf.get(id) ?? "");
+    const types: (QuestionType | "overall")[] = ["single-hop", "multi-hop", "temporal", "knowledge-update", "overall"];
+    const of = (t: QuestionType | "overall") => corpus.questions.filter((q) => q.type !== "abstention" && (t === "overall" || q.type === t));
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+    const metric = (s: System, t: QuestionType | "overall", f: (keys: string[], q: Question) => number) =>
+      mean(of(t).map((q) => f(ranked.get(s)?.get(q)?.keys ?? [], q)));
+
+    const lines: string[] = [];
+    const n = (t: QuestionType | "overall") => of(t).length;
+    lines.push(`corpus: ${corpus.users.length} users, ${corpus.users.map((u) => u.turns.length).join("/")} turns, ${corpus.questions.length} questions`);
+    lines.push("| type | n | metric | hybrid | full-text | vector | BM25 | hybrid/BM25 | full-text/BM25 | vector/BM25 |");
+    lines.push("|---|---|---|---|---|---|---|---|---|---|");
+    for (const t of types) {
+      for (const [name, f] of [
+        ["R@5", (k: string[], q: Question) => recallAt(k, ev(q), 5)],
+        ["R@10", (k: string[], q: Question) => recallAt(k, ev(q), 10)],
+        ["R@25", (k: string[], q: Question) => recallAt(k, ev(q), 25)],
+        ["NDCG@10", (k: string[], q: Question) => ndcgAt(k, ev(q), 10)],
+      ] as const) {
+        const v = SYSTEMS.map((s) => metric(s, t, f));
+        const [h = 0, ft = 0, ve = 0, b = 0] = v;
+        lines.push(`| ${t} | ${n(t)} | ${name} | ${fmt(h)} | ${fmt(ft)} | ${fmt(ve)} | ${fmt(b)} | ${ratio(h, b)} | ${ratio(ft, b)} | ${ratio(ve, b)} |`);
+      }
+    }
+    const ku = corpus.questions.filter((q) => q.type === "knowledge-update");
+    const kuAcc = (s: System) => mean(ku.map((q) => (currentFirst(ranked.get(s)?.get(q)?.keys ?? [], ev(q)[0] ?? "", (q.stale ?? []).map((id) => textOf.get(id) ?? "")) ? 1 : 0)));
+    lines.push(`| knowledge-update | ${ku.length} | current first | ${SYSTEMS.map((s) => fmt(kuAcc(s))).join(" | ")} | ${ratio(kuAcc("hybrid"), kuAcc("bm25"))} | ${ratio(kuAcc("fulltext"), kuAcc("bm25"))} | ${ratio(kuAcc("vector"), kuAcc("bm25"))} |`);
+    const abst = (s: System) => {
+      const signal = (q: Question) => ranked.get(s)?.get(q)?.signal ?? 0;
+      return auc(corpus.questions.filter((q) => q.type !== "abstention").map(signal), corpus.questions.filter((q) => q.type === "abstention").map(signal));
+    };
+    lines.push(`| abstention | ${corpus.questions.filter((q) => q.type === "abstention").length} | AUC (top signal) | ${SYSTEMS.map((s) => fmt(abst(s))).join(" | ")} | | | |`);
+    lines.push(`searches returning fewer than ${K} results (answerable questions, all modes): ${shortLists}; session imports whose last user turn was not found right after: ${notSearchable}`);
+    console.log(`\nRECALL_EVAL\n${lines.join("\n")}\n`);
+    const group = { group: "Recall eval: HTTP latency", target: "figures only", description: "Per request over SELF.fetch inside workerd" };
+    report(group, "import_session_ms", importMs);
+    report(group, "search_ms", searchMs);
+  });
+});

@@ -1,0 +1,99 @@
+import { describe, expect, it } from "vitest";
+import { timeCues } from "../src/memory/when";
+import { api, createUser } from "./helpers";
+import { getJson, importFacts } from "./memory-helpers";
+
+type Hit = { id: string; text: string; score: number; match: number; event_at: number; superseded_by: string | null; neighbours?: { text: string; position: string }[] };
+type Body = { results: Hit[]; weak: boolean; when: { from: number; to: number; phrase: string } | null };
+const find = (key: string, q: string, extra = "") => getJson<Body>(key, `/v1/memory/facts/search?q=${encodeURIComponent(q)}${extra}`);
+const day = (iso: string) => Date.parse(`${iso}T00:00:00Z`);
+
+describe("time in questions", () => {
+  it("reads periods and present-tense cues, relative to now", () => {
+    const now = day("2025-06-15");
+    expect(timeCues("where did I go in March 2024?", now).range).toMatchObject({ from: day("2024-03-01"), to: day("2024-04-01") });
+    expect(timeCues("what did I do last spring", now).range).toMatchObject({ from: day("2025-03-01"), to: day("2025-06-01") });
+    expect(timeCues("trips in 2024", now).range).toMatchObject({ from: day("2024-01-01"), to: day("2025-01-01") });
+    expect(timeCues("where do I live now?", now)).toMatchObject({ range: null, current: true });
+    expect(timeCues("what is my cat called", now)).toEqual({ range: null, current: false });
+  });
+});
+
+describe("recall: event time, history, periods, neighbours", { timeout: 60_000 }, () => {
+  it("keeps each fact's event time and filters and orders by it", async () => {
+    const u = await createUser();
+    await importFacts(u.key, [
+      { text: "Went kayaking on the lake with Ines", metadata: { date: "2024-03-10" } },
+      { text: "Went kayaking at the coast with Bruno", metadata: { date: "2024-08-02" } },
+      { text: "Went kayaking on the river alone" },
+    ]);
+    const march = await find(u.key, "kayaking", "&after=2024-03-01&before=2024-04-01");
+    expect(march.results.map((r) => r.text)).toEqual(["Went kayaking on the lake with Ines"]);
+    expect(march.results[0]?.event_at).toBe(day("2024-03-10"));
+    const newest = await find(u.key, "kayaking", "&k=3&order=newest");
+    expect(newest.results.map((r) => r.text)).toEqual(["Went kayaking on the river alone", "Went kayaking at the coast with Bruno", "Went kayaking on the lake with Ines"]);
+    // A period named in the question is preferred, and reported.
+    const august = await find(u.key, "who did I go kayaking with in August 2024?");
+    expect(august.results[0]?.text).toBe("Went kayaking at the coast with Bruno");
+    expect(august.when?.phrase).toBe("august 2024");
+  });
+
+  it("puts the latest statement first when the question asks about the present", async () => {
+    const u = await createUser();
+    await importFacts(u.key, [
+      { text: "I drink black coffee every morning", metadata: { date: "2024-01-05" } },
+      { text: "These days my morning drink is green tea", metadata: { date: "2024-09-01" } },
+    ]);
+    const now = await find(u.key, "what do I drink in the morning now?");
+    expect(now.results[0]?.text).toBe("These days my morning drink is green tea");
+  });
+
+  it("supersedes by event time on import, and shows history only when asked", async () => {
+    const u = await createUser();
+    const [current] = (await importFacts(u.key, [{ text: "User lives in Porto", metadata: { date: "2025-02-01" } }])).facts;
+    // An older statement imported later becomes history at once.
+    const late = await importFacts(u.key, [{ text: "User lives in Berlin", metadata: { date: "2023-05-01" } }]);
+    expect(late.superseded).toEqual([late.facts[0]?.id]);
+    expect((await find(u.key, "where does the user live")).results.map((r) => r.text)).toEqual(["User lives in Porto"]);
+    const history = await find(u.key, "where did the user live before", "&history=true");
+    expect(history.results.map((r) => [r.text, r.superseded_by])).toEqual([
+      ["User lives in Porto", null],
+      ["User lives in Berlin", current?.id],
+    ]);
+    // Another user's history is never reachable.
+    const other = await createUser();
+    expect((await find(other.key, "where does the user live", "&history=true")).results).toEqual([]);
+  });
+
+  it("attaches the neighbouring turns of a hit's session, without counting them as results", async () => {
+    const u = await createUser();
+    await importFacts(u.key, [
+      { text: "What should I name him?", metadata: { session_id: "s1" } },
+      { text: "We adopted a rescue puppy", metadata: { session_id: "s1" } },
+      { text: "Call him Biscuit!", metadata: { session_id: "s1" } },
+      { text: "Unrelated chat in another session", metadata: { session_id: "s2" } },
+    ]);
+    const hits = await find(u.key, "rescue puppy", "&k=1&neighbours=true");
+    expect(hits.results).toHaveLength(1);
+    expect(hits.results[0]?.neighbours).toEqual([
+      expect.objectContaining({ text: "What should I name him?", position: "before" }),
+      expect.objectContaining({ text: "Call him Biscuit!", position: "after" }),
+    ]);
+  });
+
+  it("flags a question about something never stored as weak", async () => {
+    const u = await createUser();
+    await importFacts(u.key, [{ text: "My sister Clara is a nurse in Ghent" }, { text: "I play the cello on Thursdays" }]);
+    expect((await find(u.key, "what does my sister Clara do?")).weak).toBe(false);
+    expect((await find(u.key, "which university did I graduate from?")).weak).toBe(true);
+  });
+
+  it("rejects a bad time range and writes nothing", async () => {
+    const u = await createUser();
+    for (const q of ["after=yesterday", "after=2024-05-01&before=2024-04-01", "order=random", "history=yes"]) {
+      const res = await api(u.key, "GET", `/v1/memory/facts/search?q=x&${q}`);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("invalid_request");
+    }
+  });
+});
