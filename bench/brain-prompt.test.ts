@@ -11,7 +11,8 @@ import { report, sample } from "./report";
 
 const GROUP = {
   group: "Brain: system prompt with all documents and 50 MEMORY entries",
-  target: "p50 <= 5 ms inside the Worker (issue 3)",
+  target: "p50 <= 5 ms inside the Worker",
+  targets: { prompt_build_ms: { p50: 5 } },
   description: "buildSystemPrompt with the brain provider for a pro user: SOUL ~3.9k chars, BIBLE ~7.9k, HEARTBEAT from a 40-metric sync, 50 MEMORY entries; one D1 round trip per build.",
 };
 

@@ -16,7 +16,8 @@ const tool = { name: "lookup_order", description: "Look up an order", input_sche
 const BATCH = 10;
 const GROUP = {
   group: "Bridge: suspend + resume inside the session Durable Object",
-  target: "suspend + resume overhead (excluding the model) p50 <= 10 ms (issue 5)",
+  target: "suspend + resume overhead (excluding the model) p50 <= 10 ms",
+  targets: { suspend_resume_ms: { p50: 10 } },
   description: `Per cycle: store the continuation, arm the TTL alarm, build the envelope, read and check the client's answer, close the continuation into history, disarm, reload a 20-message history for the model. Mean per cycle over batches of ${BATCH} (the workerd clock only advances on I/O, so single cycles are too fast to time one by one).`,
 };
 const BATCHES = 400;

@@ -1,7 +1,9 @@
 // Micro-benchmarks run inside workerd (the test pool) print one `BENCH_RESULT` line per metric;
 // `npm run bench` collects them into BENCHMARKS.md. Inside workerd the clock advances on I/O, so these
 // figures time D1 and storage work faithfully and pure CPU work coarsely (whole milliseconds).
-export type BenchGroup = { group: string; target: string; description: string };
+/** Upper bounds per metric ("*": every metric without its own entry); scripts/bench.mjs marks each row met or missed. */
+export type BenchTargets = Record<string, Partial<Record<"p50" | "p95" | "mean" | "max", number>>>;
+export type BenchGroup = { group: string; target: string; targets?: BenchTargets; description: string };
 
 export function report(group: BenchGroup, metric: string, samples: number[]): void {
   const s = [...samples].sort((a, b) => a - b);

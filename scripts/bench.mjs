@@ -3,12 +3,21 @@
 // a zero-latency fake Messages API served from this process and runs every scenario in bench/scenarios/
 // many times over HTTP; (2) runs the micro-benchmarks inside workerd (bench/*.test.ts, which print
 // BENCH_RESULT lines); then writes the medians and p95s to BENCHMARKS.md with the machine and the command.
+//
+// Adding a benchmark: an HTTP scenario is a file in bench/scenarios/ exporting { name, target, targets,
+// description, runs, warmup?, setup?(h), sample(h, state, i) -> { metric: ms }, report?(h, state) -> markdown };
+// a micro-benchmark is bench/<name>.test.ts calling report() from bench/report.ts with the same
+// { group, target, targets, description }. `target` is the sentence a reader sees; `targets` is what each row
+// is checked against: { metric | "*": { p50?, p95?, mean?, max?: upper bound } }; rows without one are context.
+// BENCHMARKS.md is one section per name (scripts/bench-report.mjs): `npm run bench -- <filter>` runs the
+// scenario and micro-benchmark files whose name contains <filter> and replaces only their sections.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { fmt, writeReport } from "./bench-report.mjs";
 import { buildFakeAnthropic } from "./build-fake.mjs";
 
 const filter = process.argv[2] ?? "";
@@ -33,18 +42,38 @@ async function serveFake() {
 
 async function startEngram(fakeUrl) {
   const persist = mkdtempSync(path.join(os.tmpdir(), "engram-bench-"));
-  const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], { env, input: "y\n", encoding: "utf8" });
+  const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], {
+    env,
+    input: "y\n",
+    encoding: "utf8",
+  });
   if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`);
   const port = 8700 + Math.floor(Math.random() * 200);
   const vars = [`ADMIN_TOKEN:${ADMIN}`, "ANTHROPIC_API_KEY:sk-ant-bench", `ANTHROPIC_BASE_URL:${fakeUrl}`];
-  const child = spawn("npx", ["wrangler", "dev", "--port", String(port), "--persist-to", persist, "--test-scheduled", ...vars.flatMap((v) => ["--var", v])], { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawn("npx", ["wrangler", "dev", "--port", String(port), "--persist-to", persist, "--test-scheduled", ...vars.flatMap((v) => ["--var", v])], {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   let log = "";
   child.stdout.on("data", (d) => (log += d));
   child.stderr.on("data", (d) => (log += d));
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
-    const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
-    if (ok) return { url, stop: () => { try { process.kill(-child.pid, "SIGTERM"); } catch {} rmSync(persist, { recursive: true, force: true }); } };
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok)
+      return {
+        url,
+        stop: () => {
+          try {
+            process.kill(-child.pid, "SIGTERM");
+          } catch {}
+          rmSync(persist, { recursive: true, force: true });
+        },
+      };
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`wrangler dev did not start:\n${log}`);
@@ -52,7 +81,11 @@ async function startEngram(fakeUrl) {
 
 function harness(url, fakeUrl) {
   const api = (key, method, p, body) =>
-    fetch(`${url}${p}`, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    fetch(`${url}${p}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
   return {
     url,
     fakeUrl,
@@ -86,14 +119,14 @@ function summarize(values) {
   return { n: s.length, p50: quantile(s, 0.5), p95: quantile(s, 0.95), mean, min: s[0], max: s.at(-1) };
 }
 
-const fmt = (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toFixed(3));
-
 async function main() {
-  const files = readdirSync("bench/scenarios").filter((f) => f.endsWith(".mjs") && f.includes(filter)).sort();
+  const files = readdirSync("bench/scenarios")
+    .filter((f) => f.endsWith(".mjs") && f.includes(filter))
+    .sort();
   const sections = [];
   if (files.length) sections.push(...(await httpScenarios(files)));
   sections.push(...microBenchmarks());
-  writeReport(sections);
+  writeReport("BENCHMARKS.md", sections, { filter });
 }
 
 async function httpScenarios(files) {
@@ -110,7 +143,10 @@ async function httpScenarios(files) {
       const samples = {};
       for (let i = 0; i < scenario.runs; i++) {
         const result = await scenario.sample(h, state, i);
-        for (const [metric, value] of Object.entries(result)) (samples[metric] ??= []).push(value);
+        for (const [metric, value] of Object.entries(result)) {
+          samples[metric] ??= [];
+          samples[metric].push(value);
+        }
       }
       const extra = scenario.report ? await scenario.report(h, state) : undefined;
       const rows = Object.entries(samples).map(([metric, values]) => ({ metric, ...summarize(values) }));
@@ -125,7 +161,9 @@ async function httpScenarios(files) {
 }
 
 function microBenchmarks() {
-  const files = readdirSync("bench").filter((f) => f.endsWith(".test.ts") && f.includes(filter)).map((f) => `bench/${f}`);
+  const files = readdirSync("bench")
+    .filter((f) => f.endsWith(".test.ts") && f.includes(filter))
+    .map((f) => `bench/${f}`);
   if (files.length === 0) return [];
   console.log(`bench: micro-benchmarks in workerd: ${files.join(", ")}`);
   const run = spawnSync("npx", ["vitest", "run", "-c", "bench/vitest.config.ts", ...files], { env, encoding: "utf8", maxBuffer: 64 * 2 ** 20 });
@@ -134,36 +172,12 @@ function microBenchmarks() {
   for (const line of run.stdout.split("\n")) {
     const at = line.indexOf("BENCH_RESULT ");
     if (at < 0) continue;
-    const { group, target, description, metric, ...stats } = JSON.parse(line.slice(at + "BENCH_RESULT ".length));
-    if (!groups.has(group)) groups.set(group, { scenario: { name: group, target, description }, rows: [] });
+    const { group, target, targets, description, metric, ...stats } = JSON.parse(line.slice(at + "BENCH_RESULT ".length));
+    if (!groups.has(group)) groups.set(group, { scenario: { name: group, target, targets, description }, rows: [] });
     groups.get(group).rows.push({ metric, ...stats });
   }
   for (const g of groups.values()) console.log(`bench: ${g.scenario.name}: ${g.rows.map((r) => `${r.metric} p50=${fmt(r.p50)} p95=${fmt(r.p95)}`).join(", ")}`);
   return [...groups.values()];
-}
-
-function writeReport(sections) {
-  const cpu = os.cpus()[0]?.model ?? "unknown CPU";
-  const lines = [
-    "# engram benchmarks",
-    "",
-    `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}.`,
-    `Machine: ${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, Node ${process.version}.`,
-    `Command: \`npm run bench${filter ? ` -- ${filter}` : ""}\`.`,
-    "HTTP scenarios: engram under `wrangler dev` (local D1, Durable Objects, queues) on loopback; the model is the fake",
-    "Messages API served from the bench process with no added latency; wall-clock milliseconds measured by the client.",
-    "Micro-benchmarks: inside workerd with local D1 (the test pool), timed with the Worker's clock, which advances on I/O.",
-    "",
-  ];
-  for (const { scenario, rows, extra } of sections) {
-    lines.push(`## ${scenario.name}`, "", `Target: ${scenario.target}`, "", scenario.description ?? "", "");
-    lines.push("| metric | n | p50 | p95 | mean | min | max |", "|---|---|---|---|---|---|---|");
-    for (const r of rows) lines.push(`| ${r.metric} | ${r.n} | ${fmt(r.p50)} | ${fmt(r.p95)} | ${fmt(r.mean)} | ${fmt(r.min)} | ${fmt(r.max)} |`);
-    if (extra) lines.push("", extra);
-    lines.push("");
-  }
-  writeFileSync("BENCHMARKS.md", lines.join("\n"));
-  console.log("bench: wrote BENCHMARKS.md");
 }
 
 main().catch((err) => {

@@ -36,10 +36,12 @@ export function createApp(registry: Registry) {
     scheme: "bearer",
     description: "A user's API key, or ADMIN_TOKEN for /v1/admin/*",
   });
-  app.doc31("/openapi.json", {
+  // `servers` is the origin that served the document, so a client generated from it talks to the same deployment.
+  app.doc31("/openapi.json", (c) => ({
     openapi: "3.1.0",
     info: { title: "engram", version: VERSION, description: "Memory layer and chat backend for Claude-based assistants." },
-  });
+    servers: [{ url: new URL(c.req.url).origin, description: "The deployment that served this document" }],
+  }));
   return app;
 }
 

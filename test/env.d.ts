@@ -1,9 +1,10 @@
 import type { D1Migration } from "cloudflare:test";
-import type { Env as AppEnv } from "../src/config/env";
+import "../src/config/env";
 
+// Bindings only the test pool adds (vitest.config.ts), merged into the Worker's generated Env.
 declare global {
   namespace Cloudflare {
-    interface Env extends AppEnv {
+    interface Env {
       TEST_MIGRATIONS: D1Migration[];
       FAKE_ANTHROPIC: Fetcher;
     }

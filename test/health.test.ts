@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api } from "./helpers";
+import { api, BASE } from "./helpers";
 
 describe("health and API description", () => {
   it("reports the database and the model", async () => {
@@ -15,6 +15,21 @@ describe("health and API description", () => {
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/chat", "/v1/admin/users", "/v1/sessions/{id}", "/healthz"]));
     expect(doc.components.schemas).toHaveProperty("ChatRequest");
+  });
+
+  it("names every operation for SDK generation and states who may call it", async () => {
+    type Operation = { operationId?: string; security?: Record<string, string[]>[] };
+    const res = await api(null, "GET", "/openapi.json");
+    const doc = (await res.json()) as { servers: { url: string }[]; paths: Record<string, Record<string, Operation>> };
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ at: `${method} ${path}`, ...op })));
+    expect(operations.length).toBeGreaterThan(50);
+    expect(operations.filter((op) => !op.operationId).map((op) => op.at)).toEqual([]);
+    const ids = operations.map((op) => op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toEqual(expect.arrayContaining(["chat", "resumeTurn", "getSoul", "putBible", "searchFacts", "createUser"]));
+    // Only the health probe is open; everything else names the bearer scheme.
+    expect(operations.filter((op) => !op.security || op.security.length === 0).map((op) => op.at)).toEqual(["get /healthz"]);
+    expect(doc.servers).toEqual([expect.objectContaining({ url: new URL(BASE).origin })]);
   });
 
   it("answers unknown paths with the error shape", async () => {

@@ -5,6 +5,7 @@ const now = () => performance.now();
 export default {
   name: "Request floor (wrangler dev + local D1)",
   target: "none: context for the other figures",
+  targets: {},
   description: "`healthz_ms`: GET /healthz (one D1 query). `authed_read_ms`: GET /v1/sessions?limit=1 (key lookup + one query).",
   runs: 200,
   warmup: 20,

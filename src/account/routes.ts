@@ -29,6 +29,7 @@ const Receipt = z
 const eraseRoute = createRoute({
   method: "delete",
   path: "/v1/memory",
+  operationId: "eraseMemory",
   tags: ["memory"],
   summary: "Erase everything engram remembers about you (sessions, brain, facts, events, projects, lessons); returns a receipt",
   security,
@@ -38,6 +39,7 @@ const eraseRoute = createRoute({
 const listUsersRoute = createRoute({
   method: "get",
   path: "/v1/admin/users",
+  operationId: "listUsers",
   tags: ["admin"],
   summary: "List users, newest first",
   security,
@@ -48,6 +50,7 @@ const listUsersRoute = createRoute({
 const deleteUserRoute = createRoute({
   method: "delete",
   path: "/v1/admin/users/{id}",
+  operationId: "deleteUser",
   tags: ["admin"],
   summary: "Delete a user: their memory is erased (with the receipt), then the account, keys and usage",
   security,

@@ -3,7 +3,13 @@ export const KEY_PREFIX = "egm_";
 
 export function generateApiKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return KEY_PREFIX + btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return (
+    KEY_PREFIX +
+    btoa(String.fromCharCode(...bytes))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "")
+  );
 }
 
 export async function hashApiKey(key: string): Promise<string> {

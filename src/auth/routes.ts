@@ -14,9 +14,7 @@ export const User = z
   })
   .openapi("User");
 
-const NewKey = z
-  .object({ id: z.string(), key: z.string().describe("The API key. Shown once; store it now."), prefix: z.string() })
-  .openapi("NewApiKey");
+const NewKey = z.object({ id: z.string(), key: z.string().describe("The API key. Shown once; store it now."), prefix: z.string() }).openapi("NewApiKey");
 
 const KeyInfo = z
   .object({ id: z.string(), name: z.string().nullable(), prefix: z.string(), created_at: z.number(), revoked_at: z.number().nullable() })
@@ -33,6 +31,7 @@ const CreateUserBody = z
 const createUserRoute = createRoute({
   method: "post",
   path: "/v1/admin/users",
+  operationId: "createUser",
   tags: ["admin"],
   summary: "Create a user and its first API key (shown once)",
   security,
@@ -43,6 +42,7 @@ const createUserRoute = createRoute({
 const listKeysRoute = createRoute({
   method: "get",
   path: "/v1/keys",
+  operationId: "listKeys",
   tags: ["keys"],
   summary: "List your API keys (prefixes only)",
   security,
@@ -52,6 +52,7 @@ const listKeysRoute = createRoute({
 const createKeyRoute = createRoute({
   method: "post",
   path: "/v1/keys",
+  operationId: "createKey",
   tags: ["keys"],
   summary: "Issue an additional API key",
   security,
@@ -62,6 +63,7 @@ const createKeyRoute = createRoute({
 const rotateKeyRoute = createRoute({
   method: "post",
   path: "/v1/keys/rotate",
+  operationId: "rotateKey",
   tags: ["keys"],
   summary: "Issue a new key and revoke the one used for this call",
   security,
@@ -71,6 +73,7 @@ const rotateKeyRoute = createRoute({
 const revokeKeyRoute = createRoute({
   method: "delete",
   path: "/v1/keys/{id}",
+  operationId: "revokeKey",
   tags: ["keys"],
   summary: "Revoke an API key",
   security,

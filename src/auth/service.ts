@@ -2,18 +2,20 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
-import { apiKeys, users, type Plan } from "../db/schema";
-import { AppError, notFound } from "../lib/errors";
+import { apiKeys, type Plan, users } from "../db/schema";
 import type { AuthedUser } from "../http/context";
+import { AppError, notFound } from "../lib/errors";
 import { displayPrefix, generateApiKey, hashApiKey } from "./keys";
-
 
 export async function createUser(db: Db, input: { name?: string; email?: string; plan?: Plan }) {
   const id = newId("usr");
   const key = generateApiKey();
   const keyId = newId("key");
   const [user] = await db.batch([
-    db.insert(users).values({ id, name: input.name ?? null, email: input.email ?? null, plan: input.plan ?? "free" }).returning(),
+    db
+      .insert(users)
+      .values({ id, name: input.name ?? null, email: input.email ?? null, plan: input.plan ?? "free" })
+      .returning(),
     db.insert(apiKeys).values({ id: keyId, userId: id, name: "default", prefix: displayPrefix(key), hash: await hashApiKey(key) }),
   ]);
   const row = user[0];

@@ -34,34 +34,36 @@ const written = (w: Written) => ({ document: publicDocument(w.document), changed
 function documentRoutes(kind: DocKind, base: string, params: typeof SiteParam | z.ZodObject<Record<string, never>>) {
   const label = LABEL[kind];
   const tags = ["brain"];
-  const route = <M extends "get" | "put" | "post">(method: M, path: string) => ({ method, path: `${base}${path}`, tags, security });
-  const get = createRoute({ ...route("get", ""), summary: `Your ${label}`, request: { params }, responses: { 200: json(BrainDocument, label), ...errors } });
+  // operationIds read like SDK methods: getSoul, putBible, listSoulVersions...
+  const Name = kind === "soul" ? "Soul" : "Bible";
+  const route = <M extends "get" | "put" | "post">(method: M, path: string, operationId: string) => ({ method, path: `${base}${path}`, operationId, tags, security });
+  const get = createRoute({ ...route("get", "", `get${Name}`), summary: `Your ${label}`, request: { params }, responses: { 200: json(BrainDocument, label), ...errors } });
   const put = createRoute({
-    ...route("put", ""),
+    ...route("put", "", `put${Name}`),
     summary: `Replace ${label} (a new version; expected_version guards against concurrent edits)`,
     request: { params, ...jsonBody(WriteBody) },
     responses: { 200: json(WriteResult, "Written"), ...writeErrors },
   });
   const versions = createRoute({
-    ...route("get", "/versions"),
+    ...route("get", "/versions", `list${Name}Versions`),
     summary: `${label} versions, newest first`,
     request: { params, query: PageQuery },
     responses: { 200: json(z.object({ current: z.number(), versions: z.array(BrainVersion), next_before: z.number().nullable() }), "Versions"), ...errors },
   });
   const version = createRoute({
-    ...route("get", "/versions/{version}"),
+    ...route("get", "/versions/{version}", `get${Name}Version`),
     summary: `One ${label} version, with its text`,
     request: { params: params.extend({ version: z.coerce.number().int().min(1) }) },
     responses: { 200: json(BrainVersion.extend({ content: z.string() }), "Version"), ...errors },
   });
   const diff = createRoute({
-    ...route("get", "/diff"),
+    ...route("get", "/diff", `diff${Name}Versions`),
     summary: `Unified diff between two ${label} versions`,
     request: { params, query: DiffQuery },
     responses: { 200: json(BrainDiff, "Diff"), ...errors },
   });
   const restore = createRoute({
-    ...route("post", "/rollback"),
+    ...route("post", "/rollback", `rollback${Name}`),
     summary: `Roll ${label} back to a version (stored as a new version)`,
     request: { params, ...jsonBody(RollbackBody) },
     responses: { 200: json(WriteResult, "Rolled back"), ...writeErrors },

@@ -9,6 +9,7 @@ import { MemoryEntry, MemoryPageQuery, NewMemory, SiteId } from "./schemas";
 const listRoute = createRoute({
   method: "get",
   path: "/v1/brain/memory",
+  operationId: "listMemoryEntries",
   tags: ["brain"],
   summary: "Your MEMORY entries, newest first",
   security,
@@ -25,6 +26,7 @@ const listRoute = createRoute({
 const addRoute = createRoute({
   method: "post",
   path: "/v1/brain/memory",
+  operationId: "createMemoryEntry",
   tags: ["brain"],
   summary: "Add a MEMORY entry (an entry about a site registers the site)",
   security,
@@ -41,6 +43,7 @@ const addRoute = createRoute({
 const deleteRoute = createRoute({
   method: "delete",
   path: "/v1/brain/memory/{id}",
+  operationId: "deleteMemoryEntry",
   tags: ["brain"],
   summary: "Delete a MEMORY entry",
   security,

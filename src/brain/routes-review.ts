@@ -13,6 +13,7 @@ const IdParam = z.object({ id: z.string().min(1).max(100) });
 const getSettings = createRoute({
   method: "get",
   path: "/v1/brain/settings",
+  operationId: "getBrainSettings",
   tags,
   summary: "Brain settings",
   security,
@@ -22,6 +23,7 @@ const getSettings = createRoute({
 const putSettings = createRoute({
   method: "put",
   path: "/v1/brain/settings",
+  operationId: "putBrainSettings",
   tags,
   summary: "Change brain settings",
   security,
@@ -32,6 +34,7 @@ const putSettings = createRoute({
 const listRoute = createRoute({
   method: "get",
   path: "/v1/brain/proposals",
+  operationId: "listProposals",
   tags,
   summary: "The assistant's proposals (pending by default), newest first, with the diff each would apply",
   security,
@@ -56,6 +59,7 @@ const Applied = z
 const approveRoute = createRoute({
   method: "post",
   path: "/v1/brain/proposals/{id}/approve",
+  operationId: "approveProposal",
   tags,
   summary: "Apply a proposal (409 if already decided, if its document changed since, or at a limit)",
   security,
@@ -66,6 +70,7 @@ const approveRoute = createRoute({
 const rejectRoute = createRoute({
   method: "post",
   path: "/v1/brain/proposals/{id}/reject",
+  operationId: "rejectProposal",
   tags,
   summary: "Discard a proposal",
   security,

@@ -12,6 +12,7 @@ const Name = z.string().trim().min(1).max(200).nullable().optional();
 const listRoute = createRoute({
   method: "get",
   path: "/v1/sites",
+  operationId: "listSites",
   tags,
   summary: "Your sites",
   security,
@@ -21,6 +22,7 @@ const listRoute = createRoute({
 const createSiteRoute = createRoute({
   method: "post",
   path: "/v1/sites",
+  operationId: "createSite",
   tags,
   summary: "Register a site",
   security,
@@ -31,6 +33,7 @@ const createSiteRoute = createRoute({
 const getRoute = createRoute({
   method: "get",
   path: "/v1/sites/{site}",
+  operationId: "getSite",
   tags,
   summary: "One site",
   security,
@@ -41,6 +44,7 @@ const getRoute = createRoute({
 const renameRoute = createRoute({
   method: "patch",
   path: "/v1/sites/{site}",
+  operationId: "renameSite",
   tags,
   summary: "Rename a site",
   security,
@@ -51,6 +55,7 @@ const renameRoute = createRoute({
 const deleteRoute = createRoute({
   method: "delete",
   path: "/v1/sites/{site}",
+  operationId: "deleteSite",
   tags,
   summary: "Delete a site with its BIBLE (and versions), HEARTBEAT, MEMORY entries about it and pending proposals",
   security,
@@ -61,6 +66,7 @@ const deleteRoute = createRoute({
 const heartbeatRoute = createRoute({
   method: "get",
   path: "/v1/sites/{site}/heartbeat",
+  operationId: "getHeartbeat",
   tags,
   summary: "The site's HEARTBEAT, regenerated on each sync (stale when not refreshed for a day)",
   security,
@@ -71,6 +77,7 @@ const heartbeatRoute = createRoute({
 const syncRoute = createRoute({
   method: "put",
   path: "/v1/sites/{site}/sync",
+  operationId: "syncSite",
   tags,
   summary: "Push the site's sync data; HEARTBEAT is regenerated from it (no model call)",
   security,

@@ -1,22 +1,22 @@
-import type { SessionObject } from "../sessions/session-do";
-
-/** Bindings and vars the Worker receives. Optional entries exist only in some environments. */
-export interface Env {
-  DB: D1Database;
-  SESSIONS: DurableObjectNamespace<SessionObject>;
-  OBSERVATIONS: Queue<unknown>;
-  VECTORS?: VectorizeIndex;
-  AI?: Ai;
-  ADMIN_TOKEN?: string;
-  ANTHROPIC_API_KEY?: string;
-  ANTHROPIC_BASE_URL?: string;
-  CHAT_MODEL?: string;
-  BACKGROUND_MODEL?: string;
-  MAX_TOKENS?: string;
-  AGENT_MAX_ITERATIONS?: string;
-  MODEL_MAX_RETRIES?: string;
-  MODEL_TIMEOUT_MS?: string;
-  MAX_BODY_BYTES?: string;
-  CONTINUATION_TTL_SECONDS?: string;
-  VECTOR_BACKEND?: string;
+/**
+ * The Worker's environment. Bindings and vars come from wrangler.toml through `wrangler types`
+ * (worker-configuration.d.ts at the repository root, wrangler's default place: regenerate with `npm run types`, CI fails when it is stale);
+ * VECTORS and AI are optional there because only the production environment binds them.
+ * Added here: secrets and tuning variables that no configuration file declares, all optional.
+ */
+declare global {
+  namespace Cloudflare {
+    interface Env {
+      ADMIN_TOKEN?: string;
+      ANTHROPIC_API_KEY?: string;
+      MAX_TOKENS?: string;
+      AGENT_MAX_ITERATIONS?: string;
+      MODEL_MAX_RETRIES?: string;
+      MODEL_TIMEOUT_MS?: string;
+      MAX_BODY_BYTES?: string;
+      CONTINUATION_TTL_SECONDS?: string;
+    }
+  }
 }
+
+export type Env = Cloudflare.Env;

@@ -4,7 +4,7 @@
  * - `runStatements`: builders and raw `sql` alike (drizzle's own batch cannot take raw statements with
  *   parameters, e.g. `json_each` bulk writes), with D1's raw results.
  */
-import { and, sql, type SQL } from "drizzle-orm";
+import { and, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { AppError } from "../lib/errors";

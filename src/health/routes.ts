@@ -7,7 +7,10 @@ const Health = z.object({ ok: z.boolean(), db: z.boolean(), model: z.enum(["anth
 const healthRoute = createRoute({
   method: "get",
   path: "/healthz",
+  operationId: "getHealth",
   tags: ["meta"],
+  // Open to load balancers and probes: no credentials.
+  security: [],
   summary: "Health: database reachable, which model answers",
   responses: {
     200: json(Health, "Healthy"),

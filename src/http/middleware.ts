@@ -1,9 +1,9 @@
-import { createMiddleware } from "hono/factory";
 import { bodyLimit } from "hono/body-limit";
+import { createMiddleware } from "hono/factory";
 import { loadConfig } from "../config/config";
 import { createDb } from "../db/client";
-import type { AppEnv } from "./context";
 import { AppError } from "../lib/errors";
+import type { AppEnv } from "./context";
 
 /** Request id (echoed in `x-request-id`), validated config and the db handle for every request. */
 export const requestContext = createMiddleware<AppEnv>(async (c, next) => {

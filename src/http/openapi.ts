@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "./context";
 import { AppError } from "../lib/errors";
+import type { AppEnv } from "./context";
 import { ErrorBody } from "./errors";
 
 /** Every router shares one validation hook: a zod failure becomes the one error shape. */
@@ -37,6 +37,11 @@ export const errors = {
 export const security = [{ bearer: [] }];
 
 /** A caller-chosen identifier (site, project, session): safe in paths, logs and Durable Object names. */
-export const Slug = z.string().trim().min(1).max(100).regex(/^[\w.:-]+$/, "may contain letters, digits, _ . : -");
+export const Slug = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .regex(/^[\w.:-]+$/, "may contain letters, digits, _ . : -");
 
 export const Ok = z.object({ ok: z.literal(true) }).openapi("Ok");

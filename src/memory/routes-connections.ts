@@ -17,6 +17,7 @@ const route = <R extends Parameters<typeof createRoute>[0]>(r: R) => createRoute
 const createRouteDef = route({
   method: "post",
   path: "/v1/connections",
+  operationId: "createConnection",
   summary: "Add a tool connection; its learned info is injected while it is active",
   request: jsonBody(z.strictObject({ name: Name, active: z.boolean().optional(), learned_info: LearnedInfo.optional() }).openapi("NewConnection")),
   responses: { 201: json(Connection, "Created"), ...errors },
@@ -25,6 +26,7 @@ const createRouteDef = route({
 const listRouteDef = route({
   method: "get",
   path: "/v1/connections",
+  operationId: "listConnections",
   summary: "Your connections",
   responses: { 200: json(z.object({ connections: z.array(Connection) }), "Connections"), ...errors },
 });
@@ -32,6 +34,7 @@ const listRouteDef = route({
 const getRouteDef = route({
   method: "get",
   path: "/v1/connections/{id}",
+  operationId: "getConnection",
   summary: "One connection",
   request: { params: IdParam },
   responses: { 200: json(Connection, "Connection"), ...errors },
@@ -40,6 +43,7 @@ const getRouteDef = route({
 const patchRouteDef = route({
   method: "patch",
   path: "/v1/connections/{id}",
+  operationId: "updateConnection",
   summary: "Rename, (de)activate, or replace the learned info of a connection",
   request: {
     params: IdParam,
@@ -51,6 +55,7 @@ const patchRouteDef = route({
 const deleteRouteDef = route({
   method: "delete",
   path: "/v1/connections/{id}",
+  operationId: "deleteConnection",
   summary: "Delete a connection and the facts scoped to it",
   request: { params: IdParam },
   responses: { 200: json(z.object({ ok: z.literal(true), facts_deleted: z.number() }), "Deleted"), ...errors },

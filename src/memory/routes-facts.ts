@@ -72,6 +72,7 @@ const FactId = z.object({ id: z.string().regex(UUID_RE, "must be a fact id (UUID
 const importRoute = createRoute({
   method: "post",
   path: "/v1/memory/facts",
+  operationId: "importFacts",
   tags: ["memory"],
   summary: "Import facts verbatim, in bulk (no model call)",
   security,
@@ -93,6 +94,7 @@ const importRoute = createRoute({
 const searchRoute = createRoute({
   method: "get",
   path: "/v1/memory/facts/search",
+  operationId: "searchFacts",
   tags: ["memory"],
   summary: "Hybrid retrieval (full-text BM25 + vectors, fused by score, time-aware) over your facts",
   security,
@@ -138,6 +140,7 @@ const searchRoute = createRoute({
 const listRoute = createRoute({
   method: "get",
   path: "/v1/memory/facts",
+  operationId: "listFacts",
   tags: ["memory"],
   summary: "List your facts, newest first",
   security,
@@ -154,6 +157,7 @@ const listRoute = createRoute({
 const getRoute = createRoute({
   method: "get",
   path: "/v1/memory/facts/{id}",
+  operationId: "getFact",
   tags: ["memory"],
   summary: "One fact, with what it replaced and what replaced it",
   security,
@@ -164,6 +168,7 @@ const getRoute = createRoute({
 const deleteRoute = createRoute({
   method: "delete",
   path: "/v1/memory/facts/{id}",
+  operationId: "deleteFact",
   tags: ["memory"],
   summary: "Forget one fact",
   security,

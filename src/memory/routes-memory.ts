@@ -50,6 +50,7 @@ const route = <R extends Parameters<typeof createRoute>[0]>(r: R) => createRoute
 const observationsRoute = route({
   method: "post",
   path: "/v1/observations",
+  operationId: "createObservations",
   summary: "Autonomous write path into the event bus (scaffold_update / learned_fact); send Idempotency-Key to make retries safe",
   request: { ...jsonBody(ObservationsBody), headers: z.object({ "idempotency-key": z.string().min(1).max(200).optional() }) },
   responses: { 202: json(z.object({ events: z.array(Event), replayed: z.boolean(), budget: Budget }), "Accepted"), ...errors, 409: json(ErrorBody, "Idempotency-Key reused with a different body") },
@@ -58,6 +59,7 @@ const observationsRoute = route({
 const workingRoute = route({
   method: "get",
   path: "/v1/memory/working",
+  operationId: "getWorkingMemory",
   summary: "Working memory: the narrative injected into every turn",
   responses: {
     200: json(z.object({ working_memory: z.string(), words: z.number(), updated_at: z.number(), pending_events: z.number() }), "Working memory"),
@@ -68,6 +70,7 @@ const workingRoute = route({
 const scaffoldRoute = route({
   method: "get",
   path: "/v1/memory/scaffold",
+  operationId: "getScaffold",
   summary: "The scaffold (schema-free profile) with confidence per top-level key",
   responses: {
     200: json(
@@ -81,6 +84,7 @@ const scaffoldRoute = route({
 const eventsRoute = route({
   method: "get",
   path: "/v1/memory/events",
+  operationId: "listMemoryEvents",
   summary: "Observations and their status (pending, processed, deferred over budget, failed)",
   request: { query: z.object({ ...Page, status: z.enum(["pending", "processed", "failed", "deferred"]).optional() }) },
   responses: { 200: json(z.object({ events: z.array(Event), next_before: z.string().nullable(), budget: Budget }), "Events"), ...errors },
@@ -89,6 +93,7 @@ const eventsRoute = route({
 const retryRoute = route({
   method: "post",
   path: "/v1/memory/events/retry",
+  operationId: "retryMemoryEvents",
   summary: "Put failed events back on the queue",
   responses: { 200: json(z.object({ retried: z.array(z.string()) }), "Re-enqueued"), ...errors },
 });
@@ -96,6 +101,7 @@ const retryRoute = route({
 const logsRoute = route({
   method: "get",
   path: "/v1/memory/context-logs",
+  operationId: "listContextLogs",
   summary: "What each chat turn injected (section names and item ids) and what it left out, and why",
   request: { query: z.object({ ...Page, session_id: z.string().min(1).max(100).optional() }) },
   responses: {
@@ -113,6 +119,7 @@ const logsRoute = route({
 const runsRoute = route({
   method: "get",
   path: "/v1/memory/runs",
+  operationId: "listConsolidationRuns",
   summary: "Consolidation runs: which events each one applied and what it changed",
   request: { query: z.object(RunsPage) },
   responses: { 200: json(z.object({ runs: z.array(z.record(z.string(), z.unknown())) }), "Runs"), ...errors },

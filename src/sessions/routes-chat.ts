@@ -41,6 +41,7 @@ export const ChatResponse = z
 const chatRoute = createRoute({
   method: "post",
   path: "/v1/chat",
+  operationId: "chat",
   tags: ["chat"],
   summary: "One chat turn: an SSE stream by default, JSON with stream:false",
   security,

@@ -39,6 +39,7 @@ const conflict = { 409: json(ErrorBody, "Nothing pending, a mismatch with the pe
 const listRoute = createRoute({
   method: "get",
   path: "/v1/sessions",
+  operationId: "listSessions",
   tags: ["sessions"],
   summary: "List your sessions, most recent first",
   security,
@@ -54,6 +55,7 @@ const listRoute = createRoute({
 const getRoute = createRoute({
   method: "get",
   path: "/v1/sessions/{id}",
+  operationId: "getSession",
   tags: ["sessions"],
   summary: "A session, its full history and its pending tool call, if any",
   security,
@@ -64,6 +66,7 @@ const getRoute = createRoute({
 const deleteRoute = createRoute({
   method: "delete",
   path: "/v1/sessions/{id}",
+  operationId: "deleteSession",
   tags: ["sessions"],
   summary: "Delete a session and its history",
   security,
@@ -74,6 +77,7 @@ const deleteRoute = createRoute({
 const toolResultRoute = createRoute({
   method: "post",
   path: "/v1/sessions/{id}/tool_result",
+  operationId: "resumeTurn",
   tags: ["sessions"],
   summary: "Resume a suspended turn with a client tool's result or an approval decision",
   description:
@@ -91,6 +95,7 @@ const toolResultRoute = createRoute({
 const cancelRoute = createRoute({
   method: "delete",
   path: "/v1/sessions/{id}/pending",
+  operationId: "cancelPendingTool",
   tags: ["sessions"],
   summary: "Cancel the pending tool call; the model sees it as cancelled on the next turn",
   security,
