@@ -99,7 +99,7 @@ describe("DELETE /v1/memory", () => {
       maxRetries: 0,
       fetch: async () => {
         await api(u.key, "DELETE", "/v1/memory");
-        return Response.json(messageJson({ id: "msg_slow", model: "m", content: [{ type: "tool_use", id: "toolu_slow", name: "consolidate_memory", input: output }], stop_reason: "tool_use", usage: { input_tokens: 1, output_tokens: 1 } }));
+        return Response.json(messageJson({ id: "msg_slow", model: "m", content: [{ type: "text", text: JSON.stringify(output) }], stop_reason: "end_turn", usage: { input_tokens: 1, output_tokens: 1 } }));
       },
     });
     await expect(consolidateUser(captured().deps, { client, model: "m" }, u.id)).rejects.toBeInstanceOf(ConsolidationConflict);

@@ -72,14 +72,13 @@ describe("offline model", () => {
     expect(JSON.stringify(reply.content)).toContain("lives in Lisbon");
   });
 
-  it("fills a forced tool call from the caller's skill", async () => {
-    const msg = await client({ summarize: () => ({ ok: 1 }) }).messages.create({
-      model: "m",
-      max_tokens: 100,
-      tools: [{ name: "summarize", description: "s", input_schema: { type: "object" } }],
-      tool_choice: { type: "tool", name: "summarize" },
-      messages: [{ role: "user", content: "go" }],
-    });
-    expect(msg.content[0]).toMatchObject({ type: "tool_use", name: "summarize", input: { ok: 1 } });
+  it("answers a structured-output request from the caller's rule, chosen by the schema's title", async () => {
+    const format = { type: "json_schema" as const, schema: { title: "summary", type: "object", properties: { ok: { type: "number" } }, required: ["ok"], additionalProperties: false } };
+    const msg = await client({ summary: () => ({ ok: 1 }) }).messages.create({ model: "m", max_tokens: 100, output_config: { format }, messages: [{ role: "user", content: "go" }] });
+    expect(msg.content[0]).toMatchObject({ type: "text" });
+    expect(JSON.parse(msg.content[0]?.type === "text" ? msg.content[0].text : "")).toEqual({ ok: 1 });
+    const other = await client().messages.create({ model: "m", max_tokens: 100, output_config: { format }, messages: [{ role: "user", content: "go" }] });
+    // No rule for this schema: the smallest value it allows, still valid JSON.
+    expect(JSON.parse(other.content[0]?.type === "text" ? other.content[0].text : "")).toEqual({ ok: 0 });
   });
 });

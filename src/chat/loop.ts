@@ -36,6 +36,8 @@ export type LoopInput = {
   emit(event: ChatEvent): void;
   /** Appends messages to the session history atomically. */
   persist(messages: MessageParam[]): Promise<void>;
+  /** Called with each model call's usage as it completes, so a turn that fails later still accounts for it. */
+  onUsage?(usage: Anthropic.Usage): void;
   progress?: Progress;
 };
 
@@ -66,6 +68,7 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
       }
       throw Object.assign(err instanceof Error ? err : new Error(String(err)), { answered });
     }
+    input.onUsage?.(message.usage);
     progress.usage.input_tokens += message.usage.input_tokens;
     progress.usage.output_tokens += message.usage.output_tokens;
     const assistant: MessageParam = { role: "assistant", content: message.content as Anthropic.ContentBlockParam[] };

@@ -19,4 +19,7 @@ export interface Env {
   MAX_BODY_BYTES?: string;
   CONTINUATION_TTL_SECONDS?: string;
   VECTOR_BACKEND?: string;
+  HISTORY_BUDGET_TOKENS?: string;
+  DAILY_CHAT_TOKENS?: string;
+  MODEL_PRICES?: string;
 }

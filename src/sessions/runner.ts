@@ -22,6 +22,7 @@ import { createModelClient } from "../model/anthropic";
 import { isAbort, modelFailure } from "../model/errors";
 import type { ToolContext } from "../tools/tool";
 import { recordUsage } from "../usage/record";
+import { addTokens, noTokens, type SpentTokens } from "../usage/spent";
 import type { EventSink } from "./event-stream";
 import { followUpQuery, toModelMessages } from "./history";
 import type { SessionStorage } from "./storage";
@@ -42,8 +43,8 @@ type Segment = {
   injected: ReadonlyMap<string, string[]>;
   stream: boolean;
 };
-/** What a segment changed, and the D1 bookkeeping it started: awaited together, after the last event. */
-type Tally = { added: number; pending: boolean; writes: Promise<unknown>[] };
+/** What a segment changed, the tokens it spent, and the D1 bookkeeping it started: awaited together, after the last event. */
+type Tally = { added: number; pending: boolean; writes: Promise<unknown>[]; spent: SpentTokens };
 export type Alarm = { set(at: number): Promise<void>; clear(): Promise<void> };
 
 export const pendingMessage = (sessionId: string) =>
@@ -63,7 +64,7 @@ export class TurnRunner {
     const scope = this.scope(input, input.siteId, input.projectId);
     const lastReply = this.store.messages().findLast((m) => m.role === "assistant");
     const [userSeq] = this.store.append([{ role: "user", content: [{ type: "text", text: input.message }] }]);
-    const tally: Tally = { added: 1, pending: false, writes: [] };
+    const tally: Tally = { added: 1, pending: false, writes: [], spent: noTokens() };
     try {
       const defer = (work: Promise<unknown>) => tally.writes.push(work.catch((err: unknown) => console.error(JSON.stringify({ deferred: describeFailure(err) }))));
       const prompt = await buildSystemPrompt({ ...scope, query: followUpQuery(input.message, lastReply), now: Date.now(), defer }, contextProviders);
@@ -80,7 +81,7 @@ export class TurnRunner {
       }
       this.fail(err, sink, input.sessionId);
     } finally {
-      await Promise.all([...tally.writes, touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending)]);
+      await Promise.all([...tally.writes, this.recordSpent(scope, scope.config.chatModel, tally.spent), touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending)]);
     }
   }
 
@@ -95,7 +96,7 @@ export class TurnRunner {
     const tools = turnTools(cont.client_tools, cont.server_tools);
     const counters = new Map(Object.entries(cont.counters));
     const seg: Segment = { scope, model: cont.model, system: cont.system, tools, progress, counters, injected: new Map(Object.entries(cont.injected)), stream: cont.stream };
-    const tally: Tally = { added: 0, pending: false, writes: [] };
+    const tally: Tally = { added: 0, pending: false, writes: [], spent: noTokens() };
     try {
       if (resolution.remember) this.store.allowAlways(resolution.call.tool_name);
       const { results, pending } = await applyAnswer(cont, resolution, tools, this.toolCtx(seg, sink), sink.emit);
@@ -109,7 +110,7 @@ export class TurnRunner {
     } catch (err) {
       this.fail(err, sink, input.sessionId);
     } finally {
-      await Promise.all([...tally.writes, touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending)]);
+      await Promise.all([...tally.writes, this.recordSpent(scope, cont.model, tally.spent), touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending)]);
     }
   }
 
@@ -141,19 +142,9 @@ export class TurnRunner {
       persist: async (msgs) => {
         tally.added += this.store.append(msgs).length;
       },
+      onUsage: (u) => addTokens(tally.spent, u),
       ...(seg.progress ? { progress: seg.progress } : {}),
     });
-    const before = seg.progress?.usage ?? { input_tokens: 0, output_tokens: 0 };
-    tally.writes.push(
-      recordUsage(scope.db, {
-        userId: scope.userId,
-        kind: "chat",
-        model: seg.model,
-        inputTokens: outcome.usage.input_tokens - before.input_tokens,
-        outputTokens: outcome.usage.output_tokens - before.output_tokens,
-        sessionId: scope.sessionId,
-      }),
-    );
     if (outcome.kind === "done") {
       sink.emit({ type: "done", stop_reason: outcome.stopReason, usage: outcome.usage, tools_used: outcome.toolsUsed });
       return false;
@@ -183,6 +174,13 @@ export class TurnRunner {
         expires_at: this.expiry(now),
       },
       sink,
+    );
+  }
+
+  /** One usage row for the segment's model calls, including those before a failure. */
+  private recordSpent(scope: TurnScope, model: string, spent: SpentTokens): Promise<void> {
+    return recordUsage(scope.db, { userId: scope.userId, kind: "chat", model, usage: spent, sessionId: scope.sessionId, prices: scope.config.modelPrices }).catch((err: unknown) =>
+      console.error(JSON.stringify({ usage: describeFailure(err) })),
     );
   }
 

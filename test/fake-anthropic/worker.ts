@@ -8,6 +8,7 @@
  *   POST /v1/messages                       the API: JSON, or SSE when `stream: true`
  */
 import { approxTokens, errorEvent, messageEvents, messageJson, sseFrame, type WireBlock, type WireEvent, type WireMessage } from "../../src/model/wire";
+import { defaultStructuredText, forcedToolChoiceError, formatError, structuredQueue, type StructuredRequest } from "./structured";
 
 export type Citation = { type: "web_search_result_location"; url: string; title: string | null; cited_text: string; encrypted_index: string };
 
@@ -26,6 +27,8 @@ export type Step =
       error_type?: string;
       /** Send this many events, then keep the connection open until the client goes away. */
       stall_after?: number;
+      /** The answer to a structured-output request (output_config.format): queued apart from chat replies. */
+      structured?: boolean;
     }
   | { status: 429 | 500 | 529 | 400 | 401; error_type?: string; message?: string };
 
@@ -80,10 +83,13 @@ function stream(events: WireEvent[], step: Extract<Step, { reply: unknown }>): R
 async function messages(request: Request): Promise<Response> {
   const auth = request.headers.get("x-api-key") ?? request.headers.get("authorization");
   if (!auth) return Response.json({ type: "error", error: { type: "authentication_error", message: "missing api key" } }, { status: 401 });
-  const body = (await request.json()) as { model: string; stream?: boolean; metadata?: { user_id?: string }; messages: unknown[] };
+  const body = (await request.json()) as StructuredRequest & { stream?: boolean; metadata?: { user_id?: string }; messages: unknown[] };
   const key = body.metadata?.user_id ?? "default";
   received.set(key, [...(received.get(key) ?? []), body]);
-  const step = scripts.get(key)?.shift() ?? defaultStep();
+  const invalid = forcedToolChoiceError(body) ?? formatError(body);
+  if (invalid) return Response.json({ type: "error", error: { type: "invalid_request_error", message: invalid } }, { status: 400 });
+  const structured = body.output_config?.format ? structuredQueue(key) : undefined;
+  const step = (structured ? scripts.get(structured)?.shift() : scripts.get(key)?.shift()) ?? (structured ? { reply: { content: [{ type: "text" as const, text: defaultStructuredText(body) }] } } : defaultStep());
   const requestId = `req_fake_${crypto.randomUUID()}`;
   if ("status" in step) {
     const type = step.error_type ?? ERROR_TYPES[step.status] ?? "api_error";
@@ -112,7 +118,10 @@ export default {
     if (url.pathname === "/v1/messages" && request.method === "POST") return messages(request);
     if (url.pathname === "/__script" && request.method === "POST") {
       const { key, steps } = (await request.json()) as { key: string; steps: Step[] };
-      scripts.set(key, [...(scripts.get(key) ?? []), ...steps]);
+      for (const step of steps) {
+        const queue = "reply" in step && step.structured ? structuredQueue(key) : key;
+        scripts.set(queue, [...(scripts.get(queue) ?? []), step]);
+      }
       return Response.json({ queued: scripts.get(key)?.length ?? 0 });
     }
     if (url.pathname === "/__requests") return Response.json(received.get(url.searchParams.get("key") ?? "default") ?? []);
