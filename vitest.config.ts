@@ -12,6 +12,8 @@ export default defineConfig(async () => {
   return {
     plugins: [
       cloudflareTest({
+        // The production configuration, with the test Worker (production capabilities + a test capability) as main.
+        main: "./test/worker.ts",
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
           bindings: {

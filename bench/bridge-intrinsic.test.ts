@@ -9,7 +9,7 @@ import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
 import { toModelMessages } from "../src/sessions/history";
 import { SessionStorage } from "../src/sessions/storage";
-import type { ToolContext } from "../src/tools/tool";
+import type { ToolContext } from "../src/core/tool";
 import { report } from "./report";
 
 const tool = { name: "lookup_order", description: "Look up an order", input_schema: { type: "object" as const, properties: { id: { type: "string" } } }, needs_approval: false };
@@ -37,8 +37,8 @@ it("suspend + resume cycle", async () => {
     const store = new SessionStorage(ctx.storage);
     // A session of 20 messages of ordinary size; each cycle adds 4 and the oldest 4 are dropped.
     for (let i = 0; i < 10; i++) store.append([{ role: "user", content: [{ type: "text", text: `question ${i} `.repeat(20) }] }, { role: "assistant", content: [{ type: "text", text: `answer ${i} `.repeat(40) }] }]);
-    const tools = turnTools([tool]);
-    const toolCtx: ToolContext = { db: createDb(env.DB), env, config: loadConfig(env), userId: "usr_bench", plan: "free", sessionId: "ses_bench", siteId: null, projectId: null, emit: () => undefined, turn: new Map() };
+    const tools = turnTools([], [tool]);
+    const toolCtx: ToolContext = { db: createDb(env.DB), env, config: loadConfig(env), userId: "usr_bench", plan: "free", sessionId: "ses_bench", siteId: null, projectId: null, emit: () => undefined, turn: new Map(), injected: new Map() };
     const samples: number[] = [];
     for (let n = 0; n < BATCHES + 20; n++) {
       const t0 = performance.now();

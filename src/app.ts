@@ -1,18 +1,21 @@
-import { authRoutes } from "./auth/routes";
-import { brainRoutes } from "./brain/routes";
+import { accountRoutes } from "./account/routes";
 import { requireAdmin, requireUser } from "./auth/middleware";
-import { chatRoutes } from "./chat/routes";
+import { authRoutes } from "./auth/routes";
+import type { Registry } from "./core/capability";
+import { runScheduled } from "./core/cron";
+import { handleQueue, type QueueMessage } from "./core/queue";
+import type { Env } from "./config/env";
 import { healthRoutes } from "./health/routes";
-import { memoryRoutes } from "./memory/routes";
 import { onError, onNotFound } from "./http/errors";
 import { guardBody, requestContext } from "./http/middleware";
 import { newRouter } from "./http/openapi";
+import { chatRoutes } from "./sessions/routes-chat";
 import { sessionRoutes } from "./sessions/routes";
 
 export const VERSION = "0.1.0";
 
-/** Builds the HTTP app: shared middleware, then each capability's routes, then the OpenAPI document. */
-export function createApp() {
+/** The HTTP app: shared middleware, the core's routes, each capability's routes, then the OpenAPI document. */
+export function createApp(registry: Registry) {
   const app = newRouter();
   app.use("*", requestContext);
   app.use("*", guardBody);
@@ -23,10 +26,10 @@ export function createApp() {
 
   app.route("/", healthRoutes);
   app.route("/", authRoutes);
-  app.route("/", chatRoutes);
+  app.route("/", accountRoutes(registry));
+  app.route("/", chatRoutes(registry));
   app.route("/", sessionRoutes);
-  app.route("/", brainRoutes);
-  app.route("/", memoryRoutes);
+  for (const capability of registry.capabilities) if (capability.routes) app.route("/", capability.routes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
@@ -38,4 +41,16 @@ export function createApp() {
     info: { title: "engram", version: VERSION, description: "Memory layer and chat backend for Claude-based assistants." },
   });
   return app;
+}
+
+/** The Worker's handlers for one registry: HTTP, the observation queue and cron. */
+export function createWorker(registry: Registry) {
+  const app = createApp(registry);
+  return {
+    fetch: app.fetch,
+    queue: (batch, env) => handleQueue(registry.queueKinds, batch, env),
+    scheduled: async (controller, env, ctx) => {
+      ctx.waitUntil(runScheduled(registry.cronJobs, env, controller.scheduledTime));
+    },
+  } satisfies ExportedHandler<Env, QueueMessage>;
 }

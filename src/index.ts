@@ -1,16 +1,16 @@
-import { createApp } from "./app";
+/** The Worker entry: the production registry, its handlers and its session Durable Object. */
+import { createWorker } from "./app";
+import { capabilities } from "./capabilities";
 import type { Env } from "./config/env";
-import { runScheduled } from "./cron/scheduled";
-import { handleQueue, type QueueMessage } from "./queue/consumer";
+import { composeRegistry } from "./core/capability";
+import { SessionObject } from "./sessions/session-do";
 
-export { SessionDO } from "./sessions/session-do";
+const registry = composeRegistry(capabilities);
 
-const app = createApp();
+export class SessionDO extends SessionObject {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env, registry);
+  }
+}
 
-export default {
-  fetch: app.fetch,
-  queue: (batch, env) => handleQueue(batch, env),
-  scheduled: async (controller, env, ctx) => {
-    ctx.waitUntil(runScheduled(env, controller.scheduledTime));
-  },
-} satisfies ExportedHandler<Env, QueueMessage>;
+export default createWorker(registry);

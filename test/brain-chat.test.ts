@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { proposalInsert, propose, type ProposalRow } from "../src/brain/review";
 import { updateCustomerBrain } from "../src/brain/tool";
-import { toAnthropicTool } from "../src/tools/tool";
+import { toAnthropicTool } from "../src/core/tool";
 import { api, chat, createUser, readSse, script, seen, textReply, toolCall } from "./helpers";
 import { brainRows, call, createProject, lastToolResults, memory, ofType, seedEntries, soul, testDb, type Entry } from "./brain-helpers";
 

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import type { ChatEvent } from "../src/chat/events";
+import type { ChatEvent } from "../src/core/events";
 import { createDb } from "../src/db/client";
 import { api } from "./helpers";
 

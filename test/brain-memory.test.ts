@@ -1,8 +1,9 @@
+import { registry } from "./worker";
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { memoryInsert, type EntryRow } from "../src/brain/memory";
 import { siteInsert } from "../src/brain/sites";
-import { runScheduled } from "../src/cron/scheduled";
+import { runScheduled } from "../src/core/cron";
 import { api, chat, createUser, script, seen, textReply } from "./helpers";
 import { brainRows, call, createProject, memory, seedEntries, testDb, type Doc, type Entry, type ErrorShape } from "./brain-helpers";
 
@@ -223,9 +224,9 @@ describe("sites and HEARTBEAT", () => {
   it("cron marks heartbeats stale after a day without sync; the next sync clears it", async () => {
     const u = await createUser();
     await call(u.key, "PUT", "/v1/sites/bakery/sync", syncData);
-    const soon = await runScheduled(env, Date.now() + 60_000);
+    const soon = await runScheduled(registry.cronJobs, env, Date.now() + 60_000);
     expect(soon["brain.stale_heartbeats"]).toEqual({ marked: 0 });
-    const later = await runScheduled(env, Date.now() + 25 * 60 * 60 * 1000);
+    const later = await runScheduled(registry.cronJobs, env, Date.now() + 25 * 60 * 60 * 1000);
     expect((later["brain.stale_heartbeats"] as { marked: number }).marked).toBeGreaterThanOrEqual(1);
     expect((await call<Doc>(u.key, "GET", "/v1/sites/bakery/heartbeat")).body.stale).toBe(true);
     await script(u.id, textReply("ok"));

@@ -6,25 +6,25 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { brainContextProvider } from "../src/brain/context";
 import { updateCustomerBrain } from "../src/brain/tool";
-import type { ChatEvent } from "../src/chat/events";
+import type { ChatEvent } from "../src/core/events";
 import { buildSystemPrompt } from "../src/chat/prompt";
 import { loadConfig } from "../src/config/config";
-import { runTool, type ToolContext } from "../src/tools/tool";
+import { runTool, type ToolContext } from "../src/core/tool";
 import { createUser } from "./helpers";
 import { brainRows, call, soul, testDb, type Doc } from "./brain-helpers";
 
 type User = { id: string; key: string };
 
-/** A turn's tool context, with `injected` taken from a real system prompt built now (or none: an older caller). */
-async function turn(u: User, opts: { siteId?: string; injected?: "prompt" | "none" | Map<string, string[]> } = {}) {
+/** A turn's tool context, with `injected` taken from a real system prompt built now (or given). */
+async function turn(u: User, opts: { siteId?: string; injected?: Map<string, string[]> } = {}) {
   const scope = { db: testDb(), env, config: loadConfig(env), userId: u.id, plan: "free" as const, sessionId: "ses_tool", siteId: opts.siteId ?? null, projectId: null };
   const events: ChatEvent[] = [];
-  let injected: ReadonlyMap<string, string[]> | undefined;
-  if (opts.injected === undefined || opts.injected === "prompt") {
+  let injected = opts.injected;
+  if (!injected) {
     const prompt = await buildSystemPrompt({ ...scope, query: "hello", now: Date.now() }, [brainContextProvider]);
     injected = new Map(prompt.injected.map((s) => [s.name, s.ids]));
-  } else if (opts.injected instanceof Map) injected = opts.injected;
-  const ctx: ToolContext = { ...scope, emit: (e) => events.push(e), turn: new Map(), ...(injected ? { injected } : {}) };
+  }
+  const ctx: ToolContext = { ...scope, emit: (e) => events.push(e), turn: new Map(), injected };
   return { ctx, events, save: (target: string, content: string) => runTool(updateCustomerBrain, ctx, { target, content }) };
 }
 
@@ -94,14 +94,5 @@ describe("update_customer_brain against the version the model saw", () => {
     await call(u.key, "PUT", "/v1/brain/soul", { content: "Ana, vegan." });
     expect((await t.save("soul", "Ana, baker.")).isError).toBe(true);
     expect((await brainRows(u.id)).proposals).toBe(0);
-  });
-
-  it("keeps the old behaviour for callers that do not pass what was injected", async () => {
-    const u = await createUser();
-    await call(u.key, "PUT", "/v1/brain/soul", { content: "Ana." });
-    const t = await turn(u, { injected: "none" });
-    await call(u.key, "PUT", "/v1/brain/soul", { content: "Ana, vegan." });
-    expect((await t.save("soul", "Ana, baker.")).isError).toBeUndefined();
-    expect(await soul(u.key)).toMatchObject({ content: "Ana, baker.", version: 3 });
   });
 });

@@ -1,37 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import { DENIED } from "../src/bridge/answer";
-import { serverTools } from "../src/tools/registry";
-import type { Tool } from "../src/tools/tool";
+import { wipeCounter } from "./test-capability";
 import { chatTurn, deleteFile, errorOf, expectWholeHistory, lookupOrder, resume, state, type Block } from "./bridge-helpers";
 import { api, createUser, script, seen, textReply, toolCall } from "./helpers";
 
-// A builtin that needs the user's approval, registered for this test file only.
-let wipes = 0;
-const wipeCache: Tool = {
-  name: "wipe_cache",
-  description: "Wipe the server-side cache",
-  input: z.object({}),
-  runs: "server",
-  needsApproval: true,
-  describe: () => "Wiping the cache",
-  run: async () => ({ content: `wiped (${++wipes})` }),
-};
-/** Tells the model which prompt sections (ToolContext.injected) the turn's tools see. */
-const showContext: Tool = {
-  name: "show_context",
-  description: "Show the prompt sections this turn injected",
-  input: z.object({}),
-  runs: "server",
-  needsApproval: false,
-  describe: () => "Looking at the context",
-  run: async (ctx) => {
-    const calls = (ctx.turn.get("show_context") ?? 0) + 1;
-    ctx.turn.set("show_context", calls);
-    return { content: JSON.stringify({ sections: [...(ctx.injected ?? new Map())], calls }) };
-  },
-};
-(serverTools as Tool[]).push(wipeCache, showContext);
+// wipe_cache (needs approval) and show_context come from the test Worker's capability.
 
 const lastSent = async (userId: string) => (await seen(userId)).at(-1)?.messages.at(-1)?.content as Block[];
 
@@ -133,13 +106,13 @@ describe("approvals", () => {
     const t = await chatTurn(u.key, { message: "wipe the cache" });
     expect(t.pending).toMatchObject({ tool_name: "wipe_cache", pending_calls: [{ runs: "server", needs_approval: true }] });
     expect(t.events.find((e) => e.type === "tool_use")).toMatchObject({ reason: "Wiping the cache" });
-    const before = wipes;
+    const before = wipeCounter.wipes;
     const err = await errorOf(await api(u.key, "POST", `/v1/sessions/${t.sessionId}/tool_result`, { call_id: "toolu_a1", content: "fake" }));
     expect(err).toMatchObject({ status: 400, message: expect.stringMatching(/runs on the server/) });
     const r = await resume(u.key, t.sessionId, { call_id: "toolu_a1", action: "allow", tool_name: "wipe_cache" });
-    expect(wipes).toBe(before + 1);
+    expect(wipeCounter.wipes).toBe(before + 1);
     expect(r.events.find((e) => e.type === "tool_result")).toMatchObject({ name: "wipe_cache", ok: true });
-    expect(await lastSent(u.id)).toEqual([{ type: "tool_result", tool_use_id: "toolu_a1", content: `wiped (${wipes})` }]);
+    expect(await lastSent(u.id)).toEqual([{ type: "tool_result", tool_use_id: "toolu_a1", content: `wiped (${wipeCounter.wipes})` }]);
   });
 
   it("always remembers the tool for the session: later calls skip the pause (WARNING 1)", async () => {

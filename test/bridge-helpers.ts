@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { expect } from "vitest";
-import type { ChatEvent, ToolPendingEnvelope } from "../src/chat/events";
+import type { ChatEvent, ToolPendingEnvelope } from "../src/core/events";
 import { api } from "./helpers";
 
 export type Block = { type: string; [k: string]: unknown };

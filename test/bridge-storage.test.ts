@@ -168,48 +168,17 @@ describe("durability", () => {
   });
 });
 
-describe("older continuation formats", () => {
-  /** A v1 blob (the seed's shape) written straight into the session's storage, after a user message. */
-  async function storeV1(userId: string, sessionId: string, extra: Record<string, unknown>) {
-    await runInDurableObject(sessionStub(userId, sessionId), (_i, ctx) => {
-      const store = new SessionStorage(ctx.storage);
-      store.append([{ role: "user", content: [{ type: "text", text: "look up order 5" }] }]);
-      const v1 = {
-        v: 1,
-        user_id: userId,
-        session_id: sessionId,
-        model: "claude-sonnet-5-5",
-        system: "You are helpful.",
-        messages: [{ role: "assistant", content: [{ type: "tool_use", id: "toolu_v1", name: "lookup_order", input: { id: "5" } }] }],
-        call_id: "toolu_v1",
-        tool_name: "lookup_order",
-        tool_input: { id: "5" },
-        tools_used: ["lookup_order"],
-        created_at: Date.now(),
-        expires_at: Date.now() + 60_000,
-        ...extra,
-      };
-      ctx.storage.sql.exec("INSERT INTO continuation (slot, v, body, expires_at) VALUES (1, 1, ?, ?)", JSON.stringify(v1), v1.expires_at);
+describe("a stored continuation no format describes", () => {
+  it("is not pending: the session takes the next turn", async () => {
+    const u = await createUser();
+    await script(u.id, textReply("first"), textReply("second"));
+    const t = await chatTurn(u.key, { message: "hello" });
+    await runInDurableObject(sessionStub(u.id, t.sessionId), (_i, ctx) => {
+      const blob = { v: 1, call_id: "toolu_old", tool_name: "lookup_order", expires_at: Date.now() + 60_000 };
+      ctx.storage.sql.exec("INSERT INTO continuation (slot, v, body, expires_at) VALUES (1, 1, ?, ?)", JSON.stringify(blob), blob.expires_at);
     });
-  }
-
-  for (const [name, extra, offered] of [
-    ["without tools_variant (written before the field): server tools only", {}, false],
-    ["with tools_variant server+client: its client tools come back", { tools_variant: "server+client", client_tools: [{ ...lookupOrder, needs_approval: false }] }, true],
-  ] as const) {
-    it(`resumes a v1 continuation ${name}`, async () => {
-      const u = await createUser();
-      await script(u.id, textReply("first"), textReply("Order 5 is on its way."));
-      const t = await chatTurn(u.key, { message: "hello" });
-      await storeV1(u.id, t.sessionId, extra);
-      expect((await state(u.key, t.sessionId)).pending).toMatchObject({ call_id: "toolu_v1", tool_name: "lookup_order" });
-      const r = await resume(u.key, t.sessionId, { call_id: "toolu_v1", content: "shipped" });
-      expect(r.end).toMatchObject({ type: "done", tools_used: ["lookup_order"] });
-      const request = (await seen(u.id))[1];
-      expect(request?.system).toBe("You are helpful.");
-      expect(request?.tools?.some((x) => x.name === "lookup_order")).toBe(offered);
-      expect(request?.messages.at(-1)?.content).toEqual([{ type: "tool_result", tool_use_id: "toolu_v1", content: "shipped" }]);
-      expectWholeHistory((await state(u.key, t.sessionId)).messages);
-    });
-  }
+    expect((await state(u.key, t.sessionId)).pending).toBeNull();
+    const next = await chatTurn(u.key, { message: "again", session_id: t.sessionId });
+    expect(next.end).toMatchObject({ type: "done" });
+  });
 });

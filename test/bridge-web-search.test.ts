@@ -3,14 +3,14 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { modelTools, turnTools } from "../src/bridge/toolset";
 import { WEB_SEARCH_TOOL } from "../src/bridge/web-search";
-import type { ChatEvent } from "../src/chat/events";
+import type { ChatEvent } from "../src/core/events";
 import { runAgentLoop, type MessageParam } from "../src/chat/loop";
 import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
 import { createOfflineFetch, OFFLINE_NOTICE } from "../src/model/offline";
 import { chatTurn, state } from "./bridge-helpers";
 import type { Citation, Step } from "./fake-anthropic/worker";
-import { createUser, script, seen, textReply } from "./helpers";
+import { api, createUser, script, seen, textReply } from "./helpers";
 
 const citation: Citation = {
   type: "web_search_result_location",
@@ -30,14 +30,15 @@ const searched: Step = {
 };
 
 describe("native web search", () => {
-  it("is attached to every turn with max_uses 5; the old web_search field is accepted and ignored", async () => {
+  it("is attached to every turn with max_uses 5; there is no request field to switch it", async () => {
     const u = await createUser();
-    await script(u.id, textReply("a"), textReply("b"));
+    await script(u.id, textReply("a"));
     await chatTurn(u.key, { message: "hi" });
-    await chatTurn(u.key, { message: "hi", web_search: false });
-    const [plain, legacy] = await seen(u.id);
+    const [plain] = await seen(u.id);
     expect(plain?.tools?.find((t) => t.name === "web_search")).toEqual({ type: "web_search_20250305", name: "web_search", max_uses: 5 });
-    expect(legacy?.tools).toEqual(plain?.tools);
+    const res = await api(u.key, "POST", "/v1/chat", { message: "hi", web_search: false });
+    expect(res.status).toBe(400);
+    expect(await seen(u.id)).toHaveLength(1);
   });
 
   it("streams the search and its citations, and keeps the server blocks in history unchanged", async () => {
@@ -84,9 +85,9 @@ describe("native web search", () => {
       maxIterations: 4,
       system: "offline",
       messages: [{ role: "user", content: [{ type: "text", text: "hello there" }] }],
-      tools: turnTools([]),
+      tools: turnTools([], []),
       alwaysAllow: new Set(),
-      toolCtx: { db: createDb(env.DB), env, config, userId: "usr_offline", plan: "free", sessionId: "s", siteId: null, projectId: null, emit: () => undefined, turn: new Map() },
+      toolCtx: { db: createDb(env.DB), env, config, userId: "usr_offline", plan: "free", sessionId: "s", siteId: null, projectId: null, emit: () => undefined, turn: new Map(), injected: new Map() },
       signal: new AbortController().signal,
       emit: (e) => events.push(e),
       persist: async (m) => void persisted.push(...m),
@@ -94,6 +95,6 @@ describe("native web search", () => {
     expect(outcome).toMatchObject({ kind: "done", stopReason: "end_turn" });
     expect(events.map((e) => (e.type === "text" ? e.delta : "")).join("")).toContain(OFFLINE_NOTICE);
     expect(persisted[0]).toMatchObject({ role: "assistant", content: [{ type: "text" }] });
-    expect(modelTools(turnTools([]))).toContainEqual(WEB_SEARCH_TOOL);
+    expect(modelTools(turnTools([], []))).toContainEqual(WEB_SEARCH_TOOL);
   });
 });

@@ -1,5 +1,5 @@
 import { env, SELF } from "cloudflare:test";
-import type { ChatEvent } from "../src/chat/events";
+import type { ChatEvent } from "../src/core/events";
 import type { Step } from "./fake-anthropic/worker";
 
 export const BASE = "http://engram.test";

@@ -1,9 +1,10 @@
+import { registry } from "./worker";
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { runScheduled } from "../src/cron/scheduled";
+import { runScheduled } from "../src/core/cron";
 import { consolidateMessages, consolidationModel } from "../src/memory/queue";
 import { sweepMemory, STALE_PENDING_MS } from "../src/memory/sweep";
-import type { QueueMessage } from "../src/queue/consumer";
+import type { QueueMessage } from "../src/core/queue";
 import { api, createUser, script, seen, textReply } from "./helpers";
 import { captured, consolidateMessage, consolidation, deliver, getJson, observe } from "./memory-helpers";
 
@@ -236,7 +237,7 @@ describe("cron sweep", () => {
   });
 
   it("runs as a registered cron job", async () => {
-    const results = await runScheduled(env, Date.now());
+    const results = await runScheduled(registry.cronJobs, env, Date.now());
     expect(results["memory.sweep"]).toMatchObject({ requeued: expect.any(Number), resumed: expect.any(Number), embedded: expect.any(Number) });
   });
 });

@@ -3,7 +3,7 @@ import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
 import { CONSOLIDATE_KIND, memoryDeps, type ConsolidateMessage, type MemoryDeps } from "../src/memory/deps";
 import { recordObservations, type ObservationInput } from "../src/memory/events";
-import type { QueueMessage } from "../src/queue/consumer";
+import type { QueueMessage } from "../src/core/queue";
 import type { Step } from "./fake-anthropic/worker";
 import { api } from "./helpers";
 

@@ -2,7 +2,8 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
-import { buildSystemPrompt, PROMPT_BUDGET_CHARS, type ContextProvider, type PromptContext } from "../src/chat/prompt";
+import { buildSystemPrompt, PROMPT_BUDGET_CHARS } from "../src/chat/prompt";
+import type { ContextProvider, PromptContext } from "../src/core/context";
 
 const ctx = (): PromptContext => ({
   db: createDb(env.DB),

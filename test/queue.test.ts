@@ -1,6 +1,7 @@
+import { registry } from "./worker";
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { handleQueue, type QueueMessage } from "../src/queue/consumer";
+import { handleQueue, type QueueMessage } from "../src/core/queue";
 
 async function deliver(queue: string, bodies: QueueMessage[]) {
   const batch = createMessageBatch<QueueMessage>(
@@ -8,7 +9,7 @@ async function deliver(queue: string, bodies: QueueMessage[]) {
     bodies.map((body, i) => ({ id: `msg-${queue}-${i}`, timestamp: new Date(), attempts: 1, body })),
   );
   const ctx = createExecutionContext();
-  await handleQueue(batch, env);
+  await handleQueue(registry.queueKinds, batch, env);
   return getQueueResult(batch, ctx);
 }
 

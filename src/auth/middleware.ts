@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../http/context";
-import { AppError } from "../http/errors";
+import { AppError } from "../lib/errors";
 import { safeEqual } from "./keys";
 import { resolveApiKey } from "./service";
 

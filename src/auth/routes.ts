@@ -3,7 +3,7 @@ import { PLANS } from "../db/schema";
 import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
 import { createUser, issueKey, listKeys, revokeKey, rotateKey } from "./service";
 
-const User = z
+export const User = z
   .object({
     id: z.string(),
     name: z.string().nullable(),

@@ -3,7 +3,7 @@ import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
 import { apiKeys, users, type Plan } from "../db/schema";
-import { AppError, notFound } from "../http/errors";
+import { AppError, notFound } from "../lib/errors";
 import type { AuthedUser } from "../http/context";
 import { displayPrefix, generateApiKey, hashApiKey } from "./keys";
 

@@ -6,7 +6,7 @@
  */
 import { and, desc, eq, inArray, or } from "drizzle-orm";
 import { brainDocuments, brainEntries, users } from "../db/schema";
-import type { ContextProvider, ContextSection, PromptContext } from "../chat/prompt";
+import type { ContextProvider, ContextSection, PromptContext } from "../core/context";
 import type { DocumentRow } from "./documents";
 import { inlineText } from "./sanitize";
 

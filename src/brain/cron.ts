@@ -1,4 +1,4 @@
-import type { CronJob } from "../cron/scheduled";
+import type { CronJob } from "../core/cron";
 import { createDb } from "../db/client";
 import { markStaleHeartbeats } from "./heartbeat";
 

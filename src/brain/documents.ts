@@ -10,7 +10,7 @@ import type { Plan } from "../db/schema";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { brainDocuments, brainVersions } from "../db/schema";
-import { AppError } from "../http/errors";
+import { AppError } from "../lib/errors";
 import { allOf, changes, runBatch, runGuarded } from "../db/batch";
 import { insertWhere } from "../db/insert-where";
 import { alreadyDecided, approveStatement, isPending, proposalPending } from "./guards";

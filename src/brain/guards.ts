@@ -6,7 +6,7 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { brainProposals, projects } from "../db/schema";
-import { AppError } from "../http/errors";
+import { AppError } from "../lib/errors";
 
 export const proposalPending = (userId: string, proposalId: string) =>
   sql`EXISTS (SELECT 1 FROM brain_proposals WHERE id = ${proposalId} AND user_id = ${userId} AND status = 'pending')`;

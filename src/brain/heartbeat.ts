@@ -9,7 +9,7 @@ import type { Plan } from "../db/schema";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { brainDocuments, sites, type JsonObject } from "../db/schema";
-import { AppError, notFound } from "../http/errors";
+import { AppError, notFound } from "../lib/errors";
 import { runBatch } from "../db/batch";
 import { insertWhere } from "../db/insert-where";
 import { findDocument, type DocumentRow } from "./documents";

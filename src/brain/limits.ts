@@ -3,7 +3,7 @@
  * read-modify-write drop its tail), so their caps are sized to fit the prompt budget together.
  */
 import type { Plan } from "../db/schema";
-import { AppError } from "../http/errors";
+import { AppError } from "../lib/errors";
 import { sanitizeBrainContent } from "./sanitize";
 
 export type BrainLimits = {

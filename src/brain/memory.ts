@@ -10,7 +10,7 @@ import type { Plan } from "../db/schema";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { brainEntries } from "../db/schema";
-import { AppError, notFound } from "../http/errors";
+import { AppError, notFound } from "../lib/errors";
 import { allOf, changes, runBatch } from "../db/batch";
 import { insertWhere } from "../db/insert-where";
 import { alreadyDecided, approveStatement, isPending, ownsProject, projectIsMine, proposalPending } from "./guards";

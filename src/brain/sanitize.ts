@@ -3,7 +3,7 @@
  * HTTP API alike: both are untrusted. Invisible characters are how instructions get smuggled into
  * text that is later injected into a system prompt, so they are removed, not escaped.
  */
-import { AppError } from "../http/errors";
+import { AppError } from "../lib/errors";
 
 /** A hard ceiling above every plan's cap; it bounds the work, and the plan limit then rejects. */
 export const SANITIZE_MAX_CHARS = 20_000;

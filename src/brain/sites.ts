@@ -7,7 +7,7 @@ import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Plan } from "../db/schema";
 import type { Db } from "../db/client";
 import { brainDocuments, brainEntries, brainProposals, brainVersions, sites } from "../db/schema";
-import { AppError, notFound } from "../http/errors";
+import { AppError, notFound } from "../lib/errors";
 import { BRAIN_LIMITS } from "./limits";
 import { allOf, changes, runBatch } from "../db/batch";
 import { insertWhere } from "../db/insert-where";

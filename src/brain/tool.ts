@@ -5,8 +5,8 @@
  */
 import { z } from "zod";
 import { brainProposals } from "../db/schema";
-import { AppError } from "../http/errors";
-import { defineTool, type ToolContext, type ToolResult } from "../tools/tool";
+import { AppError } from "../lib/errors";
+import { defineTool, type ToolContext, type ToolResult } from "../core/tool";
 import { DOC_SECTION } from "./context";
 import { findDocument, writeDocument, type DocKind, type DocumentRow } from "./documents";
 import { LABEL, maxChars, TURN_COUNTER, TURN_WRITE_CAP, type BrainTarget } from "./limits";
@@ -36,11 +36,9 @@ type Seen = { version: number; inPrompt: boolean };
 /**
  * The SOUL/BIBLE version the model's whole-document replacement is based on. A section injected with no
  * id showed the document as empty (version 0); a section left out of the prompt (over budget, provider
- * failed) was never seen, so only creating the document (version 0) is allowed. Undefined when the caller
- * does not say what was injected: no guard, as before.
+ * failed) was never seen, so only creating the document (version 0) is allowed.
  */
-function seenVersion(ctx: ToolContext, kind: DocKind): Seen | undefined {
-  if (!ctx.injected) return undefined;
+function seenVersion(ctx: ToolContext, kind: DocKind): Seen {
   const later = ctx.turn.get(seenKey(kind));
   if (later !== undefined) return { version: later, inPrompt: true };
   const ids = ctx.injected.get(DOC_SECTION[kind]);
@@ -71,7 +69,7 @@ function notSeen(ctx: ToolContext, kind: DocKind, seen: Seen, doc: DocumentRow |
 
 async function saveDocument(ctx: ToolContext, kind: DocKind, content: string, review: boolean): Promise<ToolResult> {
   const seen = seenVersion(ctx, kind);
-  const base = { userId: ctx.userId, plan: ctx.plan, content, sessionId: ctx.sessionId, site: ctx.siteId, expectedVersion: seen?.version };
+  const base = { userId: ctx.userId, plan: ctx.plan, content, sessionId: ctx.sessionId, site: ctx.siteId, expectedVersion: seen.version };
   try {
     if (review) return proposed(ctx, kind, await propose(ctx.db, { ...base, target: kind, projectId: ctx.projectId }));
     const w = await writeDocument(ctx.db, { ...base, kind, author: "assistant" });
@@ -83,7 +81,7 @@ async function saveDocument(ctx: ToolContext, kind: DocKind, content: string, re
       : "";
     return { content: `Saved ${LABEL[kind]} as version ${w.version}.${warning} Tell the user briefly what you updated.` };
   } catch (err) {
-    if (seen && err instanceof AppError && err.code === "conflict") {
+    if (err instanceof AppError && err.code === "conflict") {
       const doc = await findDocument(ctx.db, ctx.userId, kind, ctx.siteId);
       if ((doc?.version ?? 0) !== seen.version) return notSeen(ctx, kind, seen, doc);
     }

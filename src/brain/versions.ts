@@ -3,7 +3,7 @@ import { and, desc, eq, lt } from "drizzle-orm";
 import type { Plan } from "../db/schema";
 import type { Db } from "../db/client";
 import { brainVersions } from "../db/schema";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { diffText } from "./diff";
 import { findDocument, writeDocument, type DocKind, type DocumentRow } from "./documents";
 import { LABEL } from "./limits";

@@ -6,10 +6,10 @@
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "@hono/zod-openapi";
-import type { ChatEvent } from "../chat/events";
-import type { ErrorCode } from "../http/errors";
-import type { ToolContext } from "../tools/tool";
-import type { Continuation, PendingCall } from "./continuation";
+import type { ErrorCode } from "../lib/errors";
+import type { ToolContext } from "../core/tool";
+import type { ChatEvent, PendingCall } from "../core/events";
+import type { Continuation } from "./continuation";
 import { resultBlock, runServerTool, type TurnTools } from "./toolset";
 
 export const MAX_RESULT_CHARS = 200_000;

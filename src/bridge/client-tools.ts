@@ -4,6 +4,7 @@
  * They never run here: when the model calls one, the loop suspends and the client runs it.
  */
 import { z } from "@hono/zod-openapi";
+import { McpRef } from "../core/events";
 
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export const MAX_SCHEMA_CHARS = 16_384;
@@ -33,8 +34,6 @@ export const ClientToolSpec = z.strictObject({ name: ToolName, ...toolFields }).
 export const McpServerSpec = z
   .strictObject({ name: ServerName, tools: z.array(z.strictObject({ name: ToolName, ...toolFields })).min(1).max(64) })
   .openapi("McpServer");
-
-export const McpRef = z.object({ server: z.string(), tool: z.string() });
 
 /** One client tool as the loop and the stored continuation know it. */
 export const ClientToolDef = z.object({

@@ -4,20 +4,19 @@
  * Calls that cannot run here become pending calls, all of one model message together.
  */
 import type Anthropic from "@anthropic-ai/sdk";
-import type { ChatEvent } from "../chat/events";
-import { serverTools, toolByName } from "../tools/registry";
-import { describeTool, runTool, toAnthropicTool, type Tool, type ToolContext, type ToolResult } from "../tools/tool";
+import type { ChatEvent, PendingCall } from "../core/events";
+import { toolByName } from "../core/capability";
+import { describeTool, runTool, toAnthropicTool, type Tool, type ToolContext, type ToolResult } from "../core/tool";
 import { toModelTool, type ClientToolDef } from "./client-tools";
-import type { PendingCall } from "./continuation";
 import { WEB_SEARCH_TOOL } from "./web-search";
 
 export type TurnTools = { server: readonly Tool[]; client: readonly ClientToolDef[] };
 
-/** Names a client tool may not take. */
-export const reservedToolNames = (): ReadonlySet<string> => new Set([...serverTools.map((t) => t.name), WEB_SEARCH_TOOL.name]);
+/** Names a client tool may not take: the server tools', and web search's. */
+export const reservedToolNames = (serverTools: readonly Tool[]): ReadonlySet<string> => new Set([...serverTools.map((t) => t.name), WEB_SEARCH_TOOL.name]);
 
-/** The server tools a stored continuation named, as this deployment has them. */
-export const turnTools = (client: readonly ClientToolDef[], serverNames?: readonly string[]): TurnTools => ({
+/** A turn's tools: every server tool, or (resuming) the ones its continuation named, as this deployment has them. */
+export const turnTools = (serverTools: readonly Tool[], client: readonly ClientToolDef[], serverNames?: readonly string[]): TurnTools => ({
   server: serverNames ? serverTools.filter((t) => serverNames.includes(t.name)) : serverTools,
   client,
 });

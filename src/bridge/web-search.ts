@@ -6,7 +6,7 @@
  * https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-search-tool
  */
 import type Anthropic from "@anthropic-ai/sdk";
-import type { ChatEvent } from "../chat/events";
+import type { ChatEvent } from "../core/events";
 
 export const WEB_SEARCH_TOOL = {
   type: "web_search_20250305",

@@ -13,8 +13,8 @@ import { dispatchCalls, modelTools, type TurnTools } from "../bridge/toolset";
 import { serverToolEvents } from "../bridge/web-search";
 import type { ModelClient } from "../model/anthropic";
 import { isAbort } from "../model/errors";
-import type { ToolContext } from "../tools/tool";
-import type { ChatEvent, Usage } from "./events";
+import type { ToolContext } from "../core/tool";
+import type { ChatEvent, Usage } from "../core/events";
 
 export type MessageParam = Anthropic.MessageParam;
 

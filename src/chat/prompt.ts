@@ -3,25 +3,7 @@
  * in provider order, within a character budget. Sections that do not fit are dropped whole and
  * reported, so the audit log can say exactly what was injected and what was not.
  */
-import type { TurnScope } from "./scope";
-
-export type PromptContext = TurnScope & {
-  /** The text retrieval should match: the user's message, plus the last reply for short follow-ups. */
-  query: string;
-  now: number;
-  /**
-   * Hands over a write that injection causes (e.g. counting a recall) so it runs alongside the model
-   * call instead of delaying the prompt; the turn awaits it before it ends. Absent: the caller awaits.
-   */
-  defer?: (work: Promise<unknown>) => void;
-};
-
-export type ContextSection = { name: string; title: string; body: string; ids?: string[] };
-
-export interface ContextProvider {
-  name: string;
-  build(ctx: PromptContext): Promise<ContextSection | ContextSection[] | null>;
-}
+import type { ContextProvider, PromptContext } from "../core/context";
 
 export type BuiltPrompt = {
   system: string;

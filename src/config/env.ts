@@ -1,9 +1,9 @@
-import type { SessionDO } from "../sessions/session-do";
+import type { SessionObject } from "../sessions/session-do";
 
 /** Bindings and vars the Worker receives. Optional entries exist only in some environments. */
 export interface Env {
   DB: D1Database;
-  SESSIONS: DurableObjectNamespace<SessionDO>;
+  SESSIONS: DurableObjectNamespace<SessionObject>;
   OBSERVATIONS: Queue<unknown>;
   VECTORS?: VectorizeIndex;
   AI?: Ai;

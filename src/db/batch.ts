@@ -7,7 +7,7 @@
 import { and, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
-import { AppError } from "../http/errors";
+import { AppError } from "../lib/errors";
 import type { Db } from "./client";
 
 type Item = BatchItem<"sqlite">;

@@ -1,6 +1,6 @@
 /**
  * Keyset pagination, newest first, by (timestamp, id). Rows can share a millisecond, so the cursor carries
- * both: a page never skips or repeats a row. A bare timestamp (older clients) is still accepted.
+ * both: a page never skips or repeats a row.
  */
 import { and, eq, lt, or, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
@@ -8,7 +8,7 @@ import { z } from "zod";
 
 export const CursorParam = z
   .string()
-  .regex(/^\d+(:[\w-]+)?$/, "a cursor from the previous page's next_before")
+  .regex(/^\d+:[\w-]+$/, "a cursor from the previous page's next_before")
   .optional()
   .describe("Opaque cursor from the previous page's next_before");
 
@@ -18,8 +18,7 @@ export const cursorOf = (at: number, id: string) => `${at}:${id}`;
 export function afterCursor(atCol: SQLiteColumn, idCol: SQLiteColumn, cursor: string | undefined): SQL | undefined {
   if (!cursor) return undefined;
   const sep = cursor.indexOf(":");
-  const at = Number(sep < 0 ? cursor : cursor.slice(0, sep));
-  if (sep < 0) return lt(atCol, at);
+  const at = Number(cursor.slice(0, sep));
   return or(lt(atCol, at), and(eq(atCol, at), lt(idCol, cursor.slice(sep + 1))));
 }
 

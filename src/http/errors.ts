@@ -3,8 +3,9 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ConfigError } from "../config/config";
+import { AppError, describeFailure, ERROR_CODES, type ErrorCode } from "../lib/errors";
 
-/** The closed set of error codes, with the HTTP status each one answers. */
+/** The HTTP status each error code answers. */
 export const ERROR_STATUS = {
   invalid_request: 400,
   unauthorized: 401,
@@ -23,36 +24,17 @@ export const ERROR_STATUS = {
   model_error: 502,
   model_overloaded: 503,
   continuation_expired: 410,
-} as const satisfies Record<string, ContentfulStatusCode>;
-
-export type ErrorCode = keyof typeof ERROR_STATUS;
+} as const satisfies Record<ErrorCode, ContentfulStatusCode>;
 
 export const ErrorBody = z
   .object({
     error: z.object({
-      code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
+      code: z.enum(ERROR_CODES),
       message: z.string(),
       request_id: z.string(),
     }),
   })
   .openapi("Error");
-
-/** The one error class. `message` is shown to users; `detail` is internal and only logged. */
-export class AppError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly detail?: string,
-  ) {
-    super(message);
-    this.name = "AppError";
-  }
-  get status(): ContentfulStatusCode {
-    return ERROR_STATUS[this.code];
-  }
-}
-
-export const notFound = (what: string) => new AppError("not_found", `${what} not found`);
 
 export function errorBody(code: ErrorCode, message: string, requestId: string) {
   return { error: { code, message, request_id: requestId } };
@@ -69,22 +51,12 @@ function toAppError(err: unknown): AppError {
   return new AppError("internal", "internal error", describeFailure(err));
 }
 
-/**
- * A loggable description of an unexpected error. Database errors carry the bound parameters (user
- * content, key hashes) in their message, so only the error's class and its first line are kept.
- */
-export function describeFailure(err: unknown): string {
-  if (!(err instanceof Error)) return typeof err;
-  const first = (e: Error) => e.message.split("\n")[0]?.replace(/params:.*$/i, "").slice(0, 200) ?? "";
-  const cause = err.cause instanceof Error ? ` (cause: ${err.cause.name}: ${first(err.cause)})` : "";
-  return `${err.name}: ${first(err)}${cause}`;
-}
-
 export function onError(err: unknown, c: Context) {
   const e = toAppError(err);
+  const status = ERROR_STATUS[e.code];
   const requestId = (c.get("requestId") as string | undefined) ?? "unknown";
-  if (e.status >= 500) console.error(JSON.stringify({ request_id: requestId, code: e.code, detail: e.detail ?? e.message }));
-  return c.json(errorBody(e.code, e.message, requestId), e.status);
+  if (status >= 500) console.error(JSON.stringify({ request_id: requestId, code: e.code, detail: e.detail ?? e.message }));
+  return c.json(errorBody(e.code, e.message, requestId), status);
 }
 
 export function onNotFound(c: Context) {

@@ -3,7 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { loadConfig } from "../config/config";
 import { createDb } from "../db/client";
 import type { AppEnv } from "./context";
-import { AppError } from "./errors";
+import { AppError } from "../lib/errors";
 
 /** Request id (echoed in `x-request-id`), validated config and the db handle for every request. */
 export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
@@ -22,7 +22,7 @@ export const guardBody = createMiddleware<AppEnv>(async (c, next) => {
   if (method === "GET" || method === "HEAD" || method === "DELETE" || method === "OPTIONS") return next();
   const type = c.req.header("content-type") ?? "";
   const hasBody = c.req.header("content-length") !== "0" && c.req.raw.body !== null;
-  if (hasBody && !/^application\/json\b/i.test(type) && !c.req.path.startsWith("/mcp")) {
+  if (hasBody && !/^application\/json\b/i.test(type)) {
     throw new AppError("unsupported_media_type", "request body must be application/json");
   }
   return bodyLimit({

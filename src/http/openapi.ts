@@ -1,6 +1,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "./context";
-import { AppError, ErrorBody } from "./errors";
+import { AppError } from "../lib/errors";
+import { ErrorBody } from "./errors";
 
 /** Every router shares one validation hook: a zod failure becomes the one error shape. */
 export function newRouter() {

@@ -3,7 +3,7 @@ import { and, asc, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { connections, contextEvents, facts, type JsonObject } from "../db/schema";
-import { AppError, describeFailure, notFound } from "../http/errors";
+import { AppError, describeFailure, notFound } from "../lib/errors";
 import type { MemoryDeps } from "./deps";
 import { mergeScaffold } from "./consolidation-schema";
 

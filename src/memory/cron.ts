@@ -1,5 +1,5 @@
 import { loadConfig } from "../config/config";
-import type { CronJob } from "../cron/scheduled";
+import type { CronJob } from "../core/cron";
 import { createDb } from "../db/client";
 import { memoryDeps } from "./deps";
 import { sweepMemory } from "./sweep";

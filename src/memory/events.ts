@@ -6,7 +6,7 @@ import { afterCursor } from "../db/cursor";
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { newId } from "../db/client";
 import { contextEvents, type JsonObject } from "../db/schema";
-import { AppError, describeFailure } from "../http/errors";
+import { AppError, describeFailure } from "../lib/errors";
 import { runStatements, type Statement } from "../db/batch";
 import type { Plan } from "../db/schema";
 import { consolidationBudget, deferredReason, type Budget } from "./budget";

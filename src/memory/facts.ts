@@ -3,7 +3,7 @@ import { afterCursor } from "../db/cursor";
 import { and, desc, eq, isNull, lt } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { connections, facts, type JsonObject } from "../db/schema";
-import { describeFailure, notFound } from "../http/errors";
+import { describeFailure, notFound } from "../lib/errors";
 import { returnedIds, runStatements } from "../db/batch";
 import type { MemoryDeps } from "./deps";
 import { factStatements, indexFacts, prepareFacts } from "./facts-write";

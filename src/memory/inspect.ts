@@ -3,7 +3,7 @@ import { afterCursor } from "../db/cursor";
 import { and, desc, eq, lt } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { contextLogs, memoryRuns, users } from "../db/schema";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { wordCount } from "./text";
 
 export async function readTiers(db: Db, userId: string) {

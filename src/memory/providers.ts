@@ -5,7 +5,7 @@
  */
 import { and, eq } from "drizzle-orm";
 import { connections, users, type JsonObject, type ScaffoldMeta } from "../db/schema";
-import type { ContextProvider, ContextSection, PromptContext } from "../chat/prompt";
+import type { ContextProvider, ContextSection, PromptContext } from "../core/context";
 import { memoryDeps } from "./deps";
 import { recordRecall, searchFacts } from "./retrieval";
 

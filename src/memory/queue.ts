@@ -3,14 +3,14 @@
  * A failure retries the user's messages with exponential backoff; after the queue's max_retries they go
  * to the dead-letter queue, where `markDeadLettered` marks their events `failed` for the user to see.
  */
-import { describeFailure } from "../http/errors";
+import { describeFailure } from "../lib/errors";
 import { and, eq, sql } from "drizzle-orm";
 import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
 import { createDb } from "../db/client";
 import { contextEvents } from "../db/schema";
 import { createModelClient } from "../model/anthropic";
-import type { QueueMessage } from "../queue/consumer";
+import type { QueueMessage } from "../core/queue";
 import { consolidateUser, type ConsolidationModel } from "./consolidate";
 import { CONSOLIDATION_FORMAT } from "./consolidation-schema";
 import { ConsolidateMessage, memoryDeps, type MemoryDeps } from "./deps";

@@ -3,10 +3,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { JsonValue } from "./json";
 import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
 import { ErrorBody } from "../http/errors";
-import { sessionStub } from "../sessions/store";
 import { consolidationBudget } from "./budget";
 import { getConnection } from "./connections";
-import { eraseMemory } from "./erase";
 import { AUTONOMOUS_TYPES, listEvents, pendingCount, publicEvent, recordObservations, retryFailed } from "./events";
 import { listContextLogs, listRuns, readTiers } from "./inspect";
 import { depsOf } from "./routes-facts";
@@ -120,13 +118,6 @@ const runsRoute = route({
   responses: { 200: json(z.object({ runs: z.array(z.record(z.string(), z.unknown())) }), "Runs"), ...errors },
 });
 
-const eraseRoute = route({
-  method: "delete",
-  path: "/v1/memory",
-  summary: "Erase all of your memory (facts, vectors, events, context logs, sessions); returns a receipt",
-  responses: { 200: json(z.record(z.string(), z.unknown()).openapi("EraseReceipt"), "Receipt"), ...errors },
-});
-
 export const memoryStateRoutes = newRouter()
   .openapi(observationsRoute, async (c) => {
     const { observations } = c.req.valid("json");
@@ -160,9 +151,4 @@ export const memoryStateRoutes = newRouter()
     const logs = await listContextLogs(c.var.db, c.var.user.id, { limit, before, sessionId: session_id });
     return c.json({ context_logs: logs, next_before: nextCursor(logs, limit, (l) => [l.created_at, l.id]) }, 200);
   })
-  .openapi(runsRoute, async (c) => c.json({ runs: await listRuns(c.var.db, c.var.user.id, c.req.valid("query")) }, 200))
-  .openapi(eraseRoute, async (c) => {
-    const userId = c.var.user.id;
-    const receipt = await eraseMemory(depsOf(c), userId, (sessionId) => sessionStub(c.env, userId, sessionId).destroy(), c.var.requestId);
-    return c.json(receipt, 200);
-  });
+  .openapi(runsRoute, async (c) => c.json({ runs: await listRuns(c.var.db, c.var.user.id, c.req.valid("query")) }, 200));

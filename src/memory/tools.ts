@@ -4,8 +4,8 @@
  */
 import { z } from "zod";
 import type { JsonObject } from "../db/schema";
-import { AppError } from "../http/errors";
-import { defineTool, type ToolContext, type ToolResult } from "../tools/tool";
+import { AppError } from "../lib/errors";
+import { defineTool, type ToolContext, type ToolResult } from "../core/tool";
 import { learnAboutConnection } from "./connections";
 import { memoryDeps } from "./deps";
 import { INTERACTIVE_TYPES, recordObservations, type ObservationInput } from "./events";

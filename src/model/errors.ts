@@ -1,5 +1,5 @@
 import { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
-import type { ErrorCode } from "../http/errors";
+import type { ErrorCode } from "../lib/errors";
 
 export const isAbort = (err: unknown) => err instanceof APIUserAbortError || (err instanceof Error && err.name === "AbortError");
 

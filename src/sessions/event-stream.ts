@@ -1,4 +1,4 @@
-import { ndjson, type ChatEvent } from "../chat/events";
+import { ndjson, type ChatEvent } from "../core/events";
 
 export type EventSink = {
   emit(event: ChatEvent): void;

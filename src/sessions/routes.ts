@@ -1,9 +1,10 @@
 import { CursorParam, nextCursor } from "../db/cursor";
 import { createRoute, z } from "@hono/zod-openapi";
 import { ToolResultRequest } from "../bridge/answer";
-import { ToolPendingEnvelope } from "../chat/events";
-import { ChatResponse, turnResponse } from "../chat/routes";
-import { AppError, ErrorBody } from "../http/errors";
+import { ToolPendingEnvelope } from "../core/events";
+import { ChatResponse, turnResponse } from "./routes-chat";
+import { ErrorBody } from "../http/errors";
+import { AppError } from "../lib/errors";
 import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
 import type { StoredMessage } from "./history";
 import type { PendingView } from "./session-do";

@@ -11,16 +11,16 @@ import { inCallOrder, resultBlock, turnTools, type TurnTools } from "../bridge/t
 import { recordContextLog } from "../chat/context-log";
 import { runAgentLoop, type MessageParam, type Progress } from "../chat/loop";
 import { buildSystemPrompt } from "../chat/prompt";
-import type { TurnScope } from "../chat/scope";
-import { contextProviders } from "../chat/providers";
+import type { Registry } from "../core/capability";
+import type { TurnScope } from "../core/context";
 import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
-import { describeFailure } from "../http/errors";
+import { describeFailure } from "../lib/errors";
 import type { Plan } from "../db/schema";
 import { createDb } from "../db/client";
 import { createModelClient } from "../model/anthropic";
 import { isAbort, modelFailure } from "../model/errors";
-import type { ToolContext } from "../tools/tool";
+import type { ToolContext } from "../core/tool";
 import { recordUsage } from "../usage/record";
 import { addTokens, noTokens, type SpentTokens } from "../usage/spent";
 import type { EventSink } from "./event-stream";
@@ -55,6 +55,7 @@ export class TurnRunner {
     private readonly store: SessionStorage,
     private readonly env: Env,
     private readonly alarm: Alarm,
+    private readonly registry: Registry,
   ) {}
 
   async chat(input: TurnInput, sink: EventSink): Promise<void> {
@@ -67,11 +68,11 @@ export class TurnRunner {
     const tally: Tally = { added: 1, pending: false, writes: [], spent: noTokens() };
     try {
       const defer = (work: Promise<unknown>) => tally.writes.push(work.catch((err: unknown) => console.error(JSON.stringify({ deferred: describeFailure(err) }))));
-      const prompt = await buildSystemPrompt({ ...scope, query: followUpQuery(input.message, lastReply), now: Date.now(), defer }, contextProviders);
+      const prompt = await buildSystemPrompt({ ...scope, query: followUpQuery(input.message, lastReply), now: Date.now(), defer }, this.registry.contextProviders);
       // Written alongside the model call, not before it: the audit row must not delay the first byte.
       tally.writes.push(recordContextLog(scope.db, input.userId, input.sessionId, prompt));
       const injected = new Map(prompt.injected.map((s) => [s.name, s.ids]));
-      const seg: Segment = { scope, model: scope.config.chatModel, system: prompt.system, tools: turnTools(input.clientTools), counters: new Map(), injected, stream: input.stream };
+      const seg: Segment = { scope, model: scope.config.chatModel, system: prompt.system, tools: turnTools(this.registry.tools, input.clientTools), counters: new Map(), injected, stream: input.stream };
       tally.pending = await this.run(seg, sink, tally);
     } catch (err) {
       if ((err as { answered?: boolean }).answered !== true && userSeq !== undefined) {
@@ -93,7 +94,7 @@ export class TurnRunner {
     }
     const scope = this.scope(input, cont.site_id, cont.project_id);
     const progress = { iterations: cont.iterations, usage: cont.usage, toolsUsed: cont.tools_used };
-    const tools = turnTools(cont.client_tools, cont.server_tools);
+    const tools = turnTools(this.registry.tools, cont.client_tools, cont.server_tools);
     const counters = new Map(Object.entries(cont.counters));
     const seg: Segment = { scope, model: cont.model, system: cont.system, tools, progress, counters, injected: new Map(Object.entries(cont.injected)), stream: cont.stream };
     const tally: Tally = { added: 0, pending: false, writes: [], spent: noTokens() };

@@ -2,15 +2,16 @@
  * One Durable Object per chat session. It owns the session's history (raw JSON, stored once), its
  * suspended turn (the continuation) and its always-allow approvals, and serialises everything that
  * touches the session: a turn holds the session's lock from its first event to its last.
- * Refusals (a pending tool, a busy resume, a guard of seed 004) are decided synchronously on entry,
+ * Refusals (a pending tool, a busy resume, a bridge guard) are decided synchronously on entry,
  * before anything is written, so two racing requests can never both proceed.
  */
 import { DurableObject } from "cloudflare:workers";
 import { isRefusal, resolveAnswer, type Refusal } from "../bridge/answer";
 import { envelopeOf, type Continuation } from "../bridge/continuation";
-import type { ToolPendingEnvelope } from "../chat/events";
+import type { ToolPendingEnvelope } from "../core/events";
 import type { MessageParam } from "../chat/loop";
 import type { Env } from "../config/env";
+import type { Registry } from "../core/capability";
 import { eventStream, type EventSink } from "./event-stream";
 import type { StoredMessage } from "./history";
 import { pendingMessage, TurnRunner, type ResumeInput, type TurnInput } from "./runner";
@@ -27,17 +28,21 @@ export type PendingView = ToolPendingEnvelope & { messages: MessageParam[]; answ
 const EXPIRED = "The client did not answer this tool call in time.";
 const CANCELLED = "The user cancelled this tool call.";
 
-export class SessionDO extends DurableObject<Env> {
+/**
+ * The session object's behaviour; the composition root binds it to the registry it runs with
+ * (`class SessionDO extends SessionObject`), since the runtime constructs it with (ctx, env) only.
+ */
+export class SessionObject extends DurableObject<Env> {
   private lock: Promise<void> = Promise.resolve();
   private readonly running = new Map<string, () => void>();
   private resuming = false;
   private readonly store: SessionStorage;
   private readonly runner: TurnRunner;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: Env, registry: Registry) {
     super(ctx, env);
     this.store = new SessionStorage(ctx.storage);
-    this.runner = new TurnRunner(this.store, env, { set: (at) => ctx.storage.setAlarm(at), clear: () => ctx.storage.deleteAlarm() });
+    this.runner = new TurnRunner(this.store, env, { set: (at) => ctx.storage.setAlarm(at), clear: () => ctx.storage.deleteAlarm() }, registry);
   }
 
   /** Starts one chat turn; refused while a tool call is pending. */

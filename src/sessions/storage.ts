@@ -5,7 +5,7 @@
  * continuation whose messages are a string (a second layer of escaping) impossible to store.
  */
 import type { MessageParam } from "../chat/loop";
-import { CONTINUATION_VERSION, decodeContinuation, encodeContinuation, type Continuation } from "../bridge/continuation";
+import { decodeContinuation, encodeContinuation, type Continuation } from "../bridge/continuation";
 import type { StoredMessage } from "./history";
 
 type Row = { seq: number; role: "user" | "assistant"; content: string; created_at: number };
@@ -54,7 +54,7 @@ export class SessionStorage {
   saveContinuation(c: Continuation): void {
     this.sql.exec(
       "INSERT OR REPLACE INTO continuation (slot, v, body, expires_at) VALUES (1, ?, ?, ?)",
-      CONTINUATION_VERSION,
+      c.v,
       encodeContinuation(c),
       c.expires_at,
     );

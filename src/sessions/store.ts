@@ -1,10 +1,10 @@
 import { afterCursor } from "../db/cursor";
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Env } from "../config/env";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
-import { sessions } from "../db/schema";
-import { notFound } from "../http/errors";
+import { projects, sessions } from "../db/schema";
+import { notFound } from "../lib/errors";
 
 /** The Durable Object of a session. Its name includes the owner, so another user's id reaches a different object. */
 export const sessionStub = (env: Env, userId: string, sessionId: string) =>
@@ -58,3 +58,14 @@ export const publicSession = (s: SessionRow) => ({
   created_at: s.createdAt,
   updated_at: s.updatedAt,
 });
+
+/** A session may be filed under a project the user owns and has not archived; another user's project is a 404. */
+export async function requireProject(db: Db, userId: string, id: string) {
+  const row = await db
+    .select({ id: projects.id })
+    .from(projects)
+    .where(and(eq(projects.id, id), eq(projects.userId, userId), isNull(projects.archivedAt)))
+    .get();
+  if (!row) throw notFound("project");
+  return row;
+}

@@ -1,11 +1,26 @@
-/** The chat stream's events (PRODUCT.md). A stream always ends with `done`, `tool_pending` or `error`. */
+/** The chat stream's events. A stream always ends with `done`, `tool_pending` or `error`. */
 import { z } from "@hono/zod-openapi";
-import { PendingCall } from "../bridge/continuation";
+
+export const McpRef = z.object({ server: z.string(), tool: z.string() });
+
+/** A tool call the turn is waiting on. */
+export const PendingCall = z
+  .object({
+    call_id: z.string(),
+    tool_name: z.string(),
+    tool_input: z.unknown(),
+    /** server: a builtin waiting for approval; client: the client runs it (after asking, if needs_approval). */
+    runs: z.enum(["server", "client"]),
+    needs_approval: z.boolean(),
+    mcp: McpRef.optional(),
+  })
+  .openapi("PendingCall");
+export type PendingCall = z.infer<typeof PendingCall>;
 
 export type Usage = { input_tokens: number; output_tokens: number };
 
 /**
- * The end of a suspended turn (seed 004). `call_id` / `tool_name` / `tool_input` name the first pending
+ * The end of a suspended turn. `call_id` / `tool_name` / `tool_input` name the first pending
  * call; `pending_calls` lists all of them (parallel calls are pending together).
  */
 export const ToolPendingEnvelope = z

@@ -2,13 +2,14 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ClientToolSpec, clientToolSet, McpServerSpec } from "../bridge/client-tools";
 import { reservedToolNames } from "../bridge/toolset";
+import type { Registry } from "../core/capability";
 import type { AppEnv } from "../http/context";
 import { errors, json, jsonBody, newRouter, security, Slug } from "../http/openapi";
-import { AppError, ErrorBody } from "../http/errors";
-import { requireProject } from "../projects/store";
-import type { Started } from "../sessions/session-do";
-import { createSession, getSession, sessionStub } from "../sessions/store";
-import { collectTurn, parseNdjson, sseFrame, ToolPendingEnvelope, type ChatEvent } from "./events";
+import { ErrorBody } from "../http/errors";
+import { AppError } from "../lib/errors";
+import type { Started } from "./session-do";
+import { createSession, getSession, requireProject, sessionStub } from "./store";
+import { collectTurn, parseNdjson, sseFrame, ToolPendingEnvelope, type ChatEvent } from "../core/events";
 
 
 
@@ -19,14 +20,8 @@ export const ChatRequest = z
     site_id: Slug.optional(),
     project_id: Slug.optional(),
     stream: z.boolean().default(true),
-    web_search: z.boolean().optional().describe("Accepted for old clients and ignored: web search is always available."),
     client_tools: z.array(ClientToolSpec).max(128).default([]).describe("Tools only the client can run; calling one suspends the turn"),
     mcp_servers: z.array(McpServerSpec).max(16).default([]).describe("MCP servers on the user's machine; their tools reach the model as mcp__<server>__<tool>"),
-  })
-  .superRefine((b, ctx) => {
-    for (const message of clientToolSet(b.client_tools, b.mcp_servers, reservedToolNames()).issues) {
-      ctx.addIssue({ code: "custom", path: ["client_tools"], message });
-    }
   })
   .openapi("ChatRequest");
 
@@ -91,9 +86,14 @@ export async function turnResponse(c: Context<AppEnv>, started: Started, cancel:
   return c.json(collectTurn(collected), 200);
 }
 
-export const chatRoutes = newRouter().openapi(chatRoute, async (c) => {
+/** POST /v1/chat, with the server tools of the registry the sessions run with. */
+export const chatRoutes = (registry: Registry) =>
+  newRouter().openapi(chatRoute, async (c) => {
   const body = c.req.valid("json");
   const { db, user } = c.var;
+  // Client tools may not take a server tool's name: checked before anything is written.
+  const declared = clientToolSet(body.client_tools, body.mcp_servers, reservedToolNames(registry.tools));
+  if (declared.issues.length) throw new AppError("invalid_request", declared.issues.slice(0, 5).map((i) => `client_tools: ${i}`).join("; "));
   if (body.project_id) await requireProject(db, user.id, body.project_id);
   const session = body.session_id
     ? await getSession(db, user.id, body.session_id)
@@ -109,7 +109,7 @@ export const chatRoutes = newRouter().openapi(chatRoute, async (c) => {
     siteId: body.site_id ?? session.siteId,
     projectId: body.project_id ?? session.projectId,
     stream: body.stream,
-    clientTools: clientToolSet(body.client_tools, body.mcp_servers, reservedToolNames()).tools,
+    clientTools: declared.tools,
   });
   return turnResponse(c, started, () => stub.cancelTurn(turnId));
 });

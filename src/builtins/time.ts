@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "./tool";
+import { defineTool } from "../core/tool";
 
 export const currentTime = defineTool({
   name: "current_time",

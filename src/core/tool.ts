@@ -1,7 +1,7 @@
 import { z } from "zod";
-import type { ChatEvent } from "../chat/events";
-import type { TurnScope } from "../chat/scope";
-import { describeFailure } from "../http/errors";
+import type { ChatEvent } from "./events";
+import type { TurnScope } from "./context";
+import { describeFailure } from "../lib/errors";
 
 /** Everything a server-side tool may touch during a turn, already scoped to the user. */
 export interface ToolContext extends TurnScope {
@@ -13,7 +13,7 @@ export interface ToolContext extends TurnScope {
    * The context sections injected into this turn's system prompt: section name -> ids (BuiltPrompt.injected).
    * Lets a tool refuse to overwrite what the model never saw, or saw at an older version.
    */
-  injected?: ReadonlyMap<string, string[]>;
+  injected: ReadonlyMap<string, string[]>;
 }
 
 /** Expected failures are values the model can read, not exceptions. */
@@ -31,7 +31,8 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   run(ctx: ToolContext, input: z.infer<S>): Promise<ToolResult>;
 }
 
-export const defineTool = <S extends z.ZodType>(tool: Tool<S>): Tool<S> => tool;
+/** Checks a tool against its own input schema; the result is an ordinary Tool the registry can hold. */
+export const defineTool = <S extends z.ZodType>(tool: Tool<S>): Tool => tool as unknown as Tool;
 
 export type AnthropicToolDef = { name: string; description: string; input_schema: { type: "object"; [k: string]: unknown } };
 

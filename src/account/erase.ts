@@ -1,0 +1,55 @@
+/**
+ * Erasing a user's memory: everything engram remembers about them (sessions, and every capability's
+ * data through its erase hook), in one D1 batch, with a receipt of counts. The account, its keys and
+ * usage stay. Session Durable Objects go first; the batch is one transaction, so a failure erases nothing
+ * of what D1 holds; cleanup outside D1 (vectors) runs after it and reports, rather than hides, a failure.
+ */
+import { eq } from "drizzle-orm";
+import type { EraseContext, EraseHook } from "../core/capability";
+import { returnedIds, runStatements } from "../db/batch";
+import { newId } from "../db/client";
+import { auditLogs, sessions } from "../db/schema";
+
+export type EraseReceipt = {
+  erased: Record<string, number | boolean>;
+  kept: string[];
+  erased_at: number;
+  warnings?: string[];
+};
+
+export async function eraseUserMemory(
+  hooks: readonly EraseHook[],
+  ctx: EraseContext,
+  destroySession: (sessionId: string) => Promise<void>,
+  requestId: string | null,
+): Promise<EraseReceipt> {
+  const { db, userId } = ctx;
+  const sessionRows = await db.select({ id: sessions.id }).from(sessions).where(eq(sessions.userId, userId));
+  for (const s of sessionRows) await destroySession(s.id);
+  const plans = await Promise.all(hooks.map((hook) => hook(ctx)));
+  const steps = [{ count: "sessions", statement: db.delete(sessions).where(eq(sessions.userId, userId)).returning({ id: sessions.id }) }, ...plans.flatMap((p) => p.statements)];
+  // Counted from RETURNING rows: D1's change counts include the FTS triggers' writes.
+  const results = await runStatements(
+    db,
+    steps.map((s) => s.statement),
+  );
+  const erased: Record<string, number | boolean> = {};
+  steps.forEach((step, i) => {
+    if (step.count) erased[step.count] = Number(erased[step.count] ?? 0) + returnedIds(results[i]).length;
+  });
+  for (const key of plans.flatMap((p) => p.cleared ?? [])) erased[key] = true;
+  const warnings: string[] = [];
+  for (const plan of plans) {
+    const out = await plan.after?.();
+    Object.assign(erased, out?.counts ?? {});
+    if (out?.warning) warnings.push(out.warning);
+  }
+  const receipt: EraseReceipt = {
+    erased,
+    kept: ["usage (billing records)", "audit_logs (this erasure, without content)", ...plans.flatMap((p) => p.kept ?? [])],
+    erased_at: ctx.now,
+    ...(warnings.length ? { warnings } : {}),
+  };
+  await db.insert(auditLogs).values({ id: newId("aud"), userId, action: "memory.erase", target: userId, detail: { erased }, requestId });
+  return receipt;
+}

@@ -1,0 +1,85 @@
+/**
+ * Erasing memory (the user's own call) and the admin's view of accounts: list users, delete a user
+ * with everything engram holds about them.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import { desc, eq } from "drizzle-orm";
+import { User } from "../auth/routes";
+import { publicUser } from "../auth/service";
+import type { Registry } from "../core/capability";
+import { CursorParam, afterCursor, nextCursor } from "../db/cursor";
+import { newId } from "../db/client";
+import { auditLogs, users } from "../db/schema";
+import { errors, json, newRouter, security, Slug } from "../http/openapi";
+import { notFound } from "../lib/errors";
+import { sessionStub } from "../sessions/store";
+import { type EraseReceipt, eraseUserMemory } from "./erase";
+import type { Context } from "hono";
+import type { AppEnv } from "../http/context";
+
+const Receipt = z
+  .object({
+    erased: z.record(z.string(), z.union([z.number(), z.boolean()])).describe("What was erased: counts per kind of data"),
+    kept: z.array(z.string()).describe("What is deliberately kept, and why"),
+    erased_at: z.number(),
+    warnings: z.array(z.string()).optional().describe("Cleanup outside the database that could not finish now"),
+  })
+  .openapi("EraseReceipt");
+
+const eraseRoute = createRoute({
+  method: "delete",
+  path: "/v1/memory",
+  tags: ["memory"],
+  summary: "Erase everything engram remembers about you (sessions, brain, facts, events, projects, lessons); returns a receipt",
+  security,
+  responses: { 200: json(Receipt, "Receipt"), ...errors },
+});
+
+const listUsersRoute = createRoute({
+  method: "get",
+  path: "/v1/admin/users",
+  tags: ["admin"],
+  summary: "List users, newest first",
+  security,
+  request: { query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50), before: CursorParam }) },
+  responses: { 200: json(z.object({ users: z.array(User), next_before: z.string().nullable() }), "Users"), ...errors },
+});
+
+const deleteUserRoute = createRoute({
+  method: "delete",
+  path: "/v1/admin/users/{id}",
+  tags: ["admin"],
+  summary: "Delete a user: their memory is erased (with the receipt), then the account, keys and usage",
+  security,
+  request: { params: z.object({ id: Slug }) },
+  responses: { 200: json(z.object({ deleted: z.string(), receipt: Receipt }), "Deleted"), ...errors },
+});
+
+export function accountRoutes(registry: Registry) {
+  const erase = (c: Context<AppEnv>, userId: string): Promise<EraseReceipt> =>
+    eraseUserMemory(
+      registry.eraseHooks,
+      { env: c.env, config: c.var.config, db: c.var.db, userId, now: Date.now() },
+      (sessionId) => sessionStub(c.env, userId, sessionId).destroy(),
+      c.var.requestId,
+    );
+  return newRouter()
+    .openapi(eraseRoute, async (c) => c.json(await erase(c, c.var.user.id), 200))
+    .openapi(listUsersRoute, async (c) => {
+      const { limit, before } = c.req.valid("query");
+      const rows = await c.var.db.select().from(users).where(afterCursor(users.createdAt, users.id, before)).orderBy(desc(users.createdAt), desc(users.id)).limit(limit);
+      return c.json({ users: rows.map(publicUser), next_before: nextCursor(rows, limit, (u) => [u.createdAt, u.id]) }, 200);
+    })
+    .openapi(deleteUserRoute, async (c) => {
+      const { id } = c.req.valid("param");
+      const exists = await c.var.db.select({ id: users.id }).from(users).where(eq(users.id, id)).get();
+      if (!exists) throw notFound("user");
+      const receipt = await erase(c, id);
+      // Keys, usage and settings go with the account (foreign keys cascade); audit rows stay, without content.
+      await c.var.db.batch([
+        c.var.db.delete(users).where(eq(users.id, id)),
+        c.var.db.insert(auditLogs).values({ id: newId("aud"), userId: id, action: "admin.user_deleted", target: id, detail: { erased: receipt.erased }, requestId: c.var.requestId }),
+      ]);
+      return c.json({ deleted: id, receipt }, 200);
+    });
+}

@@ -1,0 +1,16 @@
+import type { Capability } from "../core/capability";
+import { brainContextProvider } from "./context";
+import { staleHeartbeatsJob } from "./cron";
+import { eraseBrain } from "./erase";
+import { brainRoutes } from "./routes";
+import { updateCustomerBrain } from "./tool";
+
+/** The brain documents: SOUL, BIBLE, MEMORY and HEARTBEAT, written by the model and by the user. */
+export const brainCapability: Capability = {
+  name: "brain",
+  tools: [updateCustomerBrain],
+  contextProviders: [{ ...brainContextProvider, priority: 20 }],
+  routes: brainRoutes,
+  cronJobs: [staleHeartbeatsJob],
+  erase: eraseBrain,
+};

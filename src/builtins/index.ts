@@ -1,0 +1,5 @@
+import type { Capability } from "../core/capability";
+import { currentTime } from "./time";
+
+/** Tools every assistant has, with no memory of their own. */
+export const builtinsCapability: Capability = { name: "builtins", tools: [currentTime] };

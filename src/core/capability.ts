@@ -1,0 +1,86 @@
+/**
+ * A capability (brain, memory, projects, lessons...) is one value saying what it adds to engram: tools
+ * the model can call, context providers for the system prompt, HTTP routes, queue message kinds, cron
+ * jobs and its part of erasing a user. The composition root lists the capabilities; the chat core
+ * (loop, sessions, prompt assembly, events) only ever sees the registry built from them.
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Config } from "../config/config";
+import type { Env } from "../config/env";
+import type { Db } from "../db/client";
+import type { Statement } from "../db/batch";
+import type { AppEnv } from "../http/context";
+import type { ContextProvider } from "./context";
+import type { CronJob } from "./cron";
+import type { QueueKind } from "./queue";
+import type { Tool } from "./tool";
+
+export type EraseContext = { env: Env; config: Config; db: Db; userId: string; now: number };
+
+/** One capability's part of erasing a user. */
+export type ErasePlan = {
+  /**
+   * Statements that run in the one erase batch (one D1 transaction) with every other capability's.
+   * A statement with a `count` key adds its RETURNING rows to the receipt under that key.
+   */
+  statements: { count?: string; statement: Statement }[];
+  /** Receipt entries that are true once the batch commits (e.g. working memory cleared). */
+  cleared?: string[];
+  /** Runs after the batch: cleanup outside D1. Returns counts, or a warning when it could not finish. */
+  after?: () => Promise<{ counts?: Record<string, number>; warning?: string }>;
+  /** What of this capability's data is deliberately kept, in words. */
+  kept?: string[];
+};
+
+/** Prepares the plan; may read (ids to clean outside D1) or act before the batch (e.g. destroy session objects). */
+export type EraseHook = (ctx: EraseContext) => Promise<ErasePlan>;
+
+export interface Capability {
+  name: string;
+  tools?: readonly Tool[];
+  /** Injected into the system prompt in ascending `priority` (ties: registry order). */
+  contextProviders?: readonly (ContextProvider & { priority: number })[];
+  routes?: OpenAPIHono<AppEnv>;
+  queueKinds?: readonly QueueKind[];
+  cronJobs?: readonly CronJob[];
+  erase?: EraseHook;
+}
+
+/** What the core runs with: every capability's contributions, merged once. */
+export type Registry = {
+  capabilities: readonly Capability[];
+  tools: readonly Tool[];
+  contextProviders: readonly ContextProvider[];
+  queueKinds: ReadonlyMap<string, QueueKind>;
+  cronJobs: readonly CronJob[];
+  eraseHooks: readonly EraseHook[];
+};
+
+/** Merges capabilities; two contributions under one name (tool, queue kind, cron job) are a wiring bug. */
+export function composeRegistry(capabilities: readonly Capability[]): Registry {
+  const unique = <T>(what: string, items: T[], name: (t: T) => string): T[] => {
+    const seen = new Set<string>();
+    for (const item of items) {
+      if (seen.has(name(item))) throw new Error(`two capabilities contribute the ${what} ${name(item)}`);
+      seen.add(name(item));
+    }
+    return items;
+  };
+  const tools = unique("tool", capabilities.flatMap((c) => c.tools ?? []), (t) => t.name);
+  const providers = capabilities
+    .flatMap((c) => c.contextProviders ?? [])
+    .map((p, order) => ({ p, order }))
+    .sort((a, b) => a.p.priority - b.p.priority || a.order - b.order)
+    .map(({ p }) => p);
+  const kinds = unique("queue kind", capabilities.flatMap((c) => c.queueKinds ?? []), (k) => k.kind);
+  return {
+    capabilities,
+    tools,
+    contextProviders: unique("context provider", providers, (p) => p.name),
+    queueKinds: new Map(kinds.map((k) => [k.kind, k])),
+    cronJobs: unique("cron job", capabilities.flatMap((c) => c.cronJobs ?? []), (j) => j.name),
+    eraseHooks: capabilities.flatMap((c) => (c.erase ? [c.erase] : [])),
+  };
+}
+
+export const toolByName = (tools: readonly Tool[], name: string) => tools.find((t) => t.name === name);

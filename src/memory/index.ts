@@ -1,0 +1,19 @@
+import type { Capability } from "../core/capability";
+import { memorySweepJob } from "./cron";
+import { CONSOLIDATE_KIND } from "./deps";
+import { eraseMemory } from "./erase";
+import { memoryProviders } from "./providers";
+import { handleConsolidation, markDeadLettered } from "./queue";
+import { memoryRoutes } from "./routes";
+import { memoryTools } from "./tools";
+
+/** Adaptive memory: observations, background consolidation, working memory, scaffold and searchable facts. */
+export const memoryCapability: Capability = {
+  name: "memory",
+  tools: memoryTools,
+  contextProviders: memoryProviders.map((p) => ({ ...p, priority: 10 })),
+  routes: memoryRoutes,
+  queueKinds: [{ kind: CONSOLIDATE_KIND, handle: handleConsolidation, deadLetter: markDeadLettered }],
+  cronJobs: [memorySweepJob],
+  erase: eraseMemory,
+};

@@ -1,0 +1,36 @@
+/**
+ * A capability only the test Worker has: a server tool that needs the user's approval (none of the
+ * production tools does yet) and one that shows what a tool sees of the turn.
+ */
+import { z } from "zod";
+import type { Capability } from "../src/core/capability";
+import { defineTool } from "../src/core/tool";
+
+export const wipeCounter = { wipes: 0 };
+
+const wipeCache = defineTool({
+  name: "wipe_cache",
+  description: "Wipe the server-side cache",
+  input: z.object({}),
+  runs: "server",
+  needsApproval: true,
+  describe: () => "Wiping the cache",
+  run: async () => ({ content: `wiped (${++wipeCounter.wipes})` }),
+});
+
+/** Tells the model which prompt sections (ToolContext.injected) the turn's tools see. */
+const showContext = defineTool({
+  name: "show_context",
+  description: "Show the prompt sections this turn injected",
+  input: z.object({}),
+  runs: "server",
+  needsApproval: false,
+  describe: () => "Looking at the context",
+  run: async (ctx) => {
+    const calls = (ctx.turn.get("show_context") ?? 0) + 1;
+    ctx.turn.set("show_context", calls);
+    return { content: JSON.stringify({ sections: [...ctx.injected], calls }) };
+  },
+});
+
+export const testCapability: Capability = { name: "test", tools: [wipeCache, showContext] };
