@@ -24,7 +24,9 @@ import type { ToolContext } from "../core/tool";
 import { recordUsage } from "../usage/record";
 import { addTokens, noTokens, type SpentTokens } from "../usage/spent";
 import type { EventSink } from "./event-stream";
-import { followUpQuery, toModelMessages } from "./history";
+import { followUpQuery, toModelMessages, type StoredMessage } from "./history";
+import { liveRows, planFold, summaryRow } from "./history-budget";
+import { offlineSummary, summarise, SUMMARY_FORMAT } from "./summarise";
 import type { SessionStorage } from "./storage";
 import { touchSession } from "./store";
 
@@ -68,6 +70,7 @@ export class TurnRunner {
     const tally: Tally = { added: 1, pending: false, writes: [], spent: noTokens() };
     try {
       const defer = (work: Promise<unknown>) => tally.writes.push(work.catch((err: unknown) => console.error(JSON.stringify({ deferred: describeFailure(err) }))));
+      await this.foldHistory(scope, tally);
       const prompt = await buildSystemPrompt({ ...scope, query: followUpQuery(input.message, lastReply), now: Date.now(), defer }, this.registry.contextProviders);
       // Written alongside the model call, not before it: the audit row must not delay the first byte.
       tally.writes.push(recordContextLog(scope.db, input.userId, input.sessionId, prompt));
@@ -134,7 +137,7 @@ export class TurnRunner {
       maxTokens: scope.config.maxTokens,
       maxIterations: scope.config.maxIterations,
       system: seg.system,
-      messages: toModelMessages(this.store.messages()),
+      messages: toModelMessages(this.requestRows()),
       tools: seg.tools,
       alwaysAllow: this.store.alwaysAllowed(),
       toolCtx: this.toolCtx(seg, sink),
@@ -176,6 +179,39 @@ export class TurnRunner {
       },
       sink,
     );
+  }
+
+  /** What a model call sees: the running summary, then the messages not folded into it. */
+  private requestRows(): StoredMessage[] {
+    const summary = this.store.summary();
+    const live = liveRows(this.store.messages(), summary);
+    return summary ? [summaryRow(summary), ...live] : live;
+  }
+
+  /**
+   * Keeps the history a model call sees within the budget: the oldest whole turns are folded into the
+   * session summary by the background model (stored history is untouched), and the facts it found go
+   * to memory. If the summary cannot be made, this turn sends the longer history and the next one retries.
+   */
+  private async foldHistory(scope: TurnScope, tally: Tally): Promise<void> {
+    const summary = this.store.summary();
+    const { fold } = planFold(liveRows(this.store.messages(), summary), scope.config.historyBudgetTokens);
+    const last = fold.at(-1);
+    if (!last) return;
+    const { config } = scope;
+    const model = { client: createModelClient(config, { [SUMMARY_FORMAT]: offlineSummary }).client, model: config.backgroundModel };
+    const later = (work: Promise<unknown>) => tally.writes.push(work.catch((err: unknown) => console.error(JSON.stringify({ summary: describeFailure(err) }))));
+    try {
+      const out = await summarise(model, scope.userId, summary?.text ?? "", fold);
+      later(recordUsage(scope.db, { userId: scope.userId, kind: "summary", model: model.model, usage: out.usage, sessionId: scope.sessionId, prices: config.modelPrices }));
+      if (!out.output) throw out.error ?? new Error("no summary");
+      this.store.saveSummary({ text: out.output.summary, through: last.seq, messages: (summary?.messages ?? 0) + fold.length, updated_at: Date.now() });
+      const observations = out.output.observations;
+      for (const observe of this.registry.observers) later(observe(scope, observations));
+    } catch (err) {
+      if (isAbort(err)) throw err;
+      console.error(JSON.stringify({ session: scope.sessionId, summary: describeFailure(err) }));
+    }
   }
 
   /** One usage row for the segment's model calls, including those before a failure. */
