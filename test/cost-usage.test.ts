@@ -4,7 +4,7 @@ import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
 import { estimateCost, priceOf } from "../src/usage/cost";
 import { recordUsage } from "../src/usage/record";
-import { api, chat, createUser, script, textReply, toolCall } from "./helpers";
+import { api, chat, createUser, script } from "./helpers";
 
 const T = 60_000;
 type Totals = { input_tokens: number; output_tokens: number; cache_read_tokens: number; cache_creation_tokens: number; cost_usd: number; calls: number };
@@ -30,7 +30,8 @@ describe("usage and cost", () => {
 
   it("records a turn's completed model calls even when a later call fails, per session and per user; others see none of it", async () => {
     const [u, other] = [await createUser(), await createUser()];
-    await script(u.id, { ...toolCall("current_time", {}), reply: { ...toolCall("current_time", {}).reply, usage: { input_tokens: 1000, output_tokens: 50 } } }, { status: 400, message: "bad" });
+    const call = { type: "tool_use" as const, id: "toolu_cost1", name: "current_time", input: {} };
+    await script(u.id, { reply: { content: [call], usage: { input_tokens: 1000, output_tokens: 50 } } }, { status: 400, message: "bad" });
     const turn = await chat(u.key, { message: "what time is it?" });
     expect(turn.events.at(-1)).toMatchObject({ type: "error", code: "model_error" });
 
