@@ -29,7 +29,7 @@ const CATEGORIES: { category: string; when: RegExp }[] = [
 
 const clean = (s: string) => s.trim().replace(/[.!\s]+$/, "");
 const PROFILE_FIELDS: { key: string; when: RegExp }[] = [
-  { key: "Name", when: /\b(?:my name is|call me|i'm called|i am called)\s+([\p{L}][\p{L}'-]*(?:\s+[\p{Lu}][\p{L}'-]*)?)/iu },
+  { key: "Name", when: /\b(?:my name is|call me|i'm called|i am called)\s+([\p{L}][\p{L}'-]*)/iu },
   { key: "Location", when: /\bi live in\s+([^.,;!?]+)/i },
   { key: "Employer", when: /\bi work (?:at|for)\s+([^.,;!?]+)/i },
   { key: "Role", when: /\bi work as (?:an? )?([^.,;!?]+)/i },
@@ -66,7 +66,7 @@ const keywords = (name: string) => name.toLowerCase().split(/[^a-z0-9]+/).filter
 function inputFor(tool: ToolDef, said: string): unknown {
   const input = schemaInstance(tool.input_schema ?? { type: "object" });
   if (!input || typeof input !== "object" || Array.isArray(input)) return {};
-  const id = /\b([A-Z0-9]*\d[A-Z0-9-]*)\b/i.exec(said)?.[1];
+  const id = /\b([A-Z0-9-]*\d[A-Z0-9-]*)\b/i.exec(said)?.[1];
   const first = Object.entries(input).find(([, v]) => v === "");
   return id && first ? { ...input, [first[0]]: id } : input;
 }
