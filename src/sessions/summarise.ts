@@ -45,7 +45,8 @@ export function transcript(rows: readonly StoredMessage[]): string {
     .map((r) => {
       const blocks = typeof r.content === "string" ? [{ type: "text" as const, text: r.content }] : r.content;
       const parts = blocks.flatMap((b): string[] => {
-        if (b.type === "text") return [clip(b.text)];
+        // A per-turn context block at the head of a user message is prompt, not conversation.
+        if (b.type === "text") return b.text.startsWith("<turn_context>") ? [] : [clip(b.text)];
         if (b.type === "tool_use") return [`[called ${b.name} ${clip(JSON.stringify(b.input))}]`];
         if (b.type === "tool_result") return [`[tool result${b.is_error ? " (error)" : ""}: ${clip(typeof b.content === "string" ? b.content : JSON.stringify(b.content))}]`];
         return [];
