@@ -1,9 +1,9 @@
 /** Reading usage and estimated cost: the caller's own rows only, per day, kind and model, or per session turn. */
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, asc, desc, eq, gte, sql } from "drizzle-orm";
-import { usage } from "../db/schema";
+import { sessions, usage } from "../db/schema";
+import { notFound } from "../lib/errors";
 import { errors, json, newRouter, security } from "../http/openapi";
-import { getSession } from "../sessions/store";
 import { chatBudget, DAY_MS, dayStart } from "./budget";
 
 const Totals = z
@@ -93,7 +93,9 @@ export const usageRoutes = newRouter()
   })
   .openapi(sessionUsageRoute, async (c) => {
     const { db, user } = c.var;
-    const session = await getSession(db, user.id, c.req.valid("param").id);
+    // Read here rather than through the sessions folder, which records usage: dependencies point one way.
+    const session = await db.select({ id: sessions.id }).from(sessions).where(and(eq(sessions.id, c.req.valid("param").id), eq(sessions.userId, user.id))).get();
+    if (!session) throw notFound("session");
     const rows = await db
       .select()
       .from(usage)
