@@ -86,7 +86,7 @@ describe("DELETE /v1/memory", () => {
     // Erasing again is harmless.
     const again = (await (await api(a.key, "DELETE", "/v1/memory")).json()) as { erased: Record<string, number | boolean> };
     expect(again.erased).toMatchObject({ facts: 0, vectors: 0, sessions: 0 });
-  });
+  }, 60_000);
 
   it("a consolidation in flight during the erase cannot write the old memory back", async () => {
     const u = await createUser();
@@ -107,5 +107,5 @@ describe("DELETE /v1/memory", () => {
     expect(await count("facts", u.id)).toBe(0);
     // The retry finds nothing left: the events went with the erase.
     expect((await deliver(sent)).explicitAcks).toHaveLength(1);
-  });
+  }, 60_000);
 });
