@@ -50,7 +50,7 @@ describe("retrieval quality on the labelled set", () => {
     expect(reports.hybrid?.overall.recall10).toBeGreaterThanOrEqual(0.75);
     expect(reports.hybrid?.byKind.lexical?.recall5).toBeGreaterThanOrEqual(0.95);
     expect(reports.hybrid?.overall.recall10).toBeGreaterThanOrEqual(reports.fulltext?.overall.recall10 ?? 1);
-  });
+  }, 60_000);
 
   it("keeps ranking the answers first among 1,000 distractor facts that share their words", async () => {
     const reports = await score(1000);
