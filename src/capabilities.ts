@@ -8,5 +8,6 @@ import type { Capability } from "./core/capability";
 import { lessonsCapability } from "./lessons";
 import { memoryCapability } from "./memory";
 import { projectsCapability } from "./projects";
+import { usageCapability } from "./usage";
 
-export const capabilities: readonly Capability[] = [builtinsCapability, brainCapability, memoryCapability, projectsCapability, lessonsCapability];
+export const capabilities: readonly Capability[] = [builtinsCapability, brainCapability, memoryCapability, projectsCapability, lessonsCapability, usageCapability];

@@ -35,9 +35,10 @@ describe("consolidation (queue consumer)", () => {
     expect(result.explicitAcks).toHaveLength(1);
     expect(result.retryMessages).toEqual([]);
 
-    const request = (await seen(u.id))[0] as unknown as { metadata: { user_id: string }; tool_choice: { type: string; name: string }; messages: { content: string }[]; model: string };
+    const request = (await seen(u.id))[0] as unknown as { metadata: { user_id: string }; tool_choice?: unknown; output_config: { format: { type: string; schema: { title: string } } }; messages: { content: string }[]; model: string };
     expect(request.metadata.user_id).toBe(u.id);
-    expect(request.tool_choice).toEqual({ type: "tool", name: "consolidate_memory" });
+    expect(request.tool_choice).toBeUndefined();
+    expect(request.output_config.format).toMatchObject({ type: "json_schema", schema: { title: "consolidation" } });
     expect(request.model).toBe(env.BACKGROUND_MODEL);
     expect(request.messages[0]?.content).toContain("I prefer short emails");
 
@@ -84,7 +85,8 @@ describe("consolidation (queue consumer)", () => {
   });
 
   const malformed: [string, Parameters<typeof script>[1]][] = [
-    ["a text reply instead of the tool call", textReply("I think the user likes tea")],
+    ["a reply that is not JSON", { ...textReply("I think the user likes tea"), structured: true }],
+    ["a refusal", { structured: true, reply: { content: [{ type: "text", text: "" }], stop_reason: "refusal" } }],
     ["a wrong type", consolidation({ updated_scaffold: {}, updated_working_memory: 42 })],
     ["a missing field", consolidation({ updated_working_memory: "x" })],
     ["unparseable stringified JSON", consolidation({ updated_scaffold: "{\"Role\": ", updated_working_memory: "x" })],

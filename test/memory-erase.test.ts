@@ -86,7 +86,7 @@ describe("DELETE /v1/memory", () => {
     // Erasing again is harmless.
     const again = (await (await api(a.key, "DELETE", "/v1/memory")).json()) as { erased: Record<string, number | boolean> };
     expect(again.erased).toMatchObject({ facts: 0, vectors: 0, sessions: 0 });
-  });
+  }, 60_000);
 
   it("a consolidation in flight during the erase cannot write the old memory back", async () => {
     const u = await createUser();
@@ -99,7 +99,7 @@ describe("DELETE /v1/memory", () => {
       maxRetries: 0,
       fetch: async () => {
         await api(u.key, "DELETE", "/v1/memory");
-        return Response.json(messageJson({ id: "msg_slow", model: "m", content: [{ type: "tool_use", id: "toolu_slow", name: "consolidate_memory", input: output }], stop_reason: "tool_use", usage: { input_tokens: 1, output_tokens: 1 } }));
+        return Response.json(messageJson({ id: "msg_slow", model: "m", content: [{ type: "text", text: JSON.stringify(output) }], stop_reason: "end_turn", usage: { input_tokens: 1, output_tokens: 1 } }));
       },
     });
     await expect(consolidateUser(captured().deps, { client, model: "m" }, u.id)).rejects.toBeInstanceOf(ConsolidationConflict);
@@ -107,5 +107,5 @@ describe("DELETE /v1/memory", () => {
     expect(await count("facts", u.id)).toBe(0);
     // The retry finds nothing left: the events went with the erase.
     expect((await deliver(sent)).explicitAcks).toHaveLength(1);
-  });
+  }, 60_000);
 });

@@ -4,7 +4,8 @@ import { createDb } from "../src/db/client";
 import { CONSOLIDATE_KIND, memoryDeps, type ConsolidateMessage, type MemoryDeps } from "../src/memory/deps";
 import { recordObservations, type ObservationInput } from "../src/memory/events";
 import type { QueueMessage } from "../src/core/queue";
-import { api, toolCall } from "./helpers";
+import type { Step } from "./fake-anthropic/worker";
+import { api } from "./helpers";
 
 /** Memory deps whose queue only records what was sent: no real delivery races the test. */
 export function captured(overrides: Partial<MemoryDeps> = {}) {
@@ -43,8 +44,8 @@ export async function deliver(messages: ConsolidateMessage[], attempts = 1, queu
 
 export const consolidateMessage = (userId: string, eventIds: string[] = []): ConsolidateMessage => ({ kind: CONSOLIDATE_KIND, userId, eventIds });
 
-/** The fake model's reply to a consolidation call: the forced tool call with this input. */
-export const consolidation = (input: unknown) => toolCall("consolidate_memory", input);
+/** The fake model's reply to a consolidation call: this JSON as the structured output. */
+export const consolidation = (input: unknown): Step => ({ structured: true, reply: { content: [{ type: "text", text: JSON.stringify(input) }] } });
 
 export async function getJson<T>(key: string, path: string): Promise<T> {
   const res = await api(key, "GET", path);

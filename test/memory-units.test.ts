@@ -11,7 +11,7 @@ import { ftsQuery, quality } from "../src/memory/retrieval";
 import { slotOf } from "../src/memory/slots";
 import { capWords, stem, wordCount } from "../src/memory/text";
 import { createModelClient } from "../src/model/anthropic";
-import { CONSOLIDATE_TOOL } from "../src/memory/consolidation-schema";
+import { CONSOLIDATION_FORMAT } from "../src/memory/consolidation-schema";
 import { consolidateUser } from "../src/memory/consolidate";
 import { createUser } from "./helpers";
 import { captured, getJson, observe, search } from "./memory-helpers";
@@ -106,7 +106,7 @@ describe("offline consolidation (no API key)", () => {
     expect(thirdPerson("my favourite editor is vim")).toBe("User's favourite editor is vim");
   });
 
-  it("fills the forced tool call deterministically from the prompt", () => {
+  it("answers the consolidation structured output deterministically from the prompt", () => {
     const prompt = consolidationPrompt({
       working_memory: "",
       scaffold: { Preferences: ["User likes tea"] },
@@ -121,14 +121,18 @@ describe("offline consolidation (no API key)", () => {
     expect(out).toEqual(offlineConsolidate({ model: "m", messages: [{ role: "user", content: prompt }] }));
     const parsed = parseConsolidationOutput(out);
     expect(parsed.updated_scaffold).toEqual({ Preferences: ["User likes tea", "User prefers short emails"], Role: "CTO" });
-    expect(parsed.facts_to_embed).toEqual(["User prefers short emails", "User's Role is CTO", { text: "User moved to Paris", confidence: 0.9 }]);
+    expect(parsed.facts_to_embed).toEqual([
+      { text: "User prefers short emails", confidence: 0.7 },
+      { text: "User's Role is CTO", confidence: 0.7 },
+      { text: "User moved to Paris", confidence: 0.9 },
+    ]);
     expect(parsed.updated_working_memory).toMatch(/offline consolidation/);
   });
 
   it("consolidates end to end through the offline model, superseding by slot", async () => {
     const u = await createUser();
     await observe(u.id, [{ type: "fact", content: "I live in Berlin" }]);
-    const offline = { client: createModelClient({ ...loadConfig(env), anthropicApiKey: undefined }, { [CONSOLIDATE_TOOL]: offlineConsolidate }).client, model: "offline" };
+    const offline = { client: createModelClient({ ...loadConfig(env), anthropicApiKey: undefined }, { [CONSOLIDATION_FORMAT]: offlineConsolidate }).client, model: "offline" };
     const { deps } = captured();
     expect((await consolidateUser(deps, offline, u.id)).status).toBe("applied");
     await observe(u.id, [{ type: "correction", content: "I moved to Paris" }]);

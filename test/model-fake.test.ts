@@ -146,7 +146,7 @@ describe("fake Messages API: stop reasons, structured outputs, caching", () => {
   it("answers output_config.format with JSON matching the schema", async () => {
     const key = user();
     const schema = { type: "object", properties: { facts: { type: "array", items: { type: "string" } }, mood: { type: "string" } }, required: ["facts", "mood"], additionalProperties: false };
-    await script(key, { reply: { json: { facts: ["likes tea"], mood: "calm" } } });
+    await script(key, { structured: true, reply: { json: { facts: ["likes tea"], mood: "calm" } } });
     const msg = await client().messages.create(base(key, { model: "claude-haiku-5-5", output_config: { format: { type: "json_schema", schema } } }));
     const text = msg.content.find((b) => b.type === "text");
     expect(JSON.parse(text?.type === "text" ? text.text : "")).toEqual({ facts: ["likes tea"], mood: "calm" });

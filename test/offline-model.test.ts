@@ -1,5 +1,6 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
+import { replyText } from "../src/core/events";
 import { createOfflineFetch, OFFLINE_NOTICE, offlineReply } from "../src/model/offline";
 
 const client = (skills = {}) => new Anthropic({ apiKey: "offline", baseURL: "http://offline.test", fetch: createOfflineFetch(skills), maxRetries: 0 });
@@ -72,14 +73,90 @@ describe("offline model", () => {
     expect(JSON.stringify(reply.content)).toContain("lives in Lisbon");
   });
 
-  it("fills a forced tool call from the caller's skill", async () => {
-    const msg = await client({ summarize: () => ({ ok: 1 }) }).messages.create({
+  it("answers a structured-output request from the caller's rule, chosen by the schema's title", async () => {
+    const format = { type: "json_schema" as const, schema: { title: "summary", type: "object", properties: { ok: { type: "number" } }, required: ["ok"], additionalProperties: false } };
+    const msg = await client({ summary: () => ({ ok: 1 }) }).messages.create({ model: "m", max_tokens: 100, output_config: { format }, messages: [{ role: "user", content: "go" }] });
+    expect(msg.content[0]).toMatchObject({ type: "text" });
+    expect(JSON.parse(msg.content[0]?.type === "text" ? msg.content[0].text : "")).toEqual({ ok: 1 });
+    const other = await client().messages.create({ model: "m", max_tokens: 100, output_config: { format }, messages: [{ role: "user", content: "go" }] });
+    // No rule for this schema: the smallest value it allows, still valid JSON.
+    expect(JSON.parse(other.content[0]?.type === "text" ? other.content[0].text : "")).toEqual({ ok: 0 });
+  });
+});
+
+describe("offline model as a demo", () => {
+  const tool = (name: string, input_schema: Record<string, unknown> = { type: "object" }) => ({ name, description: name, input_schema });
+  const memoryTools = [tool("update_customer_brain"), tool("record_observation"), tool("update_user_context")];
+  const calls = (r: ReturnType<typeof offlineReply>) => r.content.flatMap((b) => (b.type === "tool_use" ? [{ name: b.name, input: b.input }] : []));
+  const textOfReply = (r: ReturnType<typeof offlineReply>) => r.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
+  const afterResult = (name: string, content: string, said = "x") => {
+    const first = offlineReply({ model: "m", tools: [tool(name)], messages: [{ role: "user", content: said }] });
+    const call = { type: "tool_use", id: "toolu_1", name, input: {} };
+    return offlineReply({
       model: "m",
-      max_tokens: 100,
-      tools: [{ name: "summarize", description: "s", input_schema: { type: "object" } }],
-      tool_choice: { type: "tool", name: "summarize" },
-      messages: [{ role: "user", content: "go" }],
+      messages: [
+        { role: "user", content: said },
+        { role: "assistant", content: [...(first.content as never[]).filter((b: { type: string }) => b.type === "text"), call] as never },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content }] },
+      ],
     });
-    expect(msg.content[0]).toMatchObject({ type: "tool_use", name: "summarize", input: { ok: 1 } });
+  };
+
+  it("never saves a question, and answers it from what it knows", () => {
+    for (const q of ["Do you remember my name?", "what do I prefer?", "Can you recall where I live"]) {
+      const reply = offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: q }] });
+      expect(calls(reply)).toEqual([]);
+      expect(reply.stop_reason).toBe("end_turn");
+    }
+    const known = offlineReply({ model: "m", tools: memoryTools, system: '## Structured Data\n{"Name":"Ana"}', messages: [{ role: "user", content: "Do you remember my name?" }] });
+    expect(textOfReply(known)).toContain("Your name is Ana.");
+  });
+
+  it("records observations and profile keys from what the user states; MEMORY only when asked to remember", () => {
+    const stated = offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: "My name is Ana and I live in Lisbon." }] });
+    expect(calls(stated)).toEqual([
+      { name: "record_observation", input: { content: "My name is Ana and I live in Lisbon.", category: "fact" } },
+      { name: "update_user_context", input: { scaffold_updates: { Name: "Ana", Location: "Lisbon" } } },
+    ]);
+    const preference = offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: "I prefer short answers" }] });
+    expect(calls(preference)).toEqual([{ name: "record_observation", input: { content: "I prefer short answers", category: "preference" } }]);
+    const explicit = offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: "Remember that I'm working on Toolstream" }] });
+    expect(calls(explicit).map((c) => c.name)).toEqual(["update_customer_brain", "record_observation"]);
+    expect(calls(explicit)[1]?.input).toMatchObject({ category: "project_details" });
+  });
+
+  it("tells the truth about review mode and about what was saved", () => {
+    const proposed = textOfReply(afterResult("update_customer_brain", "Review mode is on: your MEMORY update is proposal prp_1, waiting for the user's approval. It is NOT saved yet; tell the user it awaits their review."));
+    expect(proposed).toContain("proposed that for your review");
+    expect(proposed).not.toMatch(/I've saved|Done/);
+    expect(textOfReply(afterResult("update_customer_brain", "Saved to MEMORY as entry mem_1."))).toContain("I've saved that to my memory.");
+    expect(textOfReply(afterResult("record_observation", "Noted (evt_1); it will be consolidated into memory shortly."))).toContain("I've noted that");
+  });
+
+  it("calls a declared client tool when asked, e.g. the user's location, and reports its answer", () => {
+    const locate = tool("get_location", { type: "object", properties: { precision: { type: "string", enum: ["city", "exact"] } }, required: ["precision"] });
+    const asked = offlineReply({ model: "m", tools: [...memoryTools, locate], messages: [{ role: "user", content: "Where am I?" }] });
+    expect(asked.stop_reason).toBe("tool_use");
+    expect(calls(asked)).toEqual([{ name: "get_location", input: { precision: "city" } }]);
+    expect(textOfReply(afterResult("get_location", "Lisbon, Portugal"))).toContain("get_location says: Lisbon, Portugal");
+    // Without such a tool it just answers.
+    expect(calls(offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: "Where am I?" }] }))).toEqual([]);
+  });
+
+  it("calls a declared tool named in the message, with an id from it", () => {
+    const order = tool("lookup_order", { type: "object", properties: { id: { type: "string" } }, required: ["id"] });
+    expect(calls(offlineReply({ model: "m", tools: [order], messages: [{ role: "user", content: "what's the status of order A-17" }] }))).toEqual([{ name: "lookup_order", input: { id: "A-17" } }]);
+  });
+
+  it("the non-streamed reply keeps the texts of separate model calls apart", () => {
+    const reply = replyText([
+      { type: "session", id: "s" },
+      { type: "text", delta: "Let me note that." },
+      { type: "tool_use", id: "t", name: "record_observation", input: {}, reason: "r" },
+      { type: "tool_result", id: "t", name: "record_observation", ok: true },
+      { type: "text", delta: "I've noted " },
+      { type: "text", delta: "that." },
+    ]);
+    expect(reply).toBe("Let me note that.\n\nI've noted that.");
   });
 });

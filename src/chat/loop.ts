@@ -45,6 +45,8 @@ export type LoopInput = {
   emit(event: ChatEvent): void;
   /** Appends messages to the session history atomically. */
   persist(messages: MessageParam[]): Promise<void>;
+  /** Called with each model call's usage as it completes, so a turn that fails later still accounts for it. */
+  onUsage?(usage: Anthropic.Usage): void;
   progress?: Progress;
 };
 
@@ -77,6 +79,7 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
       }
       throw Object.assign(err instanceof Error ? err : new Error(String(err)), { answered });
     }
+    input.onUsage?.(message.usage);
     progress.usage = addUsage(progress.usage, message.usage);
 
     if (message.stop_reason === "refusal") {

@@ -12,6 +12,11 @@ const intSetting = (name: string, fallback: number, min: number, max: number) =>
     .max(max, `${name} must be at most ${max}`)
     .default(fallback);
 
+/** USD per million tokens. */
+const ModelPrice = z.strictObject({ input: z.number().min(0), output: z.number().min(0), cache_write: z.number().min(0), cache_read: z.number().min(0) });
+export type ModelPrice = z.infer<typeof ModelPrice>;
+const ModelPrices = z.record(z.string().min(1), ModelPrice);
+
 const ConfigSchema = z.object({
   ADMIN_TOKEN: optionalSecret.refine((v) => v === undefined || v.length >= 16, {
     message: "ADMIN_TOKEN must be at least 16 characters",
@@ -30,6 +35,22 @@ const ConfigSchema = z.object({
   MAX_BODY_BYTES: intSetting("MAX_BODY_BYTES", 256 * 1024, 1024, 10 * 1024 * 1024),
   CONTINUATION_TTL_SECONDS: intSetting("CONTINUATION_TTL_SECONDS", 30 * 60, 5, 7 * 24 * 3600),
   VECTOR_BACKEND: z.enum(["local", "vectorize"]).default("local"),
+  HISTORY_BUDGET_TOKENS: intSetting("HISTORY_BUDGET_TOKENS", 16_000, 1_000, 1_000_000),
+  DAILY_CHAT_TOKENS: intSetting("DAILY_CHAT_TOKENS", 2_000_000, 0, 1_000_000_000),
+  MODEL_PRICES: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined) return {};
+      try {
+        const parsed = ModelPrices.safeParse(JSON.parse(v));
+        if (parsed.success) return parsed.data;
+      } catch {
+        // reported below
+      }
+      ctx.addIssue({ code: "custom", message: 'MODEL_PRICES must be JSON like {"model-id": {"input": 2, "output": 10, "cache_write": 2.5, "cache_read": 0.1}} (USD per million tokens)' });
+      return z.NEVER;
+    }),
 });
 
 export type Config = {
@@ -48,6 +69,12 @@ export type Config = {
   /** How long a suspended turn waits for the client's tool result. */
   continuationTtlMs: number;
   vectorBackend: "local" | "vectorize";
+  /** Estimated tokens of conversation history sent per model call; older turns are summarised. */
+  historyBudgetTokens: number;
+  /** Chat tokens (input, cache and output) a user may spend per UTC day; 0 means no limit. */
+  dailyChatTokens: number;
+  /** Price overrides by model id, on top of the built-in prices. */
+  modelPrices: Record<string, ModelPrice>;
 };
 
 export class ConfigError extends Error {
@@ -86,6 +113,9 @@ export function loadConfig(env: Env): Config {
     maxBodyBytes: c.MAX_BODY_BYTES,
     continuationTtlMs: c.CONTINUATION_TTL_SECONDS * 1000,
     vectorBackend: c.VECTOR_BACKEND,
+    historyBudgetTokens: c.HISTORY_BUDGET_TOKENS,
+    dailyChatTokens: c.DAILY_CHAT_TOKENS,
+    modelPrices: c.MODEL_PRICES,
   };
   cache.set(env, config);
   return config;

@@ -15,6 +15,9 @@ declare global {
       MODEL_TIMEOUT_MS?: string;
       MAX_BODY_BYTES?: string;
       CONTINUATION_TTL_SECONDS?: string;
+      HISTORY_BUDGET_TOKENS?: string;
+      DAILY_CHAT_TOKENS?: string;
+      MODEL_PRICES?: string;
     }
   }
 }

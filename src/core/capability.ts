@@ -10,7 +10,7 @@ import type { Env } from "../config/env";
 import type { Db } from "../db/client";
 import type { Statement } from "../db/batch";
 import type { AppEnv } from "../http/context";
-import type { ContextProvider } from "./context";
+import type { ContextProvider, TurnScope } from "./context";
 import type { CronJob } from "./cron";
 import type { QueueKind } from "./queue";
 import type { Tool } from "./tool";
@@ -35,8 +35,13 @@ export type ErasePlan = {
 /** Prepares the plan; may read (ids to clean outside D1) or act before the batch (e.g. destroy session objects). */
 export type EraseHook = (ctx: EraseContext) => Promise<ErasePlan>;
 
+/** Durable facts about the user the chat core noticed (e.g. while summarising old turns), handed to memory. */
+export type ObservationSink = (scope: TurnScope, observations: readonly { content: string; category: string }[]) => Promise<void>;
+
 export interface Capability {
   name: string;
+  /** Receives observations found by the core; memory records them on its observation bus. */
+  observe?: ObservationSink;
   tools?: readonly Tool[];
   /** Injected into the system prompt in ascending `priority` (ties: registry order). */
   contextProviders?: readonly (ContextProvider & { priority: number })[];
@@ -54,6 +59,7 @@ export type Registry = {
   queueKinds: ReadonlyMap<string, QueueKind>;
   cronJobs: readonly CronJob[];
   eraseHooks: readonly EraseHook[];
+  observers: readonly ObservationSink[];
 };
 
 /** Merges capabilities; two contributions under one name (tool, queue kind, cron job) are a wiring bug. */
@@ -80,6 +86,7 @@ export function composeRegistry(capabilities: readonly Capability[]): Registry {
     queueKinds: new Map(kinds.map((k) => [k.kind, k])),
     cronJobs: unique("cron job", capabilities.flatMap((c) => c.cronJobs ?? []), (j) => j.name),
     eraseHooks: capabilities.flatMap((c) => (c.erase ? [c.erase] : [])),
+    observers: capabilities.flatMap((c) => (c.observe ? [c.observe] : [])),
   };
 }
 

@@ -110,9 +110,25 @@ export function parseNdjson(): TransformStream<Uint8Array, ChatEvent> {
 }
 
 /** The JSON body of a `stream: false` turn: the same turn, collected. */
+/** The turn's text. Text of separate model calls (split by tool events) is joined with a blank line, never glued. */
+export function replyText(events: readonly ChatEvent[]): string {
+  let reply = "";
+  let split = false;
+  for (const e of events) {
+    if (e.type !== "text") {
+      split = reply !== "";
+      continue;
+    }
+    if (split && !/\s$/.test(reply) && !/^\s/.test(e.delta)) reply += "\n\n";
+    split = false;
+    reply += e.delta;
+  }
+  return reply;
+}
+
 export function collectTurn(events: ChatEvent[]) {
   const end = events.at(-1);
-  const reply = events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
+  const reply = replyText(events);
   // Deltas are collected, not listed: the reply as one string; thinking text is a stream-only aid.
   const body = { session_id: events.find((e) => e.type === "session")?.id, reply, events: events.filter((e) => e.type !== "text" && e.type !== "thinking") };
   if (end?.type === "tool_pending") {

@@ -345,12 +345,17 @@ export const usage = sqliteTable(
   {
     id: text("id").primaryKey(),
     userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-    kind: text("kind", { enum: ["chat", "consolidation", "embedding", "extraction"] }).notNull(),
+    kind: text("kind", { enum: ["chat", "consolidation", "embedding", "extraction", "summary"] }).notNull(),
     model: text("model"),
+    /** Uncached input tokens; cache reads and writes are counted apart, as the API reports them. */
     inputTokens: integer("input_tokens").notNull().default(0),
     outputTokens: integer("output_tokens").notNull().default(0),
+    cacheReadTokens: integer("cache_read_tokens").notNull().default(0),
+    cacheCreationTokens: integer("cache_creation_tokens").notNull().default(0),
+    /** Estimated from the model's prices when the row was written (USD). */
+    costUsd: real("cost_usd").notNull().default(0),
     sessionId: text("session_id"),
     createdAt: createdAt(),
   },
-  (t) => [index("usage_user").on(t.userId, t.kind, t.createdAt)],
+  (t) => [index("usage_user").on(t.userId, t.kind, t.createdAt), index("usage_session").on(t.userId, t.sessionId, t.createdAt)],
 );

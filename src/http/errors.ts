@@ -56,6 +56,7 @@ export function onError(err: unknown, c: Context) {
   const status = ERROR_STATUS[e.code];
   const requestId = (c.get("requestId") as string | undefined) ?? "unknown";
   if (status >= 500) console.error(JSON.stringify({ request_id: requestId, code: e.code, detail: e.detail ?? e.message }));
+  if (e.retryAfterSeconds !== undefined) c.header("retry-after", String(e.retryAfterSeconds));
   return c.json(errorBody(e.code, e.message, requestId), status);
 }
 

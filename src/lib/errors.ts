@@ -30,6 +30,8 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly detail?: string,
+    /** Sent as Retry-After (seconds) by the HTTP edge. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = "AppError";

@@ -1,17 +1,19 @@
 /**
  * The memory processor (seed 003 §5.1): for one user, the pending observations, the current working
- * memory and scaffold, and related facts go to the background model in one forced tool call; the
+ * memory and scaffold, and related facts go to the background model in one structured-output call; the
  * validated output is applied in one D1 batch guarded by the user's memory revision, and only then are
  * the events marked processed. A concurrent or repeated run of the same events cannot commit twice.
  */
-import type Anthropic from "@anthropic-ai/sdk";
 import { and, asc, eq, sql } from "drizzle-orm";
 import { newId } from "../db/client";
-import { connections, contextEvents, memoryRuns, usage, users, type JsonObject, type ScaffoldMeta } from "../db/schema";
+import { recordUsage } from "../usage/record";
+import { connections, contextEvents, memoryRuns, users, type JsonObject, type ScaffoldMeta } from "../db/schema";
 import type { ModelClient } from "../model/anthropic";
+import type { Config } from "../config/config";
 import { isConstraintError, runStatements, returnedIds } from "../db/batch";
 import { consolidationBudget, deferredReason } from "./budget";
-import { CONSOLIDATE_TOOL, CONSOLIDATION_SYSTEM, consolidateToolDef, consolidationPrompt, MalformedOutput, mergeScaffold, parseConsolidationOutput, WORKING_MEMORY_WORDS, type FactItem } from "./consolidation-schema";
+import { callStructured } from "../model/structured";
+import { CONSOLIDATION_SYSTEM, consolidationFormat, consolidationPrompt, MalformedOutput, mergeScaffold, parseConsolidationOutput, WORKING_MEMORY_WORDS, type FactItem } from "./consolidation-schema";
 import type { MemoryDeps } from "./deps";
 import { factStatements, indexFacts, prepareFacts, type FactInput } from "./facts-write";
 import { canonicalJson } from "./ids";
@@ -21,7 +23,7 @@ import { inJson } from "./vector";
 
 export const BATCH_EVENTS = 50;
 
-export type ConsolidationModel = { client: ModelClient; model: string };
+export type ConsolidationModel = { client: ModelClient; model: string; prices?: Config["modelPrices"] };
 export type ConsolidationOutcome = { status: "applied" | "nothing" | "deferred"; events: number; more: string[]; rev?: number };
 
 /** Another run committed this revision first; retrying re-reads the new state. */
@@ -40,21 +42,8 @@ async function loadState(deps: MemoryDeps, userId: string) {
   return { user: user[0], rev: rev[0]?.rev ?? 0, events: pending.slice(0, BATCH_EVENTS), rest: pending.slice(BATCH_EVENTS).map((e) => e.id), connections: conns };
 }
 
-async function callModel(model: ConsolidationModel, userId: string, prompt: string): Promise<{ input: unknown; usage: Anthropic.Usage }> {
-  const message = await model.client.messages.create({
-    model: model.model,
-    max_tokens: 4096,
-    system: CONSOLIDATION_SYSTEM,
-    messages: [{ role: "user", content: prompt }],
-    tools: [consolidateToolDef],
-    tool_choice: { type: "tool", name: CONSOLIDATE_TOOL },
-    // Forcing a tool is only accepted with thinking off (Haiku 5.5); structured outputs replace this.
-    thinking: { type: "disabled" },
-    metadata: { user_id: userId },
-  });
-  const call = message.content.find((b): b is Anthropic.ToolUseBlock => b.type === "tool_use" && b.name === CONSOLIDATE_TOOL);
-  return { input: call ? call.input : undefined, usage: message.usage };
-}
+const callModel = (model: ConsolidationModel, userId: string, prompt: string) =>
+  callStructured({ client: model.client, model: model.model, system: CONSOLIDATION_SYSTEM, prompt, format: consolidationFormat, maxTokens: 8192, userId });
 
 function scaffoldMeta(before: JsonObject, after: JsonObject, meta: ScaffoldMeta, stated: Record<string, number>, fallback: number, now: number): { meta: ScaffoldMeta; changed: string[] } {
   const next: ScaffoldMeta = {};
@@ -92,9 +81,9 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
     });
     const reply = await callModel(model, userId, prompt);
     // Spent whether or not the output is usable: the budget counts it either way.
-    await db.insert(usage).values({ id: newId("use"), userId, kind: "consolidation", model: model.model, inputTokens: reply.usage.input_tokens, outputTokens: reply.usage.output_tokens });
-    if (reply.input === undefined) throw new MalformedOutput(`the model did not call ${CONSOLIDATE_TOOL}`);
-    const output = parseConsolidationOutput(reply.input);
+    await recordUsage(db, { userId, kind: "consolidation", model: model.model, usage: reply.usage, prices: model.prices });
+    if (reply.error) throw new MalformedOutput(`no consolidation: ${reply.error.message}`);
+    const output = parseConsolidationOutput(reply.value);
 
     const now = deps.now();
     const corrected = events.some((e) => e.eventType === "correction");

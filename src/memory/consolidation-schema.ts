@@ -1,13 +1,14 @@
 /**
  * The consolidation contract: what the model receives (current tiers, related facts, new observations)
- * and the structured output it must return through a forced tool call, validated with zod after
- * recursive normalisation of stringified JSON.
+ * and the structured output it returns (`ConsolidationWire`, sent as a JSON Schema), validated with
+ * the domain schema after recursive normalisation of stringified JSON.
  */
 import { z } from "zod";
 import type { Json, JsonObject } from "../db/schema";
-import type { AnthropicToolDef } from "../core/tool";
+import { jsonFormat } from "../model/structured";
 
-export const CONSOLIDATE_TOOL = "consolidate_memory";
+/** The schema's title: it names the output in requests (and picks the offline model's rule). */
+export const CONSOLIDATION_FORMAT = "consolidation";
 export const WORKING_MEMORY_WORDS = 500;
 
 const FactItem = z.union([
@@ -38,19 +39,35 @@ export type ConsolidationInput = {
   observations: { id: string; type: string; content: string; source: Json }[];
 };
 
-const { $schema: _drop, ...inputSchema } = z.toJSONSchema(ConsolidationOutput, { io: "input" }) as Record<string, unknown>;
+/**
+ * What the model returns. Structured outputs accept only closed objects, so the free-form profile
+ * travels as a JSON string and per-key confidences as a list; `parseConsolidationOutput` maps it to
+ * the domain shape above.
+ */
+export const ConsolidationWire = z.strictObject({
+  updated_scaffold: z.string().describe('The profile changes as one JSON object encoded in this string, e.g. {"Role": "Chef"}; "{}" when nothing changed'),
+  scaffold_confidence: z.array(z.strictObject({ key: z.string(), confidence: z.number().describe("0 to 1") })).describe("For each top-level key you added or changed"),
+  updated_working_memory: z.string().describe(`The rewritten narrative, at most ${WORKING_MEMORY_WORDS} words`),
+  facts_to_embed: z
+    .array(
+      z.strictObject({
+        text: z.string().describe("A durable, self-contained fact in the third person"),
+        confidence: z.number().describe("0 to 1"),
+        supersedes: z.array(z.string()).describe("Ids of existing facts this one contradicts and replaces"),
+        connection_id: z.string().describe("The tool connection the fact is about, or an empty string"),
+      }),
+    )
+    .describe("Durable facts worth recalling later"),
+});
+export type ConsolidationWire = z.infer<typeof ConsolidationWire>;
 
-export const consolidateToolDef: AnthropicToolDef = {
-  name: CONSOLIDATE_TOOL,
-  description: "Save the consolidated memory of this user.",
-  input_schema: { ...inputSchema, type: "object" },
-};
+export const consolidationFormat = jsonFormat(ConsolidationWire, CONSOLIDATION_FORMAT);
 
 export const CONSOLIDATION_SYSTEM = `You maintain an assistant's memory of one user. You receive the current working memory (a narrative),
 the information scaffold (a schema-free JSON profile whose keys you invent and evolve), existing long-term facts
-that may be related (with ids), and new observations. Call ${CONSOLIDATE_TOOL} once with:
-- updated_scaffold: the profile after the observations, as nested JSON (never JSON inside strings). Organise it
-  into a small, stable hierarchy. Keys you omit are kept; set a key to null to remove it.
+that may be related (with ids), and new observations. Answer with one JSON object:
+- updated_scaffold: the profile changes, as a JSON object encoded in a string (nested JSON inside it, never JSON
+  inside its strings). Organise it into a small, stable hierarchy. Keys you omit are kept; set a key to null to remove it.
 - scaffold_confidence: your confidence (0-1) in each top-level key you added or changed.
 - updated_working_memory: the narrative rewritten, at most ${WORKING_MEMORY_WORDS} words: what the user is doing now, their
   projects and priorities. Drop what is stale.
@@ -99,12 +116,41 @@ export class MalformedOutput extends Error {
   override name = "MalformedOutput";
 }
 
-/** Validates the tool input; the narrative itself is never JSON-unwrapped. */
+const clamp01 = (n: unknown) => (typeof n === "number" && Number.isFinite(n) ? Math.min(1, Math.max(0, n)) : undefined);
+
+/** The wire's list forms back to the domain's (a confidence list becomes a record, an empty connection id none). */
+function fromWire(rest: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...rest };
+  if (Array.isArray(out.scaffold_confidence)) {
+    out.scaffold_confidence = Object.fromEntries(
+      out.scaffold_confidence.flatMap((c: unknown) => {
+        const e = c as { key?: unknown; confidence?: unknown };
+        const v = clamp01(e?.confidence);
+        return typeof e?.key === "string" && v !== undefined ? [[e.key, v]] : [];
+      }),
+    );
+  }
+  if (Array.isArray(out.facts_to_embed)) {
+    out.facts_to_embed = out.facts_to_embed.map((f: unknown) => {
+      if (!f || typeof f !== "object" || Array.isArray(f)) return f;
+      const { connection_id, confidence, supersedes, ...item } = f as Record<string, unknown>;
+      return {
+        ...item,
+        ...(clamp01(confidence) !== undefined ? { confidence: clamp01(confidence) } : {}),
+        ...(Array.isArray(supersedes) && supersedes.length ? { supersedes } : {}),
+        ...(typeof connection_id === "string" && connection_id !== "" ? { connection_id } : {}),
+      };
+    });
+  }
+  return out;
+}
+
+/** Validates the model's output (the wire shape, or the domain shape); the narrative itself is never JSON-unwrapped. */
 export function parseConsolidationOutput(raw: unknown): ConsolidationOutput {
   const top = typeof raw === "string" ? normalizeJson(raw) : raw;
   if (!top || typeof top !== "object" || Array.isArray(top)) throw new MalformedOutput("consolidation output is not an object");
   const { updated_working_memory, ...rest } = top as Record<string, unknown>;
-  const parsed = ConsolidationOutput.safeParse({ ...(normalizeJson(rest) as object), updated_working_memory });
+  const parsed = ConsolidationOutput.safeParse({ ...fromWire(normalizeJson(rest) as Record<string, unknown>), updated_working_memory });
   if (!parsed.success) {
     throw new MalformedOutput(`invalid consolidation output: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   }

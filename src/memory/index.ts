@@ -5,7 +5,7 @@ import { eraseMemory } from "./erase";
 import { memoryProviders } from "./providers";
 import { handleConsolidation, markDeadLettered } from "./queue";
 import { memoryRoutes } from "./routes";
-import { memoryTools } from "./tools";
+import { memoryTools, observeFromCore } from "./tools";
 
 /** Adaptive memory: observations, background consolidation, working memory, scaffold and searchable facts. */
 export const memoryCapability: Capability = {
@@ -16,4 +16,5 @@ export const memoryCapability: Capability = {
   queueKinds: [{ kind: CONSOLIDATE_KIND, handle: handleConsolidation, deadLetter: markDeadLettered }],
   cronJobs: [memorySweepJob],
   erase: eraseMemory,
+  observe: observeFromCore,
 };

@@ -1,12 +1,12 @@
 /**
- * Consolidation without a model (no ANTHROPIC_API_KEY): deterministic rules fill the forced
- * `consolidate_memory` call, so `wrangler dev` offline still builds working memory, scaffold and facts.
+ * Consolidation without a model (no ANTHROPIC_API_KEY): deterministic rules answer the consolidation
+ * structured-output request, so `wrangler dev` offline still builds working memory, scaffold and facts.
  * It rewrites first person into third, files preferences and projects in the scaffold, and keeps the
  * most recent observations in the narrative. Contradictions are left to fact slots (slots.ts).
  */
 import type { Json, JsonObject } from "../db/schema";
-import type { ForcedToolSkill } from "../model/offline";
-import { parseConsolidationPrompt, WORKING_MEMORY_WORDS, type ConsolidationOutput } from "./consolidation-schema";
+import type { StructuredSkill } from "../model/offline";
+import { parseConsolidationPrompt, WORKING_MEMORY_WORDS, type ConsolidationOutput, type ConsolidationWire } from "./consolidation-schema";
 import { wordCount } from "./text";
 
 const VERBS = new Map(
@@ -31,7 +31,17 @@ function appendUnique(scaffold: JsonObject, key: string, item: string) {
   if (!list.includes(item)) scaffold[key] = [...list, item];
 }
 
-export const offlineConsolidate: ForcedToolSkill = (req) => {
+/** The domain output as the wire shape the model returns. */
+const toWire = (out: ConsolidationOutput): ConsolidationWire => ({
+  updated_scaffold: JSON.stringify(out.updated_scaffold),
+  scaffold_confidence: [],
+  updated_working_memory: out.updated_working_memory,
+  facts_to_embed: out.facts_to_embed.map((f) => (typeof f === "string" ? { text: f, confidence: 0.7, supersedes: [], connection_id: "" } : { text: f.text, confidence: f.confidence ?? 0.7, supersedes: f.supersedes ?? [], connection_id: f.connection_id ?? "" })),
+});
+
+export const offlineConsolidate: StructuredSkill = (req) => toWire(consolidateByRules(req));
+
+function consolidateByRules(req: Parameters<StructuredSkill>[0]): ConsolidationOutput {
   const first = req.messages[0];
   const text = typeof first?.content === "string" ? first.content : (first?.content ?? []).map((b) => b.text ?? "").join("\n");
   const input = parseConsolidationPrompt(text);
@@ -69,4 +79,4 @@ export const offlineConsolidate: ForcedToolSkill = (req) => {
     if (Array.isArray(added) && Array.isArray(before)) out.updated_scaffold[key] = [...before, ...added.filter((a) => !before.includes(a))];
   }
   return out;
-};
+}

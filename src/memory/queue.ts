@@ -12,7 +12,7 @@ import { contextEvents } from "../db/schema";
 import { createModelClient } from "../model/anthropic";
 import type { QueueMessage } from "../core/queue";
 import { consolidateUser, type ConsolidationModel } from "./consolidate";
-import { CONSOLIDATE_TOOL } from "./consolidation-schema";
+import { CONSOLIDATION_FORMAT } from "./consolidation-schema";
 import { ConsolidateMessage, memoryDeps, type MemoryDeps } from "./deps";
 import { enqueue } from "./events";
 import { offlineConsolidate } from "./offline-consolidate";
@@ -23,7 +23,7 @@ export const backoffSeconds = (attempts: number) => Math.min(300, 2 ** Math.max(
 
 export function consolidationModel(env: Env): ConsolidationModel {
   const config = loadConfig(env);
-  return { client: createModelClient(config, { [CONSOLIDATE_TOOL]: offlineConsolidate }).client, model: config.backgroundModel };
+  return { client: createModelClient(config, { [CONSOLIDATION_FORMAT]: offlineConsolidate }).client, model: config.backgroundModel, prices: config.modelPrices };
 }
 
 export async function consolidateMessages(deps: MemoryDeps, model: ConsolidationModel, messages: readonly Message<QueueMessage>[]): Promise<void> {

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import type { JsonObject } from "../db/schema";
 import { AppError } from "../lib/errors";
+import type { TurnScope } from "../core/context";
 import { defineTool, type ToolContext, type ToolResult } from "../core/tool";
 import { learnAboutConnection } from "./connections";
 import { memoryDeps } from "./deps";
@@ -91,3 +92,11 @@ export const updateConnectionContext = defineTool({
 });
 
 export const memoryTools = [recordObservation, updateUserContext, updateConnectionContext];
+
+/** Observations the chat core found (facts stated in turns it summarised): recorded on the bus like the tool's. */
+export async function observeFromCore(scope: TurnScope, observations: readonly { content: string; category: string }[]): Promise<void> {
+  if (!observations.length) return;
+  const sourceMetadata: JsonObject = { source: "session_summary", session_id: scope.sessionId };
+  const inputs = observations.slice(0, OBSERVATIONS_PER_TURN).map((o) => ({ type: o.category, content: o.content, sourceMetadata }));
+  await recordObservations(memoryDeps(scope.env, scope.config, scope.db), { id: scope.userId, plan: scope.plan }, inputs);
+}

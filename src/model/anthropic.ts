@@ -6,7 +6,7 @@ export type ModelClient = Anthropic;
 
 /**
  * The one place the Anthropic client is built: the real API when a key is set, the offline model
- * (same SDK, answered in-process) when not. `offlineSkills` lets a caller that forces a tool call
+ * (same SDK, answered in-process) when not. `offlineSkills` lets a caller that asks for structured output
  * say how the offline model should fill it in.
  */
 export function createModelClient(config: Config, offlineSkills?: OfflineSkills): { client: ModelClient; offline: boolean } {

@@ -1,34 +1,35 @@
 /**
  * The offline model: a deterministic stand-in for Claude used when no ANTHROPIC_API_KEY is set.
- * It speaks the Messages API (JSON and SSE) through the real SDK's `fetch` option, says plainly that
- * it is offline, and calls memory tools when the user states something worth keeping, so every
- * memory feature can be exercised locally. It is not a language model: it follows the rules below.
+ * It speaks the Messages API (JSON and SSE) through the real SDK's `fetch` option and says plainly that
+ * it is offline. It follows rules (offline-rules.ts, documented in docs/offline-model.md): it records
+ * what the user states, saves to MEMORY when asked to remember, calls declared tools the user asks for,
+ * answers structured-output requests, and reports tool results truthfully.
  */
 import { approxTokens, fnv1a } from "../lib/text";
+import { describeOutcome, planCalls, type ToolDef } from "./offline-rules";
+import { schemaInstance } from "./schema-instance";
 import { messageEvents, messageJson, sseResponse, type WireBlock, type WireMessage } from "./wire";
 
 type Block = { type: string; text?: string; content?: unknown; is_error?: boolean; name?: string; id?: string; tool_use_id?: string };
 type Msg = { role: "user" | "assistant"; content: string | Block[] };
-type ToolDef = { name: string; type?: string };
 export type OfflineRequest = {
   model: string;
   system?: string | { text: string }[];
   messages: Msg[];
   tools?: ToolDef[];
-  tool_choice?: { type: string; name?: string };
+  output_config?: { format?: { type: string; schema: Record<string, unknown> } | null };
   stream?: boolean;
 };
 
 /**
- * Produces the input of a forced tool call (`tool_choice: {type: "tool"}`), e.g. consolidation.
- * The capability that forces the call supplies the rule, through `createModelClient`.
+ * Produces the JSON of a structured-output request (`output_config.format`), e.g. consolidation.
+ * Skills are keyed by the schema's `title`; the capability that asks supplies the rule through
+ * `createModelClient`. Without one, the reply is the smallest value the schema allows.
  */
-export type ForcedToolSkill = (req: OfflineRequest) => unknown;
-export type OfflineSkills = Readonly<Record<string, ForcedToolSkill>>;
+export type StructuredSkill = (req: OfflineRequest) => unknown;
+export type OfflineSkills = Readonly<Record<string, StructuredSkill>>;
 
 export const OFFLINE_NOTICE = "(offline model: no ANTHROPIC_API_KEY is set, so replies are rule-based)";
-
-const REMEMBER = /\b(remember|i prefer|i like|i love|i hate|i don't like|my name is|call me|i work|i live|i'm allergic|always|never)\b/i;
 
 // The per-turn context block (chat/prompt.ts) is not what the user said.
 const textOf = (content: Msg["content"]) =>
@@ -38,67 +39,53 @@ const systemText = (s: OfflineRequest["system"]) => (typeof s === "string" ? s :
 
 const hashId = (s: string) => fnv1a(s).toString(36);
 
-/** What the offline model does when the user's message matches: the first available tool of the rule. */
-const RULES: { when: RegExp; lead: string; tools: { name: string; input: (said: string) => unknown }[] }[] = [
-  {
-    when: REMEMBER,
-    lead: "I'll remember that.",
-    tools: [
-      { name: "update_customer_brain", input: (said) => ({ target: "memory", content: said }) },
-      { name: "record_observation", input: (said) => ({ content: said, category: "preference" }) },
-    ],
-  },
-  {
-    when: /\b(what time|the time|what day|what date|today's date)\b/i,
-    lead: "Let me check the clock.",
-    tools: [{ name: "current_time", input: () => ({}) }],
-  },
-];
-
-const SAVERS = new Set(RULES[0]?.tools.map((t) => t.name));
-
 function remembered(system: string): string[] {
   const m = /<remembered>\n([\s\S]*?)\n<\/remembered>/.exec(system);
   return m?.[1] ? m[1].split("\n").filter((l) => l.trim() !== "").slice(0, 5) : [];
 }
 
+/** What the prompt says about the user: MEMORY entries, and the profile's name. */
+function recall(system: string): string {
+  const name = /"Name":\s*"([^"]{1,80})"/.exec(system)?.[1];
+  const memory = remembered(system);
+  const parts = [
+    ...(name ? [` Your name is ${name}.`] : []),
+    ...(memory.length ? [` Here is what I remember about you:\n${memory.map((l) => `- ${l.replace(/^- /, "")}`).join("\n")}`] : []),
+  ];
+  return parts.join("");
+}
+
+function afterTools(req: OfflineRequest, results: Block[]): Pick<WireMessage, "content" | "stop_reason"> {
+  const calls = req.messages.at(-2)?.content;
+  const nameOf = (r: Block) => (Array.isArray(calls) ? calls.find((b) => b.type === "tool_use" && b.id === r.tool_use_id)?.name : undefined);
+  const asText = (r: Block) => (typeof r.content === "string" ? r.content : JSON.stringify(r.content));
+  const said = results.map((r) => describeOutcome({ name: nameOf(r), content: asText(r), isError: r.is_error === true }));
+  return { content: [{ type: "text", text: `${[...new Set(said)].join(" ")} ${OFFLINE_NOTICE}` }], stop_reason: "end_turn" };
+}
+
 export function offlineReply(req: OfflineRequest, skills: OfflineSkills = {}): Pick<WireMessage, "content" | "stop_reason"> {
-  const forced = req.tool_choice?.type === "tool" ? req.tool_choice.name : undefined;
-  if (forced) {
-    const skill = skills[forced];
-    const input = skill ? skill(req) : {};
-    return { content: [{ type: "tool_use", id: `toolu_off_${hashId(JSON.stringify(req.messages))}`, name: forced, input }], stop_reason: "tool_use" };
+  const format = req.output_config?.format;
+  if (format?.type === "json_schema") {
+    const title = typeof format.schema.title === "string" ? format.schema.title : "";
+    const skill = skills[title];
+    return { content: [{ type: "text", text: JSON.stringify(skill ? skill(req) : schemaInstance(format.schema)) }], stop_reason: "end_turn" };
   }
   const last = req.messages.at(-1);
   const blocks = last && typeof last.content !== "string" ? last.content : [];
   const results = blocks.filter((b) => b.type === "tool_result");
-  if (results.length > 0) {
-    const asText = (r: Block) => (typeof r.content === "string" ? r.content : JSON.stringify(r.content));
-    const calls = req.messages.at(-2)?.content;
-    const nameOf = (r: Block) => (Array.isArray(calls) ? calls.find((b) => b.type === "tool_use" && b.id === r.tool_use_id)?.name : undefined);
-    const failed = results.filter((r) => r.is_error);
-    const text = failed.length
-      ? `I tried, but it did not work: ${failed.map(asText).join("; ")} ${OFFLINE_NOTICE}`
-      : results.every((r) => SAVERS.has(nameOf(r) ?? ""))
-        ? `Done: I've saved that, and I'll keep it in mind. ${OFFLINE_NOTICE}`
-        : `${results.map((r) => `${nameOf(r) ?? "The tool"} says: ${asText(r)}`).join("\n")} ${OFFLINE_NOTICE}`;
-    return { content: [{ type: "text", text }], stop_reason: "end_turn" };
-  }
+  if (results.length > 0) return afterTools(req, results);
   const said = last ? textOf(last.content).trim() : "";
-  const available = new Set((req.tools ?? []).map((t) => t.name));
-  for (const rule of RULES) {
-    const tool = rule.when.test(said) ? rule.tools.find((t) => available.has(t.name)) : undefined;
-    if (!tool) continue;
+  const plan = planCalls(said, req.tools ?? []);
+  if (plan) {
     const content: WireBlock[] = [
-      { type: "text", text: rule.lead },
-      { type: "tool_use", id: `toolu_off_${hashId(said + req.messages.length)}`, name: tool.name, input: tool.input(said) },
+      { type: "text", text: plan.lead },
+      ...plan.calls.map((c, i): WireBlock => ({ type: "tool_use", id: `toolu_off_${hashId(`${said}${req.messages.length}#${i}`)}`, name: c.name, input: c.input })),
     ];
     return { content, stop_reason: "tool_use" };
   }
-  const context = last && typeof last.content !== "string" ? last.content.map((b) => b.text ?? "").join("\n") : "";
-  const memory = remembered(`${systemText(req.system)}\n${context}`);
-  const recall = memory.length ? ` Here is what I remember about you:\n${memory.map((l) => `- ${l.replace(/^- /, "")}`).join("\n")}` : "";
-  const text = `Hello! I'm engram's assistant ${OFFLINE_NOTICE}. You said: "${said.slice(0, 200)}".${recall}`;
+  // MEMORY and the profile reach the model in the system prompt or in the turn's context block.
+  const context = blocks.map((b) => b.text ?? "").join("\n");
+  const text = `Hello! I'm engram's assistant ${OFFLINE_NOTICE}. You said: "${said.slice(0, 200)}".${recall(`${systemText(req.system)}\n${context}`)}`;
   return { content: [{ type: "text", text }], stop_reason: "end_turn" };
 }
 

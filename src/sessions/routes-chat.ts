@@ -7,6 +7,7 @@ import type { AppEnv } from "../http/context";
 import { errors, json, jsonBody, newRouter, security, Slug } from "../http/openapi";
 import { ErrorBody } from "../http/errors";
 import { AppError } from "../lib/errors";
+import { assertChatBudget } from "../usage/budget";
 import type { Started } from "./session-do";
 import { createSession, getSession, requireProject, sessionStub } from "./store";
 import { collectTurn, parseNdjson, sseFrame, ToolPendingEnvelope, UsageSchema, type ChatEvent } from "../core/events";
@@ -52,6 +53,7 @@ const chatRoute = createRoute({
       content: { "text/event-stream": { schema: z.string() }, "application/json": { schema: ChatResponse } },
     },
     ...errors,
+    429: json(ErrorBody, "Today's chat token budget is used up (rate_limited, with Retry-After)"),
     502: json(ErrorBody, "The model failed (JSON mode)"),
   },
 });
@@ -96,9 +98,10 @@ export const chatRoutes = (registry: Registry) =>
   const declared = clientToolSet(body.client_tools, body.mcp_servers, reservedToolNames(registry.tools));
   if (declared.issues.length) throw new AppError("invalid_request", declared.issues.slice(0, 5).map((i) => `client_tools: ${i}`).join("; "));
   if (body.project_id) await requireProject(db, user.id, body.project_id);
-  const session = body.session_id
-    ? await getSession(db, user.id, body.session_id)
-    : await createSession(db, user.id, { title: body.message, siteId: body.site_id ?? null, projectId: body.project_id ?? null });
+  // The budget is read alongside an existing session; a new session is created only within budget.
+  const [session] = body.session_id
+    ? await Promise.all([getSession(db, user.id, body.session_id), assertChatBudget(db, user.id, c.var.config)])
+    : [await assertChatBudget(db, user.id, c.var.config).then(() => createSession(db, user.id, { title: body.message, siteId: body.site_id ?? null, projectId: body.project_id ?? null }))];
   const stub = sessionStub(c.env, user.id, session.id);
   const turnId = c.var.requestId;
   const started = await stub.turn({

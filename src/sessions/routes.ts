@@ -8,6 +8,7 @@ import { AppError } from "../lib/errors";
 import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
 import type { StoredMessage } from "./history";
 import type { PendingView } from "./session-do";
+import type { SessionSummary } from "./history-budget";
 import { deleteSessionRow, getSession, listSessions, publicSession, sessionStub } from "./store";
 
 const Session = z
@@ -31,6 +32,15 @@ const Pending = ToolPendingEnvelope.extend({
   messages: z.array(z.unknown()).describe("The suspended assistant message, held back from history until every call is answered"),
   answered: z.array(z.object({ tool_use_id: z.string(), is_error: z.boolean() })).describe("Calls of that message already answered"),
 }).openapi("PendingTurn");
+
+const Summary = z
+  .object({
+    text: z.string().describe("The running summary of older turns, which model calls see instead of those turns"),
+    through: z.number().describe("Messages with seq up to this one are summarised (they stay in `messages`)"),
+    messages: z.number().describe("How many messages the summary covers"),
+    updated_at: z.number(),
+  })
+  .openapi("SessionSummary");
 
 const IdParam = z.object({ id: z.string().trim().min(1, "session id must not be empty").max(100) });
 
@@ -60,7 +70,7 @@ const getRoute = createRoute({
   summary: "A session, its full history and its pending tool call, if any",
   security,
   request: { params: IdParam },
-  responses: { 200: json(z.object({ session: Session, messages: z.array(Message), pending: Pending.nullable() }), "Session"), ...errors },
+  responses: { 200: json(z.object({ session: Session, messages: z.array(Message), pending: Pending.nullable(), summary: Summary.nullable() }), "Session"), ...errors },
 });
 
 const deleteRoute = createRoute({
@@ -112,7 +122,7 @@ export const sessionRoutes = newRouter()
   .openapi(getRoute, async (c) => {
     const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);
     // RPC's structured-clone typing cannot express the SDK's content union; the value is the stored JSON.
-    const state = (await sessionStub(c.env, c.var.user.id, session.id).read()) as unknown as { messages: StoredMessage[]; pending: PendingView | null };
+    const state = (await sessionStub(c.env, c.var.user.id, session.id).read()) as unknown as { messages: StoredMessage[]; pending: PendingView | null; summary: SessionSummary | null };
     return c.json({ session: publicSession(session), ...state }, 200);
   })
   .openapi(deleteRoute, async (c) => {

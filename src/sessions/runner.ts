@@ -23,8 +23,11 @@ import { createModelClient } from "../model/anthropic";
 import { isAbort, modelFailure } from "../model/errors";
 import type { ToolContext } from "../core/tool";
 import { recordUsage } from "../usage/record";
+import { addTokens, noTokens, type SpentTokens } from "../usage/spent";
 import type { EventSink } from "./event-stream";
-import { currentTurnStart, followUpQuery, modelHistory } from "./history";
+import { currentTurnStart, followUpQuery, modelHistory, type StoredMessage } from "./history";
+import { liveRows, planFold, summaryRow } from "./history-budget";
+import { offlineSummary, summarise, SUMMARY_FORMAT } from "./summarise";
 import type { SessionStorage } from "./storage";
 import { touchSession } from "./store";
 
@@ -43,8 +46,8 @@ type Segment = {
   injected: ReadonlyMap<string, string[]>;
   stream: boolean;
 };
-/** What a segment changed, and the D1 bookkeeping it started: awaited together, after the last event. */
-type Tally = { added: number; pending: boolean; writes: Promise<unknown>[] };
+/** What a segment changed, the tokens it spent, and the D1 bookkeeping it started: awaited together, after the last event. */
+type Tally = { added: number; pending: boolean; writes: Promise<unknown>[]; spent: SpentTokens };
 export type Alarm = { set(at: number): Promise<void>; clear(): Promise<void> };
 
 export const pendingMessage = (sessionId: string) =>
@@ -64,7 +67,7 @@ export class TurnRunner {
     if (this.store.continuation()) return sink.emit({ type: "error", code: "tool_pending", message: pendingMessage(input.sessionId) });
     const scope = this.scope(input, input.siteId, input.projectId);
     const lastReply = this.store.messages().findLast((m) => m.role === "assistant");
-    const tally: Tally = { added: 0, pending: false, writes: [] };
+    const tally: Tally = { added: 0, pending: false, writes: [], spent: noTokens() };
     let userSeq: number | undefined;
     try {
       const defer = (work: Promise<unknown>) => tally.writes.push(work.catch((err: unknown) => console.error(JSON.stringify({ deferred: describeFailure(err) }))));
@@ -72,6 +75,8 @@ export class TurnRunner {
       // The per-turn context heads the user message and is stored with it: the turn is replayed exactly.
       [userSeq] = this.store.append([{ role: "user", content: [{ type: "text", text: prompt.turnContext }, { type: "text", text: input.message }] }]);
       tally.added = 1;
+      // Older turns over the history budget fold into the session summary before the model call.
+      await this.foldHistory(scope, tally);
       // Written alongside the model call, not before it: the audit row must not delay the first byte.
       tally.writes.push(recordContextLog(scope.db, input.userId, input.sessionId, prompt));
       const injected = new Map(prompt.injected.map((s) => [s.name, s.ids]));
@@ -89,7 +94,7 @@ export class TurnRunner {
       }
       this.fail(err, sink, input.sessionId);
     } finally {
-      await Promise.all([...tally.writes, touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending)]);
+      await Promise.all([...tally.writes, this.recordSpent(scope, scope.config.chatModel, tally.spent), touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending)]);
     }
   }
 
@@ -104,7 +109,7 @@ export class TurnRunner {
     const tools = turnTools(this.registry.tools, cont.client_tools, cont.server_tools);
     const counters = new Map(Object.entries(cont.counters));
     const seg: Segment = { scope, model: cont.model, system: cont.system, tools, progress, counters, injected: new Map(Object.entries(cont.injected)), stream: cont.stream };
-    const tally: Tally = { added: 0, pending: false, writes: [] };
+    const tally: Tally = { added: 0, pending: false, writes: [], spent: noTokens() };
     try {
       if (resolution.remember) this.store.allowAlways(resolution.call.tool_name);
       const { results, pending } = await applyAnswer(cont, resolution, tools, this.toolCtx(seg, sink), sink.emit);
@@ -119,7 +124,7 @@ export class TurnRunner {
       if (!isAbort(err) && !sink.signal.aborted) tally.added -= this.rollbackTurn();
       this.fail(err, sink, input.sessionId);
     } finally {
-      await Promise.all([...tally.writes, touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending)]);
+      await Promise.all([...tally.writes, this.recordSpent(scope, cont.model, tally.spent), touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending)]);
     }
   }
 
@@ -136,7 +141,7 @@ export class TurnRunner {
   /** Runs the loop for one segment and ends it; true when it suspended. */
   private async run(seg: Segment, sink: EventSink, tally: Tally): Promise<boolean> {
     const { scope } = seg;
-    const history = modelHistory(this.store.messages());
+    const history = modelHistory(this.requestRows());
     const outcome = await runAgentLoop({
       client: createModelClient(scope.config).client,
       model: seg.model,
@@ -154,19 +159,9 @@ export class TurnRunner {
       persist: async (msgs) => {
         tally.added += this.store.append(msgs).length;
       },
+      onUsage: (u) => addTokens(tally.spent, u),
       ...(seg.progress ? { progress: seg.progress } : {}),
     });
-    const before = seg.progress?.usage ?? { input_tokens: 0, output_tokens: 0 };
-    tally.writes.push(
-      recordUsage(scope.db, {
-        userId: scope.userId,
-        kind: "chat",
-        model: seg.model,
-        inputTokens: outcome.usage.input_tokens - before.input_tokens,
-        outputTokens: outcome.usage.output_tokens - before.output_tokens,
-        sessionId: scope.sessionId,
-      }),
-    );
     if (outcome.kind === "refused") {
       // A refused turn must leave the conversation, or every later turn is refused too (docs/models.md).
       tally.added -= this.rollbackTurn();
@@ -211,6 +206,46 @@ export class TurnRunner {
     const turn = rows.slice(currentTurnStart(rows));
     for (const row of turn) this.store.deleteMessage(row.seq);
     return turn.length;
+  }
+
+  /** What a model call sees: the running summary, then the messages not folded into it. */
+  private requestRows(): StoredMessage[] {
+    const summary = this.store.summary();
+    const live = liveRows(this.store.messages(), summary);
+    return summary ? [summaryRow(summary), ...live] : live;
+  }
+
+  /**
+   * Keeps the history a model call sees within the budget: the oldest whole turns are folded into the
+   * session summary by the background model (stored history is untouched), and the facts it found go
+   * to memory. If the summary cannot be made, this turn sends the longer history and the next one retries.
+   */
+  private async foldHistory(scope: TurnScope, tally: Tally): Promise<void> {
+    const summary = this.store.summary();
+    const { fold } = planFold(liveRows(this.store.messages(), summary), scope.config.historyBudgetTokens);
+    const last = fold.at(-1);
+    if (!last) return;
+    const { config } = scope;
+    const model = { client: createModelClient(config, { [SUMMARY_FORMAT]: offlineSummary }).client, model: config.backgroundModel };
+    const later = (work: Promise<unknown>) => tally.writes.push(work.catch((err: unknown) => console.error(JSON.stringify({ summary: describeFailure(err) }))));
+    try {
+      const out = await summarise(model, scope.userId, summary?.text ?? "", fold);
+      later(recordUsage(scope.db, { userId: scope.userId, kind: "summary", model: model.model, usage: out.usage, sessionId: scope.sessionId, prices: config.modelPrices }));
+      if (!out.output) throw out.error ?? new Error("no summary");
+      this.store.saveSummary({ text: out.output.summary, through: last.seq, messages: (summary?.messages ?? 0) + fold.length, updated_at: Date.now() });
+      const observations = out.output.observations;
+      for (const observe of this.registry.observers) later(observe(scope, observations));
+    } catch (err) {
+      if (isAbort(err)) throw err;
+      console.error(JSON.stringify({ session: scope.sessionId, summary: describeFailure(err) }));
+    }
+  }
+
+  /** One usage row for the segment's model calls, including those before a failure. */
+  private recordSpent(scope: TurnScope, model: string, spent: SpentTokens): Promise<void> {
+    return recordUsage(scope.db, { userId: scope.userId, kind: "chat", model, usage: spent, sessionId: scope.sessionId, prices: scope.config.modelPrices }).catch((err: unknown) =>
+      console.error(JSON.stringify({ usage: describeFailure(err) })),
+    );
   }
 
   private async suspend(c: Continuation, sink: EventSink): Promise<true> {

@@ -14,6 +14,7 @@ import type { Env } from "../config/env";
 import type { Registry } from "../core/capability";
 import { eventStream, type EventSink } from "./event-stream";
 import type { StoredMessage } from "./history";
+import type { SessionSummary } from "./history-budget";
 import { pendingMessage, TurnRunner, type ResumeInput, type TurnInput } from "./runner";
 import { SessionStorage } from "./storage";
 
@@ -84,12 +85,12 @@ export class SessionObject extends DurableObject<Env> {
     this.running.get(turnId)?.();
   }
 
-  read(): { messages: StoredMessage[]; pending: PendingView | null } {
+  read(): { messages: StoredMessage[]; pending: PendingView | null; summary: SessionSummary | null } {
     const cont = this.live();
     const pending = cont
       ? { ...envelopeOf(cont), messages: cont.messages, answered: cont.results.map((r) => ({ tool_use_id: r.tool_use_id, is_error: r.is_error === true })) }
       : null;
-    return { messages: this.store.messages(), pending };
+    return { messages: this.store.messages(), pending, summary: this.store.summary() };
   }
 
   async destroy(): Promise<void> {

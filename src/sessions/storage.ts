@@ -7,6 +7,7 @@
 import type { MessageParam } from "../chat/loop";
 import { decodeContinuation, encodeContinuation, type Continuation } from "../bridge/continuation";
 import type { StoredMessage } from "./history";
+import type { SessionSummary } from "./history-budget";
 
 type Row = { seq: number; role: "user" | "assistant"; content: string; created_at: number };
 
@@ -75,6 +76,15 @@ export class SessionStorage {
 
   allowAlways(toolName: string): void {
     this.setState("always_allow", [...new Set([...this.alwaysAllowed(), toolName])]);
+  }
+
+  /** The running summary of the messages left out of model calls (they stay in `messages`). */
+  summary(): SessionSummary | null {
+    return this.state<SessionSummary>("summary");
+  }
+
+  saveSummary(summary: SessionSummary): void {
+    this.setState("summary", summary);
   }
 
   wasExpired(callId: string): boolean {

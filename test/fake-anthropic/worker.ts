@@ -15,6 +15,7 @@ import { errorEvent, messageEvents, messageJson, sseFrame, type WireBlock, type 
 import { account } from "./cache";
 import { type ApiRequest, type Block, type Json, sequence, sign } from "./prefix";
 import { thinkingMode, validate } from "./rules";
+import { defaultStructuredText, forcedToolChoiceError, formatError, structuredQueue, type StructuredRequest } from "./structured";
 import { remember, verifyThinking } from "./thinking";
 
 export type Citation = { type: "web_search_result_location"; url: string; title: string | null; cited_text: string; encrypted_index: string };
@@ -52,6 +53,8 @@ export type Step =
       error_type?: string;
       /** Send this many events, then keep the connection open until the client goes away. */
       stall_after?: number;
+      /** The answer to a structured-output request (output_config.format): queued apart from chat replies. */
+      structured?: boolean;
     }
   | { status: 429 | 500 | 529 | 400 | 401; error_type?: string; message?: string };
 
@@ -171,7 +174,9 @@ async function messages(request: Request): Promise<Response> {
   const body = (await request.json()) as ApiRequest;
   const key = body.metadata?.user_id ?? "default";
   received.set(key, [...(received.get(key) ?? []), body]);
-  const queue = scripts.get(key) ?? [];
+  // Structured-output calls (background work) are scripted apart from the user's chat calls.
+  const structured = (body as unknown as StructuredRequest).output_config?.format ? structuredQueue(key) : undefined;
+  const queue = scripts.get(structured ?? key) ?? [];
   const next = queue[0];
   if (next && "status" in next) {
     queue.shift();
@@ -180,11 +185,16 @@ async function messages(request: Request): Promise<Response> {
   // A request the API rejects does not use up the scripted reply.
   const invalid = validate(body);
   if (invalid) return error(invalid.status, invalid.type, invalid.message, requestId);
+  const badFormat = forcedToolChoiceError(body as unknown as StructuredRequest) ?? formatError(body as unknown as StructuredRequest);
+  if (badFormat) return error(400, "invalid_request_error", badFormat, requestId);
   const scope = `${body.model}|${key}`;
   const seq = sequence(body, scope);
   const unverified = verifyThinking(body, seq, scope);
   if (unverified) return error(unverified.status, unverified.type, unverified.message, requestId);
-  const step = (queue.shift() as Extract<Step, { reply: unknown }> | undefined) ?? { reply: {} };
+  const fallback: Extract<Step, { reply: unknown }> = structured
+    ? { reply: { content: [{ type: "text", text: defaultStructuredText(body as unknown as StructuredRequest) }] } }
+    : { reply: {} };
+  const step = (queue.shift() as Extract<Step, { reply: unknown }> | undefined) ?? fallback;
   const cache = account(seq, body.model);
 
   const content = replyContent(body, step, scope, seq);
@@ -211,7 +221,10 @@ export default {
     if (url.pathname === "/v1/messages" && request.method === "POST") return messages(request);
     if (url.pathname === "/__script" && request.method === "POST") {
       const { key, steps } = (await request.json()) as { key: string; steps: Step[] };
-      scripts.set(key, [...(scripts.get(key) ?? []), ...steps]);
+      for (const step of steps) {
+        const queue = "reply" in step && step.structured ? structuredQueue(key) : key;
+        scripts.set(queue, [...(scripts.get(queue) ?? []), step]);
+      }
       return Response.json({ queued: scripts.get(key)?.length ?? 0 });
     }
     if (url.pathname === "/__requests") return Response.json(received.get(url.searchParams.get("key") ?? "default") ?? []);

@@ -1,0 +1,112 @@
+/**
+ * The offline model's rules: which tools a user message calls, and what it says about their results.
+ * docs/offline-model.md describes them for users; keep the two in step.
+ */
+import { schemaInstance } from "./schema-instance";
+
+export type ToolDef = { name: string; type?: string; input_schema?: unknown };
+export type PlannedCall = { name: string; input: unknown };
+export type ToolOutcome = { name: string | undefined; content: string; isError: boolean };
+
+const BRAIN = "update_customer_brain";
+const OBSERVE = "record_observation";
+const PROFILE = "update_user_context";
+const MEMORY_TOOLS = new Set([BRAIN, OBSERVE, PROFILE, "update_connection_context"]);
+
+/** A question is never a statement to remember ("Do you remember my name?"). */
+export const isQuestion = (said: string) =>
+  /\?\s*$/.test(said) || /^(do|does|did|what|what's|who|whom|where|when|why|how|can|could|is|are|am|will|would|should|have|has)\b/i.test(said.trim());
+
+const EXPLICIT = /\b(remember|don't forget|do not forget|note that|keep in mind)\b/i;
+
+/** Observation categories, first match wins. */
+const CATEGORIES: { category: string; when: RegExp }[] = [
+  { category: "correction", when: /\b(actually|correction|not anymore|no longer|i was wrong)\b/i },
+  { category: "project_details", when: /\b(i'm|i am|we're|we are) (working on|building|launching)\b|\bmy (project|startup|company|app)\b/i },
+  { category: "preference", when: /\b(i prefer|i like|i love|i hate|i enjoy|i don't like|i do not like|always|never)\b/i },
+  { category: "fact", when: /\b(my name is|call me|i live|i work|i'm|i am|i have|i've|my \w+ (is|are))\b/i },
+];
+
+const clean = (s: string) => s.trim().replace(/[.!\s]+$/, "");
+const PROFILE_FIELDS: { key: string; when: RegExp }[] = [
+  { key: "Name", when: /\b(?:my name is|call me|i'm called|i am called)\s+([\p{L}][\p{L}'-]*)/iu },
+  { key: "Location", when: /\bi live in\s+([^.,;!?]+)/i },
+  { key: "Employer", when: /\bi work (?:at|for)\s+([^.,;!?]+)/i },
+  { key: "Role", when: /\bi work as (?:an? )?([^.,;!?]+)/i },
+];
+
+/** What a stated fact adds to the structured profile, e.g. "My name is Ana" -> {Name: "Ana"}. */
+export function profileUpdates(said: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of PROFILE_FIELDS) {
+    const m = f.when.exec(said);
+    if (m?.[1]) out[f.key] = clean(m[1]);
+  }
+  return out;
+}
+
+/** Memory calls for a statement: MEMORY when asked to remember, an observation for what was stated, profile keys. */
+function memoryCalls(said: string, available: Set<string>): PlannedCall[] {
+  if (isQuestion(said)) return [];
+  const explicit = EXPLICIT.test(said);
+  const category = CATEGORIES.find((c) => c.when.test(said))?.category ?? (explicit ? "fact" : undefined);
+  if (!category) return [];
+  const calls: PlannedCall[] = [];
+  if (available.has(BRAIN) && (explicit || !available.has(OBSERVE))) calls.push({ name: BRAIN, input: { target: "memory", content: said } });
+  if (available.has(OBSERVE)) calls.push({ name: OBSERVE, input: { content: said, category } });
+  const profile = profileUpdates(said);
+  if (available.has(PROFILE) && Object.keys(profile).length) calls.push({ name: PROFILE, input: { scaffold_updates: profile } });
+  return calls;
+}
+
+const STOP = new Set(["get", "set", "list", "read", "fetch", "run", "mcp", "the", "tool", "current", "show", "find", "lookup", "search"]);
+const keywords = (name: string) => name.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length >= 3 && !STOP.has(w));
+
+/** Fills a tool's input from its schema; the first string property gets an id from the message ("order A-17"). */
+function inputFor(tool: ToolDef, said: string): unknown {
+  const input = schemaInstance(tool.input_schema ?? { type: "object" });
+  if (!input || typeof input !== "object" || Array.isArray(input)) return {};
+  const id = /\b([A-Z0-9-]*\d[A-Z0-9-]*)\b/i.exec(said)?.[1];
+  const first = Object.entries(input).find(([, v]) => v === "");
+  return id && first ? { ...input, [first[0]]: id } : input;
+}
+
+/** A tool the user asks for by what it does: the clock, their location, or a declared tool named in the message. */
+function askedTool(said: string, tools: ToolDef[]): ToolDef | undefined {
+  const callable = tools.filter((t) => !MEMORY_TOOLS.has(t.name) && !t.type);
+  if (/\b(what time|the time|what day|what date|today's date)\b/i.test(said)) {
+    const clock = callable.find((t) => t.name === "current_time");
+    if (clock) return clock;
+  }
+  if (/\b(where am i|my location|where i am|where are we)\b/i.test(said)) {
+    const locate = callable.find((t) => /location|locate|where/i.test(t.name));
+    if (locate) return locate;
+  }
+  const words = new Set(said.toLowerCase().split(/[^a-z0-9]+/));
+  return callable.find((t) => t.name !== "current_time" && keywords(t.name).some((k) => words.has(k)));
+}
+
+export type Plan = { lead: string; calls: PlannedCall[] } | null;
+
+export function planCalls(said: string, tools: ToolDef[]): Plan {
+  const asked = askedTool(said, tools);
+  if (asked) return { lead: asked.name === "current_time" ? "Let me check the clock." : `Let me use ${asked.name}.`, calls: [{ name: asked.name, input: inputFor(asked, said) }] };
+  const calls = memoryCalls(said, new Set(tools.map((t) => t.name)));
+  return calls.length ? { lead: "Let me note that.", calls } : null;
+}
+
+/** What the offline model says about tool results: only what the results say happened. */
+export function describeOutcome(o: ToolOutcome): string {
+  if (o.isError) return `${o.name ?? "The tool"} failed: ${o.content}`;
+  if (o.name === BRAIN) {
+    if (/NOT saved|proposal|awaits|approval/i.test(o.content)) return "I've proposed that for your review: it is not saved until you approve it.";
+    if (/nothing changed/i.test(o.content)) return "My memory already says exactly that.";
+    if (/\bsaved\b/i.test(o.content)) return "I've saved that to my memory.";
+    return `Memory update: ${o.content}`;
+  }
+  if (o.name === OBSERVE || o.name === PROFILE) {
+    if (/budget is used up/i.test(o.content)) return "I've noted that, but today's memory budget is used up: I'll learn it tomorrow.";
+    return "I've noted that; it will be part of what I know about you shortly.";
+  }
+  return `${o.name ?? "The tool"} says: ${o.content}`;
+}

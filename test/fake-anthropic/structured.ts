@@ -1,0 +1,64 @@
+/**
+ * Structured outputs in the fake Messages API (kept apart from the rest of the fake): a request with
+ * `output_config.format` is checked against the schema subset the API accepts (closed objects, no
+ * recursion, a type or a combinator on every node) and answered from its own script queue, so a
+ * background call (consolidation, a session summary) never takes a chat turn's scripted reply.
+ * Forced tool_choice is rejected for the models that reject it.
+ * https://platform.claude.com/docs/en/build-with-claude/structured-outputs
+ */
+import { schemaInstance } from "../../src/model/schema-instance";
+
+export type StructuredRequest = {
+  model: string;
+  output_config?: { format?: { type?: string; schema?: unknown } | null };
+  tool_choice?: { type: string };
+};
+
+export const structuredQueue = (key: string) => `${key}#structured`;
+
+/** Sonnet and Opus 5.5 answer a forced tool choice with 400; Haiku 5.5 still accepts it. */
+export function forcedToolChoiceError(body: StructuredRequest): string | null {
+  const forced = body.tool_choice?.type === "tool" || body.tool_choice?.type === "any";
+  return forced && /^claude-(sonnet|opus)-5-5/.test(body.model) ? `tool_choice "${body.tool_choice?.type}" is not supported with thinking on ${body.model}; use structured outputs` : null;
+}
+
+type Node = { [k: string]: unknown };
+const isNode = (v: unknown): v is Node => !!v && typeof v === "object" && !Array.isArray(v);
+
+function schemaProblem(node: unknown, path: string, seen: Set<string>): string | null {
+  if (!isNode(node)) return `${path}: not a schema`;
+  if (typeof node.$ref === "string") return seen.has(node.$ref) ? `${path}: recursive schemas are not supported` : null;
+  const combinator = (node.anyOf ?? node.allOf) as unknown;
+  if (Array.isArray(combinator)) {
+    for (const [i, v] of combinator.entries()) {
+      const p = schemaProblem(v, `${path}.anyOf[${i}]`, seen);
+      if (p) return p;
+    }
+    return null;
+  }
+  if (node.type === undefined && node.enum === undefined && node.const === undefined) return `${path}: every schema needs a type`;
+  for (const k of ["minimum", "maximum", "minLength", "maxLength", "multipleOf", "exclusiveMinimum", "exclusiveMaximum"]) {
+    if (k in node) return `${path}: "${k}" is not supported`;
+  }
+  if (node.type === "object") {
+    if (node.additionalProperties !== false) return `${path}: objects must set additionalProperties to false`;
+    for (const [k, v] of Object.entries(isNode(node.properties) ? node.properties : {})) {
+      const p = schemaProblem(v, `${path}.${k}`, seen);
+      if (p) return p;
+    }
+  }
+  if (node.type === "array" && node.items !== undefined) return schemaProblem(node.items, `${path}[]`, seen);
+  return null;
+}
+
+/** Why the request's output format would be a 400, or null. */
+export function formatError(body: StructuredRequest): string | null {
+  const format = body.output_config?.format;
+  if (!format) return null;
+  if (format.type !== "json_schema") return `output_config.format.type must be "json_schema"`;
+  const refs = new Set(Object.keys(isNode(format.schema) && isNode(format.schema.$defs) ? format.schema.$defs : {}).map((k) => `#/$defs/${k}`));
+  return schemaProblem(format.schema, "schema", refs);
+}
+
+/** The reply when no structured step was scripted: the smallest value the schema allows. */
+export const defaultStructuredText = (body: StructuredRequest) => JSON.stringify(schemaInstance(body.output_config?.format?.schema));
