@@ -13,7 +13,8 @@ const GROUP = {
   group: "Brain: system prompt with all documents and 50 MEMORY entries",
   target: "p50 <= 5 ms inside the Worker",
   targets: { prompt_build_ms: { p50: 5 } },
-  description: "buildSystemPrompt with the brain provider for a pro user: SOUL ~3.9k chars, BIBLE ~7.9k, HEARTBEAT from a 40-metric sync, 50 MEMORY entries; one D1 round trip per build.",
+  description:
+    "buildSystemPrompt with the brain provider for a pro user: SOUL ~3.9k chars, BIBLE ~7.9k, HEARTBEAT from a 40-metric sync, 50 MEMORY entries; one D1 round trip per build.",
 };
 
 it("builds the brain prompt", async () => {
@@ -27,7 +28,18 @@ it("builds the brain prompt", async () => {
   const metrics = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`metric_${i}`, i * 3]));
   await ok(api(u.key, "PUT", "/v1/sites/bakery/sync", { name: "Bakery", status: "ok", metrics }));
   for (let i = 0; i < 50; i++) await ok(api(u.key, "POST", "/v1/brain/memory", { content: `Remembered insight number ${i} about orders and opening hours` }));
-  const scope = { db: createDb(env.DB), env, config: loadConfig(env), userId: u.id, plan: "pro" as const, sessionId: "ses_bench", siteId: "bakery", projectId: null };
-  const times = await sample(300, 30, (i) => buildSystemPrompt({ ...scope, query: `question ${i} about opening hours`, now: Date.now() }, [brainContextProvider]));
+  const scope = {
+    db: createDb(env.DB),
+    env,
+    config: loadConfig(env),
+    userId: u.id,
+    plan: "pro" as const,
+    sessionId: "ses_bench",
+    siteId: "bakery",
+    projectId: null,
+  };
+  const times = await sample(300, 30, (i) =>
+    buildSystemPrompt({ ...scope, query: `question ${i} about opening hours`, now: Date.now() }, [brainContextProvider]),
+  );
   report(GROUP, "prompt_build_ms", times);
 }, 120_000);

@@ -3,16 +3,21 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { it } from "vitest";
 import { applyAnswer, isRefusal, resolveAnswer, ToolResultRequest } from "../src/bridge/answer";
-import { envelopeOf, type Continuation } from "../src/bridge/continuation";
+import { type Continuation, envelopeOf } from "../src/bridge/continuation";
 import { turnTools } from "../src/bridge/toolset";
 import { loadConfig } from "../src/config/config";
+import type { ToolContext } from "../src/core/tool";
 import { createDb } from "../src/db/client";
 import { toModelMessages } from "../src/sessions/history";
 import { SessionStorage } from "../src/sessions/storage";
-import type { ToolContext } from "../src/core/tool";
 import { report } from "./report";
 
-const tool = { name: "lookup_order", description: "Look up an order", input_schema: { type: "object" as const, properties: { id: { type: "string" } } }, needs_approval: false };
+const tool = {
+  name: "lookup_order",
+  description: "Look up an order",
+  input_schema: { type: "object" as const, properties: { id: { type: "string" } } },
+  needs_approval: false,
+};
 const BATCH = 10;
 const GROUP = {
   group: "Bridge: suspend + resume inside the session Durable Object",
@@ -24,11 +29,34 @@ const BATCHES = 400;
 
 function suspended(id: string, now: number): Continuation {
   return {
-    v: 2, user_id: "usr_bench", session_id: "ses_bench", site_id: null, project_id: null, model: "m", system: "You are helpful. ".repeat(200),
-    messages: [{ role: "assistant", content: [{ type: "text", text: "Let me look." }, { type: "tool_use", id, name: "lookup_order", input: { id: "A-17" } }] }],
-    results: [], pending: [{ call_id: id, tool_name: "lookup_order", tool_input: { id: "A-17" }, runs: "client", needs_approval: false }],
-    client_tools: [tool], server_tools: ["current_time"], tools_used: ["lookup_order"], iterations: 1, usage: { input_tokens: 10, output_tokens: 10 },
-    counters: {}, injected: { soul: ["doc_1@3"] }, stream: true, created_at: now, expires_at: now + 1_800_000,
+    v: 2,
+    user_id: "usr_bench",
+    session_id: "ses_bench",
+    site_id: null,
+    project_id: null,
+    model: "m",
+    system: "You are helpful. ".repeat(200),
+    messages: [
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "Let me look." },
+          { type: "tool_use", id, name: "lookup_order", input: { id: "A-17" } },
+        ],
+      },
+    ],
+    results: [],
+    pending: [{ call_id: id, tool_name: "lookup_order", tool_input: { id: "A-17" }, runs: "client", needs_approval: false }],
+    client_tools: [tool],
+    server_tools: ["current_time"],
+    tools_used: ["lookup_order"],
+    iterations: 1,
+    usage: { input_tokens: 10, output_tokens: 10 },
+    counters: {},
+    injected: { soul: ["doc_1@3"] },
+    stream: true,
+    created_at: now,
+    expires_at: now + 1_800_000,
   };
 }
 
@@ -37,9 +65,25 @@ it("suspend + resume cycle", async () => {
   await runInDurableObject(stub, async (_instance, ctx) => {
     const store = new SessionStorage(ctx.storage);
     // A session of 20 messages of ordinary size; each cycle adds 4 and the oldest 4 are dropped.
-    for (let i = 0; i < 10; i++) store.append([{ role: "user", content: [{ type: "text", text: `question ${i} `.repeat(20) }] }, { role: "assistant", content: [{ type: "text", text: `answer ${i} `.repeat(40) }] }]);
+    for (let i = 0; i < 10; i++)
+      store.append([
+        { role: "user", content: [{ type: "text", text: `question ${i} `.repeat(20) }] },
+        { role: "assistant", content: [{ type: "text", text: `answer ${i} `.repeat(40) }] },
+      ]);
     const tools = turnTools([], [tool]);
-    const toolCtx: ToolContext = { db: createDb(env.DB), env, config: loadConfig(env), userId: "usr_bench", plan: "free", sessionId: "ses_bench", siteId: null, projectId: null, emit: () => undefined, turn: new Map(), injected: new Map() };
+    const toolCtx: ToolContext = {
+      db: createDb(env.DB),
+      env,
+      config: loadConfig(env),
+      userId: "usr_bench",
+      plan: "free",
+      sessionId: "ses_bench",
+      siteId: null,
+      projectId: null,
+      emit: () => undefined,
+      turn: new Map(),
+      injected: new Map(),
+    };
     const samples: number[] = [];
     for (let n = 0; n < BATCHES + 20; n++) {
       const t0 = performance.now();

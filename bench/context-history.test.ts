@@ -11,13 +11,17 @@ const TURNS = 200;
 const GROUP = {
   group: "Context: history tokens sent per chat call over a 200-turn session",
   target: "bounded by HISTORY_BUDGET_TOKENS (16,000) plus the summary and the current turn, instead of growing with the session",
-  description: "200 turns, each a 3,000-character user message and a 600-character reply; older turns folded into a running summary (about 1,500 characters) by the background model.",
+  description:
+    "200 turns, each a 3,000-character user message and a 600-character reply; older turns folded into a running summary (about 1,500 characters) by the background model.",
 };
 
 it("sends a bounded history", async () => {
   const u = await createUser("pro");
   const summary = { summary: "Earlier the user and the assistant discussed the bakery's orders in detail. ".repeat(20), observations: [] };
-  await script(u.id, ...Array.from({ length: 80 }, () => ({ structured: true, reply: { content: [{ type: "text" as const, text: JSON.stringify(summary) }] } })));
+  await script(
+    u.id,
+    ...Array.from({ length: 80 }, () => ({ structured: true, reply: { content: [{ type: "text" as const, text: JSON.stringify(summary) }] } })),
+  );
   let sessionId: string | undefined;
   const full: number[] = [];
   let history = "";

@@ -14,7 +14,7 @@ import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
 import { importFacts } from "../src/memory/facts";
 import { retrievedFactsProvider, scaffoldProvider, workingMemoryProvider } from "../src/memory/providers";
-import { searchFacts, type SearchMode } from "../src/memory/retrieval";
+import { type SearchMode, searchFacts } from "../src/memory/retrieval";
 import { createUser } from "../test/helpers";
 import { captured } from "../test/memory-helpers";
 import { report } from "./report";
@@ -27,7 +27,8 @@ const INJECTION = {
   group: "Memory: injecting working memory + scaffold",
   target: "p50 <= 5 ms (the product budget is 50 ms)",
   targets: { inject_ms: { p50: 5 } },
-  description: "buildSystemPrompt with the working-memory and scaffold providers for a user with a 500-word working memory and a 30-key scaffold (one D1 read).",
+  description:
+    "buildSystemPrompt with the working-memory and scaffold providers for a user with a 500-word working memory and a 30-key scaffold (one D1 read).",
 };
 const RETRIEVAL = (corpus: string) => ({
   group: `Memory: retrieval among 10,000 facts for the user, 100,000 across users (${corpus} corpus)`,
@@ -41,12 +42,39 @@ const RETRIEVAL = (corpus: string) => ({
 
 const SUBJECTS = ["The team", "User", "User's manager", "The client", "User's sister", "The bakery", "The platform", "The project", "User's dog", "The school"];
 const VERBS = ["prefers", "uses", "meets", "ships", "reviews", "plans", "buys", "visits", "tracks", "writes"];
-const OBJECTS = ["postgres backups", "weekly reports", "green tea", "the Lisbon office", "kubernetes upgrades", "sourdough bread", "budget reviews", "marathon training", "Jira tickets", "design docs", "customer calls", "release notes", "cat vaccines", "train tickets", "python scripts"];
-const WHEN = ["on Mondays", "every morning", "in March", "after lunch", "before releases", "at weekends", "twice a month", "in the evening", "each quarter", "on Fridays"];
+const OBJECTS = [
+  "postgres backups",
+  "weekly reports",
+  "green tea",
+  "the Lisbon office",
+  "kubernetes upgrades",
+  "sourdough bread",
+  "budget reviews",
+  "marathon training",
+  "Jira tickets",
+  "design docs",
+  "customer calls",
+  "release notes",
+  "cat vaccines",
+  "train tickets",
+  "python scripts",
+];
+const WHEN = [
+  "on Mondays",
+  "every morning",
+  "in March",
+  "after lunch",
+  "before releases",
+  "at weekends",
+  "twice a month",
+  "in the evening",
+  "each quarter",
+  "on Fridays",
+];
 
 function rng(seed: number) {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
 
@@ -54,7 +82,18 @@ function fact(r: () => number, i: number) {
   return `${pick(r, SUBJECTS)} ${pick(r, VERBS)} ${pick(r, OBJECTS)} ${pick(r, WHEN)} (item ${i}, ref ${Math.floor(r() * 1e6).toString(36)})`;
 }
 
-const QUERIES = ["when does the team review postgres backups?", "green tea", "what does my manager plan for the Lisbon office", "kubernetes upgrades before releases", "who buys sourdough bread at weekends", "marathon training every morning", "Jira tickets on Fridays", "release notes", "where are the design docs", "cat vaccines in March"];
+const QUERIES = [
+  "when does the team review postgres backups?",
+  "green tea",
+  "what does my manager plan for the Lisbon office",
+  "kubernetes upgrades before releases",
+  "who buys sourdough bread at weekends",
+  "marathon training every morning",
+  "Jira tickets on Fridays",
+  "release notes",
+  "where are the design docs",
+  "cat vaccines in March",
+];
 
 /**
  * Pseudo-words drawn with P(rank r) proportional to 1 / (r + 100)^1.07: Zipf like natural text, without its
@@ -92,7 +131,11 @@ async function measureRetrieval(name: string, makeFact: (r: () => number, i: num
     users.push(user.id);
     const r = rng(u + 1);
     for (let i = 0; i < FACTS_PER_USER; i += 1000) {
-      await importFacts(deps, user.id, Array.from({ length: 1000 }, (_, j) => ({ text: makeFact(r, i + j) })));
+      await importFacts(
+        deps,
+        user.id,
+        Array.from({ length: 1000 }, (_, j) => ({ text: makeFact(r, i + j) })),
+      );
     }
   }
   console.log(`[${name}] seeded ${USERS * FACTS_PER_USER} facts for ${USERS} users in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -121,8 +164,19 @@ describe("memory performance (figures, not assertions)", () => {
   it("injects working memory + scaffold", async () => {
     const u = await createUser();
     const scaffold = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`Key${i}`, { detail: `value ${i} `.repeat(8) }]));
-    await env.DB.prepare("UPDATE users SET working_memory = ?, scaffold = ? WHERE id = ?").bind("word ".repeat(500).trim(), JSON.stringify(scaffold), u.id).run();
-    const scope = { db: createDb(env.DB), env, config: loadConfig(env), userId: u.id, plan: "free" as const, sessionId: "ses_bench", siteId: null, projectId: null };
+    await env.DB.prepare("UPDATE users SET working_memory = ?, scaffold = ? WHERE id = ?")
+      .bind("word ".repeat(500).trim(), JSON.stringify(scaffold), u.id)
+      .run();
+    const scope = {
+      db: createDb(env.DB),
+      env,
+      config: loadConfig(env),
+      userId: u.id,
+      plan: "free" as const,
+      sessionId: "ses_bench",
+      siteId: null,
+      projectId: null,
+    };
     const times: number[] = [];
     for (let i = 0; i < RUNS + 20; i++) {
       const t0 = performance.now();
@@ -133,7 +187,11 @@ describe("memory performance (figures, not assertions)", () => {
   });
 
   it("retrieves among 10,000 facts for the user, 100,000 across users: dense vocabulary (worst case)", async () => {
-    await measureRetrieval("dense", (r, i) => fact(r, i), () => QUERIES);
+    await measureRetrieval(
+      "dense",
+      (r, i) => fact(r, i),
+      () => QUERIES,
+    );
   });
 
   it("retrieves among 10,000 facts for the user, 100,000 across users: Zipf vocabulary of 5,000 words", async () => {
@@ -142,6 +200,10 @@ describe("memory performance (figures, not assertions)", () => {
       const r = rng(1000 + i);
       return Array.from({ length: 3 + Math.floor(r() * 4) }, () => vocab.draw(r)).join(" ");
     });
-    await measureRetrieval("zipf", (r, i) => `${Array.from({ length: 8 + Math.floor(r() * 7) }, () => vocab.draw(r)).join(" ")} ${i}`, () => queries);
+    await measureRetrieval(
+      "zipf",
+      (r, i) => `${Array.from({ length: 8 + Math.floor(r() * 7) }, () => vocab.draw(r)).join(" ")} ${i}`,
+      () => queries,
+    );
   });
 });

@@ -3,7 +3,11 @@
 // src/<folder> -> src/<other> edges must form no cycle, so every capability can be read bottom-up.
 import { execFileSync } from "node:child_process";
 
-const cruise = (args) => execFileSync(process.execPath, ["node_modules/dependency-cruiser/bin/dependency-cruiser.mjs", ...args], { maxBuffer: 1 << 28, stdio: ["ignore", "pipe", "inherit"] }).toString();
+const cruise = (args) =>
+  execFileSync(process.execPath, ["node_modules/dependency-cruiser/bin/dependency-cruiser.mjs", ...args], {
+    maxBuffer: 1 << 28,
+    stdio: ["ignore", "pipe", "inherit"],
+  }).toString();
 
 try {
   process.stdout.write(cruise(["src", "--config", ".dependency-cruiser.cjs", "--output-type", "err"]));

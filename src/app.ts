@@ -1,16 +1,16 @@
 import { accountRoutes } from "./account/routes";
 import { requireAdmin, requireUser } from "./auth/middleware";
 import { authRoutes } from "./auth/routes";
+import type { Env } from "./config/env";
 import type { Registry } from "./core/capability";
 import { runScheduled } from "./core/cron";
 import { handleQueue, type QueueMessage } from "./core/queue";
-import type { Env } from "./config/env";
 import { healthRoutes } from "./health/routes";
 import { onError, onNotFound } from "./http/errors";
 import { guardBody, requestContext } from "./http/middleware";
 import { newRouter } from "./http/openapi";
-import { chatRoutes } from "./sessions/routes-chat";
 import { sessionRoutes } from "./sessions/routes";
+import { chatRoutes } from "./sessions/routes-chat";
 
 export const VERSION = "0.1.0";
 

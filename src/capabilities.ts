@@ -10,4 +10,11 @@ import { memoryCapability } from "./memory";
 import { projectsCapability } from "./projects";
 import { usageCapability } from "./usage";
 
-export const capabilities: readonly Capability[] = [builtinsCapability, brainCapability, memoryCapability, projectsCapability, lessonsCapability, usageCapability];
+export const capabilities: readonly Capability[] = [
+  builtinsCapability,
+  brainCapability,
+  memoryCapability,
+  projectsCapability,
+  lessonsCapability,
+  usageCapability,
+];

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { proposalInsert, propose, type ProposalRow } from "../src/brain/review";
+import { type ProposalRow, proposalInsert, propose } from "../src/brain/review";
 import { updateCustomerBrain } from "../src/brain/tool";
 import { toAnthropicTool } from "../src/core/tool";
+import { brainRows, call, createProject, type Entry, lastToolResults, memory, ofType, seedEntries, soul, testDb } from "./brain-helpers";
 import { api, chat, createUser, readSse, script, seen, shape, textReply, toolCall } from "./helpers";
-import { brainRows, call, createProject, lastToolResults, memory, ofType, seedEntries, soul, testDb, type Entry } from "./brain-helpers";
 
 const brain = (target: string, content: string, id?: string, text?: string) => toolCall("update_customer_brain", { target, content }, id, text);
 
@@ -49,7 +49,13 @@ describe("update_customer_brain in a chat turn", () => {
     expect(saved).toMatchObject({ target: "memory", entry_id: expect.stringMatching(/^mem_/) });
     const { entries } = await memory(u.key);
     expect(entries).toEqual([
-      expect.objectContaining({ id: saved?.entry_id, content: "Prefers answers in bullet points", author: "assistant", session_id: body.session_id, project_id: project }),
+      expect.objectContaining({
+        id: saved?.entry_id,
+        content: "Prefers answers in bullet points",
+        author: "assistant",
+        session_id: body.session_id,
+        project_id: project,
+      }),
     ]);
   });
 
@@ -71,7 +77,12 @@ describe("update_customer_brain in a chat turn", () => {
 
   it("gives invalid input (wrong target, missing content, invisible-only, 1 MB) an is_error result and the turn completes", async () => {
     const u = await createUser();
-    const inputs = [{ target: "diary", content: "x" }, { target: "memory" }, { target: "memory", content: "\u200B\u202E\u0000 \n" }, { target: "memory", content: "a".repeat(1024 * 1024) }];
+    const inputs = [
+      { target: "diary", content: "x" },
+      { target: "memory" },
+      { target: "memory", content: "\u200B\u202E\u0000 \n" },
+      { target: "memory", content: "a".repeat(1024 * 1024) },
+    ];
     const calls = inputs.map((input, i) => ({ type: "tool_use" as const, id: `toolu_bad${i}`, name: "update_customer_brain", input }));
     // Large deltas: the megabyte arrives in one input_json_delta instead of 150k small ones.
     await script(u.id, { reply: { content: calls }, chunk: 1 << 21 }, textReply("Sorry."));
@@ -110,7 +121,12 @@ describe("update_customer_brain in a chat turn", () => {
 
   it("caps brain writes per turn: a runaway model gets is_error results after the fifth", async () => {
     const u = await createUser("pro");
-    const calls = Array.from({ length: 8 }, (_, i) => ({ type: "tool_use" as const, id: `toolu_run${i}`, name: "update_customer_brain", input: { target: "memory", content: `insight ${i}` } }));
+    const calls = Array.from({ length: 8 }, (_, i) => ({
+      type: "tool_use" as const,
+      id: `toolu_run${i}`,
+      name: "update_customer_brain",
+      input: { target: "memory", content: `insight ${i}` },
+    }));
     await script(u.id, { reply: { content: calls } }, textReply("done"));
     const { events } = await chat(u.key, { message: "remember everything" });
     expect(ofType(events, "tool_result").map((r) => r.ok)).toEqual([true, true, true, true, true, false, false, false]);
@@ -218,6 +234,8 @@ describe("review mode", () => {
     const id = (await call<{ proposals: { id: string }[] }>(u.key, "GET", "/v1/brain/proposals")).body.proposals[0]?.id;
     const applied = await call<{ applied: { entry_id: string } }>(u.key, "POST", `/v1/brain/proposals/${id}/approve`);
     const { entries } = await memory(u.key);
-    expect(entries.map((e: Entry) => [e.id, e.content, e.author, e.project_id])).toEqual([[applied.body.applied.entry_id, "Allergic to nuts", "assistant", project]]);
+    expect(entries.map((e: Entry) => [e.id, e.content, e.author, e.project_id])).toEqual([
+      [applied.body.applied.entry_id, "Allergic to nuts", "assistant", project],
+    ]);
   });
 });

@@ -1,10 +1,10 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { commitWrite, planWrite, type WriteInput } from "../src/brain/documents";
-import { propose, rejectProposal, type ProposalRow } from "../src/brain/review";
+import { type ProposalRow, propose, rejectProposal } from "../src/brain/review";
 import { deleteSite } from "../src/brain/sites";
+import { brainRows, call, type Doc, type ErrorShape, soul, testDb, type Written } from "./brain-helpers";
 import { api, createUser } from "./helpers";
-import { brainRows, call, soul, testDb, type Doc, type ErrorShape, type Written } from "./brain-helpers";
 
 const soulWrite = (userId: string, content: string, expectedVersion?: number): WriteInput => ({
   userId,
@@ -18,7 +18,11 @@ const soulWrite = (userId: string, content: string, expectedVersion?: number): W
 });
 const bibleWrite = (userId: string, site: string, content: string): WriteInput => ({ ...soulWrite(userId, content), kind: "bible", site });
 
-type Versions = { current: number; versions: { version: number; author: string; truncated: boolean; note: string | null; chars: number }[]; next_before: number | null };
+type Versions = {
+  current: number;
+  versions: { version: number; author: string; truncated: boolean; note: string | null; chars: number }[];
+  next_before: number | null;
+};
 type Diff = { from: number; to: number; diff: string; added: number; removed: number };
 
 describe("SOUL over HTTP", () => {
@@ -33,7 +37,10 @@ describe("SOUL over HTTP", () => {
     expect(same.body).toMatchObject({ changed: false, document: { version: 2 } });
     const v = await call<Versions>(u.key, "GET", "/v1/brain/soul/versions");
     expect(v.body.current).toBe(2);
-    expect(v.body.versions.map((x) => [x.version, x.author])).toEqual([[2, "user"], [1, "user"]]);
+    expect(v.body.versions.map((x) => [x.version, x.author])).toEqual([
+      [2, "user"],
+      [1, "user"],
+    ]);
     const page = await call<Versions>(u.key, "GET", "/v1/brain/soul/versions?limit=1");
     expect(page.body).toMatchObject({ versions: [{ version: 2 }], next_before: 2 });
     expect((await call<Versions>(u.key, "GET", "/v1/brain/soul/versions?limit=1&before=2")).body.versions[0]?.version).toBe(1);

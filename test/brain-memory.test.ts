@@ -1,11 +1,11 @@
-import { registry } from "./worker";
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { memoryInsert, type EntryRow } from "../src/brain/memory";
+import { type EntryRow, memoryInsert } from "../src/brain/memory";
 import { siteInsert } from "../src/brain/sites";
 import { runScheduled } from "../src/core/cron";
+import { brainRows, call, createProject, type Doc, type Entry, type ErrorShape, memory, seedEntries, testDb } from "./brain-helpers";
 import { api, chat, createUser, promptOf, script, seen, textReply } from "./helpers";
-import { brainRows, call, createProject, memory, seedEntries, testDb, type Doc, type Entry, type ErrorShape } from "./brain-helpers";
+import { registry } from "./worker";
 
 type Site = { id: string; name: string | null; synced_at: number | null; created_at: number };
 
@@ -39,7 +39,17 @@ describe("MEMORY over HTTP", () => {
     const u = await createUser();
     await seedEntries(u.id, 97);
     const db = testDb();
-    const row = (i: number): EntryRow => ({ id: `mem_race_${u.id}_${i}`, userId: u.id, collection: "memory", site: null, projectId: null, content: `race ${i}`, author: "user", sessionId: null, createdAt: Date.now() });
+    const row = (i: number): EntryRow => ({
+      id: `mem_race_${u.id}_${i}`,
+      userId: u.id,
+      collection: "memory",
+      site: null,
+      projectId: null,
+      content: `race ${i}`,
+      author: "user",
+      sessionId: null,
+      createdAt: Date.now(),
+    });
     const [first, ...rest] = Array.from({ length: 6 }, (_, i) => memoryInsert(db, row(i), "free"));
     if (!first) throw new Error("no statements");
     const results = await db.batch([first, ...rest]);
@@ -52,13 +62,22 @@ describe("MEMORY over HTTP", () => {
     const at = Date.now();
     await env.DB.batch(
       ["a", "b", "c", "d", "e"].map((x) =>
-        env.DB.prepare("INSERT INTO brain_entries (id, user_id, collection, content, author, created_at) VALUES (?, ?, 'memory', ?, 'user', ?)").bind(`mem_${u.id}_${x}`, u.id, x, at),
+        env.DB.prepare("INSERT INTO brain_entries (id, user_id, collection, content, author, created_at) VALUES (?, ?, 'memory', ?, 'user', ?)").bind(
+          `mem_${u.id}_${x}`,
+          u.id,
+          x,
+          at,
+        ),
       ),
     );
     const seenIds: string[] = [];
     let before: string | null = "";
     for (let page = 0; before !== null && page < 10; page++) {
-      const res: { status: number; body: { entries: Entry[]; next_before: string | null } } = await call(u.key, "GET", `/v1/brain/memory?limit=2${before ? `&before=${encodeURIComponent(before)}` : ""}`);
+      const res: { status: number; body: { entries: Entry[]; next_before: string | null } } = await call(
+        u.key,
+        "GET",
+        `/v1/brain/memory?limit=2${before ? `&before=${encodeURIComponent(before)}` : ""}`,
+      );
       expect(res.status).toBe(200);
       seenIds.push(...res.body.entries.map((e) => e.content));
       before = res.body.next_before;
@@ -205,7 +224,10 @@ describe("sites and HEARTBEAT", () => {
     );
     expect((await call<Doc>(u.key, "GET", "/v1/sites/bakery/heartbeat")).body).toEqual(hb);
     expect((await call<Site>(u.key, "GET", "/v1/sites/bakery")).body).toMatchObject({ name: "Ana's Bakery", synced_at: hb.updated_at });
-    expect((await call<Doc>(u.key, "PUT", "/v1/sites/bakery/sync", { status: "ok" })).body).toMatchObject({ version: 2, content: expect.stringContaining("Status: ok") });
+    expect((await call<Doc>(u.key, "PUT", "/v1/sites/bakery/sync", { status: "ok" })).body).toMatchObject({
+      version: 2,
+      content: expect.stringContaining("Status: ok"),
+    });
   });
 
   it("rejects invalid or oversize sync data and writes nothing", async () => {
@@ -245,7 +267,9 @@ describe("another user's brain", () => {
     await call(alice.key, "PUT", "/v1/sites/alice-shop/sync", { status: "ok" });
     const entry = (await call<Entry>(alice.key, "POST", "/v1/brain/memory", { content: "Alice's memory" })).body;
     const proposal = `prp_alice_${alice.id}`;
-    await env.DB.prepare("INSERT INTO brain_proposals (id, user_id, target, content) VALUES (?, ?, 'memory', 'pending insight')").bind(proposal, alice.id).run();
+    await env.DB.prepare("INSERT INTO brain_proposals (id, user_id, target, content) VALUES (?, ?, 'memory', 'pending insight')")
+      .bind(proposal, alice.id)
+      .run();
     const before = await brainRows(alice.id);
     for (const [method, path, body] of [
       ["GET", "/v1/sites/alice-shop", undefined],

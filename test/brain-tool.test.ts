@@ -6,18 +6,27 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { brainContextProvider } from "../src/brain/context";
 import { updateCustomerBrain } from "../src/brain/tool";
-import type { ChatEvent } from "../src/core/events";
 import { buildSystemPrompt } from "../src/chat/prompt";
 import { loadConfig } from "../src/config/config";
+import type { ChatEvent } from "../src/core/events";
 import { runTool, type ToolContext } from "../src/core/tool";
+import { brainRows, call, type Doc, soul, testDb } from "./brain-helpers";
 import { createUser } from "./helpers";
-import { brainRows, call, soul, testDb, type Doc } from "./brain-helpers";
 
 type User = { id: string; key: string };
 
 /** A turn's tool context, with `injected` taken from a real system prompt built now (or given). */
 async function turn(u: User, opts: { siteId?: string; injected?: Map<string, string[]> } = {}) {
-  const scope = { db: testDb(), env, config: loadConfig(env), userId: u.id, plan: "free" as const, sessionId: "ses_tool", siteId: opts.siteId ?? null, projectId: null };
+  const scope = {
+    db: testDb(),
+    env,
+    config: loadConfig(env),
+    userId: u.id,
+    plan: "free" as const,
+    sessionId: "ses_tool",
+    siteId: opts.siteId ?? null,
+    projectId: null,
+  };
   const events: ChatEvent[] = [];
   let injected = opts.injected;
   if (!injected) {
@@ -73,7 +82,10 @@ describe("update_customer_brain against the version the model saw", () => {
 
     const t = await turn(u, { injected: new Map(dropped) });
     const res = await t.save("soul", "Something else entirely.");
-    expect(res).toMatchObject({ isError: true, content: expect.stringMatching(/left out of your context this turn[\s\S]*<current_soul>\nAna\.\n<\/current_soul>/) });
+    expect(res).toMatchObject({
+      isError: true,
+      content: expect.stringMatching(/left out of your context this turn[\s\S]*<current_soul>\nAna\.\n<\/current_soul>/),
+    });
     expect(await soul(u.key)).toMatchObject({ content: "Ana.", version: 1 });
   });
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { DENIED } from "../src/bridge/answer";
-import { wipeCounter } from "./test-capability";
-import { chatTurn, deleteFile, errorOf, expectWholeHistory, lookupOrder, resume, state, type Block } from "./bridge-helpers";
+import { type Block, chatTurn, deleteFile, errorOf, expectWholeHistory, lookupOrder, resume, state } from "./bridge-helpers";
 import { api, createUser, script, seen, shape, textReply, toolCall } from "./helpers";
+import { wipeCounter } from "./test-capability";
 
 // wipe_cache (needs approval) and show_context come from the test Worker's capability.
 
@@ -25,11 +25,41 @@ describe("tool_result guards: a clear 4xx and nothing changed", () => {
     ["a blank call_id", (s) => [`/v1/sessions/${s}/tool_result`, { call_id: " ", content: "x" }], 400, "invalid_request", /call_id is required/],
     ["neither action nor content", (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1" }], 400, "invalid_request", /content .* or action/],
     ["an unknown session", () => ["/v1/sessions/ses_nope/tool_result", { call_id: "toolu_g1", content: "x" }], 404, "not_found"],
-    ["a call_id mismatch", (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_other", content: "x" }], 409, "conflict", /not pending; pending: toolu_g1/],
-    ["allow without tool_name (BLOCKER 1)", (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", action: "allow" }], 400, "invalid_request", /tool_name is required/],
-    ["always without tool_name", (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", action: "always" }], 400, "invalid_request", /tool_name is required/],
-    ["a tool_name that is not the pending one", (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", content: "x", tool_name: "delete_file" }], 409, "conflict", /does not match/],
-    ["a client tool allowed without content (BLOCKER 2)", (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", action: "allow", tool_name: "lookup_order" }], 400, "invalid_request", /runs on the client/],
+    [
+      "a call_id mismatch",
+      (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_other", content: "x" }],
+      409,
+      "conflict",
+      /not pending; pending: toolu_g1/,
+    ],
+    [
+      "allow without tool_name (BLOCKER 1)",
+      (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", action: "allow" }],
+      400,
+      "invalid_request",
+      /tool_name is required/,
+    ],
+    [
+      "always without tool_name",
+      (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", action: "always" }],
+      400,
+      "invalid_request",
+      /tool_name is required/,
+    ],
+    [
+      "a tool_name that is not the pending one",
+      (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", content: "x", tool_name: "delete_file" }],
+      409,
+      "conflict",
+      /does not match/,
+    ],
+    [
+      "a client tool allowed without content (BLOCKER 2)",
+      (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", action: "allow", tool_name: "lookup_order" }],
+      400,
+      "invalid_request",
+      /runs on the client/,
+    ],
     ["an unknown action", (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", action: "maybe" }], 400, "invalid_request"],
     ["deny with content", (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", action: "deny", content: "x" }], 400, "invalid_request"],
     ["a non-string content", (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", content: 42 }], 400, "invalid_request"],
@@ -72,7 +102,10 @@ describe("tool_result guards: a clear 4xx and nothing changed", () => {
   it("lets exactly one of two simultaneous resumes proceed; the other gets 409", async () => {
     const { u, sessionId } = await suspended();
     const body = { call_id: "toolu_g1", content: "result" };
-    const [a, b] = await Promise.all([api(u.key, "POST", `/v1/sessions/${sessionId}/tool_result`, body), api(u.key, "POST", `/v1/sessions/${sessionId}/tool_result`, body)]);
+    const [a, b] = await Promise.all([
+      api(u.key, "POST", `/v1/sessions/${sessionId}/tool_result`, body),
+      api(u.key, "POST", `/v1/sessions/${sessionId}/tool_result`, body),
+    ]);
     expect([a.status, b.status].sort()).toEqual([200, 409]);
     const loser = a.status === 409 ? a : b;
     const lost = await errorOf(loser);
@@ -152,7 +185,13 @@ describe("a resumed turn's tools", () => {
   it("see the prompt sections of the turn that suspended, and its per-turn counters", async () => {
     const u = await createUser();
     expect((await api(u.key, "PUT", "/v1/brain/soul", { content: "The user likes short answers." })).status).toBe(200);
-    await script(u.id, toolCall("show_context", {}, "toolu_s1"), toolCall("lookup_order", { id: "1" }, "toolu_s2"), toolCall("show_context", {}, "toolu_s3"), textReply("ok"));
+    await script(
+      u.id,
+      toolCall("show_context", {}, "toolu_s1"),
+      toolCall("lookup_order", { id: "1" }, "toolu_s2"),
+      toolCall("show_context", {}, "toolu_s3"),
+      textReply("ok"),
+    );
     const t = await chatTurn(u.key, { message: "go", client_tools: [lookupOrder] });
     const before = (await seen(u.id))[1]?.messages.at(-1)?.content as Block[];
     const first = JSON.parse(String(before[0]?.content)) as { sections: [string, string[]][]; calls: number };

@@ -1,11 +1,11 @@
-import Anthropic from "@anthropic-ai/sdk";
 import { env } from "cloudflare:test";
+import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { modelTools, turnTools } from "../src/bridge/toolset";
 import { WEB_SEARCH_TOOL } from "../src/bridge/web-search";
-import type { ChatEvent } from "../src/core/events";
-import { runAgentLoop, type MessageParam } from "../src/chat/loop";
+import { type MessageParam, runAgentLoop } from "../src/chat/loop";
 import { loadConfig } from "../src/config/config";
+import type { ChatEvent } from "../src/core/events";
 import { createDb } from "../src/db/client";
 import { createOfflineFetch, OFFLINE_NOTICE } from "../src/model/offline";
 import { chatTurn, state } from "./bridge-helpers";
@@ -49,7 +49,12 @@ describe("native web search", () => {
     expect(types).toEqual(["session", "tool_use", "tool_result", "citation", "done"]);
     expect(t.events.find((e) => e.type === "tool_use")).toMatchObject({ name: "web_search", reason: 'Searching the web for "engram release"' });
     expect(t.events.find((e) => e.type === "tool_result")).toMatchObject({ id: "srvtoolu_1", name: "web_search", ok: true });
-    expect(t.events.find((e) => e.type === "citation")).toEqual({ type: "citation", url: citation.url, title: citation.title, cited_text: citation.cited_text });
+    expect(t.events.find((e) => e.type === "citation")).toEqual({
+      type: "citation",
+      url: citation.url,
+      title: citation.title,
+      cited_text: citation.cited_text,
+    });
     expect(t.end).toMatchObject({ type: "done", tools_used: ["web_search"] });
 
     const assistant = (await state(u.key, t.sessionId)).messages[1]?.content ?? [];
@@ -68,7 +73,10 @@ describe("native web search", () => {
     const t = await chatTurn(u.key, { message: "research engram" });
     expect(t.end).toMatchObject({ type: "done", stop_reason: "end_turn" });
     const second = (await seen(u.id))[1];
-    expect(second?.messages.at(-1)).toMatchObject({ role: "assistant", content: [{ type: "thinking" }, { type: "server_tool_use" }, { type: "web_search_tool_result" }] });
+    expect(second?.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      content: [{ type: "thinking" }, { type: "server_tool_use" }, { type: "web_search_tool_result" }],
+    });
     const h = await state(u.key, t.sessionId);
     expect(h.messages.map((m) => m.role)).toEqual(["user", "assistant", "assistant"]);
   });
@@ -87,7 +95,19 @@ describe("native web search", () => {
       messages: [{ role: "user", content: [{ type: "text", text: "hello there" }] }],
       tools: turnTools([], []),
       alwaysAllow: new Set(),
-      toolCtx: { db: createDb(env.DB), env, config, userId: "usr_offline", plan: "free", sessionId: "s", siteId: null, projectId: null, emit: () => undefined, turn: new Map(), injected: new Map() },
+      toolCtx: {
+        db: createDb(env.DB),
+        env,
+        config,
+        userId: "usr_offline",
+        plan: "free",
+        sessionId: "s",
+        siteId: null,
+        projectId: null,
+        emit: () => undefined,
+        turn: new Map(),
+        injected: new Map(),
+      },
       signal: new AbortController().signal,
       emit: (e) => events.push(e),
       persist: async (m) => void persisted.push(...m),

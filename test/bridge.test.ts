@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chatTurn, deleteFile, errorOf, expectWholeHistory, lookupOrder, resume, state, type Block } from "./bridge-helpers";
+import { type Block, chatTurn, deleteFile, errorOf, expectWholeHistory, lookupOrder, resume, state } from "./bridge-helpers";
 import { api, createUser, script, seen, shape, textOf, textReply, toolCall } from "./helpers";
 
 describe("client tools: suspend and resume", () => {
@@ -21,7 +21,11 @@ describe("client tools: suspend and resume", () => {
       pending_calls: [{ call_id: "toolu_c1", tool_name: "lookup_order", runs: "client", needs_approval: false }],
     });
     const offered = (await seen(u.id))[0]?.tools ?? [];
-    expect(offered.find((t) => t.name === "lookup_order")).toEqual({ name: "lookup_order", description: lookupOrder.description, input_schema: lookupOrder.input_schema });
+    expect(offered.find((t) => t.name === "lookup_order")).toEqual({
+      name: "lookup_order",
+      description: lookupOrder.description,
+      input_schema: lookupOrder.input_schema,
+    });
 
     const during = await state(u.key, first.sessionId);
     expect(during.session.pending).toBe(true);
@@ -79,7 +83,14 @@ describe("client tools: suspend and resume", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("application/json");
     const body = (await res.json()) as Record<string, unknown>;
-    expect(body).toMatchObject({ tool_pending: true, call_id: "toolu_j1", tool_name: "lookup_order", agentic: true, reply: "Checking.", tools_used: ["lookup_order"] });
+    expect(body).toMatchObject({
+      tool_pending: true,
+      call_id: "toolu_j1",
+      tool_name: "lookup_order",
+      agentic: true,
+      reply: "Checking.",
+      tools_used: ["lookup_order"],
+    });
     // The resume answers in the mode of the suspended turn.
     const resumed = await api(u.key, "POST", `/v1/sessions/${String(body.session_id)}/tool_result`, { call_id: "toolu_j1", content: "ok" });
     expect(resumed.headers.get("content-type")).toContain("application/json");
@@ -89,7 +100,9 @@ describe("client tools: suspend and resume", () => {
   it("surfaces MCP connector tools as mcp__<server>__<tool>", async () => {
     const u = await createUser();
     await script(u.id, toolCall("mcp__files__read_file", { path: "/tmp/a.txt" }, "toolu_m1"), textReply("The file says hi."));
-    const mcp = [{ name: "files", tools: [{ name: "read_file", description: "Read a file", input_schema: { type: "object", properties: { path: { type: "string" } } } }] }];
+    const mcp = [
+      { name: "files", tools: [{ name: "read_file", description: "Read a file", input_schema: { type: "object", properties: { path: { type: "string" } } } }] },
+    ];
     const first = await chatTurn(u.key, { message: "read /tmp/a.txt", mcp_servers: mcp });
     expect((await seen(u.id))[0]?.tools?.map((t) => t.name)).toContain("mcp__files__read_file");
     expect(first.pending).toMatchObject({ tool_name: "mcp__files__read_file", pending_calls: [{ mcp: { server: "files", tool: "read_file" } }] });
@@ -184,5 +197,7 @@ describe("client tool declarations are validated at the edge", () => {
 it("describes the bridge in the OpenAPI document", async () => {
   const doc = (await (await api(null, "GET", "/openapi.json")).json()) as { paths: Record<string, unknown>; components: { schemas: Record<string, unknown> } };
   expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/sessions/{id}/tool_result", "/v1/sessions/{id}/pending"]));
-  expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(["ToolPending", "PendingCall", "ToolResultRequest", "ClientTool", "McpServer", "PendingTurn"]));
+  expect(Object.keys(doc.components.schemas)).toEqual(
+    expect.arrayContaining(["ToolPending", "PendingCall", "ToolResultRequest", "ClientTool", "McpServer", "PendingTurn"]),
+  );
 });

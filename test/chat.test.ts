@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { sessionStub } from "../src/sessions/store";
-import { api, chat, createUser, readSse, saidIn, script, seen, shape, textOf, textReply, toolCall } from "./helpers";
+import { api, chat, createUser, saidIn, script, seen, shape, textOf, textReply, toolCall } from "./helpers";
 
 type Block = { type: string; [k: string]: unknown };
 type History = { messages: { role: string; content: Block[] }[] };
@@ -40,7 +40,10 @@ describe("POST /v1/chat streaming", () => {
     const h = await history(u.key, sessionId);
     expect(h.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
     // The user's words, after the per-turn context block; the reply as the API returned it (thinking first).
-    expect(h.messages[0]?.content).toEqual([{ type: "text", text: expect.stringMatching(/^<turn_context>\nCurrent time: /) }, { type: "text", text: "hi" }]);
+    expect(h.messages[0]?.content).toEqual([
+      { type: "text", text: expect.stringMatching(/^<turn_context>\nCurrent time: /) },
+      { type: "text", text: "hi" },
+    ]);
     expect(h.messages[1]?.content.map((b) => b.type)).toEqual(["thinking", "text"]);
   });
 
@@ -74,7 +77,11 @@ describe("POST /v1/chat streaming", () => {
 
   it("reassembles tool input split across input_json_delta chunks and SSE byte boundaries", async () => {
     const u = await createUser();
-    await script(u.id, { ...toolCall("unknown_tool", { note: 'quotes " and \\ and ünïcödé 🎉', n: [1, 2, 3] }, "toolu_x"), chunk: 1, split_bytes: 3 }, textReply("ok"));
+    await script(
+      u.id,
+      { ...toolCall("unknown_tool", { note: 'quotes " and \\ and ünïcödé 🎉', n: [1, 2, 3] }, "toolu_x"), chunk: 1, split_bytes: 3 },
+      textReply("ok"),
+    );
     const { events } = await chat(u.key, { message: "go" });
     expect(events.find((e) => e.type === "tool_use")).toMatchObject({ input: { note: 'quotes " and \\ and ünïcödé 🎉', n: [1, 2, 3] } });
     // An unknown tool is an is_error result the model can read, not a crash.
@@ -162,9 +169,14 @@ describe("model faults", () => {
 
   it("keeps the partial reply when the client disconnects mid-stream", async () => {
     const u = await createUser();
-    await script(u.id, { reply: { content: [{ type: "text", text: "partial words that never finish" }], no_thinking: true }, chunk: 4, stall_after: 5 }, textReply("next"));
+    await script(
+      u.id,
+      { reply: { content: [{ type: "text", text: "partial words that never finish" }], no_thinking: true }, chunk: 4, stall_after: 5 },
+      textReply("next"),
+    );
     const res = await api(u.key, "POST", "/v1/chat", { message: "start" });
-    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const reader = res.body?.pipeThrough(new TextDecoderStream()).getReader();
+    if (!reader) throw new Error("no response body");
     let seenText = "";
     while (!seenText.includes("event: text")) seenText += (await reader.read()).value ?? "";
     const sessionId = /"id":"(ses_[^"]+)"/.exec(seenText)?.[1] ?? "";
@@ -243,7 +255,10 @@ describe("chat input and tenancy", () => {
     const seenIds: string[] = [];
     let before: string | null = null;
     do {
-      const page = (await (await api(u.key, "GET", `/v1/sessions?limit=2${before ? `&before=${before}` : ""}`)).json()) as { sessions: { id: string }[]; next_before: string | null };
+      const page = (await (await api(u.key, "GET", `/v1/sessions?limit=2${before ? `&before=${before}` : ""}`)).json()) as {
+        sessions: { id: string }[];
+        next_before: string | null;
+      };
       seenIds.push(...page.sessions.map((s) => s.id));
       before = page.next_before;
     } while (before);

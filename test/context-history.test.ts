@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { planFold } from "../src/sessions/history-budget";
 import type { StoredMessage } from "../src/sessions/history";
+import { planFold } from "../src/sessions/history-budget";
 import { api, chat, createUser, script, seen, textReply } from "./helpers";
 
 const T = 60_000;
@@ -14,64 +14,90 @@ const summaryStep = (summary: string, observations: { content: string; category:
 const requestText = (r: { messages: unknown[] }) => JSON.stringify(r.messages);
 
 describe("bounded history", () => {
-  it("folds the oldest turns into a session summary, sends it instead of them, keeps stored history, and hands stated facts to memory", async () => {
-    const u = await createUser();
-    await script(u.id, textReply("noted alpha"), textReply("noted beta"));
-    const first = await chat(u.key, { message: long("alpha", "My name is Ana. ") });
-    await chat(u.key, { message: long("beta"), session_id: first.sessionId });
-    await script(u.id, summaryStep("Ana shared a long alpha list, then a beta list.", [{ content: "User's name is Ana", category: "fact" }]), textReply("got gamma"));
-    const third = await chat(u.key, { message: long("gamma"), session_id: first.sessionId });
-    expect(third.text).toBe("got gamma");
+  it(
+    "folds the oldest turns into a session summary, sends it instead of them, keeps stored history, and hands stated facts to memory",
+    async () => {
+      const u = await createUser();
+      await script(u.id, textReply("noted alpha"), textReply("noted beta"));
+      const first = await chat(u.key, { message: long("alpha", "My name is Ana. ") });
+      await chat(u.key, { message: long("beta"), session_id: first.sessionId });
+      await script(
+        u.id,
+        summaryStep("Ana shared a long alpha list, then a beta list.", [{ content: "User's name is Ana", category: "fact" }]),
+        textReply("got gamma"),
+      );
+      const third = await chat(u.key, { message: long("gamma"), session_id: first.sessionId });
+      expect(third.text).toBe("got gamma");
 
-    const requests = await seen(u.id);
-    const summaryCall = requests.find((r) => "output_config" in r) as unknown as { model: string; tool_choice?: unknown; output_config: { format: { schema: { title: string } } }; messages: { content: string }[] };
-    expect(summaryCall.model).toBe(env.BACKGROUND_MODEL);
-    expect(summaryCall.tool_choice).toBeUndefined();
-    expect(summaryCall.output_config.format.schema.title).toBe("session_summary");
-    expect(summaryCall.messages[0]?.content).toContain("alpha alpha");
+      const requests = await seen(u.id);
+      const summaryCall = requests.find((r) => "output_config" in r) as unknown as {
+        model: string;
+        tool_choice?: unknown;
+        output_config: { format: { schema: { title: string } } };
+        messages: { content: string }[];
+      };
+      expect(summaryCall.model).toBe(env.BACKGROUND_MODEL);
+      expect(summaryCall.tool_choice).toBeUndefined();
+      expect(summaryCall.output_config.format.schema.title).toBe("session_summary");
+      expect(summaryCall.messages[0]?.content).toContain("alpha alpha");
 
-    const chats = requests.filter((r) => !("output_config" in r));
-    expect(chats).toHaveLength(3);
-    const last = chats[2];
-    if (!last) throw new Error("no third chat request");
-    expect(requestText(last)).toContain("Ana shared a long alpha list");
-    expect(requestText(last)).toContain("gamma gamma");
-    expect(requestText(last)).not.toContain("alpha alpha");
-    expect(requestText(last)).not.toContain("beta beta");
-    expect(last.messages[0]?.role).toBe("user");
-    // The whole request's history is within the budget; the full history was not.
-    expect(requestText(last).length / 4).toBeLessThan(16_000);
-    expect(requestText(chats[1] ?? last).length + 24_000).toBeGreaterThan(16_000 * 4);
+      const chats = requests.filter((r) => !("output_config" in r));
+      expect(chats).toHaveLength(3);
+      const last = chats[2];
+      if (!last) throw new Error("no third chat request");
+      expect(requestText(last)).toContain("Ana shared a long alpha list");
+      expect(requestText(last)).toContain("gamma gamma");
+      expect(requestText(last)).not.toContain("alpha alpha");
+      expect(requestText(last)).not.toContain("beta beta");
+      expect(last.messages[0]?.role).toBe("user");
+      // The whole request's history is within the budget; the full history was not.
+      expect(requestText(last).length / 4).toBeLessThan(16_000);
+      expect(requestText(chats[1] ?? last).length + 24_000).toBeGreaterThan(16_000 * 4);
 
-    const res = await api(u.key, "GET", `/v1/sessions/${first.sessionId}`);
-    const body = (await res.json()) as { messages: unknown[]; summary: { text: string; through: number; messages: number } | null };
-    expect(body.messages).toHaveLength(6);
-    expect(body.summary).toMatchObject({ text: "Ana shared a long alpha list, then a beta list.", messages: 4 });
+      const res = await api(u.key, "GET", `/v1/sessions/${first.sessionId}`);
+      const body = (await res.json()) as { messages: unknown[]; summary: { text: string; through: number; messages: number } | null };
+      expect(body.messages).toHaveLength(6);
+      expect(body.summary).toMatchObject({ text: "Ana shared a long alpha list, then a beta list.", messages: 4 });
 
-    const events = (await (await api(u.key, "GET", "/v1/memory/events")).json()) as { events: { content: string; source_metadata: Record<string, unknown> }[] };
-    expect(events.events.find((e) => e.content === "User's name is Ana")?.source_metadata).toMatchObject({ source: "session_summary", session_id: first.sessionId });
-  }, T);
+      const events = (await (await api(u.key, "GET", "/v1/memory/events")).json()) as {
+        events: { content: string; source_metadata: Record<string, unknown> }[];
+      };
+      expect(events.events.find((e) => e.content === "User's name is Ana")?.source_metadata).toMatchObject({
+        source: "session_summary",
+        session_id: first.sessionId,
+      });
+    },
+    T,
+  );
 
-  it("a summary the model refuses leaves the turn working on the longer history, and nothing is stored", async () => {
-    const u = await createUser();
-    await script(u.id, textReply("a"), textReply("b"));
-    const first = await chat(u.key, { message: long("alpha") });
-    await chat(u.key, { message: long("beta"), session_id: first.sessionId });
-    await script(u.id, { structured: true, reply: { content: [{ type: "text", text: "" }], stop_reason: "refusal" } }, textReply("c"));
-    const third = await chat(u.key, { message: long("gamma"), session_id: first.sessionId });
-    expect(third.text).toBe("c");
-    const last = (await seen(u.id)).filter((r) => !("output_config" in r)).at(-1);
-    expect(requestText(last ?? { messages: [] })).toContain("alpha alpha");
-    const body = (await (await api(u.key, "GET", `/v1/sessions/${first.sessionId}`)).json()) as { summary: unknown };
-    expect(body.summary).toBeNull();
-  }, T);
+  it(
+    "a summary the model refuses leaves the turn working on the longer history, and nothing is stored",
+    async () => {
+      const u = await createUser();
+      await script(u.id, textReply("a"), textReply("b"));
+      const first = await chat(u.key, { message: long("alpha") });
+      await chat(u.key, { message: long("beta"), session_id: first.sessionId });
+      await script(u.id, { structured: true, reply: { content: [{ type: "text", text: "" }], stop_reason: "refusal" } }, textReply("c"));
+      const third = await chat(u.key, { message: long("gamma"), session_id: first.sessionId });
+      expect(third.text).toBe("c");
+      const last = (await seen(u.id)).filter((r) => !("output_config" in r)).at(-1);
+      expect(requestText(last ?? { messages: [] })).toContain("alpha alpha");
+      const body = (await (await api(u.key, "GET", `/v1/sessions/${first.sessionId}`)).json()) as { summary: unknown };
+      expect(body.summary).toBeNull();
+    },
+    T,
+  );
 
-  it("another user's session and its summary are not reachable", async () => {
-    const [a, b] = [await createUser(), await createUser()];
-    await script(a.id, textReply("hi"));
-    const mine = await chat(a.key, { message: "hello" });
-    expect((await api(b.key, "GET", `/v1/sessions/${mine.sessionId}`)).status).toBe(404);
-  }, T);
+  it(
+    "another user's session and its summary are not reachable",
+    async () => {
+      const [a, b] = [await createUser(), await createUser()];
+      await script(a.id, textReply("hi"));
+      const mine = await chat(a.key, { message: "hello" });
+      expect((await api(b.key, "GET", `/v1/sessions/${mine.sessionId}`)).status).toBe(404);
+    },
+    T,
+  );
 });
 
 describe("where the history is cut", () => {

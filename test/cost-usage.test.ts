@@ -8,74 +8,105 @@ import { api, chat, createUser, script } from "./helpers";
 
 const T = 60_000;
 type Totals = { input_tokens: number; output_tokens: number; cache_read_tokens: number; cache_creation_tokens: number; cost_usd: number; calls: number };
-type UsageBody = { totals: Totals; by_kind: (Totals & { kind: string })[]; by_model: (Totals & { model: string | null })[]; chat_budget: { limit: number | null; used: number; remaining: number | null } };
+type UsageBody = {
+  totals: Totals;
+  by_kind: (Totals & { kind: string })[];
+  by_model: (Totals & { model: string | null })[];
+  chat_budget: { limit: number | null; used: number; remaining: number | null };
+};
 
 describe("usage and cost", () => {
   it("prices uncached input, cache writes, cache reads and output per model; an unknown model costs 0", () => {
     const price = priceOf("claude-sonnet-5-5");
     expect(estimateCost({ input_tokens: 1_000_000, output_tokens: 0 }, price)).toBe(2);
-    expect(estimateCost({ input_tokens: 0, output_tokens: 1_000_000, cache_read_input_tokens: 1_000_000, cache_creation_input_tokens: 1_000_000 }, price)).toBe(10 + 0.1 + 2.5);
+    expect(estimateCost({ input_tokens: 0, output_tokens: 1_000_000, cache_read_input_tokens: 1_000_000, cache_creation_input_tokens: 1_000_000 }, price)).toBe(
+      10 + 0.1 + 2.5,
+    );
     expect(estimateCost({ input_tokens: 1000, output_tokens: 1000 }, priceOf("claude-unknown-9"))).toBe(0);
     expect(priceOf("claude-unknown-9", { "claude-unknown-9": { input: 1, output: 1, cache_write: 1, cache_read: 1 } })?.input).toBe(1);
   });
 
-  it("keeps cache read and cache creation tokens on usage rows, with the estimated cost", async () => {
-    const u = await createUser();
-    const db = createDb(env.DB);
-    await recordUsage(db, { userId: u.id, kind: "chat", model: "claude-haiku-5-5", usage: { input_tokens: 100, output_tokens: 10, cache_read_input_tokens: 5000, cache_creation_input_tokens: 2000 } });
-    const body = (await (await api(u.key, "GET", "/v1/usage")).json()) as UsageBody;
-    expect(body.totals).toMatchObject({ input_tokens: 100, output_tokens: 10, cache_read_tokens: 5000, cache_creation_tokens: 2000, calls: 1 });
-    expect(body.totals.cost_usd).toBeCloseTo((100 * 0.1 + 10 * 0.5 + 5000 * 0.01 + 2000 * 0.125) / 1e6, 9);
-  }, T);
+  it(
+    "keeps cache read and cache creation tokens on usage rows, with the estimated cost",
+    async () => {
+      const u = await createUser();
+      const db = createDb(env.DB);
+      await recordUsage(db, {
+        userId: u.id,
+        kind: "chat",
+        model: "claude-haiku-5-5",
+        usage: { input_tokens: 100, output_tokens: 10, cache_read_input_tokens: 5000, cache_creation_input_tokens: 2000 },
+      });
+      const body = (await (await api(u.key, "GET", "/v1/usage")).json()) as UsageBody;
+      expect(body.totals).toMatchObject({ input_tokens: 100, output_tokens: 10, cache_read_tokens: 5000, cache_creation_tokens: 2000, calls: 1 });
+      expect(body.totals.cost_usd).toBeCloseTo((100 * 0.1 + 10 * 0.5 + 5000 * 0.01 + 2000 * 0.125) / 1e6, 9);
+    },
+    T,
+  );
 
-  it("records a turn's completed model calls even when a later call fails, per session and per user; others see none of it", async () => {
-    const [u, other] = [await createUser(), await createUser()];
-    const call = { type: "tool_use" as const, id: "toolu_cost1", name: "current_time", input: {} };
-    await script(u.id, { reply: { content: [call], usage: { input_tokens: 1000, output_tokens: 50 } } }, { status: 400, message: "bad" });
-    const turn = await chat(u.key, { message: "what time is it?" });
-    expect(turn.events.at(-1)).toMatchObject({ type: "error", code: "model_error" });
+  it(
+    "records a turn's completed model calls even when a later call fails, per session and per user; others see none of it",
+    async () => {
+      const [u, other] = [await createUser(), await createUser()];
+      const call = { type: "tool_use" as const, id: "toolu_cost1", name: "current_time", input: {} };
+      await script(u.id, { reply: { content: [call], usage: { input_tokens: 1000, output_tokens: 50 } } }, { status: 400, message: "bad" });
+      const turn = await chat(u.key, { message: "what time is it?" });
+      expect(turn.events.at(-1)).toMatchObject({ type: "error", code: "model_error" });
 
-    const session = (await (await api(u.key, "GET", `/v1/sessions/${turn.sessionId}/usage`)).json()) as { totals: Totals; turns: { kind: string; model: string; input_tokens: number; cost_usd: number }[] };
-    expect(session.turns).toEqual([expect.objectContaining({ kind: "chat", model: env.CHAT_MODEL, input_tokens: 1000, output_tokens: 50 })]);
-    expect(session.totals.cost_usd).toBeCloseTo(estimateCost({ input_tokens: 1000, output_tokens: 50 }, priceOf(env.CHAT_MODEL ?? null)), 9);
-    expect(session.totals.cost_usd).toBeGreaterThan(0);
+      const session = (await (await api(u.key, "GET", `/v1/sessions/${turn.sessionId}/usage`)).json()) as {
+        totals: Totals;
+        turns: { kind: string; model: string; input_tokens: number; cost_usd: number }[];
+      };
+      expect(session.turns).toEqual([expect.objectContaining({ kind: "chat", model: env.CHAT_MODEL, input_tokens: 1000, output_tokens: 50 })]);
+      expect(session.totals.cost_usd).toBeCloseTo(estimateCost({ input_tokens: 1000, output_tokens: 50 }, priceOf(env.CHAT_MODEL ?? null)), 9);
+      expect(session.totals.cost_usd).toBeGreaterThan(0);
 
-    const mine = (await (await api(u.key, "GET", "/v1/usage?days=1")).json()) as UsageBody;
-    expect(mine.by_kind.find((k) => k.kind === "chat")).toMatchObject({ input_tokens: 1000, output_tokens: 50 });
-    expect(mine.chat_budget.used).toBe(1050);
+      const mine = (await (await api(u.key, "GET", "/v1/usage?days=1")).json()) as UsageBody;
+      expect(mine.by_kind.find((k) => k.kind === "chat")).toMatchObject({ input_tokens: 1000, output_tokens: 50 });
+      expect(mine.chat_budget.used).toBe(1050);
 
-    const theirs = (await (await api(other.key, "GET", "/v1/usage")).json()) as UsageBody;
-    expect(theirs.totals.calls).toBe(0);
-    const res = await api(other.key, "GET", `/v1/sessions/${turn.sessionId}/usage`);
-    expect(res.status).toBe(404);
-  }, T);
+      const theirs = (await (await api(other.key, "GET", "/v1/usage")).json()) as UsageBody;
+      expect(theirs.totals.calls).toBe(0);
+      const res = await api(other.key, "GET", `/v1/sessions/${turn.sessionId}/usage`);
+      expect(res.status).toBe(404);
+    },
+    T,
+  );
 
-  it("answers 429 with Retry-After and the error shape once today's chat tokens are used up, and writes nothing", async () => {
-    const u = await createUser();
-    const limit = loadConfig(env).dailyChatTokens;
-    await script(u.id, { reply: { content: [{ type: "text", text: "that was long" }], usage: { input_tokens: limit, output_tokens: 1 } } });
-    const first = await chat(u.key, { message: "hello" });
-    for (const body of [{ message: "again" }, { message: "again", session_id: first.sessionId }]) {
-      const res = await api(u.key, "POST", "/v1/chat", body);
-      expect(res.status).toBe(429);
-      expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
-      expect(Number(res.headers.get("retry-after"))).toBeLessThanOrEqual(86_400);
-      const err = (await res.json()) as { error: { code: string; message: string; request_id: string } };
-      expect(err.error.code).toBe("rate_limited");
-      expect(err.error.message).toMatch(/chat budget/);
-      expect(err.error.request_id).toBeTruthy();
-    }
-    const sessions = (await (await api(u.key, "GET", "/v1/sessions")).json()) as { sessions: unknown[] };
-    expect(sessions.sessions).toHaveLength(1);
-    const usage = (await (await api(u.key, "GET", "/v1/usage")).json()) as UsageBody;
-    expect(usage.chat_budget.remaining).toBe(0);
-  }, T);
+  it(
+    "answers 429 with Retry-After and the error shape once today's chat tokens are used up, and writes nothing",
+    async () => {
+      const u = await createUser();
+      const limit = loadConfig(env).dailyChatTokens;
+      await script(u.id, { reply: { content: [{ type: "text", text: "that was long" }], usage: { input_tokens: limit, output_tokens: 1 } } });
+      const first = await chat(u.key, { message: "hello" });
+      for (const body of [{ message: "again" }, { message: "again", session_id: first.sessionId }]) {
+        const res = await api(u.key, "POST", "/v1/chat", body);
+        expect(res.status).toBe(429);
+        expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+        expect(Number(res.headers.get("retry-after"))).toBeLessThanOrEqual(86_400);
+        const err = (await res.json()) as { error: { code: string; message: string; request_id: string } };
+        expect(err.error.code).toBe("rate_limited");
+        expect(err.error.message).toMatch(/chat budget/);
+        expect(err.error.request_id).toBeTruthy();
+      }
+      const sessions = (await (await api(u.key, "GET", "/v1/sessions")).json()) as { sessions: unknown[] };
+      expect(sessions.sessions).toHaveLength(1);
+      const usage = (await (await api(u.key, "GET", "/v1/usage")).json()) as UsageBody;
+      expect(usage.chat_budget.remaining).toBe(0);
+    },
+    T,
+  );
 
-  it("rejects bad input with the error shape", async () => {
-    const u = await createUser();
-    const res = await api(u.key, "GET", "/v1/usage?days=0");
-    expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("invalid_request");
-    expect((await api(null, "GET", "/v1/usage")).status).toBe(401);
-  }, T);
+  it(
+    "rejects bad input with the error shape",
+    async () => {
+      const u = await createUser();
+      const res = await api(u.key, "GET", "/v1/usage?days=0");
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("invalid_request");
+      expect((await api(null, "GET", "/v1/usage")).status).toBe(401);
+    },
+    T,
+  );
 });

@@ -1,5 +1,5 @@
-import { createParser } from "eventsource-parser";
 import { env, SELF } from "cloudflare:test";
+import { createParser } from "eventsource-parser";
 import type { ChatEvent } from "../src/core/events";
 import type { Step } from "./fake-anthropic/worker";
 

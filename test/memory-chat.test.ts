@@ -32,13 +32,23 @@ describe("end to end: tool call -> event -> queue -> consolidation -> injected n
       }),
     );
     // Drive the consumer now rather than wait for the queue's own delivery (which then finds nothing left to do).
-    await deliver([consolidateMessage(u.id, events.map((e) => e.id))]);
+    await deliver([
+      consolidateMessage(
+        u.id,
+        events.map((e) => e.id),
+      ),
+    ]);
     expect((await getJson<Events>(u.key, "/v1/memory/events")).events[0]?.status).toBe("processed");
 
     await script(u.id, textReply("Short version: done."));
     await chat(u.key, { message: "How should you write my emails?" });
     const system = await lastSystem(u.id);
-    const order = ["## Your Context (working memory)\nThe user is busy launching Toolstream this week.", "## Structured Data", '"Toolstream":"launching"', "## Relevant Retrieved Facts\n- User prefers short emails"];
+    const order = [
+      "## Your Context (working memory)\nThe user is busy launching Toolstream this week.",
+      "## Structured Data",
+      '"Toolstream":"launching"',
+      "## Relevant Retrieved Facts\n- User prefers short emails",
+    ];
     const at = order.map((s) => system.indexOf(s));
     expect(at.every((i) => i >= 0)).toBe(true);
     expect([...at].sort((a, b) => a - b)).toEqual(at);
@@ -85,7 +95,11 @@ describe("end to end: tool call -> event -> queue -> consolidation -> injected n
 describe("memory tools", () => {
   it("update_user_context turns scaffold updates and learned facts into autonomous events", async () => {
     const u = await createUser();
-    await script(u.id, toolCall("update_user_context", { scaffold_updates: { Role: "CTO", Team: { size: 12 } }, persistent_info_additions: ["Uses Linear for planning"] }), textReply("ok"));
+    await script(
+      u.id,
+      toolCall("update_user_context", { scaffold_updates: { Role: "CTO", Team: { size: 12 } }, persistent_info_additions: ["Uses Linear for planning"] }),
+      textReply("ok"),
+    );
     await chat(u.key, { message: "inbox run" });
     const { events } = await getJson<Events>(u.key, "/v1/memory/events");
     expect(events.map((e) => [e.event_type, e.content, e.source_metadata.source]).sort()).toEqual([
@@ -105,7 +119,12 @@ describe("memory tools", () => {
 
   it("caps observations per turn", async () => {
     const u = await createUser();
-    const calls = Array.from({ length: 11 }, (_, i) => ({ type: "tool_use" as const, id: `toolu_c${i}`, name: "record_observation", input: { content: `fact ${i}`, category: "fact" } }));
+    const calls = Array.from({ length: 11 }, (_, i) => ({
+      type: "tool_use" as const,
+      id: `toolu_c${i}`,
+      name: "record_observation",
+      input: { content: `fact ${i}`, category: "fact" },
+    }));
     await script(u.id, { reply: { content: calls } }, textReply("ok"));
     const { events } = await chat(u.key, { message: "go" });
     expect(events.filter((e) => e.type === "tool_result" && !e.ok)).toHaveLength(1);
@@ -149,7 +168,11 @@ describe("connections API", () => {
     expect(conn.active).toBe(true);
     expect((await getJson<{ connections: unknown[] }>(u.key, "/v1/connections")).connections).toHaveLength(1);
     expect((await getJson<{ connections: unknown[] }>(other.key, "/v1/connections")).connections).toEqual([]);
-    for (const [method, body] of [["GET", undefined], ["PATCH", { name: "x" }], ["DELETE", undefined]] as const) {
+    for (const [method, body] of [
+      ["GET", undefined],
+      ["PATCH", { name: "x" }],
+      ["DELETE", undefined],
+    ] as const) {
       expect((await api(other.key, method, `/v1/connections/${conn.id}`, body)).status).toBe(404);
     }
     expect((await api(u.key, "POST", "/v1/connections", { name: "" })).status).toBe(400);
@@ -166,7 +189,12 @@ describe("connections API", () => {
 describe("POST /v1/observations", () => {
   it("accepts a batch, is idempotent under Idempotency-Key, and refuses a reused key with another body", async () => {
     const u = await createUser();
-    const body = { observations: [{ type: "scaffold_update", content: '{"Role": "CTO"}', source_metadata: { source: "inbox", session_id: "cycle-1" } }, { type: "learned_fact", content: "User reads email at 7am" }] };
+    const body = {
+      observations: [
+        { type: "scaffold_update", content: '{"Role": "CTO"}', source_metadata: { source: "inbox", session_id: "cycle-1" } },
+        { type: "learned_fact", content: "User reads email at 7am" },
+      ],
+    };
     const first = await api(u.key, "POST", "/v1/observations", body, { "idempotency-key": "cycle-1" });
     expect(first.status).toBe(202);
     const a = (await first.json()) as { events: { id: string; status: string; source_metadata: Record<string, unknown> }[]; replayed: boolean };
@@ -176,7 +204,13 @@ describe("POST /v1/observations", () => {
     const again = (await (await api(u.key, "POST", "/v1/observations", body, { "idempotency-key": "cycle-1" })).json()) as typeof a;
     expect(again.replayed).toBe(true);
     expect(again.events.map((e) => e.id)).toEqual(a.events.map((e) => e.id));
-    const reused = await api(u.key, "POST", "/v1/observations", { observations: [{ type: "learned_fact", content: "different" }] }, { "idempotency-key": "cycle-1" });
+    const reused = await api(
+      u.key,
+      "POST",
+      "/v1/observations",
+      { observations: [{ type: "learned_fact", content: "different" }] },
+      { "idempotency-key": "cycle-1" },
+    );
     expect(reused.status).toBe(409);
     expect(((await reused.json()) as { error: { code: string } }).error.code).toBe("conflict");
     // Keys are per user.
@@ -196,7 +230,9 @@ describe("POST /v1/observations", () => {
       { observations: [{ type: "learned_fact", content: "x", user_id: "someone" }] },
     ];
     for (const body of bad) expect((await api(u.key, "POST", "/v1/observations", body)).status).toBe(400);
-    const res = await api(u.key, "POST", "/v1/observations", { observations: [{ type: "learned_fact", content: "x", source_metadata: { connection_id: foreign.id } }] });
+    const res = await api(u.key, "POST", "/v1/observations", {
+      observations: [{ type: "learned_fact", content: "x", source_metadata: { connection_id: foreign.id } }],
+    });
     expect(res.status).toBe(404);
     expect((await api(null, "POST", "/v1/observations", bad[1])).status).toBe(401);
     expect((await getJson<Events>(u.key, "/v1/memory/events")).events).toEqual([]);
@@ -206,7 +242,21 @@ describe("POST /v1/observations", () => {
 describe("API description", () => {
   it("documents every memory endpoint in /openapi.json", async () => {
     const doc = (await (await api(null, "GET", "/openapi.json")).json()) as { paths: Record<string, Record<string, unknown>> };
-    const paths = ["/v1/observations", "/v1/memory/working", "/v1/memory/scaffold", "/v1/memory/facts", "/v1/memory/facts/search", "/v1/memory/facts/{id}", "/v1/memory/events", "/v1/memory/events/retry", "/v1/memory/context-logs", "/v1/memory/runs", "/v1/memory", "/v1/connections", "/v1/connections/{id}"];
+    const paths = [
+      "/v1/observations",
+      "/v1/memory/working",
+      "/v1/memory/scaffold",
+      "/v1/memory/facts",
+      "/v1/memory/facts/search",
+      "/v1/memory/facts/{id}",
+      "/v1/memory/events",
+      "/v1/memory/events/retry",
+      "/v1/memory/context-logs",
+      "/v1/memory/runs",
+      "/v1/memory",
+      "/v1/connections",
+      "/v1/connections/{id}",
+    ];
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(paths));
     expect(Object.keys(doc.paths["/v1/memory/facts/{id}"] ?? {}).sort()).toEqual(["delete", "get"]);
   });

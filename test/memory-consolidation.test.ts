@@ -1,19 +1,24 @@
-import { registry } from "./worker";
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { runScheduled } from "../src/core/cron";
-import { consolidateMessages, consolidationModel } from "../src/memory/queue";
-import { sweepMemory, STALE_PENDING_MS } from "../src/memory/sweep";
 import type { QueueMessage } from "../src/core/queue";
+import { consolidateMessages, consolidationModel } from "../src/memory/queue";
+import { STALE_PENDING_MS, sweepMemory } from "../src/memory/sweep";
 import { api, createUser, script, seen, textReply } from "./helpers";
 import { captured, consolidateMessage, consolidation, deliver, getJson, observe } from "./memory-helpers";
+import { registry } from "./worker";
 
 type Events = { events: { id: string; status: string; attempts: number; error: string | null }[]; budget: { exhausted: boolean } };
 type Working = { working_memory: string; words: number; pending_events: number };
 type Scaffold = { scaffold: Record<string, unknown>; confidence: Record<string, { confidence: number; updated_at: number }> };
 type Facts = { facts: { id: string; text: string; confidence: number; source: string; metadata: Record<string, unknown> }[] };
 
-const count = async (sql: string, ...binds: unknown[]) => ((await env.DB.prepare(sql).bind(...binds).first<{ n: number }>()) ?? { n: 0 }).n;
+const count = async (sql: string, ...binds: unknown[]) =>
+  (
+    (await env.DB.prepare(sql)
+      .bind(...binds)
+      .first<{ n: number }>()) ?? { n: 0 }
+  ).n;
 
 const OUTPUT = {
   updated_scaffold: { Role: "Engineering manager", Projects: '{"toolstream": {"status": "beta", "tags": "[\\"ai\\", \\"infra\\"]"}}' },
@@ -29,13 +34,24 @@ describe("consolidation (queue consumer)", () => {
       { type: "preference", content: "I prefer short emails", sourceMetadata: { source: "interactive", session_id: "ses_1" } },
       { type: "project_details", content: "Toolstream is in beta" },
     ]);
-    expect(sent).toEqual([consolidateMessage(u.id, events.map((e) => e.id))]);
+    expect(sent).toEqual([
+      consolidateMessage(
+        u.id,
+        events.map((e) => e.id),
+      ),
+    ]);
     await script(u.id, consolidation(OUTPUT));
     const result = await deliver(sent);
     expect(result.explicitAcks).toHaveLength(1);
     expect(result.retryMessages).toEqual([]);
 
-    const request = (await seen(u.id))[0] as unknown as { metadata: { user_id: string }; tool_choice?: unknown; output_config: { format: { type: string; schema: { title: string } } }; messages: { content: string }[]; model: string };
+    const request = (await seen(u.id))[0] as unknown as {
+      metadata: { user_id: string };
+      tool_choice?: unknown;
+      output_config: { format: { type: string; schema: { title: string } } };
+      messages: { content: string }[];
+      model: string;
+    };
     expect(request.metadata.user_id).toBe(u.id);
     expect(request.tool_choice).toBeUndefined();
     expect(request.output_config.format).toMatchObject({ type: "json_schema", schema: { title: "consolidation" } });
@@ -75,7 +91,7 @@ describe("consolidation (queue consumer)", () => {
   it("accepts the whole tool input stringified, and facts_to_embed as a JSON string", async () => {
     const u = await createUser();
     const { sent } = await observe(u.id, [{ content: "x" }]);
-    await script(u.id, consolidation({ updated_scaffold: "{\"Role\": \"Chef\"}", updated_working_memory: "{not json", facts_to_embed: "[\"User cooks ramen\"]" }));
+    await script(u.id, consolidation({ updated_scaffold: '{"Role": "Chef"}', updated_working_memory: "{not json", facts_to_embed: '["User cooks ramen"]' }));
     const result = await deliver(sent);
     expect(result.retryMessages).toEqual([]);
     expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({ Role: "Chef" });
@@ -89,7 +105,7 @@ describe("consolidation (queue consumer)", () => {
     ["a refusal", { structured: true, reply: { content: [{ type: "text", text: "" }], stop_reason: "refusal" } }],
     ["a wrong type", consolidation({ updated_scaffold: {}, updated_working_memory: 42 })],
     ["a missing field", consolidation({ updated_working_memory: "x" })],
-    ["unparseable stringified JSON", consolidation({ updated_scaffold: "{\"Role\": ", updated_working_memory: "x" })],
+    ["unparseable stringified JSON", consolidation({ updated_scaffold: '{"Role": ', updated_working_memory: "x" })],
   ];
   for (const [name, step] of malformed) {
     it(`retries with backoff on ${name}, recording the error and changing nothing`, async () => {
@@ -148,7 +164,8 @@ describe("exactly once", () => {
   it("lets only one of two concurrent consolidations of the same events commit", async () => {
     const u = await createUser();
     const { sent } = await observe(u.id, [{ content: "I live in Porto" }]);
-    const out = (city: string) => consolidation({ updated_scaffold: { City: city }, updated_working_memory: `In ${city}.`, facts_to_embed: [`User's home city is ${city}`] });
+    const out = (city: string) =>
+      consolidation({ updated_scaffold: { City: city }, updated_working_memory: `In ${city}.`, facts_to_embed: [`User's home city is ${city}`] });
     await script(u.id, out("Porto"), out("Lisbon"));
     const [a, b] = await Promise.all([deliver(sent), deliver(sent)]);
     const acked = a.explicitAcks.length + b.explicitAcks.length;
@@ -189,7 +206,9 @@ describe("dead letters", () => {
 describe("budget", () => {
   it("defers events over the daily consolidation budget, says so, and resumes when it allows", async () => {
     const u = await createUser();
-    await env.DB.prepare("INSERT INTO usage (id, user_id, kind, model, input_tokens, output_tokens) VALUES (?, ?, 'consolidation', 'm', 199000, 1000)").bind(`use_${u.id}`, u.id).run();
+    await env.DB.prepare("INSERT INTO usage (id, user_id, kind, model, input_tokens, output_tokens) VALUES (?, ?, 'consolidation', 'm', 199000, 1000)")
+      .bind(`use_${u.id}`, u.id)
+      .run();
     const res = await api(u.key, "POST", "/v1/observations", { observations: [{ type: "learned_fact", content: "User likes tea" }] });
     expect(res.status).toBe(202);
     const body = (await res.json()) as { events: { status: string; error: string }[]; budget: { exhausted: boolean } };
@@ -208,7 +227,9 @@ describe("budget", () => {
   it("defers pending events in the consumer when the budget ran out meanwhile, without a model call", async () => {
     const u = await createUser();
     const { sent } = await observe(u.id, [{ content: "x" }]);
-    await env.DB.prepare("INSERT INTO usage (id, user_id, kind, model, input_tokens, output_tokens) VALUES (?, ?, 'consolidation', 'm', 500000, 0)").bind(`use_${u.id}`, u.id).run();
+    await env.DB.prepare("INSERT INTO usage (id, user_id, kind, model, input_tokens, output_tokens) VALUES (?, ?, 'consolidation', 'm', 500000, 0)")
+      .bind(`use_${u.id}`, u.id)
+      .run();
     expect((await deliver(sent)).explicitAcks).toHaveLength(1);
     expect(await seen(u.id)).toEqual([]);
     expect((await getJson<Events>(u.key, "/v1/memory/events")).events[0]?.status).toBe("deferred");
@@ -220,12 +241,21 @@ describe("cron sweep", () => {
     const u = await createUser();
     const old = await observe(u.id, [{ content: "I play chess" }]);
     const fresh = await observe(u.id, [{ content: "I play go" }]);
-    await env.DB.prepare("UPDATE context_events SET created_at = created_at - ? WHERE id = ?").bind(STALE_PENDING_MS + 1000, old.events[0]?.id).run();
+    await env.DB.prepare("UPDATE context_events SET created_at = created_at - ? WHERE id = ?")
+      .bind(STALE_PENDING_MS + 1000, old.events[0]?.id)
+      .run();
     const { deps, sent } = captured();
     await sweepMemory(deps, Date.now());
     const mine = sent.filter((m) => m.userId === u.id);
     expect(mine).toEqual([consolidateMessage(u.id, [old.events[0]?.id ?? ""])]);
-    await script(u.id, consolidation({ updated_scaffold: { Games: ["chess", "go"] }, updated_working_memory: "Plays chess and go.", facts_to_embed: ["User plays chess", "User plays go"] }));
+    await script(
+      u.id,
+      consolidation({
+        updated_scaffold: { Games: ["chess", "go"] },
+        updated_working_memory: "Plays chess and go.",
+        facts_to_embed: ["User plays chess", "User plays go"],
+      }),
+    );
     await deliver(mine);
     // The original (late) message and the sweep's both arrive: applied once.
     expect((await deliver([...old.sent, ...fresh.sent])).explicitAcks).toHaveLength(2);

@@ -1,13 +1,14 @@
-import Anthropic from "@anthropic-ai/sdk";
 import { env, runInDurableObject } from "cloudflare:test";
+import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
-import { consolidateUser, ConsolidationConflict } from "../src/memory/consolidate";
+import { ConsolidationConflict, consolidateUser } from "../src/memory/consolidate";
 import { messageJson } from "../src/model/wire";
 import { sessionStub } from "../src/sessions/store";
 import { api, chat, createUser, script, textReply } from "./helpers";
 import { captured, consolidation, deliver, getJson, importFacts, observe, search } from "./memory-helpers";
 
-const count = async (table: string, userId: string) => (await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`).bind(userId).first<{ n: number }>())?.n ?? 0;
+const count = async (table: string, userId: string) =>
+  (await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`).bind(userId).first<{ n: number }>())?.n ?? 0;
 
 async function storedMessages(userId: string, sessionId: string): Promise<number> {
   return runInDurableObject(sessionStub(env, userId, sessionId), (_instance, state) => {
@@ -20,7 +21,11 @@ async function storedMessages(userId: string, sessionId: string): Promise<number
 async function remember(u: { id: string; key: string }) {
   await importFacts(u.key, [{ text: "User's dog is called Biscuit" }, { text: "User lives in Porto" }]);
   const { sent } = await observe(u.id, [{ content: "I like tea" }]);
-  await script(u.id, consolidation({ updated_scaffold: { Drinks: "tea" }, updated_working_memory: "Likes tea.", facts_to_embed: ["User likes tea"] }), textReply("hi"));
+  await script(
+    u.id,
+    consolidation({ updated_scaffold: { Drinks: "tea" }, updated_working_memory: "Likes tea.", facts_to_embed: ["User likes tea"] }),
+    textReply("hi"),
+  );
   await deliver(sent);
   const { sessionId } = await chat(u.key, { message: "hello" });
   await api(u.key, "POST", "/v1/connections", { name: "Jira", learned_info: { default_project: "PROJ" } });
@@ -99,7 +104,15 @@ describe("DELETE /v1/memory", () => {
       maxRetries: 0,
       fetch: async () => {
         await api(u.key, "DELETE", "/v1/memory");
-        return Response.json(messageJson({ id: "msg_slow", model: "m", content: [{ type: "text", text: JSON.stringify(output) }], stop_reason: "end_turn", usage: { input_tokens: 1, output_tokens: 1 } }));
+        return Response.json(
+          messageJson({
+            id: "msg_slow",
+            model: "m",
+            content: [{ type: "text", text: JSON.stringify(output) }],
+            stop_reason: "end_turn",
+            usage: { input_tokens: 1, output_tokens: 1 },
+          }),
+        );
       },
     });
     await expect(consolidateUser(captured().deps, { client, model: "m" }, u.id)).rejects.toBeInstanceOf(ConsolidationConflict);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import dataset from "../bench/retrieval-eval/dataset.json";
-import { distractors, evaluate, markdownTable, ndcgAt, recallAt, type Dataset, type Report } from "../bench/retrieval-eval/eval";
+import { type Dataset, distractors, evaluate, markdownTable, ndcgAt, type Report, recallAt } from "../bench/retrieval-eval/eval";
 import { importFacts } from "../src/memory/facts";
-import { searchFacts, type SearchMode } from "../src/memory/retrieval";
+import { type SearchMode, searchFacts } from "../src/memory/retrieval";
 import { createUser } from "./helpers";
 import { captured } from "./memory-helpers";
 
@@ -25,9 +25,17 @@ async function score(noise: number) {
   for (const c of data.conversations) {
     const u = await createUser();
     for (const chunk of Array.from({ length: Math.ceil(noise / 500) }, (_, i) => distractors(c, noise).slice(i * 500, i * 500 + 500))) {
-      await importFacts(deps, u.id, chunk.map((text) => ({ text })));
+      await importFacts(
+        deps,
+        u.id,
+        chunk.map((text) => ({ text })),
+      );
     }
-    const out = await importFacts(deps, u.id, c.facts.map((f) => ({ text: f.text })));
+    const out = await importFacts(
+      deps,
+      u.id,
+      c.facts.map((f) => ({ text: f.text })),
+    );
     users.set(c.id, { userId: u.id, keyOf: new Map(out.facts.map((f, i) => [f.id, c.facts[i]?.key ?? ""])) });
   }
   const reports: Record<string, Report> = {};

@@ -21,7 +21,13 @@ describe("POST /v1/memory/facts (bulk import)", () => {
     expect(list.facts).toHaveLength(2);
     const emails = list.facts.find((f) => f.text === "User prefers short emails");
     expect(emails?.confidence).toBeGreaterThan(0.8);
-    expect(emails?.metadata).toMatchObject({ user_id: u.id, connection_id: null, context_type: "user_persistent", source: "user_provided", message_id: "msg_1" });
+    expect(emails?.metadata).toMatchObject({
+      user_id: u.id,
+      connection_id: null,
+      context_type: "user_persistent",
+      source: "user_provided",
+      message_id: "msg_1",
+    });
     expect(emails?.embedded).toBe(true);
 
     const hits = await search(u.key, "jira project");
@@ -31,7 +37,13 @@ describe("POST /v1/memory/facts (bulk import)", () => {
 
   it("rejects bad input with the error shape and writes nothing", async () => {
     const u = await createUser();
-    for (const body of [{ facts: [] }, { facts: [{ text: "" }] }, { facts: [{ text: "x", metadata: { confidence: 2 } }] }, { facts: [{ text: "x", extra: 1 }] }, { nope: 1 }]) {
+    for (const body of [
+      { facts: [] },
+      { facts: [{ text: "" }] },
+      { facts: [{ text: "x", metadata: { confidence: 2 } }] },
+      { facts: [{ text: "x", extra: 1 }] },
+      { nope: 1 },
+    ]) {
       const res = await api(u.key, "POST", "/v1/memory/facts", body);
       expect(res.status).toBe(400);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe("invalid_request");
@@ -80,14 +92,20 @@ describe("retrieval scope", () => {
     const hits = await search(u.key, "where does the user live?", "&mode=vector");
     expect(hits.results[0]?.text).toBe("User moved to Lisbon last spring");
     // Full text shares no content word with it: at most a function-word fill, flagged as weak.
-    const lexical = (await (await api(u.key, "GET", `/v1/memory/facts/search?q=${encodeURIComponent("what does the user eat?")}&mode=fulltext`)).json()) as { results: { match: number }[]; weak: boolean };
+    const lexical = (await (await api(u.key, "GET", `/v1/memory/facts/search?q=${encodeURIComponent("what does the user eat?")}&mode=fulltext`)).json()) as {
+      results: { match: number }[];
+      weak: boolean;
+    };
     expect(lexical.weak).toBe(true);
     expect(lexical.results.every((r) => r.match === 0)).toBe(true);
   });
 
   it("deduplicates and honours k", async () => {
     const u = await createUser();
-    await importFacts(u.key, Array.from({ length: 12 }, (_, i) => ({ text: `User owns bicycle number ${i}` })));
+    await importFacts(
+      u.key,
+      Array.from({ length: 12 }, (_, i) => ({ text: `User owns bicycle number ${i}` })),
+    );
     const hits = await search(u.key, "bicycle", "&k=3");
     expect(hits.results).toHaveLength(3);
     expect(new Set(hits.results.map((r) => r.id)).size).toBe(3);
@@ -115,7 +133,9 @@ describe("contradictions, history and forgetting", () => {
     const old = await getJson<{ fact: FactBody; replaced_by: FactBody | null }>(u.key, `/v1/memory/facts/${berlin?.id}`);
     expect(old.replaced_by?.text).toBe("User moved to Paris");
     expect((await getJson<{ facts: FactBody[] }>(u.key, "/v1/memory/facts")).facts.map((f) => f.text)).not.toContain("User lives in Berlin");
-    expect((await getJson<{ facts: FactBody[] }>(u.key, "/v1/memory/facts?include_superseded=true")).facts.map((f) => f.text)).toContain("User lives in Berlin");
+    expect((await getJson<{ facts: FactBody[] }>(u.key, "/v1/memory/facts?include_superseded=true")).facts.map((f) => f.text)).toContain(
+      "User lives in Berlin",
+    );
 
     // Moving back reinstates the old fact and supersedes the newer one.
     await importFacts(u.key, [{ text: "User lives in Berlin" }]);

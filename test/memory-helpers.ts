@@ -1,9 +1,9 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { loadConfig } from "../src/config/config";
-import { createDb } from "../src/db/client";
-import { CONSOLIDATE_KIND, memoryDeps, type ConsolidateMessage, type MemoryDeps } from "../src/memory/deps";
-import { recordObservations, type ObservationInput } from "../src/memory/events";
 import type { QueueMessage } from "../src/core/queue";
+import { createDb } from "../src/db/client";
+import { CONSOLIDATE_KIND, type ConsolidateMessage, type MemoryDeps, memoryDeps } from "../src/memory/deps";
+import { type ObservationInput, recordObservations } from "../src/memory/events";
 import type { Step } from "./fake-anthropic/worker";
 import { api } from "./helpers";
 
@@ -24,7 +24,11 @@ export function captured(overrides: Partial<MemoryDeps> = {}) {
 
 export async function observe(userId: string, inputs: (Partial<ObservationInput> & { content: string })[], plan: "free" | "pro" = "free") {
   const { deps, sent } = captured();
-  const out = await recordObservations(deps, { id: userId, plan }, inputs.map((i) => ({ type: i.type ?? "fact", content: i.content, sourceMetadata: i.sourceMetadata ?? { source: "test" } })));
+  const out = await recordObservations(
+    deps,
+    { id: userId, plan },
+    inputs.map((i) => ({ type: i.type ?? "fact", content: i.content, sourceMetadata: i.sourceMetadata ?? { source: "test" } })),
+  );
   return { ...out, sent };
 }
 
@@ -60,5 +64,10 @@ export const search = (key: string, q: string, extra = "") => getJson<SearchBody
 export async function importFacts(key: string, facts: { text: string; metadata?: Record<string, unknown> }[]) {
   const res = await api(key, "POST", "/v1/memory/facts", { facts });
   if (res.status !== 201) throw new Error(`import: ${res.status} ${await res.text()}`);
-  return (await res.json()) as { facts: { id: string; text: string; superseded_by: string | null }[]; superseded: string[]; embedded: number; indexing?: string };
+  return (await res.json()) as {
+    facts: { id: string; text: string; superseded_by: string | null }[];
+    superseded: string[];
+    embedded: number;
+    indexing?: string;
+  };
 }

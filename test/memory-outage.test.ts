@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
+import type { Embedder } from "../src/memory/embed";
 import { searchFacts } from "../src/memory/retrieval";
 import { sweepMemory } from "../src/memory/sweep";
-import type { Embedder } from "../src/memory/embed";
 import { chat, createUser, promptOf, script, seen, textReply } from "./helpers";
 import { captured, getJson, importFacts, search } from "./memory-helpers";
 
@@ -34,7 +34,10 @@ describe("graceful degradation", () => {
     expect(system).not.toContain("Biscuit");
     const log = (await getJson<{ context_logs: Log[] }>(u.key, "/v1/memory/context-logs")).context_logs[0];
     expect(log?.injected.sections.map((s) => s.name)).toContain("working_memory");
-    expect(log?.injected.skipped).toContainEqual({ name: "retrieved_facts", reason: expect.stringMatching(/^unavailable: vector search unavailable: .*local_vector_postings/) });
+    expect(log?.injected.skipped).toContainEqual({
+      name: "retrieved_facts",
+      reason: expect.stringMatching(/^unavailable: vector search unavailable: .*local_vector_postings/),
+    });
 
     // The search API degrades to full text and says so.
     const hits = await search(u.key, "dog Biscuit");

@@ -3,7 +3,15 @@ import { timeCues } from "../src/memory/when";
 import { api, createUser } from "./helpers";
 import { getJson, importFacts } from "./memory-helpers";
 
-type Hit = { id: string; text: string; score: number; match: number; event_at: number; superseded_by: string | null; neighbours?: { text: string; position: string }[] };
+type Hit = {
+  id: string;
+  text: string;
+  score: number;
+  match: number;
+  event_at: number;
+  superseded_by: string | null;
+  neighbours?: { text: string; position: string }[];
+};
 type Body = { results: Hit[]; weak: boolean; when: { from: number; to: number; phrase: string } | null };
 const find = (key: string, q: string, extra = "") => getJson<Body>(key, `/v1/memory/facts/search?q=${encodeURIComponent(q)}${extra}`);
 const day = (iso: string) => Date.parse(`${iso}T00:00:00Z`);
@@ -31,7 +39,11 @@ describe("recall: event time, history, periods, neighbours", { timeout: 60_000 }
     expect(march.results.map((r) => r.text)).toEqual(["Went kayaking on the lake with Ines"]);
     expect(march.results[0]?.event_at).toBe(day("2024-03-10"));
     const newest = await find(u.key, "kayaking", "&k=3&order=newest");
-    expect(newest.results.map((r) => r.text)).toEqual(["Went kayaking on the river alone", "Went kayaking at the coast with Bruno", "Went kayaking on the lake with Ines"]);
+    expect(newest.results.map((r) => r.text)).toEqual([
+      "Went kayaking on the river alone",
+      "Went kayaking at the coast with Bruno",
+      "Went kayaking on the lake with Ines",
+    ]);
     // A period named in the question is preferred, and reported.
     const august = await find(u.key, "who did I go kayaking with in August 2024?");
     expect(august.results[0]?.text).toBe("Went kayaking at the coast with Bruno");

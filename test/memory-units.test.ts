@@ -1,7 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
-import { mergeScaffold, normalizeJson, parseConsolidationOutput, consolidationPrompt } from "../src/memory/consolidation-schema";
+import { consolidateUser } from "../src/memory/consolidate";
+import { CONSOLIDATION_FORMAT, consolidationPrompt, mergeScaffold, normalizeJson, parseConsolidationOutput } from "../src/memory/consolidation-schema";
 import { dot, hashEmbed } from "../src/memory/embed";
 import { canonicalJson, uuidv5 } from "../src/memory/ids";
 import { offlineConsolidate, thirdPerson } from "../src/memory/offline-consolidate";
@@ -11,8 +12,6 @@ import { ftsQuery, quality } from "../src/memory/retrieval";
 import { slotOf } from "../src/memory/slots";
 import { capWords, stem, wordCount } from "../src/memory/text";
 import { createModelClient } from "../src/model/anthropic";
-import { CONSOLIDATION_FORMAT } from "../src/memory/consolidation-schema";
-import { consolidateUser } from "../src/memory/consolidate";
 import { createUser } from "./helpers";
 import { captured, getJson, observe, search } from "./memory-helpers";
 
@@ -80,7 +79,11 @@ describe("consolidation output", () => {
   });
 
   it("fits the scaffold into its budget by dropping the least certain keys first", () => {
-    const fitted = fitScaffold({ keep: "k".repeat(50), drop: "d".repeat(50) }, { keep: { confidence: 0.9, updated_at: 1 }, drop: { confidence: 0.3, updated_at: 2 } }, 80);
+    const fitted = fitScaffold(
+      { keep: "k".repeat(50), drop: "d".repeat(50) },
+      { keep: { confidence: 0.9, updated_at: 1 }, drop: { confidence: 0.3, updated_at: 2 } },
+      80,
+    );
     expect(Object.keys(fitted)).toEqual(["keep"]);
   });
 
@@ -95,7 +98,9 @@ describe("consolidation output", () => {
     expect(quality({ ...base, recall_count: 5 }, now)).toBeGreaterThan(quality(base, now));
     expect(quality({ ...base, confidence: 0.95 }, now)).toBeGreaterThan(quality(base, now));
     expect(quality({ ...base, created_at: now - 365 * day }, now)).toBeLessThan(quality(base, now));
-    expect(quality({ ...base, created_at: now - 365 * day, last_recalled_at: now - day }, now)).toBeGreaterThan(quality({ ...base, created_at: now - 365 * day }, now));
+    expect(quality({ ...base, created_at: now - 365 * day, last_recalled_at: now - day }, now)).toBeGreaterThan(
+      quality({ ...base, created_at: now - 365 * day }, now),
+    );
   });
 });
 
@@ -132,7 +137,10 @@ describe("offline consolidation (no API key)", () => {
   it("consolidates end to end through the offline model, superseding by slot", async () => {
     const u = await createUser();
     await observe(u.id, [{ type: "fact", content: "I live in Berlin" }]);
-    const offline = { client: createModelClient({ ...loadConfig(env), anthropicApiKey: undefined }, { [CONSOLIDATION_FORMAT]: offlineConsolidate }).client, model: "offline" };
+    const offline = {
+      client: createModelClient({ ...loadConfig(env), anthropicApiKey: undefined }, { [CONSOLIDATION_FORMAT]: offlineConsolidate }).client,
+      model: "offline",
+    };
     const { deps } = captured();
     expect((await consolidateUser(deps, offline, u.id)).status).toBe("applied");
     await observe(u.id, [{ type: "correction", content: "I moved to Paris" }]);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
 import { memoryDeps } from "../src/memory/deps";
-import { hashEmbed, workersAiEmbedder, type TextEmbeddings } from "../src/memory/embed";
+import { hashEmbed, type TextEmbeddings, workersAiEmbedder } from "../src/memory/embed";
 import { deleteFact, importFacts } from "../src/memory/facts";
 import { searchFacts } from "../src/memory/retrieval";
 import { FreshOverlayIndex, OVERLAY_WINDOW_MS, pruneOverlay, VectorizeVectorIndex } from "../src/memory/vector-vectorize";
@@ -57,12 +57,14 @@ const tinyAi: TextEmbeddings & { batches: number[] } = {
   batches: [],
   async run(_model, input) {
     this.batches.push(input.text.length);
-    return { data: input.text.map((t) => {
-      const v = new Array<number>(8).fill(0);
-      const s = hashEmbed(t);
-      s.indices.forEach((i, k) => (v[i % 8] = (v[i % 8] ?? 0) + (s.values[k] ?? 0)));
-      return v;
-    }) };
+    return {
+      data: input.text.map((t) => {
+        const v = new Array<number>(8).fill(0);
+        const s = hashEmbed(t);
+        s.indices.forEach((i, k) => (v[i % 8] = (v[i % 8] ?? 0) + (s.values[k] ?? 0)));
+        return v;
+      }),
+    };
   },
 };
 
@@ -72,7 +74,11 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
     const vectorize = laggingVectorize();
     const embedder = workersAiEmbedder(tinyAi);
     const base = captured().deps;
-    const deps = { ...base, embedder: { ...embedder, minScore: 0 }, vectors: new FreshOverlayIndex(new VectorizeVectorIndex(vectorize.index, embedder.dimensions), base.db, base.now) };
+    const deps = {
+      ...base,
+      embedder: { ...embedder, minScore: 0 },
+      vectors: new FreshOverlayIndex(new VectorizeVectorIndex(vectorize.index, embedder.dimensions), base.db, base.now),
+    };
     const [fact] = (await importFacts(deps, u.id, [{ text: "User's favourite climbing gym is in Porto" }])).facts;
     const found = await searchFacts(deps, { userId: u.id, query: "favourite climbing gym", k: 5, connectionIds: [], mode: "vector" });
     expect(found.results.map((r) => r.id)).toEqual([fact?.id]);

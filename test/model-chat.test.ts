@@ -4,7 +4,7 @@
  * or refused turn leaving history as it was, and the prompt cache used.
  */
 import { describe, expect, it } from "vitest";
-import { api, chat, createUser, script, seenRaw, shape, toolCall, textReply, type SeenRequest } from "./helpers";
+import { api, chat, createUser, type SeenRequest, script, seenRaw, shape, textReply, toolCall } from "./helpers";
 
 type Block = { type: string; [k: string]: unknown };
 type History = { messages: { role: string; content: Block[] }[] };
@@ -57,8 +57,22 @@ describe("chat on the current models", () => {
       const u = await createUser();
       await script(
         u.id,
-        { reply: { content: [{ type: "thinking", thinking: "I'll check the clock first." }, { type: "tool_use", id: "toolu_n", name: "current_time", input: {} }] } },
-        { reply: { content: [{ type: "thinking", thinking: "Got it, now answering." }, { type: "text", text: "Noon." }] } },
+        {
+          reply: {
+            content: [
+              { type: "thinking", thinking: "I'll check the clock first." },
+              { type: "tool_use", id: "toolu_n", name: "current_time", input: {} },
+            ],
+          },
+        },
+        {
+          reply: {
+            content: [
+              { type: "thinking", thinking: "Got it, now answering." },
+              { type: "text", text: "Noon." },
+            ],
+          },
+        },
       );
       const { events } = await chat(u.key, { message: "time?" });
       const thinking = events.flatMap((e) => (e.type === "thinking" ? [e.delta] : [])).join("");
@@ -76,7 +90,16 @@ describe("chat on the current models", () => {
       const u = await createUser();
       await script(
         u.id,
-        { reply: { content: [{ type: "text", text: "Let me look that up" }, { type: "tool_use", id: "toolu_cut", name: "current_time", input: { zone: "Europe/Lisbon" } }], stop_reason: "max_tokens", truncate_tool_input: true } },
+        {
+          reply: {
+            content: [
+              { type: "text", text: "Let me look that up" },
+              { type: "tool_use", id: "toolu_cut", name: "current_time", input: { zone: "Europe/Lisbon" } },
+            ],
+            stop_reason: "max_tokens",
+            truncate_tool_input: true,
+          },
+        },
         textReply("Here you go."),
       );
       const cut = await chat(u.key, { message: "time in Lisbon?" });
@@ -99,7 +122,13 @@ describe("chat on the current models", () => {
         u.id,
         textReply("Hello!"),
         toolCall("current_time", {}, "toolu_r"),
-        { reply: { content: [{ type: "text", text: "I" }], stop_reason: "refusal", stop_details: { type: "refusal", category: "cyber", explanation: "This request was declined." } } },
+        {
+          reply: {
+            content: [{ type: "text", text: "I" }],
+            stop_reason: "refusal",
+            stop_details: { type: "refusal", category: "cyber", explanation: "This request was declined." },
+          },
+        },
         textReply("Happy to help with that."),
       );
       const first = await chat(u.key, { message: "hi" });
@@ -133,7 +162,9 @@ describe("chat on the current models", () => {
     "caches the stable prefix and earlier turns: done.usage reports cache reads from the second turn on",
     async () => {
       const u = await createUser();
-      await api(u.key, "PUT", "/v1/brain/soul", { content: `Ana, a baker in Porto. ${"She bakes sourdough every morning and sells it at the market. ".repeat(60)}` });
+      await api(u.key, "PUT", "/v1/brain/soul", {
+        content: `Ana, a baker in Porto. ${"She bakes sourdough every morning and sells it at the market. ".repeat(60)}`,
+      });
       const first = await chat(u.key, { message: "hello" });
       const second = await chat(u.key, { message: "tell me more", session_id: first.sessionId });
       const third = await chat(u.key, { message: "and more", session_id: first.sessionId });

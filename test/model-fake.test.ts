@@ -2,14 +2,20 @@
  * The fake Messages API enforces the documented contract of the current models (docs/models.md), so
  * the product's tests can fail where the real API would. Driven through the real SDK.
  */
-import Anthropic from "@anthropic-ai/sdk";
+
 import { env } from "cloudflare:test";
+import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { MODEL_IDS } from "../src/model/models";
 import { script } from "./helpers";
 
 const client = () =>
-  new Anthropic({ apiKey: "test", baseURL: "http://fake-anthropic.test", maxRetries: 0, fetch: (url: RequestInfo | URL, init?: RequestInit) => env.FAKE_ANTHROPIC.fetch(url, init) });
+  new Anthropic({
+    apiKey: "test",
+    baseURL: "http://fake-anthropic.test",
+    maxRetries: 0,
+    fetch: (url: RequestInfo | URL, init?: RequestInit) => env.FAKE_ANTHROPIC.fetch(url, init),
+  });
 
 const user = () => `usr_fake_${crypto.randomUUID().slice(0, 8)}`;
 type Params = Anthropic.MessageCreateParamsNonStreaming;
@@ -35,7 +41,14 @@ const tool: Anthropic.Tool = { name: "lookup", description: "look something up",
 
 /** A tool call, then the request that continues it, as a well-behaved client sends it. */
 async function toolTurn(key: string, model = "claude-sonnet-5-5") {
-  await script(key, { reply: { content: [{ type: "thinking", thinking: "I need the lookup." }, { type: "tool_use", id: "toolu_1", name: "lookup", input: {} }] } });
+  await script(key, {
+    reply: {
+      content: [
+        { type: "thinking", thinking: "I need the lookup." },
+        { type: "tool_use", id: "toolu_1", name: "lookup", input: {} },
+      ],
+    },
+  });
   const first = await client().messages.create(base(key, { model, tools: [tool], thinking: { type: "adaptive", display: "summarized" } }));
   const messages: Anthropic.MessageParam[] = [
     { role: "user", content: "hello" },
@@ -51,7 +64,18 @@ describe("fake Messages API: request rules of the current models", () => {
     // The SDK no longer even types them: send them as an older client would.
     expect((await rejection({ ...base(key), temperature: 0.2 } as Params)).status).toBe(400);
     expect((await rejection({ ...base(key), top_p: 0.9 } as Params)).status).toBe(400);
-    expect((await rejection(base(key, { messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "Sure," }] }))).message).toMatch(/prefill/);
+    expect(
+      (
+        await rejection(
+          base(key, {
+            messages: [
+              { role: "user", content: "hi" },
+              { role: "assistant", content: "Sure," },
+            ],
+          }),
+        )
+      ).message,
+    ).toMatch(/prefill/);
     expect((await rejection(base(key, { thinking: { type: "enabled", budget_tokens: 2000 } }))).message).toMatch(/thinking\.type\.enabled/);
   });
 
@@ -89,8 +113,22 @@ describe("fake Messages API: request rules of the current models", () => {
 describe("fake Messages API: thinking blocks", () => {
   it("returns thinking text only with display summarized, signed either way", async () => {
     const key = user();
-    await script(key, { reply: { content: [{ type: "thinking", thinking: "Let me think." }, { type: "text", text: "hi" }] } });
-    await script(key, { reply: { content: [{ type: "thinking", thinking: "Let me think." }, { type: "text", text: "hi" }] } });
+    await script(key, {
+      reply: {
+        content: [
+          { type: "thinking", thinking: "Let me think." },
+          { type: "text", text: "hi" },
+        ],
+      },
+    });
+    await script(key, {
+      reply: {
+        content: [
+          { type: "thinking", thinking: "Let me think." },
+          { type: "text", text: "hi" },
+        ],
+      },
+    });
     const shown = await client().messages.create(base(key, { thinking: { type: "adaptive", display: "summarized" } }));
     const hidden = await client().messages.create(base(key));
     expect(shown.content[0]).toMatchObject({ type: "thinking", thinking: "Let me think.", signature: expect.stringMatching(/^sig_/) });
@@ -117,10 +155,14 @@ describe("fake Messages API: thinking blocks", () => {
       const r = await rejection({ ...params, messages: [messages[0]!, { role: "assistant", content }, messages[2]!] });
       expect(r.status).toBe(400);
     }
-    expect((await rejection({ ...params, messages: [messages[0]!, { role: "assistant", content: dropped }, messages[2]!] })).message).toMatch(/Expected `thinking`/);
+    expect((await rejection({ ...params, messages: [messages[0]!, { role: "assistant", content: dropped }, messages[2]!] })).message).toMatch(
+      /Expected `thinking`/,
+    );
     // Another model's thinking, or the same thinking after an earlier message changed: bound elsewhere.
     expect((await rejection({ ...params, model: "claude-opus-5-5" })).message).toMatch(/bound to a different conversation/);
-    expect((await rejection({ ...params, messages: [{ role: "user", content: "hello!" }, ...messages.slice(1)] })).message).toMatch(/bound to a different conversation/);
+    expect((await rejection({ ...params, messages: [{ role: "user", content: "hello!" }, ...messages.slice(1)] })).message).toMatch(
+      /bound to a different conversation/,
+    );
     expect((await rejection({ ...params, system: "a new system prompt" })).message).toMatch(/bound to a different conversation/);
     expect((await rejection(params)).status).toBe(200);
   });
@@ -129,7 +171,9 @@ describe("fake Messages API: thinking blocks", () => {
 describe("fake Messages API: stop reasons, structured outputs, caching", () => {
   it("streams a refusal with its stop_details", async () => {
     const key = user();
-    await script(key, { reply: { content: [{ type: "text", text: "I" }], stop_reason: "refusal", stop_details: { type: "refusal", category: "cyber", explanation: "declined" } } });
+    await script(key, {
+      reply: { content: [{ type: "text", text: "I" }], stop_reason: "refusal", stop_details: { type: "refusal", category: "cyber", explanation: "declined" } },
+    });
     const msg = await client().messages.stream(base(key)).finalMessage();
     expect(msg.stop_reason).toBe("refusal");
     expect(msg.stop_details).toMatchObject({ category: "cyber", explanation: "declined" });
@@ -137,15 +181,28 @@ describe("fake Messages API: stop reasons, structured outputs, caching", () => {
 
   it("cuts a tool call's input when max_tokens stops the reply", async () => {
     const key = user();
-    await script(key, { reply: { content: [{ type: "tool_use", id: "toolu_cut", name: "lookup", input: { query: "a long query that does not fit" } }], stop_reason: "max_tokens", truncate_tool_input: true } });
-    const msg = await client().messages.stream(base(key, { tools: [tool] })).finalMessage();
+    await script(key, {
+      reply: {
+        content: [{ type: "tool_use", id: "toolu_cut", name: "lookup", input: { query: "a long query that does not fit" } }],
+        stop_reason: "max_tokens",
+        truncate_tool_input: true,
+      },
+    });
+    const msg = await client()
+      .messages.stream(base(key, { tools: [tool] }))
+      .finalMessage();
     expect(msg.stop_reason).toBe("max_tokens");
     expect(msg.content.find((b) => b.type === "tool_use")?.input).not.toEqual({ query: "a long query that does not fit" });
   });
 
   it("answers output_config.format with JSON matching the schema", async () => {
     const key = user();
-    const schema = { type: "object", properties: { facts: { type: "array", items: { type: "string" } }, mood: { type: "string" } }, required: ["facts", "mood"], additionalProperties: false };
+    const schema = {
+      type: "object",
+      properties: { facts: { type: "array", items: { type: "string" } }, mood: { type: "string" } },
+      required: ["facts", "mood"],
+      additionalProperties: false,
+    };
     await script(key, { structured: true, reply: { json: { facts: ["likes tea"], mood: "calm" } } });
     const msg = await client().messages.create(base(key, { model: "claude-haiku-5-5", output_config: { format: { type: "json_schema", schema } } }));
     const text = msg.content.find((b) => b.type === "text");
@@ -157,7 +214,7 @@ describe("fake Messages API: stop reasons, structured outputs, caching", () => {
     const system: Anthropic.TextBlockParam[] = [{ type: "text", text: "Stable instructions. ".repeat(200), cache_control: { type: "ephemeral" } }];
     const first = await client().messages.create(base(key, { system }));
     const second = await client().messages.create(base(key, { system, messages: [{ role: "user", content: "another question" }] }));
-    const changed = await client().messages.create(base(key, { system: [{ ...system[0]!, text: `Changed. ${system[0]!.text}` }] }));
+    const changed = await client().messages.create(base(key, { system: [{ ...system[0]!, text: `Changed. ${system[0]?.text}` }] }));
     expect(first.usage.cache_creation_input_tokens).toBeGreaterThan(512);
     expect(first.usage.cache_read_input_tokens).toBe(0);
     expect(second.usage.cache_read_input_tokens).toBe(first.usage.cache_creation_input_tokens);

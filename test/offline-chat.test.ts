@@ -10,38 +10,59 @@ import { registry } from "./worker";
 const T = 60_000;
 const offlineEnv = { ...env, ANTHROPIC_API_KEY: "" };
 
-async function offlineTurn(userId: string, sessionId: string, message: string, clientTools: { name: string; description: string; input_schema: { type: "object" }; needs_approval: boolean }[] = []) {
+async function offlineTurn(
+  userId: string,
+  sessionId: string,
+  message: string,
+  clientTools: { name: string; description: string; input_schema: { type: "object" }; needs_approval: boolean }[] = [],
+) {
   const stub = env.SESSIONS.get(env.SESSIONS.idFromName(`${userId}/${sessionId}`));
   return runInDurableObject(stub, async (_instance, state) => {
     const events: ChatEvent[] = [];
     const runner = new TurnRunner(new SessionStorage(state.storage), offlineEnv, { set: async () => undefined, clear: async () => undefined }, registry);
     const sink = { emit: (e: ChatEvent) => events.push(e), signal: new AbortController().signal };
-    await runner.chat({ turnId: crypto.randomUUID(), userId, plan: "free", sessionId, message, siteId: null, projectId: null, stream: true, clientTools }, sink);
+    await runner.chat(
+      { turnId: crypto.randomUUID(), userId, plan: "free", sessionId, message, siteId: null, projectId: null, stream: true, clientTools },
+      sink,
+    );
     return events;
   });
 }
 
 describe("offline model, end to end", () => {
-  it("fills memory from a plain statement, and calls a declared client tool when asked, suspending the turn", async () => {
-    const u = await createUser();
-    const stated = await offlineTurn(u.id, "ses_offline_1", "My name is Ana and I live in Lisbon.");
-    expect(stated.filter((e) => e.type === "tool_use").map((e) => (e.type === "tool_use" ? e.name : ""))).toEqual(["record_observation", "update_user_context"]);
-    expect(stated.at(-1)).toMatchObject({ type: "done" });
-    const text = stated.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
-    expect(text).toContain("I've noted that");
-    const events = (await (await api(u.key, "GET", "/v1/memory/events")).json()) as { events: { event_type: string; content: string }[] };
-    expect(events.events.map((e) => e.event_type).sort()).toEqual(["fact", "scaffold_update", "scaffold_update"]);
+  it(
+    "fills memory from a plain statement, and calls a declared client tool when asked, suspending the turn",
+    async () => {
+      const u = await createUser();
+      const stated = await offlineTurn(u.id, "ses_offline_1", "My name is Ana and I live in Lisbon.");
+      expect(stated.filter((e) => e.type === "tool_use").map((e) => (e.type === "tool_use" ? e.name : ""))).toEqual([
+        "record_observation",
+        "update_user_context",
+      ]);
+      expect(stated.at(-1)).toMatchObject({ type: "done" });
+      const text = stated.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
+      expect(text).toContain("I've noted that");
+      const events = (await (await api(u.key, "GET", "/v1/memory/events")).json()) as { events: { event_type: string; content: string }[] };
+      expect(events.events.map((e) => e.event_type).sort()).toEqual(["fact", "scaffold_update", "scaffold_update"]);
 
-    const asked = await offlineTurn(u.id, "ses_offline_1", "Where am I?", [{ name: "get_location", description: "The user's city", input_schema: { type: "object" }, needs_approval: false }]);
-    expect(asked.at(-1)).toMatchObject({ type: "tool_pending", tool_name: "get_location" });
-  }, T);
+      const asked = await offlineTurn(u.id, "ses_offline_1", "Where am I?", [
+        { name: "get_location", description: "The user's city", input_schema: { type: "object" }, needs_approval: false },
+      ]);
+      expect(asked.at(-1)).toMatchObject({ type: "tool_pending", tool_name: "get_location" });
+    },
+    T,
+  );
 
-  it("does not save a question", async () => {
-    const u = await createUser();
-    const events = await offlineTurn(u.id, "ses_offline_2", "Do you remember my name?");
-    expect(events.some((e) => e.type === "tool_use")).toBe(false);
-    expect(events.at(-1)).toMatchObject({ type: "done" });
-    const brain = (await (await api(u.key, "GET", "/v1/brain/memory")).json()) as { entries: unknown[] };
-    expect(brain.entries).toEqual([]);
-  }, T);
+  it(
+    "does not save a question",
+    async () => {
+      const u = await createUser();
+      const events = await offlineTurn(u.id, "ses_offline_2", "Do you remember my name?");
+      expect(events.some((e) => e.type === "tool_use")).toBe(false);
+      expect(events.at(-1)).toMatchObject({ type: "done" });
+      const brain = (await (await api(u.key, "GET", "/v1/brain/memory")).json()) as { entries: unknown[] };
+      expect(brain.entries).toEqual([]);
+    },
+    T,
+  );
 });

@@ -74,8 +74,16 @@ describe("offline model", () => {
   });
 
   it("answers a structured-output request from the caller's rule, chosen by the schema's title", async () => {
-    const format = { type: "json_schema" as const, schema: { title: "summary", type: "object", properties: { ok: { type: "number" } }, required: ["ok"], additionalProperties: false } };
-    const msg = await client({ summary: () => ({ ok: 1 }) }).messages.create({ model: "m", max_tokens: 100, output_config: { format }, messages: [{ role: "user", content: "go" }] });
+    const format = {
+      type: "json_schema" as const,
+      schema: { title: "summary", type: "object", properties: { ok: { type: "number" } }, required: ["ok"], additionalProperties: false },
+    };
+    const msg = await client({ summary: () => ({ ok: 1 }) }).messages.create({
+      model: "m",
+      max_tokens: 100,
+      output_config: { format },
+      messages: [{ role: "user", content: "go" }],
+    });
     expect(msg.content[0]).toMatchObject({ type: "text" });
     expect(JSON.parse(msg.content[0]?.type === "text" ? msg.content[0].text : "")).toEqual({ ok: 1 });
     const other = await client().messages.create({ model: "m", max_tokens: 100, output_config: { format }, messages: [{ role: "user", content: "go" }] });
@@ -108,7 +116,12 @@ describe("offline model as a demo", () => {
       expect(calls(reply)).toEqual([]);
       expect(reply.stop_reason).toBe("end_turn");
     }
-    const known = offlineReply({ model: "m", tools: memoryTools, system: '## Structured Data\n{"Name":"Ana"}', messages: [{ role: "user", content: "Do you remember my name?" }] });
+    const known = offlineReply({
+      model: "m",
+      tools: memoryTools,
+      system: '## Structured Data\n{"Name":"Ana"}',
+      messages: [{ role: "user", content: "Do you remember my name?" }],
+    });
     expect(textOfReply(known)).toContain("Your name is Ana.");
   });
 
@@ -126,7 +139,12 @@ describe("offline model as a demo", () => {
   });
 
   it("tells the truth about review mode and about what was saved", () => {
-    const proposed = textOfReply(afterResult("update_customer_brain", "Review mode is on: your MEMORY update is proposal prp_1, waiting for the user's approval. It is NOT saved yet; tell the user it awaits their review."));
+    const proposed = textOfReply(
+      afterResult(
+        "update_customer_brain",
+        "Review mode is on: your MEMORY update is proposal prp_1, waiting for the user's approval. It is NOT saved yet; tell the user it awaits their review.",
+      ),
+    );
     expect(proposed).toContain("proposed that for your review");
     expect(proposed).not.toMatch(/I've saved|Done/);
     expect(textOfReply(afterResult("update_customer_brain", "Saved to MEMORY as entry mem_1."))).toContain("I've saved that to my memory.");
@@ -145,7 +163,9 @@ describe("offline model as a demo", () => {
 
   it("calls a declared tool named in the message, with an id from it", () => {
     const order = tool("lookup_order", { type: "object", properties: { id: { type: "string" } }, required: ["id"] });
-    expect(calls(offlineReply({ model: "m", tools: [order], messages: [{ role: "user", content: "what's the status of order A-17" }] }))).toEqual([{ name: "lookup_order", input: { id: "A-17" } }]);
+    expect(calls(offlineReply({ model: "m", tools: [order], messages: [{ role: "user", content: "what's the status of order A-17" }] }))).toEqual([
+      { name: "lookup_order", input: { id: "A-17" } },
+    ]);
   });
 
   it("the non-streamed reply keeps the texts of separate model calls apart", () => {

@@ -1,7 +1,7 @@
-import { registry } from "./worker";
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { handleQueue, type QueueMessage } from "../src/core/queue";
+import { registry } from "./worker";
 
 async function deliver(queue: string, bodies: QueueMessage[]) {
   const batch = createMessageBatch<QueueMessage>(

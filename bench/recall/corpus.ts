@@ -45,10 +45,65 @@ function shuffle<T>(r: Rng, xs: readonly T[]): T[] {
 const some = <T>(r: Rng, xs: readonly T[], n: number): T[] => shuffle(r, xs).slice(0, n);
 
 const USER_NAMES = ["Maya", "Jonas", "Priya", "Tomas", "Aiko", "Dele"];
-const PEOPLE = ["Clara", "Tomasz", "Ines", "Rafael", "Hannah", "Kofi", "Lucia", "Mateo", "Greta", "Yusuf", "Nora", "Felix", "Amara", "Sven", "Leila", "Bruno", "Ingrid", "Marco"];
-const CITIES = ["Lisbon", "Rotterdam", "Valencia", "Leipzig", "Porto", "Ghent", "Bologna", "Tallinn", "Gdansk", "Lyon", "Bergen", "Seville", "Graz", "Cork", "Brno"];
-const TRIPS = ["Iceland", "the Amalfi coast", "Kyoto", "the Scottish Highlands", "Marrakech", "Crete", "the Dolomites", "Lapland", "Sardinia", "Vancouver Island"];
-const EMPLOYERS = ["Northwind Logistics", "Brightleaf Health", "Quarry Labs", "Halcyon Bank", "Meridian Games", "Tidewater Energy", "Copperfield Studio", "Juniper Analytics"];
+const PEOPLE = [
+  "Clara",
+  "Tomasz",
+  "Ines",
+  "Rafael",
+  "Hannah",
+  "Kofi",
+  "Lucia",
+  "Mateo",
+  "Greta",
+  "Yusuf",
+  "Nora",
+  "Felix",
+  "Amara",
+  "Sven",
+  "Leila",
+  "Bruno",
+  "Ingrid",
+  "Marco",
+];
+const CITIES = [
+  "Lisbon",
+  "Rotterdam",
+  "Valencia",
+  "Leipzig",
+  "Porto",
+  "Ghent",
+  "Bologna",
+  "Tallinn",
+  "Gdansk",
+  "Lyon",
+  "Bergen",
+  "Seville",
+  "Graz",
+  "Cork",
+  "Brno",
+];
+const TRIPS = [
+  "Iceland",
+  "the Amalfi coast",
+  "Kyoto",
+  "the Scottish Highlands",
+  "Marrakech",
+  "Crete",
+  "the Dolomites",
+  "Lapland",
+  "Sardinia",
+  "Vancouver Island",
+];
+const EMPLOYERS = [
+  "Northwind Logistics",
+  "Brightleaf Health",
+  "Quarry Labs",
+  "Halcyon Bank",
+  "Meridian Games",
+  "Tidewater Energy",
+  "Copperfield Studio",
+  "Juniper Analytics",
+];
 const ROLES = ["data analyst", "product designer", "backend engineer", "project manager", "UX researcher", "accountant", "marketing lead", "QA engineer"];
 const GYMS = ["Ironworks", "Peak Fitness", "the Boulder Barn", "Urban Strength", "FlexHouse", "the municipal pool"];
 const PHONES = ["Pixel 6", "iPhone 12", "Galaxy S21", "Fairphone 4", "iPhone 15", "Pixel 8"];
@@ -164,14 +219,24 @@ function buildUser(r: Rng, index: number, name: string, start: Date, sessions: n
   at(s2, `Big news: we're moving to ${cities[1]} next month, the flat is already full of boxes.`, "city1", `Exciting! ${cities[1]} is a great choice.`);
   at(s3, `Finally settled into our new place in ${cities[2]}, the commute is so much shorter.`, "city2", `Welcome to ${cities[2]}! Enjoy the short commute.`);
   at(Math.floor(r() * sessions), `My friend ${person()} lives in ${friendCity} and keeps telling me to visit.`);
-  pending.push({ type: "knowledge-update", q: pick(r, ["Which city do I live in now?", "Where am I based these days?", "What town is home for me at the moment?"]), keys: ["city2"], stale: ["city0", "city1"] });
+  pending.push({
+    type: "knowledge-update",
+    q: pick(r, ["Which city do I live in now?", "Where am I based these days?", "What town is home for me at the moment?"]),
+    keys: ["city2"],
+    stale: ["city0", "city1"],
+  });
 
   const [emp0, emp1] = some(r, EMPLOYERS, 2);
   const role = pick(r, ROLES);
   const j1 = 3 + Math.floor(r() * 8);
   at(0 + Math.floor(r() * 2), `I work as a ${role} at ${emp0}, mostly spreadsheets and stakeholder meetings.`, "job0");
   at(j1, `I accepted the offer from ${emp1}! I start there as a senior ${role} in three weeks.`, "job1", `Congratulations on the new role at ${emp1}!`);
-  pending.push({ type: "knowledge-update", q: pick(r, ["Which company am I working for at the moment?", "Who is my current employer?", "Where do I work now?"]), keys: ["job1"], stale: ["job0"] });
+  pending.push({
+    type: "knowledge-update",
+    q: pick(r, ["Which company am I working for at the moment?", "Who is my current employer?", "Where do I work now?"]),
+    keys: ["job1"],
+    stale: ["job0"],
+  });
 
   const [ex, partner] = [person(), person()];
   const b1 = 4 + Math.floor(r() * 6);
@@ -179,45 +244,122 @@ function buildUser(r: Rng, index: number, name: string, start: Date, sessions: n
   const b3 = b2 + 3 + Math.floor(r() * 4);
   at(b1 - 3, `I've been seeing someone, ${ex}. It's early days but it feels easy.`, "rel0");
   at(b1, `${ex} and I broke up last week. It was mutual but I'm a bit flat.`, "rel1", "I'm sorry. Be gentle with yourself.");
-  at(Math.min(b3, sessions - 1), `I met ${partner} at a friend's barbecue and we've been dating for a month now.`, "rel2", `That's lovely, ${partner} sounds fun!`);
-  pending.push({ type: "knowledge-update", q: pick(r, ["Who is my partner right now?", "Who am I dating currently?", "Am I seeing anyone at the moment, and who?"]), keys: ["rel2"], stale: ["rel0", "rel1"] });
+  at(
+    Math.min(b3, sessions - 1),
+    `I met ${partner} at a friend's barbecue and we've been dating for a month now.`,
+    "rel2",
+    `That's lovely, ${partner} sounds fun!`,
+  );
+  pending.push({
+    type: "knowledge-update",
+    q: pick(r, ["Who is my partner right now?", "Who am I dating currently?", "Am I seeing anyone at the moment, and who?"]),
+    keys: ["rel2"],
+    stale: ["rel0", "rel1"],
+  });
 
   const [d0, d1] = some(r, DRINKS, 2);
   const dr = 8 + Math.floor(r() * 8);
   at(1 + Math.floor(r() * 3), `I'm a ${d0?.[0]} person, ${d0?.[1]}, otherwise I can't function.`, "drink0");
   at(dr, `I've switched to ${d1?.[0]} completely, ${d1?.[1]}. My sleep is so much better.`, "drink1");
-  pending.push({ type: "knowledge-update", q: pick(r, ["What do I drink in the mornings these days?", "What's my go-to morning drink now?"]), keys: ["drink1"], stale: ["drink0"] });
+  pending.push({
+    type: "knowledge-update",
+    q: pick(r, ["What do I drink in the mornings these days?", "What's my go-to morning drink now?"]),
+    keys: ["drink1"],
+    stale: ["drink0"],
+  });
 
   const [g0, g1] = some(r, GYMS, 2);
   const gy = 5 + Math.floor(r() * 12);
   at(Math.floor(r() * 4), `I train at ${g0} three times a week, mostly weights.`, "gym0");
   at(gy, `I cancelled my membership and joined ${g1} instead, it's closer and cheaper.`, "gym1");
-  pending.push({ type: "knowledge-update", q: pick(r, ["Which gym am I a member of now?", "Where do I work out these days?"]), keys: ["gym1"], stale: ["gym0"] });
+  pending.push({
+    type: "knowledge-update",
+    q: pick(r, ["Which gym am I a member of now?", "Where do I work out these days?"]),
+    keys: ["gym1"],
+    stale: ["gym0"],
+  });
 
   const [p0, p1] = some(r, PHONES, 2);
   const ph = 6 + Math.floor(r() * 14);
   at(Math.floor(r() * 5), `My ${p0} is on its last legs, the battery dies by lunchtime.`, "phone0");
   at(ph, `I upgraded to the ${p1} and the camera is unreal.`, "phone1", `Enjoy the new ${p1}!`);
-  pending.push({ type: "knowledge-update", q: pick(r, ["What phone do I have now?", "Which smartphone am I using at the moment?"]), keys: ["phone1"], stale: ["phone0"] });
+  pending.push({
+    type: "knowledge-update",
+    q: pick(r, ["What phone do I have now?", "Which smartphone am I using at the moment?"]),
+    keys: ["phone1"],
+    stale: ["phone0"],
+  });
 
   // Single-hop facts: stated once, asked in other words.
   const sister = person();
   const singles: [string, string, string][] = [
-    [`My sister ${sister} is coming over this weekend, we haven't seen each other in months.`, "sister", pick(r, ["What's my sister called?", "What is the name of my sister?"])],
-    [`Turns out I'm allergic to ${pick(r, ALLERGENS)}, the doctor confirmed it after the blood test.`, "allergy", pick(r, ["What did the blood test show I'm allergic to?", "Which food am I allergic to?"])],
-    [`I finally bought a used ${pick(r, CARS)}, dark blue, drives like a dream.`, "car", pick(r, ["What car did I buy?", "Which car model did I get second hand?"])],
-    [`I just finished ${pick(r, BOOKS)} and I can't stop thinking about the ending.`, "book", pick(r, ["Which book's ending stuck with me?", "What novel did I finish recently?"])],
-    [`I signed up for ${pick(r, INSTRUMENTS)} lessons on Thursday evenings.`, "instrument", pick(r, ["What instrument am I learning?", "Which instrument do I take lessons for?"])],
-    [`Mom's birthday is on the ${pick(r, ["3rd of May", "14th of August", "22nd of October", "9th of February"])}, I need to order flowers in time.`, "mom", pick(r, ["When is my mother's birthday?", "What date is Mom's birthday?"])],
-    [`I've supported ${pick(r, TEAMS)} since I was a kid, my dad took me to every home game.`, "team", pick(r, ["Which football team do I support?", "What club have I supported since childhood?"])],
-    [`My new desk neighbour ${person()} brings homemade kimchi every Friday.`, "desk", pick(r, ["Who sits next to me at work?", "What's the name of my desk neighbour?"])],
-    [`The doctor put me on ${pick(r, MEDS)} for my migraines.`, "meds", pick(r, ["What medication am I on for migraines?", "What do I take for my headaches?"])],
-    [`${pick(r, RESTAURANTS)} near the station does the best ramen I've ever had.`, "ramen", pick(r, ["Where do I get my favourite ramen?", "Which place makes the best ramen in my opinion?"])],
+    [
+      `My sister ${sister} is coming over this weekend, we haven't seen each other in months.`,
+      "sister",
+      pick(r, ["What's my sister called?", "What is the name of my sister?"]),
+    ],
+    [
+      `Turns out I'm allergic to ${pick(r, ALLERGENS)}, the doctor confirmed it after the blood test.`,
+      "allergy",
+      pick(r, ["What did the blood test show I'm allergic to?", "Which food am I allergic to?"]),
+    ],
+    [
+      `I finally bought a used ${pick(r, CARS)}, dark blue, drives like a dream.`,
+      "car",
+      pick(r, ["What car did I buy?", "Which car model did I get second hand?"]),
+    ],
+    [
+      `I just finished ${pick(r, BOOKS)} and I can't stop thinking about the ending.`,
+      "book",
+      pick(r, ["Which book's ending stuck with me?", "What novel did I finish recently?"]),
+    ],
+    [
+      `I signed up for ${pick(r, INSTRUMENTS)} lessons on Thursday evenings.`,
+      "instrument",
+      pick(r, ["What instrument am I learning?", "Which instrument do I take lessons for?"]),
+    ],
+    [
+      `Mom's birthday is on the ${pick(r, ["3rd of May", "14th of August", "22nd of October", "9th of February"])}, I need to order flowers in time.`,
+      "mom",
+      pick(r, ["When is my mother's birthday?", "What date is Mom's birthday?"]),
+    ],
+    [
+      `I've supported ${pick(r, TEAMS)} since I was a kid, my dad took me to every home game.`,
+      "team",
+      pick(r, ["Which football team do I support?", "What club have I supported since childhood?"]),
+    ],
+    [
+      `My new desk neighbour ${person()} brings homemade kimchi every Friday.`,
+      "desk",
+      pick(r, ["Who sits next to me at work?", "What's the name of my desk neighbour?"]),
+    ],
+    [
+      `The doctor put me on ${pick(r, MEDS)} for my migraines.`,
+      "meds",
+      pick(r, ["What medication am I on for migraines?", "What do I take for my headaches?"]),
+    ],
+    [
+      `${pick(r, RESTAURANTS)} near the station does the best ramen I've ever had.`,
+      "ramen",
+      pick(r, ["Where do I get my favourite ramen?", "Which place makes the best ramen in my opinion?"]),
+    ],
     [`I grew up in a tiny fishing village called ${pick(r, VILLAGES)}.`, "village", pick(r, ["Where did I grow up?", "What village am I from originally?"])],
-    [`I've started learning ${pick(r, LANGUAGES)} with an app, twenty minutes a day.`, "language", pick(r, ["Which language am I studying?", "What language am I learning with an app?"])],
-    [`My ${pick(r, PLANTS)} on the balcony somehow survived the winter.`, "plant", pick(r, ["What plant survived the winter on my balcony?", "Which balcony plant made it through the cold months?"])],
+    [
+      `I've started learning ${pick(r, LANGUAGES)} with an app, twenty minutes a day.`,
+      "language",
+      pick(r, ["Which language am I studying?", "What language am I learning with an app?"]),
+    ],
+    [
+      `My ${pick(r, PLANTS)} on the balcony somehow survived the winter.`,
+      "plant",
+      pick(r, ["What plant survived the winter on my balcony?", "Which balcony plant made it through the cold months?"]),
+    ],
     [`I'm terrified of ${pick(r, FEARS)}, always have been.`, "fear", pick(r, ["What am I scared of?", "What is my biggest fear?"])],
-    [`I'm hooked on a podcast called ${pick(r, PODCASTS)} for my commute.`, "podcast", pick(r, ["What podcast do I listen to on the way to work?", "Which podcast am I hooked on?"])],
+    [
+      `I'm hooked on a podcast called ${pick(r, PODCASTS)} for my commute.`,
+      "podcast",
+      pick(r, ["What podcast do I listen to on the way to work?", "Which podcast am I hooked on?"]),
+    ],
   ];
   for (const [text, key, q] of some(r, singles, 12)) {
     at(Math.floor(r() * sessions), text, key, pick(r, ACKS));
@@ -253,7 +395,11 @@ function buildUser(r: Rng, index: number, name: string, start: Date, sessions: n
 
   // Temporal: dated events; questions name the time or ask for it.
   const trips = some(r, TRIPS, 3);
-  const tripSessions = some(r, Array.from({ length: sessions }, (_, i) => i), 3).sort((a, b) => a - b);
+  const tripSessions = some(
+    r,
+    Array.from({ length: sessions }, (_, i) => i),
+    3,
+  ).sort((a, b) => a - b);
   trips.forEach((trip, i) => {
     const s = tripSessions[i] ?? 0;
     at(s, `Just got back from a week in ${trip}, I'm still sorting through photos.`, `trip${i}`, "Welcome back! How was it?");
@@ -277,16 +423,21 @@ function buildUser(r: Rng, index: number, name: string, start: Date, sessions: n
   pending.push({ type: "temporal", q: "What did I say I was doing in the most recent weekend plan I mentioned?", keys: ["latestplan"] });
 
   // Abstention: plausible questions about things this user never mentioned.
-  for (const q of some(r, [
-    "What is my brother's dog called?",
-    "Which university did I graduate from?",
-    "How much did I pay for my bike?",
-    "What's my favourite opera?",
-    "When is my dentist appointment?",
-    "What is my blood type?",
-    "What's the name of my daughter's school?",
-    "Which airline do I fly with for work?",
-  ], 5)) pending.push({ type: "abstention", q, keys: [] });
+  for (const q of some(
+    r,
+    [
+      "What is my brother's dog called?",
+      "Which university did I graduate from?",
+      "How much did I pay for my bike?",
+      "What's my favourite opera?",
+      "When is my dentist appointment?",
+      "What is my blood type?",
+      "What's the name of my daughter's school?",
+      "Which airline do I fly with for work?",
+    ],
+    5,
+  ))
+    pending.push({ type: "abstention", q, keys: [] });
 
   // Lay the sessions out: greeting, filler pairs with the planned statements placed at random among them.
   const turns: Turn[] = [];

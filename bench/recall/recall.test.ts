@@ -8,9 +8,9 @@
 import MiniSearch from "minisearch";
 import { describe, it } from "vitest";
 import { api, createUser } from "../../test/helpers";
+import { report } from "../report";
 import { generateCorpus, type Question, type QuestionType } from "./corpus";
 import { auc, currentFirst, ndcgAt, recallAt } from "./metrics";
-import { report } from "../report";
 
 const K = 25;
 const MODES = ["hybrid", "fulltext", "vector"] as const;
@@ -108,14 +108,31 @@ describe("recall on long conversations (figures, not assertions)", () => {
       }
     }
     const ku = corpus.questions.filter((q) => q.type === "knowledge-update");
-    const kuAcc = (s: System) => mean(ku.map((q) => (currentFirst(ranked.get(s)?.get(q)?.keys ?? [], ev(q)[0] ?? "", (q.stale ?? []).map((id) => textOf.get(id) ?? "")) ? 1 : 0)));
-    lines.push(`| knowledge-update | ${ku.length} | current first | ${SYSTEMS.map((s) => fmt(kuAcc(s))).join(" | ")} | ${ratio(kuAcc("hybrid"), kuAcc("bm25"))} | ${ratio(kuAcc("fulltext"), kuAcc("bm25"))} | ${ratio(kuAcc("vector"), kuAcc("bm25"))} |`);
+    const kuAcc = (s: System) =>
+      mean(
+        ku.map((q) =>
+          currentFirst(
+            ranked.get(s)?.get(q)?.keys ?? [],
+            ev(q)[0] ?? "",
+            (q.stale ?? []).map((id) => textOf.get(id) ?? ""),
+          )
+            ? 1
+            : 0,
+        ),
+      );
+    lines.push(
+      `| knowledge-update | ${ku.length} | current first | ${SYSTEMS.map((s) => fmt(kuAcc(s))).join(" | ")} | ${ratio(kuAcc("hybrid"), kuAcc("bm25"))} | ${ratio(kuAcc("fulltext"), kuAcc("bm25"))} | ${ratio(kuAcc("vector"), kuAcc("bm25"))} |`,
+    );
     const abst = (s: System) => {
       const signal = (q: Question) => ranked.get(s)?.get(q)?.signal ?? 0;
       return auc(corpus.questions.filter((q) => q.type !== "abstention").map(signal), corpus.questions.filter((q) => q.type === "abstention").map(signal));
     };
-    lines.push(`| abstention | ${corpus.questions.filter((q) => q.type === "abstention").length} | AUC (top signal) | ${SYSTEMS.map((s) => fmt(abst(s))).join(" | ")} | | | |`);
-    lines.push(`searches returning fewer than ${K} results (answerable questions, all modes): ${shortLists}; session imports whose last user turn was not found right after: ${notSearchable}`);
+    lines.push(
+      `| abstention | ${corpus.questions.filter((q) => q.type === "abstention").length} | AUC (top signal) | ${SYSTEMS.map((s) => fmt(abst(s))).join(" | ")} | | | |`,
+    );
+    lines.push(
+      `searches returning fewer than ${K} results (answerable questions, all modes): ${shortLists}; session imports whose last user turn was not found right after: ${notSearchable}`,
+    );
     console.log(`\nRECALL_EVAL\n${lines.join("\n")}\n`);
     const group = { group: "Recall eval: HTTP latency", target: "figures only", description: "Per request over SELF.fetch inside workerd" };
     report(group, "import_session_ms", importMs);

@@ -40,7 +40,8 @@ function summarize(rows: { ranked: string[]; relevant: string[] }[]): Metrics {
 export async function evaluate(dataset: Dataset, retrieve: Retriever): Promise<Report> {
   const rows: { kind: string; conversation: string; q: string; ranked: string[]; relevant: string[] }[] = [];
   for (const c of dataset.conversations) {
-    for (const question of c.questions) rows.push({ kind: question.kind, conversation: c.id, q: question.q, ranked: await retrieve(c, question.q, 10), relevant: question.relevant });
+    for (const question of c.questions)
+      rows.push({ kind: question.kind, conversation: c.id, q: question.q, ranked: await retrieve(c, question.q, 10), relevant: question.relevant });
   }
   const kinds = [...new Set(rows.map((r) => r.kind))].sort();
   return {

@@ -38,8 +38,18 @@ export default {
       state.sessionId = /"id":"(ses_[^"]+)"/.exec(first.text)?.[1];
     }
     const callId = `toolu_bench_${state.n}_${i}`;
-    await h.script(user.id, [{ reply: { content: [{ type: "tool_use", id: callId, name: "lookup_order", input: { id: String(i) } }] } }, text("Order found."), text("plain")]);
-    const suspend = await timed(h, user.key, "/v1/chat", { message: "where is my order?", session_id: state.sessionId, client_tools: [tool] }, "event: tool_pending");
+    await h.script(user.id, [
+      { reply: { content: [{ type: "tool_use", id: callId, name: "lookup_order", input: { id: String(i) } }] } },
+      text("Order found."),
+      text("plain"),
+    ]);
+    const suspend = await timed(
+      h,
+      user.key,
+      "/v1/chat",
+      { message: "where is my order?", session_id: state.sessionId, client_tools: [tool] },
+      "event: tool_pending",
+    );
     const resume = await timed(h, user.key, `/v1/sessions/${state.sessionId}/tool_result`, { call_id: callId, content: "shipped" }, "event: done");
     const plain = await timed(h, user.key, "/v1/chat", { message: "thanks", session_id: state.sessionId }, "event: done");
     const model = await h.fakeRoundTrip();

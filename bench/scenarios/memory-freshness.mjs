@@ -18,7 +18,18 @@ export default {
   async sample(h, state, i) {
     const marker = `Narrative ${i} ${Date.now()}`;
     await h.script(state.user.id, [
-      { reply: { content: [{ type: "tool_use", id: `toolu_b${i}`, name: "consolidate_memory", input: { updated_scaffold: { Run: i }, updated_working_memory: marker, facts_to_embed: [`Bench fact ${i}`] } }] } },
+      {
+        reply: {
+          content: [
+            {
+              type: "tool_use",
+              id: `toolu_b${i}`,
+              name: "consolidate_memory",
+              input: { updated_scaffold: { Run: i }, updated_working_memory: marker, facts_to_embed: [`Bench fact ${i}`] },
+            },
+          ],
+        },
+      },
     ]);
     const t0 = now();
     const res = await h.api(state.user.key, "POST", "/v1/observations", { observations: [{ type: "learned_fact", content: `bench observation ${i}` }] });

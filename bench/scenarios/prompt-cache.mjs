@@ -3,7 +3,8 @@
 // which does the cache accounting the documentation describes (breakpoints, prefix equality, 20-block
 // lookback, per-model minimum). Each sample is one whole session.
 const TURNS = 30;
-const para = (topic, n) => Array.from({ length: n }, (_, i) => `${topic} note ${i + 1}: a durable fact the assistant should keep in mind when helping.`).join("\n");
+const para = (topic, n) =>
+  Array.from({ length: n }, (_, i) => `${topic} note ${i + 1}: a durable fact the assistant should keep in mind when helping.`).join("\n");
 
 async function turn(h, key, body) {
   const res = await h.api(key, "POST", "/v1/chat", body);
@@ -26,14 +27,19 @@ export default {
     await h.api(user.key, "PUT", "/v1/brain/soul", { content: para("SOUL", 45).slice(0, 4000) });
     await h.api(user.key, "PUT", "/v1/sites/bakery/sync", { name: "Bakery", status: "ok" });
     await h.api(user.key, "PUT", "/v1/sites/bakery/bible", { content: para("BIBLE", 45).slice(0, 4000) });
-    for (let i = 0; i < 40; i++) await h.api(user.key, "POST", "/v1/brain/memory", { content: `Memory ${i}: the user mentioned preference number ${i} about the bakery.` });
+    for (let i = 0; i < 40; i++)
+      await h.api(user.key, "POST", "/v1/brain/memory", { content: `Memory ${i}: the user mentioned preference number ${i} about the bakery.` });
     return { user };
   },
   async sample(h, state) {
     let sessionId;
     const sum = { input: 0, read: 0, write: 0 };
     for (let i = 0; i < TURNS; i++) {
-      const t = await turn(h, state.user.key, { message: `Question ${i + 1} about the bakery's sourdough schedule and prices this week?`, site_id: "bakery", ...(sessionId ? { session_id: sessionId } : {}) });
+      const t = await turn(h, state.user.key, {
+        message: `Question ${i + 1} about the bakery's sourdough schedule and prices this week?`,
+        site_id: "bakery",
+        ...(sessionId ? { session_id: sessionId } : {}),
+      });
       sessionId = t.sessionId;
       sum.input += t.usage.input_tokens;
       sum.read += t.usage.cache_read_input_tokens ?? 0;

@@ -27,7 +27,10 @@ export async function eraseUserMemory(
   const sessionRows = await db.select({ id: sessions.id }).from(sessions).where(eq(sessions.userId, userId));
   for (const s of sessionRows) await destroySession(s.id);
   const plans = await Promise.all(hooks.map((hook) => hook(ctx)));
-  const steps = [{ count: "sessions", statement: db.delete(sessions).where(eq(sessions.userId, userId)).returning({ id: sessions.id }) }, ...plans.flatMap((p) => p.statements)];
+  const steps = [
+    { count: "sessions", statement: db.delete(sessions).where(eq(sessions.userId, userId)).returning({ id: sessions.id }) },
+    ...plans.flatMap((p) => p.statements),
+  ];
   // Counted from RETURNING rows: D1's change counts include the FTS triggers' writes.
   const results = await runStatements(
     db,

@@ -4,18 +4,18 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { desc, eq } from "drizzle-orm";
+import type { Context } from "hono";
 import { User } from "../auth/routes";
 import { publicUser } from "../auth/service";
 import type { Registry } from "../core/capability";
-import { CursorParam, afterCursor, nextCursor } from "../db/cursor";
 import { newId } from "../db/client";
+import { afterCursor, CursorParam, nextCursor } from "../db/cursor";
 import { auditLogs, users } from "../db/schema";
-import { errors, json, newRouter, security, Slug } from "../http/openapi";
+import type { AppEnv } from "../http/context";
+import { errors, json, newRouter, Slug, security } from "../http/openapi";
 import { notFound } from "../lib/errors";
 import { sessionStub } from "../sessions/store";
 import { type EraseReceipt, eraseUserMemory } from "./erase";
-import type { Context } from "hono";
-import type { AppEnv } from "../http/context";
 
 const Receipt = z
   .object({
@@ -70,7 +70,12 @@ export function accountRoutes(registry: Registry) {
     .openapi(eraseRoute, async (c) => c.json(await erase(c, c.var.user.id), 200))
     .openapi(listUsersRoute, async (c) => {
       const { limit, before } = c.req.valid("query");
-      const rows = await c.var.db.select().from(users).where(afterCursor(users.createdAt, users.id, before)).orderBy(desc(users.createdAt), desc(users.id)).limit(limit);
+      const rows = await c.var.db
+        .select()
+        .from(users)
+        .where(afterCursor(users.createdAt, users.id, before))
+        .orderBy(desc(users.createdAt), desc(users.id))
+        .limit(limit);
       return c.json({ users: rows.map(publicUser), next_before: nextCursor(rows, limit, (u) => [u.createdAt, u.id]) }, 200);
     })
     .openapi(deleteUserRoute, async (c) => {
@@ -81,7 +86,9 @@ export function accountRoutes(registry: Registry) {
       // Keys, usage and settings go with the account (foreign keys cascade); audit rows stay, without content.
       await c.var.db.batch([
         c.var.db.delete(users).where(eq(users.id, id)),
-        c.var.db.insert(auditLogs).values({ id: newId("aud"), userId: id, action: "admin.user_deleted", target: id, detail: { erased: receipt.erased }, requestId: c.var.requestId }),
+        c.var.db
+          .insert(auditLogs)
+          .values({ id: newId("aud"), userId: id, action: "admin.user_deleted", target: id, detail: { erased: receipt.erased }, requestId: c.var.requestId }),
       ]);
       return c.json({ deleted: id, receipt }, 200);
     });

@@ -5,8 +5,8 @@
  * whole, so a cut copy would make it drop the tail. One D1 round trip (a batch of three reads).
  */
 import { and, desc, eq, inArray, or } from "drizzle-orm";
-import { brainDocuments, brainEntries, users } from "../db/schema";
 import type { ContextProvider, ContextSection, PromptContext } from "../core/context";
+import { brainDocuments, brainEntries, users } from "../db/schema";
 import type { DocumentRow } from "./documents";
 import { inlineText } from "./sanitize";
 
@@ -35,7 +35,9 @@ function instructions(siteId: string | null, reviewMode: boolean): string {
     '- "soul" and "bible" replace the whole document: send the current text below with your change applied.',
     '- "memory" adds one short, self-contained insight.',
     siteId ? `- The active site is "${siteId}"; "bible" updates its BIBLE.` : '- No site is active, so "bible" is unavailable.',
-    reviewMode ? "Review mode is on: your saves become proposals the user approves; say so when you save." : "After saving, tell the user briefly what you saved.",
+    reviewMode
+      ? "Review mode is on: your saves become proposals the user approves; say so when you save."
+      : "After saving, tell the user briefly what you saved.",
   ].join("\n");
 }
 
@@ -80,9 +82,18 @@ export const brainContextProvider: ContextProvider = {
       siteId ? and(inArray(brainDocuments.kind, ["bible", "heartbeat"]), eq(brainDocuments.site, siteId)) : undefined,
     );
     const [docs, entries, user] = await db.batch([
-      db.select().from(brainDocuments).where(and(eq(brainDocuments.userId, userId), docWhere)),
       db
-        .select({ id: brainEntries.id, content: brainEntries.content, site: brainEntries.site, projectId: brainEntries.projectId, createdAt: brainEntries.createdAt })
+        .select()
+        .from(brainDocuments)
+        .where(and(eq(brainDocuments.userId, userId), docWhere)),
+      db
+        .select({
+          id: brainEntries.id,
+          content: brainEntries.content,
+          site: brainEntries.site,
+          projectId: brainEntries.projectId,
+          createdAt: brainEntries.createdAt,
+        })
         .from(brainEntries)
         .where(and(eq(brainEntries.userId, userId), eq(brainEntries.collection, "memory")))
         .orderBy(desc(brainEntries.createdAt))
@@ -97,7 +108,10 @@ export const brainContextProvider: ContextProvider = {
     if (siteId) {
       sections.push(docSection(DOC_SECTION.bible, `BIBLE: foundational facts of site "${siteId}"`, doc("bible")));
       const hb = doc("heartbeat");
-      const text = hb && hb.content.length > HEARTBEAT_CHARS ? `${hb.content.slice(0, HEARTBEAT_CHARS)}\n… (cut; the full sheet is at GET /v1/sites/${siteId}/heartbeat)` : hb?.content;
+      const text =
+        hb && hb.content.length > HEARTBEAT_CHARS
+          ? `${hb.content.slice(0, HEARTBEAT_CHARS)}\n… (cut; the full sheet is at GET /v1/sites/${siteId}/heartbeat)`
+          : hb?.content;
       const stale = hb?.stale ? " (STALE: the site has not synced recently)" : "";
       sections.push(docSection("brain.heartbeat", `HEARTBEAT: status of site "${siteId}"${stale}`, hb, text, false));
     }

@@ -6,13 +6,13 @@
  * constraint and its whole batch rolls back.
  */
 import { and, eq, sql } from "drizzle-orm";
-import type { Plan } from "../db/schema";
+import { allOf, changes, runBatch, runGuarded } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
+import { insertWhere } from "../db/insert-where";
+import type { Plan } from "../db/schema";
 import { brainDocuments, brainVersions } from "../db/schema";
 import { AppError } from "../lib/errors";
-import { allOf, changes, runBatch, runGuarded } from "../db/batch";
-import { insertWhere } from "../db/insert-where";
 import { alreadyDecided, approveStatement, isPending, proposalPending } from "./guards";
 import { LABEL, prepareText } from "./limits";
 import { findSite, siteCapError, siteExists, siteInsert } from "./sites";
@@ -102,7 +102,12 @@ export async function commitWrite(db: Db, plan: WritePlan): Promise<WriteResult>
 
   const version = currentVersion + 1;
   const truncated = looksTruncated(current?.content ?? "", content);
-  const note = [input.note, truncated ? `possible truncation: ${current?.content.length ?? 0} -> ${content.length} characters, version ${currentVersion} keeps the previous text` : null]
+  const note = [
+    input.note,
+    truncated
+      ? `possible truncation: ${current?.content.length ?? 0} -> ${content.length} characters, version ${currentVersion} keeps the previous text`
+      : null,
+  ]
     .filter(Boolean)
     .join("; ");
   const written: DocumentRow = { id: current?.id ?? newId("doc"), userId, kind, site, content, version, stale: false, updatedAt: now };
@@ -117,7 +122,18 @@ export async function commitWrite(db: Db, plan: WritePlan): Promise<WriteResult>
   const versionRow = insertWhere(
     db,
     brainVersions,
-    { id: versionId, documentId: written.id, userId, version, content, author: input.author, sessionId: input.sessionId, truncated, note: note || null, createdAt: now },
+    {
+      id: versionId,
+      documentId: written.id,
+      userId,
+      version,
+      content,
+      author: input.author,
+      sessionId: input.sessionId,
+      truncated,
+      note: note || null,
+      createdAt: now,
+    },
     guard,
   );
   const approve = approves ? [approveStatement(db, userId, approves, now, sql`EXISTS (SELECT 1 FROM brain_versions WHERE id = ${versionId})`)] : [];

@@ -3,7 +3,7 @@
  * project being the user's), so a decision made elsewhere between a read and a write cannot be lost.
  * Each comes with the read that explains, afterwards, why a guarded write did not apply.
  */
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { brainProposals, projects } from "../db/schema";
 import { AppError } from "../lib/errors";
@@ -34,5 +34,9 @@ export const projectIsMine = (userId: string, projectId: string | null) =>
   projectId === null ? undefined : sql`EXISTS (SELECT 1 FROM projects WHERE id = ${projectId} AND user_id = ${userId})`;
 
 export async function ownsProject(db: Db, userId: string, projectId: string): Promise<boolean> {
-  return !!(await db.select({ id: projects.id }).from(projects).where(and(eq(projects.id, projectId), eq(projects.userId, userId))).get());
+  return !!(await db
+    .select({ id: projects.id })
+    .from(projects)
+    .where(and(eq(projects.id, projectId), eq(projects.userId, userId)))
+    .get());
 }

@@ -3,16 +3,17 @@
  * without a model call (same data and time, same text), stamped with the sync time. A cron job marks
  * heartbeats that have not been refreshed for `STALE_AFTER_MS` as stale; the next sync clears it.
  */
-import { and, eq, lt, sql } from "drizzle-orm";
+
 import { z } from "@hono/zod-openapi";
-import type { Plan } from "../db/schema";
+import { and, eq, lt, sql } from "drizzle-orm";
+import { runBatch } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
-import { brainDocuments, sites, type JsonObject } from "../db/schema";
-import { AppError, notFound } from "../lib/errors";
-import { runBatch } from "../db/batch";
 import { insertWhere } from "../db/insert-where";
-import { findDocument, type DocumentRow } from "./documents";
+import type { Plan } from "../db/schema";
+import { brainDocuments, type JsonObject, sites } from "../db/schema";
+import { AppError, notFound } from "../lib/errors";
+import { type DocumentRow, findDocument } from "./documents";
 import { SYNC_MAX_BYTES } from "./limits";
 import { inlineText, sanitizeBrainContent } from "./sanitize";
 import { siteCapError, siteExists, siteInsert } from "./sites";
@@ -30,10 +31,22 @@ export const SiteSync = z
     url: z.url().max(2000).optional(),
     platform: z.string().trim().min(1).max(100).optional(),
     status: z.enum(["ok", "degraded", "down"]).optional(),
-    metrics: z.record(Key, z.number()).refine((m) => Object.keys(m).length <= 100, "at most 100 metrics").optional(),
-    attributes: z.record(Key, Scalar).refine((m) => Object.keys(m).length <= 100, "at most 100 attributes").optional(),
-    alerts: z.array(z.strictObject({ level: z.enum(["info", "warning", "critical"]), message: Line })).max(50).optional(),
-    recent_changes: z.array(z.strictObject({ at: z.number().int().nonnegative().optional(), summary: Line })).max(50).optional(),
+    metrics: z
+      .record(Key, z.number())
+      .refine((m) => Object.keys(m).length <= 100, "at most 100 metrics")
+      .optional(),
+    attributes: z
+      .record(Key, Scalar)
+      .refine((m) => Object.keys(m).length <= 100, "at most 100 attributes")
+      .optional(),
+    alerts: z
+      .array(z.strictObject({ level: z.enum(["info", "warning", "critical"]), message: Line }))
+      .max(50)
+      .optional(),
+    recent_changes: z
+      .array(z.strictObject({ at: z.number().int().nonnegative().optional(), summary: Line }))
+      .max(50)
+      .optional(),
   })
   .openapi("SiteSync");
 
@@ -55,12 +68,24 @@ export function renderHeartbeat(siteId: string, data: SiteSyncData, syncedAt: nu
   if (data.url) lines.push(`URL: ${v(data.url)}`);
   if (data.platform) lines.push(`Platform: ${v(data.platform)}`);
   const section = (title: string, items: string[]) => items.length && lines.push("", `${title}:`, ...items.map((i) => `- ${i}`));
-  section("Metrics", sorted(data.metrics ?? {}).map(([k, n]) => `${v(k)}: ${v(n)}`));
+  section(
+    "Metrics",
+    sorted(data.metrics ?? {}).map(([k, n]) => `${v(k)}: ${v(n)}`),
+  );
   const alerts = [...(data.alerts ?? [])].sort((a, b) => LEVELS.indexOf(a.level) - LEVELS.indexOf(b.level));
-  section("Alerts", alerts.map((a) => `[${a.level}] ${v(a.message)}`));
+  section(
+    "Alerts",
+    alerts.map((a) => `[${a.level}] ${v(a.message)}`),
+  );
   const changes = [...(data.recent_changes ?? [])].sort((a, b) => (b.at ?? 0) - (a.at ?? 0)).slice(0, 20);
-  section("Recent changes", changes.map((c) => (c.at === undefined ? v(c.summary) : `${iso(c.at)} ${v(c.summary)}`)));
-  section("Attributes", sorted(data.attributes ?? {}).map(([k, a]) => `${v(k)}: ${v(a)}`));
+  section(
+    "Recent changes",
+    changes.map((c) => (c.at === undefined ? v(c.summary) : `${iso(c.at)} ${v(c.summary)}`)),
+  );
+  section(
+    "Attributes",
+    sorted(data.attributes ?? {}).map(([k, a]) => `${v(k)}: ${v(a)}`),
+  );
   return lines.join("\n");
 }
 

@@ -4,15 +4,16 @@
  * the user's, the site being registered, a proposal still pending), so concurrent writers cannot slip
  * past one, and nothing is written when one fails.
  */
-import { afterCursor, nextCursor } from "../db/cursor";
-import { and, count, desc, eq, sql, type SQL } from "drizzle-orm";
-import type { Plan } from "../db/schema";
+
+import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
+import { allOf, changes, runBatch } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
+import { afterCursor, nextCursor } from "../db/cursor";
+import { insertWhere } from "../db/insert-where";
+import type { Plan } from "../db/schema";
 import { brainEntries } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
-import { allOf, changes, runBatch } from "../db/batch";
-import { insertWhere } from "../db/insert-where";
 import { alreadyDecided, approveStatement, isPending, ownsProject, projectIsMine, proposalPending } from "./guards";
 import { BRAIN_LIMITS, prepareText } from "./limits";
 import { findSite, siteCapError, siteExists, siteInsert } from "./sites";
@@ -107,6 +108,10 @@ export async function listMemory(db: Db, userId: string, q: { site?: string; lim
 }
 
 export async function deleteMemory(db: Db, userId: string, id: string): Promise<void> {
-  const gone = await db.delete(brainEntries).where(and(mine(userId), eq(brainEntries.id, id))).returning({ id: brainEntries.id }).get();
+  const gone = await db
+    .delete(brainEntries)
+    .where(and(mine(userId), eq(brainEntries.id, id)))
+    .returning({ id: brainEntries.id })
+    .get();
   if (!gone) throw notFound("MEMORY entry");
 }

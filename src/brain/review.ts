@@ -4,17 +4,17 @@
  * through the same write path as any other write, with the proposal's status flipped in the same batch.
  */
 import { and, desc, eq, sql } from "drizzle-orm";
-import type { Plan } from "../db/schema";
+import { allOf, changes, runBatch } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
+import { insertWhere } from "../db/insert-where";
+import type { Plan } from "../db/schema";
 import { brainProposals, users } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
-import { allOf, changes, runBatch } from "../db/batch";
-import { insertWhere } from "../db/insert-where";
 import { diffText } from "./diff";
 import { findDocument, prepareContent, staleVersion, writeDocument } from "./documents";
 import { ownsProject, projectIsMine } from "./guards";
-import { BRAIN_LIMITS, LABEL, type BrainTarget } from "./limits";
+import { BRAIN_LIMITS, type BrainTarget, LABEL } from "./limits";
 import { addMemory, countEntries, memoryFull, memoryHasRoom, prepareEntry } from "./memory";
 
 export type ProposalRow = typeof brainProposals.$inferSelect;
@@ -63,7 +63,8 @@ export async function propose(db: Db, input: ProposeInput): Promise<{ proposal: 
   const content = target === "memory" ? prepareEntry(plan, input.content) : prepareContent(plan, target, input.site, input.content);
   const site = target === "soul" ? null : input.site;
   const base = target === "memory" ? null : ((await findDocument(db, userId, target, site))?.version ?? 0);
-  if (target !== "memory" && input.expectedVersion !== undefined && input.expectedVersion !== base) throw staleVersion(target, base ?? 0, input.expectedVersion);
+  if (target !== "memory" && input.expectedVersion !== undefined && input.expectedVersion !== base)
+    throw staleVersion(target, base ?? 0, input.expectedVersion);
   const projectId = target === "memory" ? input.projectId : null;
   const proposal: ProposalRow = {
     id: newId("prp"),
@@ -99,7 +100,11 @@ export async function listProposals(db: Db, userId: string, status: ProposalRow[
 }
 
 async function pendingProposal(db: Db, userId: string, id: string): Promise<ProposalRow> {
-  const p = await db.select().from(brainProposals).where(and(eq(brainProposals.id, id), eq(brainProposals.userId, userId))).get();
+  const p = await db
+    .select()
+    .from(brainProposals)
+    .where(and(eq(brainProposals.id, id), eq(brainProposals.userId, userId)))
+    .get();
   if (!p) throw notFound("proposal");
   if (p.status !== "pending") throw new AppError("conflict", `this proposal was already ${p.status}`);
   return p;

@@ -3,9 +3,9 @@
  * One factory builds both sets, so the two documents cannot drift apart.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
 import { ErrorBody } from "../http/errors";
-import { findDocument, writeDocument, type DocKind, type WriteResult as Written } from "./documents";
+import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
+import { type DocKind, findDocument, type WriteResult as Written, writeDocument } from "./documents";
 import { LABEL } from "./limits";
 import {
   BrainDiff,
@@ -36,8 +36,19 @@ function documentRoutes(kind: DocKind, base: string, params: typeof SiteParam | 
   const tags = ["brain"];
   // operationIds read like SDK methods: getSoul, putBible, listSoulVersions...
   const Name = kind === "soul" ? "Soul" : "Bible";
-  const route = <M extends "get" | "put" | "post">(method: M, path: string, operationId: string) => ({ method, path: `${base}${path}`, operationId, tags, security });
-  const get = createRoute({ ...route("get", "", `get${Name}`), summary: `Your ${label}`, request: { params }, responses: { 200: json(BrainDocument, label), ...errors } });
+  const route = <M extends "get" | "put" | "post">(method: M, path: string, operationId: string) => ({
+    method,
+    path: `${base}${path}`,
+    operationId,
+    tags,
+    security,
+  });
+  const get = createRoute({
+    ...route("get", "", `get${Name}`),
+    summary: `Your ${label}`,
+    request: { params },
+    responses: { 200: json(BrainDocument, label), ...errors },
+  });
   const put = createRoute({
     ...route("put", "", `put${Name}`),
     summary: `Replace ${label} (a new version; expected_version guards against concurrent edits)`,

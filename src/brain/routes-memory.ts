@@ -1,7 +1,7 @@
 /** MEMORY entries: list, add (same sanitizing and limits as the tool), delete. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
 import { ErrorBody } from "../http/errors";
+import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
 import { BRAIN_LIMITS } from "./limits";
 import { addMemory, countEntries, deleteMemory, listMemory, publicEntry } from "./memory";
 import { MemoryEntry, MemoryPageQuery, NewMemory, SiteId } from "./schemas";
@@ -16,7 +16,12 @@ const listRoute = createRoute({
   request: { query: MemoryPageQuery.extend({ site: SiteId.optional().describe("Only entries made about this site") }) },
   responses: {
     200: json(
-      z.object({ entries: z.array(MemoryEntry), total: z.number(), cap: z.number().describe("The plan's entry limit"), next_before: z.string().nullable().describe("Pass as before= for the next page") }),
+      z.object({
+        entries: z.array(MemoryEntry),
+        total: z.number(),
+        cap: z.number().describe("The plan's entry limit"),
+        next_before: z.string().nullable().describe("Pass as before= for the next page"),
+      }),
       "Entries",
     ),
     ...errors,

@@ -1,8 +1,8 @@
 /** Brain settings (review mode) and the review queue: list, approve, reject the assistant's proposals. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
-import { ErrorBody } from "../http/errors";
 import { brainProposals } from "../db/schema";
+import { ErrorBody } from "../http/errors";
+import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
 import { approveProposal, getReviewMode, listProposals, publicProposal, rejectProposal, setReviewMode } from "./review";
 import { Proposal } from "./schemas";
 

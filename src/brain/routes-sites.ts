@@ -1,7 +1,7 @@
 /** Sites CRUD, the site sync that regenerates HEARTBEAT, and reading HEARTBEAT. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
 import { ErrorBody } from "../http/errors";
+import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
 import { getHeartbeat, SiteSync, syncSite } from "./heartbeat";
 import { BrainDocument, publicDocument, Site, SiteId, SiteParam } from "./schemas";
 import { createSite, deleteSite, getSite, listSites, publicSite, renameSite } from "./sites";

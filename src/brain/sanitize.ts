@@ -16,6 +16,8 @@ const EMOJI_PRESENTATION = "\uFE0F";
  * isolates, BOM, soft hyphen, tag characters), lone surrogates, letters that render as nothing, and
  * variation selectors (U+FE0F survives only right after an emoji, where it picks the emoji glyph).
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point: they are removed.
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: single code points (combining marks, variation selectors) are removed one by one.
 const INVISIBLE = /[\0-\x08\x0B-\x1F\x7F-\x9F\p{Cf}\p{Cs}\u034F\u115F\u1160\u3164\uFFA0\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/gu;
 const LINE_BREAKS = /\r\n?|[\u2028\u2029\x85]/g;
 const ODD_SPACES = /[\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000]/g;

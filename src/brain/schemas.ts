@@ -1,7 +1,7 @@
 /** The brain API's shapes, written once: routes, OpenAPI and responses all use these. */
 import { z } from "@hono/zod-openapi";
-import { brainDocuments, brainEntries, brainProposals, brainVersions } from "../db/schema";
 import { CursorParam } from "../db/cursor";
+import { brainDocuments, brainEntries, brainProposals, brainVersions } from "../db/schema";
 import { Slug } from "../http/openapi";
 import type { DocumentRow } from "./documents";
 
@@ -91,13 +91,9 @@ export const MemoryEntry = z
   })
   .openapi("MemoryEntry");
 
-export const NewMemory = z
-  .strictObject({ content: Content, site: SiteId.optional(), project_id: Slug.optional() })
-  .openapi("NewMemoryEntry");
+export const NewMemory = z.strictObject({ content: Content, site: SiteId.optional(), project_id: Slug.optional() }).openapi("NewMemoryEntry");
 
-export const Site = z
-  .object({ id: z.string(), name: z.string().nullable(), synced_at: z.number().nullable(), created_at: z.number() })
-  .openapi("Site");
+export const Site = z.object({ id: z.string(), name: z.string().nullable(), synced_at: z.number().nullable(), created_at: z.number() }).openapi("Site");
 
 export const Proposal = z
   .object({

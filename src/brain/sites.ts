@@ -3,14 +3,14 @@
  * (a BIBLE save, a MEMORY entry about it, a sync); reads of a site the user does not have answer 404.
  * Every query is keyed by (user_id, id), so another user's site id only ever names one of your own.
  */
-import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
-import type { Plan } from "../db/schema";
+import { and, asc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { allOf, changes, runBatch } from "../db/batch";
 import type { Db } from "../db/client";
+import { insertWhere } from "../db/insert-where";
+import type { Plan } from "../db/schema";
 import { brainDocuments, brainEntries, brainProposals, brainVersions, sites } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
 import { BRAIN_LIMITS } from "./limits";
-import { allOf, changes, runBatch } from "../db/batch";
-import { insertWhere } from "../db/insert-where";
 
 export type SiteRow = typeof sites.$inferSelect;
 

@@ -4,20 +4,18 @@
  * Every failure is an `is_error` result the model can read; nothing is partially written.
  */
 import { z } from "zod";
+import { defineTool, type ToolContext, type ToolResult } from "../core/tool";
 import { brainProposals } from "../db/schema";
 import { AppError } from "../lib/errors";
-import { defineTool, type ToolContext, type ToolResult } from "../core/tool";
 import { DOC_SECTION } from "./context";
-import { findDocument, writeDocument, type DocKind, type DocumentRow } from "./documents";
-import { LABEL, maxChars, TURN_COUNTER, TURN_WRITE_CAP, type BrainTarget } from "./limits";
+import { type DocKind, type DocumentRow, findDocument, writeDocument } from "./documents";
+import { type BrainTarget, LABEL, maxChars, TURN_COUNTER, TURN_WRITE_CAP } from "./limits";
 import { addMemory } from "./memory";
 import { getReviewMode, propose } from "./review";
 import { clamp } from "./sanitize";
 
 // The seed's wire schema has no `additionalProperties`; zod would add `false`, so it is unset here.
-export const BrainToolInput = z
-  .object({ target: z.enum(brainProposals.target.enumValues), content: z.string() })
-  .meta({ additionalProperties: undefined });
+export const BrainToolInput = z.object({ target: z.enum(brainProposals.target.enumValues), content: z.string() }).meta({ additionalProperties: undefined });
 
 type Input = z.infer<typeof BrainToolInput>;
 
@@ -113,7 +111,11 @@ export const updateCustomerBrain = defineTool({
   runs: "server",
   needsApproval: false,
   describe: (input: Input) =>
-    input.target === "memory" ? "Remembering this for later" : input.target === "soul" ? "Updating what I know about you" : "Updating what I know about this site",
+    input.target === "memory"
+      ? "Remembering this for later"
+      : input.target === "soul"
+        ? "Updating what I know about you"
+        : "Updating what I know about this site",
   run: async (ctx, input) => {
     const used = ctx.turn.get(TURN_COUNTER) ?? 0;
     if (used >= TURN_WRITE_CAP) return failed(`You already made ${TURN_WRITE_CAP} brain writes this turn, the most allowed in one turn.`);

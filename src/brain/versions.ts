@@ -1,11 +1,11 @@
 /** Version history of SOUL and BIBLE: list, read, diff, and roll back (a rollback is a new version). */
 import { and, desc, eq, lt } from "drizzle-orm";
-import type { Plan } from "../db/schema";
 import type { Db } from "../db/client";
+import type { Plan } from "../db/schema";
 import { brainVersions } from "../db/schema";
 import { notFound } from "../lib/errors";
 import { diffText } from "./diff";
-import { findDocument, writeDocument, type DocKind, type DocumentRow } from "./documents";
+import { type DocKind, type DocumentRow, findDocument, writeDocument } from "./documents";
 import { LABEL } from "./limits";
 
 export type VersionRow = typeof brainVersions.$inferSelect;

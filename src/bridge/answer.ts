@@ -6,9 +6,9 @@
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "@hono/zod-openapi";
-import type { ErrorCode } from "../lib/errors";
-import type { ToolContext } from "../core/tool";
 import type { ChatEvent, PendingCall } from "../core/events";
+import type { ToolContext } from "../core/tool";
+import type { ErrorCode } from "../lib/errors";
 import type { Continuation } from "./continuation";
 import { resultBlock, runServerTool, type TurnTools } from "./toolset";
 
@@ -22,7 +22,13 @@ const ImagePart = z.strictObject({
     z.strictObject({ type: z.literal("url"), url: z.url() }),
   ]),
 });
-const ResultContent = z.union([z.string().max(MAX_RESULT_CHARS), z.array(z.union([TextPart, ImagePart])).min(1).max(100)]);
+const ResultContent = z.union([
+  z.string().max(MAX_RESULT_CHARS),
+  z
+    .array(z.union([TextPart, ImagePart]))
+    .min(1)
+    .max(100),
+]);
 
 export const ToolResultRequest = z
   .strictObject({

@@ -32,7 +32,13 @@ const toolFields = {
 export const ClientToolSpec = z.strictObject({ name: ToolName, ...toolFields }).openapi("ClientTool");
 
 export const McpServerSpec = z
-  .strictObject({ name: ServerName, tools: z.array(z.strictObject({ name: ToolName, ...toolFields })).min(1).max(64) })
+  .strictObject({
+    name: ServerName,
+    tools: z
+      .array(z.strictObject({ name: ToolName, ...toolFields }))
+      .min(1)
+      .max(64),
+  })
   .openapi("McpServer");
 
 /** One client tool as the loop and the stored continuation know it. */

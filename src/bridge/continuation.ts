@@ -16,7 +16,10 @@ const ToolResultShape = z.looseObject({ type: z.literal("tool_result"), tool_use
 const ToolResult = z.custom<Anthropic.ToolResultBlockParam>((v) => ToolResultShape.safeParse(v).success, "not a tool_result block");
 
 /** The turn's unpersisted messages: the last one is the assistant message whose calls are pending. */
-const TurnTail = z.array(Message).min(1).refine((m) => m.at(-1)?.role === "assistant", "the last message must be the assistant's");
+const TurnTail = z
+  .array(Message)
+  .min(1)
+  .refine((m) => m.at(-1)?.role === "assistant", "the last message must be the assistant's");
 
 export type PendingCalls = [PendingCall, ...PendingCall[]];
 

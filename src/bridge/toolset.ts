@@ -4,10 +4,10 @@
  * Calls that cannot run here become pending calls, all of one model message together.
  */
 import type Anthropic from "@anthropic-ai/sdk";
-import type { ChatEvent, PendingCall } from "../core/events";
 import { toolByName } from "../core/capability";
-import { describeTool, runTool, toAnthropicTool, type Tool, type ToolContext, type ToolResult } from "../core/tool";
-import { toModelTool, type ClientToolDef } from "./client-tools";
+import type { ChatEvent, PendingCall } from "../core/events";
+import { describeTool, runTool, type Tool, type ToolContext, type ToolResult, toAnthropicTool } from "../core/tool";
+import { type ClientToolDef, toModelTool } from "./client-tools";
 import { WEB_SEARCH_TOOL } from "./web-search";
 
 export type TurnTools = { server: readonly Tool[]; client: readonly ClientToolDef[] };
@@ -30,7 +30,8 @@ export function routeCall(tools: TurnTools, name: string, input: unknown, always
   const server = toolByName(tools.server, name);
   if (server) {
     const reason = describeTool(server, input);
-    if (server.runs === "client") return { kind: "pending", call: { tool_name: name, runs: "client", needs_approval: server.needsApproval && !allowed }, reason };
+    if (server.runs === "client")
+      return { kind: "pending", call: { tool_name: name, runs: "client", needs_approval: server.needsApproval && !allowed }, reason };
     if (server.needsApproval && !allowed) return { kind: "pending", call: { tool_name: name, runs: "server", needs_approval: true }, reason };
     return { kind: "run", tool: server };
   }

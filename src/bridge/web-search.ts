@@ -14,8 +14,7 @@ export const WEB_SEARCH_TOOL = {
   max_uses: 5,
 } as const satisfies Anthropic.WebSearchTool20250305;
 
-const queryOf = (input: unknown) =>
-  typeof input === "object" && input !== null && "query" in input && typeof input.query === "string" ? input.query : null;
+const queryOf = (input: unknown) => (typeof input === "object" && input !== null && "query" in input && typeof input.query === "string" ? input.query : null);
 
 /**
  * Client events for one Messages stream event. `snapshot` is the message accumulated so far, which

@@ -15,11 +15,11 @@ import type Anthropic from "@anthropic-ai/sdk";
 import { nonEmpty, type PendingCalls } from "../bridge/continuation";
 import { dispatchCalls, modelTools, type TurnTools } from "../bridge/toolset";
 import { serverToolEvents } from "../bridge/web-search";
+import { addUsage, type ChatEvent, type Usage, zeroUsage } from "../core/events";
+import type { ToolContext } from "../core/tool";
 import type { ModelClient } from "../model/anthropic";
 import { isAbort } from "../model/errors";
-import { chatThinking, withCacheBreakpoints, type ThinkingSettings } from "../model/request";
-import type { ToolContext } from "../core/tool";
-import { addUsage, zeroUsage, type ChatEvent, type Usage } from "../core/events";
+import { chatThinking, type ThinkingSettings, withCacheBreakpoints } from "../model/request";
 
 export type MessageParam = Anthropic.MessageParam;
 
@@ -52,7 +52,11 @@ export type LoopInput = {
 
 export type Suspension = { messages: MessageParam[]; results: Anthropic.ToolResultBlockParam[]; pending: PendingCalls };
 
-export type LoopOutcome = Progress & { answered: boolean } & ({ kind: "done"; stopReason: string } | { kind: "refused" } | ({ kind: "suspended" } & Suspension));
+export type LoopOutcome = Progress & { answered: boolean } & (
+    | { kind: "done"; stopReason: string }
+    | { kind: "refused" }
+    | ({ kind: "suspended" } & Suspension)
+  );
 
 export const freshProgress = (): Progress => ({ iterations: 0, usage: zeroUsage(), toolsUsed: [] });
 

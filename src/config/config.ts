@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { Env } from "./env";
 import { DEFAULT_BACKGROUND_MODEL, DEFAULT_CHAT_MODEL, EFFORTS, type Effort, type ThinkingDisplay } from "../model/models";
+import type { Env } from "./env";
 
 const optionalSecret = z.string().trim().optional();
 
@@ -48,7 +48,10 @@ const ConfigSchema = z.object({
       } catch {
         // reported below
       }
-      ctx.addIssue({ code: "custom", message: 'MODEL_PRICES must be JSON like {"model-id": {"input": 2, "output": 10, "cache_write": 2.5, "cache_read": 0.1}} (USD per million tokens)' });
+      ctx.addIssue({
+        code: "custom",
+        message: 'MODEL_PRICES must be JSON like {"model-id": {"input": 2, "output": 10, "cache_write": 2.5, "cache_read": 0.1}} (USD per million tokens)',
+      });
       return z.NEVER;
     }),
 });

@@ -7,8 +7,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Config } from "../config/config";
 import type { Env } from "../config/env";
-import type { Db } from "../db/client";
 import type { Statement } from "../db/batch";
+import type { Db } from "../db/client";
 import type { AppEnv } from "../http/context";
 import type { ContextProvider, TurnScope } from "./context";
 import type { CronJob } from "./cron";
@@ -72,19 +72,31 @@ export function composeRegistry(capabilities: readonly Capability[]): Registry {
     }
     return items;
   };
-  const tools = unique("tool", capabilities.flatMap((c) => c.tools ?? []), (t) => t.name);
+  const tools = unique(
+    "tool",
+    capabilities.flatMap((c) => c.tools ?? []),
+    (t) => t.name,
+  );
   const providers = capabilities
     .flatMap((c) => c.contextProviders ?? [])
     .map((p, order) => ({ p, order }))
     .sort((a, b) => a.p.priority - b.p.priority || a.order - b.order)
     .map(({ p }) => p);
-  const kinds = unique("queue kind", capabilities.flatMap((c) => c.queueKinds ?? []), (k) => k.kind);
+  const kinds = unique(
+    "queue kind",
+    capabilities.flatMap((c) => c.queueKinds ?? []),
+    (k) => k.kind,
+  );
   return {
     capabilities,
     tools,
     contextProviders: unique("context provider", providers, (p) => p.name),
     queueKinds: new Map(kinds.map((k) => [k.kind, k])),
-    cronJobs: unique("cron job", capabilities.flatMap((c) => c.cronJobs ?? []), (j) => j.name),
+    cronJobs: unique(
+      "cron job",
+      capabilities.flatMap((c) => c.cronJobs ?? []),
+      (j) => j.name,
+    ),
     eraseHooks: capabilities.flatMap((c) => (c.erase ? [c.erase] : [])),
     observers: capabilities.flatMap((c) => (c.observe ? [c.observe] : [])),
   };

@@ -31,7 +31,10 @@ export type Usage = z.infer<typeof UsageSchema>;
 export const zeroUsage = (): Usage => ({ input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 });
 
 /** Adds one model call's usage (the SDK reports absent cache fields as null). */
-export function addUsage(total: Usage, u: { input_tokens: number; output_tokens: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null }): Usage {
+export function addUsage(
+  total: Usage,
+  u: { input_tokens: number; output_tokens: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null },
+): Usage {
   return {
     input_tokens: total.input_tokens + u.input_tokens,
     output_tokens: total.output_tokens + u.output_tokens,

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import type { ChatEvent } from "./events";
-import type { TurnScope } from "./context";
 import { describeFailure } from "../lib/errors";
+import type { TurnScope } from "./context";
+import type { ChatEvent } from "./events";
 
 /** Everything a server-side tool may touch during a turn, already scoped to the user. */
 export interface ToolContext extends TurnScope {

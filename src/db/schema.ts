@@ -36,7 +36,9 @@ export const apiKeys = sqliteTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     name: text("name"),
     prefix: text("prefix").notNull(),
     hash: text("hash").notNull(),
@@ -50,7 +52,9 @@ export const apiKeys = sqliteTable(
 export const sites = sqliteTable(
   "sites",
   {
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     id: text("id").notNull(),
     name: text("name"),
     syncData: text("sync_data", { mode: "json" }).$type<JsonObject>(),
@@ -65,7 +69,9 @@ export const brainDocuments = sqliteTable(
   "brain_documents",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     kind: text("kind", { enum: ["soul", "bible", "heartbeat"] }).notNull(),
     site: text("site").notNull().default(""),
     content: text("content").notNull(),
@@ -80,7 +86,9 @@ export const brainVersions = sqliteTable(
   "brain_versions",
   {
     id: text("id").primaryKey(),
-    documentId: text("document_id").notNull().references(() => brainDocuments.id, { onDelete: "cascade" }),
+    documentId: text("document_id")
+      .notNull()
+      .references(() => brainDocuments.id, { onDelete: "cascade" }),
     userId: text("user_id").notNull(),
     version: integer("version").notNull(),
     content: text("content").notNull(),
@@ -98,7 +106,9 @@ export const brainEntries = sqliteTable(
   "brain_entries",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     collection: text("collection").notNull().default("memory"),
     site: text("site"),
     projectId: text("project_id"),
@@ -115,13 +125,17 @@ export const brainProposals = sqliteTable(
   "brain_proposals",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     target: text("target", { enum: ["soul", "bible", "memory"] }).notNull(),
     site: text("site"),
     projectId: text("project_id"),
     content: text("content").notNull(),
     baseVersion: integer("base_version"),
-    status: text("status", { enum: ["pending", "approved", "rejected"] }).notNull().default("pending"),
+    status: text("status", { enum: ["pending", "approved", "rejected"] })
+      .notNull()
+      .default("pending"),
     sessionId: text("session_id"),
     createdAt: createdAt(),
     decidedAt: integer("decided_at"),
@@ -133,7 +147,9 @@ export const sessions = sqliteTable(
   "sessions",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     title: text("title"),
     siteId: text("site_id"),
     projectId: text("project_id"),
@@ -150,11 +166,15 @@ export const contextEvents = sqliteTable(
   "context_events",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     eventType: text("event_type").notNull(),
     content: text("content").notNull(),
     sourceMetadata: text("source_metadata", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
-    status: text("status", { enum: ["pending", "processed", "failed", "deferred"] }).notNull().default("pending"),
+    status: text("status", { enum: ["pending", "processed", "failed", "deferred"] })
+      .notNull()
+      .default("pending"),
     processed: integer("processed", { mode: "boolean" }).notNull().default(false),
     attempts: integer("attempts").notNull().default(0),
     error: text("error"),
@@ -174,7 +194,9 @@ export const facts = sqliteTable(
   "facts",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     text: text("text").notNull(),
     metadata: text("metadata", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
     connectionId: text("connection_id"),
@@ -239,7 +261,9 @@ export const memoryRuns = sqliteTable(
   "memory_runs",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     rev: integer("rev").notNull(),
     kind: text("kind", { enum: ["consolidation", "erase"] }).notNull(),
     eventIds: text("event_ids", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
@@ -256,7 +280,9 @@ export const connections = sqliteTable(
   "connections",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     active: integer("active", { mode: "boolean" }).notNull().default(true),
     learnedInfo: text("learned_info", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
@@ -269,7 +295,9 @@ export const projects = sqliteTable(
   "projects",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     description: text("description"),
     createdBy: text("created_by", { enum: ["user", "assistant"] }).notNull(),
@@ -286,9 +314,13 @@ export const lessons = sqliteTable(
   "lessons",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     type: text("type", { enum: ["lesson", "antipattern", "decision", "pattern", "snippet"] }).notNull(),
-    signal: text("signal", { enum: ["HIGH", "MED", "LOW"] }).notNull().default("MED"),
+    signal: text("signal", { enum: ["HIGH", "MED", "LOW"] })
+      .notNull()
+      .default("MED"),
     flags: text("flags", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
     content: text("content").notNull(),
     project: text("project"),
@@ -303,10 +335,14 @@ export const transcripts = sqliteTable(
   "transcripts",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     sessionId: text("session_id").notNull(),
     bytesSynced: integer("bytes_synced").notNull().default(0),
-    status: text("status", { enum: ["pending", "synced", "failed"] }).notNull().default("pending"),
+    status: text("status", { enum: ["pending", "synced", "failed"] })
+      .notNull()
+      .default("pending"),
     syncedAt: integer("synced_at"),
     createdAt: createdAt(),
   },
@@ -318,7 +354,9 @@ export const contextLogs = sqliteTable(
   "context_logs",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     sessionId: text("session_id"),
     injected: text("injected", { mode: "json" }).$type<JsonObject>().notNull(),
     createdAt: createdAt(),
@@ -344,7 +382,9 @@ export const usage = sqliteTable(
   "usage",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     kind: text("kind", { enum: ["chat", "consolidation", "embedding", "extraction", "summary"] }).notNull(),
     model: text("model"),
     /** Uncached input tokens; cache reads and writes are counted apart, as the API reports them. */

@@ -46,7 +46,11 @@ export const notFound = (what: string) => new AppError("not_found", `${what} not
  */
 export function describeFailure(err: unknown): string {
   if (!(err instanceof Error)) return typeof err;
-  const first = (e: Error) => e.message.split("\n")[0]?.replace(/params:.*$/i, "").slice(0, 200) ?? "";
+  const first = (e: Error) =>
+    e.message
+      .split("\n")[0]
+      ?.replace(/params:.*$/i, "")
+      .slice(0, 200) ?? "";
   const cause = err.cause instanceof Error ? ` (cause: ${err.cause.name}: ${first(err.cause)})` : "";
   return `${err.name}: ${first(err)}${cause}`;
 }

@@ -1,7 +1,7 @@
 /** Cost control: a per-user daily token budget for background consolidation (usage kind `consolidation`). */
 import { and, eq, gte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { usage, type Plan } from "../db/schema";
+import { type Plan, usage } from "../db/schema";
 
 /** Tokens (input + output) of consolidation per UTC day. Over it, events wait as `deferred` until the next day. */
 export const DAILY_CONSOLIDATION_TOKENS: Record<Plan, number> = { free: 200_000, pro: 2_000_000 };
@@ -22,5 +22,4 @@ export async function consolidationBudget(db: Db, userId: string, plan: Plan, no
   return { limit, used, remaining: Math.max(0, limit - used), exhausted: used >= limit, resets_at: dayStart + DAY };
 }
 
-export const deferredReason = (b: Budget) =>
-  `daily consolidation budget of ${b.limit} tokens is used up; waiting until ${new Date(b.resets_at).toISOString()}`;
+export const deferredReason = (b: Budget) => `daily consolidation budget of ${b.limit} tokens is used up; waiting until ${new Date(b.resets_at).toISOString()}`;

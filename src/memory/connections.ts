@@ -4,8 +4,8 @@ import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { connections, contextEvents, facts, type JsonObject } from "../db/schema";
 import { AppError, describeFailure, notFound } from "../lib/errors";
-import type { MemoryDeps } from "./deps";
 import { mergeScaffold } from "./consolidation-schema";
+import type { MemoryDeps } from "./deps";
 
 export const LEARNED_INFO_MAX_CHARS = 2000;
 
@@ -14,7 +14,11 @@ export type ConnectionRow = typeof connections.$inferSelect;
 export const publicConnection = (c: ConnectionRow) => ({ id: c.id, name: c.name, active: c.active, learned_info: c.learnedInfo, created_at: c.createdAt });
 
 export async function getConnection(db: Db, userId: string, id: string): Promise<ConnectionRow> {
-  const row = await db.select().from(connections).where(and(eq(connections.id, id), eq(connections.userId, userId))).get();
+  const row = await db
+    .select()
+    .from(connections)
+    .where(and(eq(connections.id, id), eq(connections.userId, userId)))
+    .get();
   if (!row) throw notFound("connection");
   return row;
 }
@@ -59,7 +63,10 @@ export async function learnAboutConnection(db: Db, userId: string, id: string, u
   checkSize(learnedInfo);
   const now = Date.now();
   await db.batch([
-    db.update(connections).set({ learnedInfo }).where(and(eq(connections.id, id), eq(connections.userId, userId))),
+    db
+      .update(connections)
+      .set({ learnedInfo })
+      .where(and(eq(connections.id, id), eq(connections.userId, userId))),
     db.insert(contextEvents).values({
       id: newId("evt"),
       userId,
@@ -82,6 +89,11 @@ export async function deleteConnection(deps: MemoryDeps, userId: string, id: str
     .where(and(eq(facts.userId, userId), eq(facts.connectionId, id)))
     .returning({ id: facts.id });
   await deps.db.delete(connections).where(and(eq(connections.id, id), eq(connections.userId, userId)));
-  await deps.vectors.delete(userId, removed.map((r) => r.id)).catch((err: unknown) => console.error(JSON.stringify({ memory: "vector_delete_failed", error: describeFailure(err) })));
+  await deps.vectors
+    .delete(
+      userId,
+      removed.map((r) => r.id),
+    )
+    .catch((err: unknown) => console.error(JSON.stringify({ memory: "vector_delete_failed", error: describeFailure(err) })));
   return { facts: removed.length };
 }

@@ -5,17 +5,26 @@
  * the events marked processed. A concurrent or repeated run of the same events cannot commit twice.
  */
 import { and, asc, eq, sql } from "drizzle-orm";
-import { newId } from "../db/client";
-import { recordUsage } from "../usage/record";
-import { connections, contextEvents, memoryRuns, users, type JsonObject, type ScaffoldMeta } from "../db/schema";
-import type { ModelClient } from "../model/anthropic";
 import type { Config } from "../config/config";
-import { isConstraintError, runStatements, returnedIds } from "../db/batch";
-import { consolidationBudget, deferredReason } from "./budget";
+import { isConstraintError, returnedIds, runStatements } from "../db/batch";
+import { newId } from "../db/client";
+import { connections, contextEvents, type JsonObject, memoryRuns, type ScaffoldMeta, users } from "../db/schema";
+import type { ModelClient } from "../model/anthropic";
 import { callStructured } from "../model/structured";
-import { CONSOLIDATION_SYSTEM, consolidationFormat, consolidationPrompt, MalformedOutput, mergeScaffold, parseConsolidationOutput, WORKING_MEMORY_WORDS, type FactItem } from "./consolidation-schema";
+import { recordUsage } from "../usage/record";
+import { consolidationBudget, deferredReason } from "./budget";
+import {
+  CONSOLIDATION_SYSTEM,
+  consolidationFormat,
+  consolidationPrompt,
+  type FactItem,
+  MalformedOutput,
+  mergeScaffold,
+  parseConsolidationOutput,
+  WORKING_MEMORY_WORDS,
+} from "./consolidation-schema";
 import type { MemoryDeps } from "./deps";
-import { factStatements, indexFacts, prepareFacts, type FactInput } from "./facts-write";
+import { type FactInput, factStatements, indexFacts, prepareFacts } from "./facts-write";
 import { canonicalJson } from "./ids";
 import { briefError, searchFacts } from "./retrieval";
 import { capWords, wordCount } from "./text";
@@ -35,17 +44,38 @@ async function loadState(deps: MemoryDeps, userId: string) {
   const { db } = deps;
   const [user, rev, pending, conns] = await db.batch([
     db.select().from(users).where(eq(users.id, userId)),
-    db.select({ rev: sql<number>`coalesce(max(${memoryRuns.rev}), 0)` }).from(memoryRuns).where(eq(memoryRuns.userId, userId)),
-    db.select().from(contextEvents).where(and(eq(contextEvents.userId, userId), eq(contextEvents.status, "pending"))).orderBy(asc(contextEvents.createdAt)).limit(BATCH_EVENTS + 100),
+    db
+      .select({ rev: sql<number>`coalesce(max(${memoryRuns.rev}), 0)` })
+      .from(memoryRuns)
+      .where(eq(memoryRuns.userId, userId)),
+    db
+      .select()
+      .from(contextEvents)
+      .where(and(eq(contextEvents.userId, userId), eq(contextEvents.status, "pending")))
+      .orderBy(asc(contextEvents.createdAt))
+      .limit(BATCH_EVENTS + 100),
     db.select({ id: connections.id, active: connections.active }).from(connections).where(eq(connections.userId, userId)),
   ]);
-  return { user: user[0], rev: rev[0]?.rev ?? 0, events: pending.slice(0, BATCH_EVENTS), rest: pending.slice(BATCH_EVENTS).map((e) => e.id), connections: conns };
+  return {
+    user: user[0],
+    rev: rev[0]?.rev ?? 0,
+    events: pending.slice(0, BATCH_EVENTS),
+    rest: pending.slice(BATCH_EVENTS).map((e) => e.id),
+    connections: conns,
+  };
 }
 
 const callModel = (model: ConsolidationModel, userId: string, prompt: string) =>
   callStructured({ client: model.client, model: model.model, system: CONSOLIDATION_SYSTEM, prompt, format: consolidationFormat, maxTokens: 8192, userId });
 
-function scaffoldMeta(before: JsonObject, after: JsonObject, meta: ScaffoldMeta, stated: Record<string, number>, fallback: number, now: number): { meta: ScaffoldMeta; changed: string[] } {
+function scaffoldMeta(
+  before: JsonObject,
+  after: JsonObject,
+  meta: ScaffoldMeta,
+  stated: Record<string, number>,
+  fallback: number,
+  now: number,
+): { meta: ScaffoldMeta; changed: string[] } {
   const next: ScaffoldMeta = {};
   const changed: string[] = [];
   for (const key of Object.keys(after)) {
@@ -67,12 +97,23 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
   const budget = await consolidationBudget(db, userId, user.plan, deps.now());
   if (budget.exhausted) {
     const ids = [...eventIds, ...state.rest];
-    await db.update(contextEvents).set({ status: "deferred", error: deferredReason(budget) }).where(and(eq(contextEvents.userId, userId), inJson(contextEvents.id, ids), eq(contextEvents.status, "pending")));
+    await db
+      .update(contextEvents)
+      .set({ status: "deferred", error: deferredReason(budget) })
+      .where(and(eq(contextEvents.userId, userId), inJson(contextEvents.id, ids), eq(contextEvents.status, "pending")));
     return { status: "deferred", events: ids.length, more: [] };
   }
   try {
     const active = state.connections.filter((c) => c.active).map((c) => c.id);
-    const related = await searchFacts(deps, { userId, query: events.map((e) => e.content).join("\n").slice(0, 2000), k: 10, connectionIds: active });
+    const related = await searchFacts(deps, {
+      userId,
+      query: events
+        .map((e) => e.content)
+        .join("\n")
+        .slice(0, 2000),
+      k: 10,
+      connectionIds: active,
+    });
     const prompt = consolidationPrompt({
       working_memory: user.workingMemory,
       scaffold: user.scaffold,

@@ -46,7 +46,9 @@ export type ConsolidationInput = {
  */
 export const ConsolidationWire = z.strictObject({
   updated_scaffold: z.string().describe('The profile changes as one JSON object encoded in this string, e.g. {"Role": "Chef"}; "{}" when nothing changed'),
-  scaffold_confidence: z.array(z.strictObject({ key: z.string(), confidence: z.number().describe("0 to 1") })).describe("For each top-level key you added or changed"),
+  scaffold_confidence: z
+    .array(z.strictObject({ key: z.string(), confidence: z.number().describe("0 to 1") }))
+    .describe("For each top-level key you added or changed"),
   updated_working_memory: z.string().describe(`The rewritten narrative, at most ${WORKING_MEMORY_WORDS} words`),
   facts_to_embed: z
     .array(
@@ -152,7 +154,12 @@ export function parseConsolidationOutput(raw: unknown): ConsolidationOutput {
   const { updated_working_memory, ...rest } = top as Record<string, unknown>;
   const parsed = ConsolidationOutput.safeParse({ ...fromWire(normalizeJson(rest) as Record<string, unknown>), updated_working_memory });
   if (!parsed.success) {
-    throw new MalformedOutput(`invalid consolidation output: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    throw new MalformedOutput(
+      `invalid consolidation output: ${parsed.error.issues
+        .slice(0, 3)
+        .map((i) => `${i.path.join(".")}: ${i.message}`)
+        .join("; ")}`,
+    );
   }
   return parsed.data;
 }

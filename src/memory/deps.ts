@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Config } from "../config/config";
 import type { Env } from "../config/env";
 import type { Db } from "../db/client";
-import { localEmbedder, workersAiEmbedder, type Embedder } from "./embed";
+import { type Embedder, localEmbedder, workersAiEmbedder } from "./embed";
 import { LocalVectorIndex, type VectorIndex } from "./vector";
 import { FreshOverlayIndex, VectorizeVectorIndex } from "./vector-vectorize";
 

@@ -13,24 +13,43 @@ export const eraseMemory: EraseHook = async ({ env, config, db, userId, now }) =
   const deps = memoryDeps(env, config, db);
   const [factIds, rev] = await db.batch([
     db.select({ id: facts.id }).from(facts).where(eq(facts.userId, userId)),
-    db.select({ rev: sql<number>`coalesce(max(${memoryRuns.rev}), 0)` }).from(memoryRuns).where(eq(memoryRuns.userId, userId)),
+    db
+      .select({ rev: sql<number>`coalesce(max(${memoryRuns.rev}), 0)` })
+      .from(memoryRuns)
+      .where(eq(memoryRuns.userId, userId)),
   ]);
   const base = rev[0]?.rev ?? 0;
   return {
     statements: [
-      { count: "memory_runs", statement: db.delete(memoryRuns).where(and(eq(memoryRuns.userId, userId), lte(memoryRuns.rev, base))).returning({ id: memoryRuns.id }) },
+      {
+        count: "memory_runs",
+        statement: db
+          .delete(memoryRuns)
+          .where(and(eq(memoryRuns.userId, userId), lte(memoryRuns.rev, base)))
+          .returning({ id: memoryRuns.id }),
+      },
       { statement: db.insert(memoryRuns).values({ id: newId("run"), userId, rev: base + 1, kind: "erase" }) },
       { count: "facts", statement: db.delete(facts).where(eq(facts.userId, userId)).returning({ id: facts.id }) },
       { count: "events", statement: db.delete(contextEvents).where(eq(contextEvents.userId, userId)).returning({ id: contextEvents.id }) },
       { count: "context_logs", statement: db.delete(contextLogs).where(eq(contextLogs.userId, userId)).returning({ id: contextLogs.id }) },
-      { count: "connections_reset", statement: db.update(connections).set({ learnedInfo: {} }).where(eq(connections.userId, userId)).returning({ id: connections.id }) },
+      {
+        count: "connections_reset",
+        statement: db.update(connections).set({ learnedInfo: {} }).where(eq(connections.userId, userId)).returning({ id: connections.id }),
+      },
       { statement: db.update(users).set({ workingMemory: "", scaffold: {}, scaffoldMeta: {}, learnedInfo: {}, updatedAt: now }).where(eq(users.id, userId)) },
     ],
     cleared: ["working_memory", "scaffold"],
     kept: ["connections (configuration; their learned info is cleared)"],
     after: async () => {
       try {
-        return { counts: { vectors: await deps.vectors.erase(userId, factIds.map((f) => f.id)) } };
+        return {
+          counts: {
+            vectors: await deps.vectors.erase(
+              userId,
+              factIds.map((f) => f.id),
+            ),
+          },
+        };
       } catch (err) {
         const why = err instanceof Error ? err.message : String(err);
         return { counts: { vectors: 0 }, warning: `vectors could not be removed now (${why}); they are unreachable, as their facts are gone` };

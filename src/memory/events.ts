@@ -2,14 +2,15 @@
  * The observation event bus (seed 003): every write is a `context_events` row (pending) and then a queue
  * message. If the send fails the row stays pending and the sweep enqueues it: nothing is lost.
  */
-import { afterCursor } from "../db/cursor";
-import { and, desc, eq, lt, sql } from "drizzle-orm";
+
+import { and, desc, eq, sql } from "drizzle-orm";
+import { isConstraintError, runStatements, type Statement } from "../db/batch";
 import { newId } from "../db/client";
+import { afterCursor } from "../db/cursor";
+import type { Plan } from "../db/schema";
 import { contextEvents, type JsonObject } from "../db/schema";
 import { AppError, describeFailure } from "../lib/errors";
-import { isConstraintError, runStatements, type Statement } from "../db/batch";
-import type { Plan } from "../db/schema";
-import { consolidationBudget, deferredReason, type Budget } from "./budget";
+import { type Budget, consolidationBudget, deferredReason } from "./budget";
 import { CONSOLIDATE_KIND, type MemoryDeps } from "./deps";
 import { inJson } from "./vector";
 
@@ -60,14 +61,28 @@ export async function recordObservations(
     const existing = await db
       .select()
       .from(contextEvents)
-      .where(and(eq(contextEvents.userId, user.id), inJson(contextEvents.idempotencyKey, keys.flatMap((k) => k ?? []))))
+      .where(
+        and(
+          eq(contextEvents.userId, user.id),
+          inJson(
+            contextEvents.idempotencyKey,
+            keys.flatMap((k) => k ?? []),
+          ),
+        ),
+      )
       .all();
     if (!existing.length) return null;
     const byKey = new Map(existing.map((e) => [e.idempotencyKey, e]));
-    const same = existing.length === inputs.length && inputs.every((o, i) => byKey.get(keys[i] ?? null)?.content === o.content && byKey.get(keys[i] ?? null)?.eventType === o.type);
+    const same =
+      existing.length === inputs.length &&
+      inputs.every((o, i) => byKey.get(keys[i] ?? null)?.content === o.content && byKey.get(keys[i] ?? null)?.eventType === o.type);
     if (!same) throw new AppError("conflict", "this Idempotency-Key was already used with a different body");
     const events = keys.flatMap((k) => byKey.get(k) ?? []);
-    await enqueue(deps, user.id, events.filter((e) => e.status === "pending").map((e) => e.id));
+    await enqueue(
+      deps,
+      user.id,
+      events.filter((e) => e.status === "pending").map((e) => e.id),
+    );
     return { events, replayed: true, budget };
   };
   if (idempotencyKey) {
@@ -101,7 +116,12 @@ export async function recordObservations(
     if (!raced) throw err;
     return raced;
   }
-  if (status === "pending") await enqueue(deps, user.id, events.map((e) => e.id));
+  if (status === "pending")
+    await enqueue(
+      deps,
+      user.id,
+      events.map((e) => e.id),
+    );
   return { events, replayed: false, budget };
 }
 
@@ -109,7 +129,13 @@ export async function listEvents(deps: MemoryDeps, userId: string, opts: { statu
   return deps.db
     .select()
     .from(contextEvents)
-    .where(and(eq(contextEvents.userId, userId), opts.status ? eq(contextEvents.status, opts.status) : undefined, afterCursor(contextEvents.createdAt, contextEvents.id, opts.before)))
+    .where(
+      and(
+        eq(contextEvents.userId, userId),
+        opts.status ? eq(contextEvents.status, opts.status) : undefined,
+        afterCursor(contextEvents.createdAt, contextEvents.id, opts.before),
+      ),
+    )
     .orderBy(desc(contextEvents.createdAt), desc(contextEvents.id))
     .limit(opts.limit)
     .all();

@@ -4,17 +4,17 @@
  * consolidation, whose statements join the caller's atomic batch.
  */
 import { and, eq, isNull, sql } from "drizzle-orm";
-import type { JsonObject } from "../db/schema";
+import type { Statement } from "../db/batch";
 import { newId } from "../db/client";
+import type { JsonObject } from "../db/schema";
 import { facts, usage } from "../db/schema";
 import type { MemoryDeps } from "./deps";
 import { canonicalJson, uuidv5 } from "./ids";
+import { briefError } from "./retrieval";
 import { slotOf } from "./slots";
 import { normalizeText } from "./text";
-import { eventTime } from "./when";
 import { inJson, type VectorMetadata } from "./vector";
-import type { Statement } from "../db/batch";
-import { briefError } from "./retrieval";
+import { eventTime } from "./when";
 
 export type FactInput = {
   text: string;
@@ -50,7 +50,12 @@ export async function prepareFacts(userId: string, inputs: readonly FactInput[])
   const prepared = await Promise.all(
     inputs.map(async (f): Promise<PreparedFact> => {
       const text = normalizeText(f.text);
-      const scope = { user_id: userId, connection_id: f.connectionId ?? null, context_type: f.contextType ?? "user_persistent", project_id: f.projectId ?? null };
+      const scope = {
+        user_id: userId,
+        connection_id: f.connectionId ?? null,
+        context_type: f.contextType ?? "user_persistent",
+        project_id: f.projectId ?? null,
+      };
       const source = f.source ?? "user_provided";
       return {
         id: await uuidv5(canonicalJson({ text, ...scope })),
@@ -89,7 +94,6 @@ export async function prepareFacts(userId: string, inputs: readonly FactInput[])
  * the facts that were superseded, whose vectors the caller removes after the commit.
  */
 export function factStatements(deps: MemoryDeps, userId: string, prepared: readonly PreparedFact[]): { statements: Statement[]; supersedingAt: number[] } {
-  const { db } = deps;
   if (!prepared.length) return { statements: [], supersedingAt: [] };
   const now = deps.now();
   const ids = prepared.map((p) => p.id);
@@ -126,7 +130,10 @@ export function factStatements(deps: MemoryDeps, userId: string, prepared: reado
     supersedingAt.push(statements.length);
     statements.push(
       sql`UPDATE facts SET superseded_by = (${newer})
-        WHERE user_id = ${userId} AND superseded_by IS NULL AND ${inJson(facts.id, winners.map((x) => String(x[0])))} AND EXISTS (${newer})
+        WHERE user_id = ${userId} AND superseded_by IS NULL AND ${inJson(
+          facts.id,
+          winners.map((x) => String(x[0])),
+        )} AND EXISTS (${newer})
         RETURNING id`,
     );
   }
@@ -155,7 +162,12 @@ const vectorMetadata = (p: PreparedFact): VectorMetadata => {
  * After the commit: embed the live facts, upsert their vectors, drop the vectors of superseded ones.
  * A failing embedder or index leaves `embedded_at` null for the sweep; the facts are already searchable by text.
  */
-export async function indexFacts(deps: MemoryDeps, userId: string, prepared: readonly PreparedFact[], superseded: readonly string[]): Promise<{ embedded: number; error?: string }> {
+export async function indexFacts(
+  deps: MemoryDeps,
+  userId: string,
+  prepared: readonly PreparedFact[],
+  superseded: readonly string[],
+): Promise<{ embedded: number; error?: string }> {
   const gone = new Set(superseded);
   const live = prepared.filter((p) => !p.superseded_by && !gone.has(p.id));
   try {
@@ -164,7 +176,19 @@ export async function indexFacts(deps: MemoryDeps, userId: string, prepared: rea
     const { vectors, tokens } = await deps.embedder.embed(live.map((p) => p.text));
     await deps.vectors.upsert(live.map((p, i) => ({ id: p.id, userId, vector: vectors[i] ?? { indices: [], values: [] }, metadata: vectorMetadata(p) })));
     await deps.db.batch([
-      deps.db.update(facts).set({ embeddedAt: deps.now() }).where(and(eq(facts.userId, userId), inJson(facts.id, live.map((p) => p.id)), isNull(facts.supersededBy))),
+      deps.db
+        .update(facts)
+        .set({ embeddedAt: deps.now() })
+        .where(
+          and(
+            eq(facts.userId, userId),
+            inJson(
+              facts.id,
+              live.map((p) => p.id),
+            ),
+            isNull(facts.supersededBy),
+          ),
+        ),
       deps.db.insert(usage).values({ id: newId("use"), userId, kind: "embedding", model: deps.embedder.model, inputTokens: tokens, outputTokens: 0 }),
     ]);
     return { embedded: live.length };

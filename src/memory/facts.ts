@@ -1,10 +1,11 @@
 /** Facts: bulk import (verbatim, no model), the inspector's reads, and forgetting one fact. */
-import { afterCursor } from "../db/cursor";
-import { and, desc, eq, isNull, lt } from "drizzle-orm";
+
+import { and, desc, eq, isNull } from "drizzle-orm";
+import { returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
+import { afterCursor } from "../db/cursor";
 import { connections, facts, type JsonObject } from "../db/schema";
 import { describeFailure, notFound } from "../lib/errors";
-import { returnedIds, runStatements } from "../db/batch";
 import type { MemoryDeps } from "./deps";
 import { factStatements, indexFacts, prepareFacts } from "./facts-write";
 import { inJson } from "./vector";
@@ -46,7 +47,11 @@ export type ImportItem = {
 export async function importFacts(deps: MemoryDeps, userId: string, items: readonly ImportItem[]) {
   const wanted = [...new Set(items.flatMap((i) => (i.metadata?.connection_id ? [i.metadata.connection_id] : [])))];
   if (wanted.length) {
-    const owned = await deps.db.select({ id: connections.id }).from(connections).where(and(eq(connections.userId, userId), inJson(connections.id, wanted))).all();
+    const owned = await deps.db
+      .select({ id: connections.id })
+      .from(connections)
+      .where(and(eq(connections.userId, userId), inJson(connections.id, wanted)))
+      .all();
     if (owned.length !== wanted.length) throw notFound("connection");
   }
   const prepared = await prepareFacts(
@@ -81,12 +86,23 @@ export async function listFacts(db: Db, userId: string, opts: { limit: number; b
 /** One fact with its history: what it replaced, and what replaced it. */
 export async function getFact(db: Db, userId: string, id: string) {
   const [[fact], replaced] = await db.batch([
-    db.select().from(facts).where(and(eq(facts.id, id), eq(facts.userId, userId))),
-    db.select().from(facts).where(and(eq(facts.supersededBy, id), eq(facts.userId, userId))).orderBy(desc(facts.createdAt)),
+    db
+      .select()
+      .from(facts)
+      .where(and(eq(facts.id, id), eq(facts.userId, userId))),
+    db
+      .select()
+      .from(facts)
+      .where(and(eq(facts.supersededBy, id), eq(facts.userId, userId)))
+      .orderBy(desc(facts.createdAt)),
   ]);
   if (!fact) throw notFound("fact");
   const replacedBy = fact.supersededBy
-    ? ((await db.select().from(facts).where(and(eq(facts.id, fact.supersededBy), eq(facts.userId, userId))).get()) ?? null)
+    ? ((await db
+        .select()
+        .from(facts)
+        .where(and(eq(facts.id, fact.supersededBy), eq(facts.userId, userId)))
+        .get()) ?? null)
     : null;
   return { fact, replaced, replacedBy };
 }
@@ -99,5 +115,10 @@ export async function deleteFact(deps: MemoryDeps, userId: string, id: string): 
     .returning({ id: facts.id });
   if (!removed.length) throw notFound("fact");
   // Retrieval hydrates from D1, so once the row is gone a lingering vector is never returned: removing it is best effort.
-  await deps.vectors.delete(userId, removed.map((r) => r.id)).catch((err: unknown) => console.error(JSON.stringify({ memory: "vector_delete_failed", fact: id, error: describeFailure(err) })));
+  await deps.vectors
+    .delete(
+      userId,
+      removed.map((r) => r.id),
+    )
+    .catch((err: unknown) => console.error(JSON.stringify({ memory: "vector_delete_failed", fact: id, error: describeFailure(err) })));
 }

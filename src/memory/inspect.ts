@@ -1,7 +1,8 @@
 /** The memory inspector's reads: the two injected tiers, context logs (what each turn injected), consolidation runs. */
-import { afterCursor } from "../db/cursor";
+
 import { and, desc, eq, lt } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { afterCursor } from "../db/cursor";
 import { contextLogs, memoryRuns, users } from "../db/schema";
 import { notFound } from "../lib/errors";
 import { wordCount } from "./text";
@@ -20,7 +21,13 @@ export async function listContextLogs(db: Db, userId: string, opts: { limit: num
   const rows = await db
     .select()
     .from(contextLogs)
-    .where(and(eq(contextLogs.userId, userId), opts.sessionId ? eq(contextLogs.sessionId, opts.sessionId) : undefined, afterCursor(contextLogs.createdAt, contextLogs.id, opts.before)))
+    .where(
+      and(
+        eq(contextLogs.userId, userId),
+        opts.sessionId ? eq(contextLogs.sessionId, opts.sessionId) : undefined,
+        afterCursor(contextLogs.createdAt, contextLogs.id, opts.before),
+      ),
+    )
     .orderBy(desc(contextLogs.createdAt), desc(contextLogs.id))
     .limit(opts.limit)
     .all();

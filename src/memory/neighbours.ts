@@ -11,7 +11,11 @@ export type Neighbour = { id: string; text: string; position: "before" | "after"
 /** Rows further apart than this are not neighbours, whatever their session says (and the lookup stays a short range scan). */
 const REACH = 50;
 
-export async function neighboursOf(db: Db, userId: string, hits: readonly { id: string; rowid: number; metadata: string }[]): Promise<Map<string, Neighbour[]>> {
+export async function neighboursOf(
+  db: Db,
+  userId: string,
+  hits: readonly { id: string; rowid: number; metadata: string }[],
+): Promise<Map<string, Neighbour[]>> {
   const keyed = hits.flatMap((h) => {
     const session = (JSON.parse(h.metadata) as { session_id?: unknown }).session_id;
     return typeof session === "string" ? [[h.id, h.rowid, session]] : [];

@@ -6,7 +6,7 @@
  */
 import type { Json, JsonObject } from "../db/schema";
 import type { StructuredSkill } from "../model/offline";
-import { parseConsolidationPrompt, WORKING_MEMORY_WORDS, type ConsolidationOutput, type ConsolidationWire } from "./consolidation-schema";
+import { type ConsolidationOutput, type ConsolidationWire, parseConsolidationPrompt, WORKING_MEMORY_WORDS } from "./consolidation-schema";
 import { wordCount } from "./text";
 
 const VERBS = new Map(
@@ -17,9 +17,16 @@ VERBS.set("have", "has").set("do", "does").set("go", "goes").set("am", "is");
 /** "Remember that I live in Berlin" -> "User lives in Berlin". */
 export function thirdPerson(text: string): string {
   let t = text.trim().replace(/^(please\s+)?(remember|note|fyi|btw)( that|:|,)?\s+/i, "");
-  t = t.replace(/^i'm\b/i, "User is").replace(/^i've\b/i, "User has").replace(/^i'd\b/i, "User would");
+  t = t
+    .replace(/^i'm\b/i, "User is")
+    .replace(/^i've\b/i, "User has")
+    .replace(/^i'd\b/i, "User would");
   t = t.replace(/^i (\w+)/i, (_, verb: string) => `User ${VERBS.get(verb.toLowerCase()) ?? verb}`);
-  t = t.replace(/^my\b/i, "User's").replace(/\bmy\b/gi, "their").replace(/\bme\b/gi, "them").replace(/\bi\b/g, "they");
+  t = t
+    .replace(/^my\b/i, "User's")
+    .replace(/\bmy\b/gi, "their")
+    .replace(/\bme\b/gi, "them")
+    .replace(/\bi\b/g, "they");
   t = t.charAt(0).toUpperCase() + t.slice(1);
   return /[.!?]$/.test(t) ? t.slice(0, -1) : t;
 }
@@ -36,7 +43,11 @@ const toWire = (out: ConsolidationOutput): ConsolidationWire => ({
   updated_scaffold: JSON.stringify(out.updated_scaffold),
   scaffold_confidence: [],
   updated_working_memory: out.updated_working_memory,
-  facts_to_embed: out.facts_to_embed.map((f) => (typeof f === "string" ? { text: f, confidence: 0.7, supersedes: [], connection_id: "" } : { text: f.text, confidence: f.confidence ?? 0.7, supersedes: f.supersedes ?? [], connection_id: f.connection_id ?? "" })),
+  facts_to_embed: out.facts_to_embed.map((f) =>
+    typeof f === "string"
+      ? { text: f, confidence: 0.7, supersedes: [], connection_id: "" }
+      : { text: f.text, confidence: f.confidence ?? 0.7, supersedes: f.supersedes ?? [], connection_id: f.connection_id ?? "" },
+  ),
 });
 
 export const offlineConsolidate: StructuredSkill = (req) => toWire(consolidateByRules(req));

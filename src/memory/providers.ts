@@ -4,8 +4,8 @@
  * query. A provider that throws (e.g. the vector index is down) is left out and the audit row says why.
  */
 import { and, eq } from "drizzle-orm";
-import { connections, users, type JsonObject, type ScaffoldMeta } from "../db/schema";
 import type { ContextProvider, ContextSection, PromptContext } from "../core/context";
+import { connections, type JsonObject, type ScaffoldMeta, users } from "../db/schema";
 import { memoryDeps } from "./deps";
 import { recordRecall, searchFacts } from "./retrieval";
 
@@ -32,7 +32,13 @@ function view(ctx: PromptContext): Promise<MemoryView> {
   const load = ctx.db
     .batch([
       ctx.db
-        .select({ workingMemory: users.workingMemory, scaffold: users.scaffold, scaffoldMeta: users.scaffoldMeta, learnedInfo: users.learnedInfo, updatedAt: users.updatedAt })
+        .select({
+          workingMemory: users.workingMemory,
+          scaffold: users.scaffold,
+          scaffoldMeta: users.scaffoldMeta,
+          learnedInfo: users.learnedInfo,
+          updatedAt: users.updatedAt,
+        })
         .from(users)
         .where(eq(users.id, ctx.userId)),
       ctx.db
@@ -54,7 +60,9 @@ function view(ctx: PromptContext): Promise<MemoryView> {
 
 /** Drops the least certain, then oldest, keys until the scaffold fits its share of the prompt. */
 export function fitScaffold(scaffold: JsonObject, meta: ScaffoldMeta, maxChars: number): JsonObject {
-  const keys = Object.keys(scaffold).sort((a, b) => (meta[b]?.confidence ?? 0.7) - (meta[a]?.confidence ?? 0.7) || (meta[b]?.updated_at ?? 0) - (meta[a]?.updated_at ?? 0));
+  const keys = Object.keys(scaffold).sort(
+    (a, b) => (meta[b]?.confidence ?? 0.7) - (meta[a]?.confidence ?? 0.7) || (meta[b]?.updated_at ?? 0) - (meta[a]?.updated_at ?? 0),
+  );
   const out: JsonObject = {};
   for (const key of keys) {
     const value = scaffold[key];
@@ -122,7 +130,12 @@ export const retrievedFactsProvider: ContextProvider = {
     const found = await searchFacts(deps, { userId: ctx.userId, query: ctx.query, k: RETRIEVED_FACTS, connectionIds: v.connections.map((c) => c.id) });
     // Without the vector half the block would silently change meaning; leave it out and say why.
     if (found.degraded) throw new Error(found.degraded);
-    const recall = recordRecall(deps, ctx.userId, found.results.map((r) => r.id), found.embeddingTokens);
+    const recall = recordRecall(
+      deps,
+      ctx.userId,
+      found.results.map((r) => r.id),
+      found.embeddingTokens,
+    );
     if (ctx.defer) ctx.defer(recall);
     else await recall;
     if (!found.results.length) return null;

@@ -3,17 +3,18 @@
  * A failure retries the user's messages with exponential backoff; after the queue's max_retries they go
  * to the dead-letter queue, where `markDeadLettered` marks their events `failed` for the user to see.
  */
-import { describeFailure } from "../lib/errors";
+
 import { and, eq, sql } from "drizzle-orm";
 import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
+import type { QueueMessage } from "../core/queue";
 import { createDb } from "../db/client";
 import { contextEvents } from "../db/schema";
+import { describeFailure } from "../lib/errors";
 import { createModelClient } from "../model/anthropic";
-import type { QueueMessage } from "../core/queue";
-import { consolidateUser, type ConsolidationModel } from "./consolidate";
+import { type ConsolidationModel, consolidateUser } from "./consolidate";
 import { CONSOLIDATION_FORMAT } from "./consolidation-schema";
-import { ConsolidateMessage, memoryDeps, type MemoryDeps } from "./deps";
+import { ConsolidateMessage, type MemoryDeps, memoryDeps } from "./deps";
 import { enqueue } from "./events";
 import { offlineConsolidate } from "./offline-consolidate";
 import { inJson } from "./vector";
@@ -23,7 +24,11 @@ export const backoffSeconds = (attempts: number) => Math.min(300, 2 ** Math.max(
 
 export function consolidationModel(env: Env): ConsolidationModel {
   const config = loadConfig(env);
-  return { client: createModelClient(config, { [CONSOLIDATION_FORMAT]: offlineConsolidate }).client, model: config.backgroundModel, prices: config.modelPrices };
+  return {
+    client: createModelClient(config, { [CONSOLIDATION_FORMAT]: offlineConsolidate }).client,
+    model: config.backgroundModel,
+    prices: config.modelPrices,
+  };
 }
 
 export async function consolidateMessages(deps: MemoryDeps, model: ConsolidationModel, messages: readonly Message<QueueMessage>[]): Promise<void> {
@@ -65,7 +70,10 @@ export async function markDeadLettered(messages: readonly Message<QueueMessage>[
     if (!body.success || !body.data.eventIds.length) continue;
     await db
       .update(contextEvents)
-      .set({ status: "failed", error: sql`'gave up after ' || ${contextEvents.attempts} || ' failed attempts; last error: ' || coalesce(${contextEvents.error}, 'unknown')` })
+      .set({
+        status: "failed",
+        error: sql`'gave up after ' || ${contextEvents.attempts} || ' failed attempts; last error: ' || coalesce(${contextEvents.error}, 'unknown')`,
+      })
       .where(and(eq(contextEvents.userId, body.data.userId), inJson(contextEvents.id, body.data.eventIds), eq(contextEvents.status, "pending")));
   }
 }

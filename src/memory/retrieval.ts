@@ -10,17 +10,17 @@
  * Read-your-writes: the full-text half reads D1 directly, and the vector half's index is D1 too (locally) or
  * has a D1 overlay of recent writes (Vectorize).
  */
-import { sql, type SQL } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
+import { runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
-import { facts, usage, type JsonObject } from "../db/schema";
-import { runStatements } from "../db/batch";
+import { facts, type JsonObject, usage } from "../db/schema";
 import type { MemoryDeps } from "./deps";
+import { expandTerms } from "./expand";
+import { type Neighbour, neighboursOf } from "./neighbours";
 import { isStopword, normalizeText, stem, words } from "./text";
 import { inJson } from "./vector";
-import { timeCues, type TimeRange } from "./when";
-import { neighboursOf, type Neighbour } from "./neighbours";
-import { expandTerms } from "./expand";
+import { type TimeRange, timeCues } from "./when";
 
 export type SearchMode = "hybrid" | "fulltext" | "vector";
 export type SearchOrder = "relevance" | "newest" | "oldest";
@@ -94,7 +94,10 @@ export function ftsQuery(text: string): string | null {
 const columns = sql`f.id, f.rowid, f.text, f.metadata, f.confidence, f.recall_count, f.last_recalled_at, f.created_at, f.event_at, f.superseded_by`;
 
 function scoped(input: SearchInput): SQL {
-  const parts = [sql`f.user_id = ${input.userId}`, sql`(f.connection_id IS NULL OR f.connection_id IN (SELECT value FROM json_each(${JSON.stringify(input.connectionIds)})))`];
+  const parts = [
+    sql`f.user_id = ${input.userId}`,
+    sql`(f.connection_id IS NULL OR f.connection_id IN (SELECT value FROM json_each(${JSON.stringify(input.connectionIds)})))`,
+  ];
   if (!input.history) parts.push(sql`f.superseded_by IS NULL`);
   if (input.after !== undefined) parts.push(sql`coalesce(f.event_at, f.created_at) >= ${input.after}`);
   if (input.before !== undefined) parts.push(sql`coalesce(f.event_at, f.created_at) < ${input.before}`);
@@ -122,9 +125,20 @@ async function vectorSearch(deps: MemoryDeps, input: SearchInput): Promise<{ hit
   if (!vector) return { hits: [], tokens };
   const matches = (await deps.vectors.query(input.userId, vector, CANDIDATES)).filter((m) => m.score >= deps.embedder.minScore);
   if (!matches.length) return { hits: [], tokens };
-  const rows = await deps.db.all<Candidate>(sql`SELECT ${columns} FROM facts f WHERE ${inJson(sql`f.id`, matches.map((m) => m.id))} AND ${scoped(input)}`);
+  const rows = await deps.db.all<Candidate>(
+    sql`SELECT ${columns} FROM facts f WHERE ${inJson(
+      sql`f.id`,
+      matches.map((m) => m.id),
+    )} AND ${scoped(input)}`,
+  );
   const byId = new Map(rows.map((r) => [r.id, r]));
-  return { hits: matches.flatMap((m) => { const c = byId.get(m.id); return c ? [{ ...c, cosine: m.score }] : []; }), tokens };
+  return {
+    hits: matches.flatMap((m) => {
+      const c = byId.get(m.id);
+      return c ? [{ ...c, cosine: m.score }] : [];
+    }),
+    tokens,
+  };
 }
 
 /**
@@ -134,7 +148,9 @@ async function vectorSearch(deps: MemoryDeps, input: SearchInput): Promise<{ hit
 async function termWeights(db: Db, terms: readonly string[]): Promise<Map<string, number>> {
   const stems = [...new Set(terms.map(stem))];
   if (!stems.length) return new Map();
-  const rows = await db.all<{ term: string; doc: number }>(sql`SELECT term, doc FROM facts_fts_vocab WHERE term IN (SELECT value FROM json_each(${JSON.stringify(stems)}))`);
+  const rows = await db.all<{ term: string; doc: number }>(
+    sql`SELECT term, doc FROM facts_fts_vocab WHERE term IN (SELECT value FROM json_each(${JSON.stringify(stems)}))`,
+  );
   const df = new Map(rows.map((r) => [r.term, r.doc]));
   return new Map(stems.map((t) => [t, 1 / Math.log(Math.E + (df.get(t) ?? 0))]));
 }
@@ -255,7 +271,11 @@ export async function searchFacts(deps: MemoryDeps, input: SearchInput): Promise
     confidence: c.confidence,
   }));
   if (input.neighbours && results.length) {
-    const around = await neighboursOf(deps.db, input.userId, chosen.map((x) => x.c));
+    const around = await neighboursOf(
+      deps.db,
+      input.userId,
+      chosen.map((x) => x.c),
+    );
     for (const r of results) r.neighbours = around.get(r.id) ?? [];
   }
   const best = Math.max(0, ...results.map((r) => r.match));
@@ -265,7 +285,15 @@ export async function searchFacts(deps: MemoryDeps, input: SearchInput): Promise
 /** Injected facts were recalled: they rank up, and stop decaying, from now on. Records the query's embedding cost. */
 export async function recordRecall(deps: MemoryDeps, userId: string, ids: readonly string[], embeddingTokens: number): Promise<void> {
   await runStatements(deps.db, [
-    ...(ids.length ? [sql`UPDATE facts SET recall_count = recall_count + 1, last_recalled_at = ${deps.now()} WHERE user_id = ${userId} AND ${inJson(facts.id, [...ids])}`] : []),
-    ...(embeddingTokens ? [deps.db.insert(usage).values({ id: newId("use"), userId, kind: "embedding", model: deps.embedder.model, inputTokens: embeddingTokens, outputTokens: 0 })] : []),
+    ...(ids.length
+      ? [sql`UPDATE facts SET recall_count = recall_count + 1, last_recalled_at = ${deps.now()} WHERE user_id = ${userId} AND ${inJson(facts.id, [...ids])}`]
+      : []),
+    ...(embeddingTokens
+      ? [
+          deps.db
+            .insert(usage)
+            .values({ id: newId("use"), userId, kind: "embedding", model: deps.embedder.model, inputTokens: embeddingTokens, outputTokens: 0 }),
+        ]
+      : []),
   ]);
 }

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { JsonValue } from "./json";
 import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
 import { createConnection, deleteConnection, getConnection, listConnections, publicConnection, updateConnection } from "./connections";
+import { JsonValue } from "./json";
 import { depsOf } from "./routes-facts";
 
 const Connection = z
@@ -64,13 +64,20 @@ const deleteRouteDef = route({
 export const connectionRoutes = newRouter()
   .openapi(createRouteDef, async (c) => {
     const body = c.req.valid("json");
-    return c.json(publicConnection(await createConnection(c.var.db, c.var.user.id, { name: body.name, active: body.active, learnedInfo: body.learned_info })), 201);
+    return c.json(
+      publicConnection(await createConnection(c.var.db, c.var.user.id, { name: body.name, active: body.active, learnedInfo: body.learned_info })),
+      201,
+    );
   })
   .openapi(listRouteDef, async (c) => c.json({ connections: (await listConnections(c.var.db, c.var.user.id)).map(publicConnection) }, 200))
   .openapi(getRouteDef, async (c) => c.json(publicConnection(await getConnection(c.var.db, c.var.user.id, c.req.valid("param").id)), 200))
   .openapi(patchRouteDef, async (c) => {
     const body = c.req.valid("json");
-    const row = await updateConnection(c.var.db, c.var.user.id, c.req.valid("param").id, { name: body.name, active: body.active, learnedInfo: body.learned_info });
+    const row = await updateConnection(c.var.db, c.var.user.id, c.req.valid("param").id, {
+      name: body.name,
+      active: body.active,
+      learnedInfo: body.learned_info,
+    });
     return c.json(publicConnection(row), 200);
   })
   .openapi(deleteRouteDef, async (c) => {

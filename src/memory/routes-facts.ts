@@ -1,13 +1,13 @@
-import { CursorParam, nextCursor } from "../db/cursor";
 import { createRoute, z } from "@hono/zod-openapi";
-import { JsonValue } from "./json";
 import type { Context } from "hono";
+import { CursorParam, nextCursor } from "../db/cursor";
 import type { AppEnv } from "../http/context";
 import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
+import { listConnections } from "./connections";
 import { memoryDeps } from "./deps";
 import { CONTEXT_TYPES, deleteFact, getFact, importFacts, listFacts, publicFact, SOURCES } from "./facts";
 import { UUID_RE } from "./ids";
-import { listConnections } from "./connections";
+import { JsonValue } from "./json";
 import { recordRecall, searchFacts } from "./retrieval";
 import { eventTime } from "./when";
 
@@ -182,7 +182,18 @@ export const factRoutes = newRouter()
     const { q, k, mode, after, before, order, history, neighbours } = c.req.valid("query");
     const active = (await listConnections(c.var.db, c.var.user.id)).filter((x) => x.active).map((x) => x.id);
     const deps = depsOf(c);
-    const found = await searchFacts(deps, { userId: c.var.user.id, query: q, k, connectionIds: active, mode, after, before, order, history: history === "true", neighbours: neighbours === "true" });
+    const found = await searchFacts(deps, {
+      userId: c.var.user.id,
+      query: q,
+      k,
+      connectionIds: active,
+      mode,
+      after,
+      before,
+      order,
+      history: history === "true",
+      neighbours: neighbours === "true",
+    });
     // A search is the user looking, not the assistant recalling: only the embedding cost is recorded.
     await recordRecall(deps, c.var.user.id, [], found.embeddingTokens);
     const results = found.results.map((r) => ({

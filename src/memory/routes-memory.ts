@@ -1,12 +1,12 @@
-import { CursorParam, nextCursor } from "../db/cursor";
 import { createRoute, z } from "@hono/zod-openapi";
-import { JsonValue } from "./json";
-import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
+import { CursorParam, nextCursor } from "../db/cursor";
 import { ErrorBody } from "../http/errors";
+import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
 import { consolidationBudget } from "./budget";
 import { getConnection } from "./connections";
 import { AUTONOMOUS_TYPES, listEvents, pendingCount, publicEvent, recordObservations, retryFailed } from "./events";
 import { listContextLogs, listRuns, readTiers } from "./inspect";
+import { JsonValue } from "./json";
 import { depsOf } from "./routes-facts";
 
 const Limit = z.coerce.number().int().min(1).max(200).default(50);
@@ -33,7 +33,11 @@ const Event = z
   .openapi("ContextEvent");
 
 const SourceMetadata = z
-  .object({ source: z.string().min(1).max(100).default("autonomous"), session_id: z.string().max(100).optional(), connection_id: z.string().max(100).optional() })
+  .object({
+    source: z.string().min(1).max(100).default("autonomous"),
+    session_id: z.string().max(100).optional(),
+    connection_id: z.string().max(100).optional(),
+  })
   .catchall(JsonValue);
 
 const ObservationsBody = z
@@ -53,7 +57,11 @@ const observationsRoute = route({
   operationId: "createObservations",
   summary: "Autonomous write path into the event bus (scaffold_update / learned_fact); send Idempotency-Key to make retries safe",
   request: { ...jsonBody(ObservationsBody), headers: z.object({ "idempotency-key": z.string().min(1).max(200).optional() }) },
-  responses: { 202: json(z.object({ events: z.array(Event), replayed: z.boolean(), budget: Budget }), "Accepted"), ...errors, 409: json(ErrorBody, "Idempotency-Key reused with a different body") },
+  responses: {
+    202: json(z.object({ events: z.array(Event), replayed: z.boolean(), budget: Budget }), "Accepted"),
+    ...errors,
+    409: json(ErrorBody, "Idempotency-Key reused with a different body"),
+  },
 });
 
 const workingRoute = route({
@@ -107,7 +115,9 @@ const logsRoute = route({
   responses: {
     200: json(
       z.object({
-        context_logs: z.array(z.object({ id: z.string(), session_id: z.string().nullable(), injected: z.record(z.string(), z.unknown()), created_at: z.number() })),
+        context_logs: z.array(
+          z.object({ id: z.string(), session_id: z.string().nullable(), injected: z.record(z.string(), z.unknown()), created_at: z.number() }),
+        ),
         next_before: z.string().nullable(),
       }),
       "Context logs",

@@ -17,7 +17,10 @@ const PREPOSITIONS = new Set(["in", "on", "at", "by", "for", "with", "to", "from
 const POSSESSIVE = /\b(?:my|user's|users'|the user's|their|his|her)\b|'s\b/;
 
 export function slotOf(text: string): string | null {
-  const lower = text.toLowerCase().replace(/[.!?]+$/, "").trim();
+  const lower = text
+    .toLowerCase()
+    .replace(/[.!?]+$/, "")
+    .trim();
   for (const [re, relation] of RELATIONS) {
     const m = re.exec(lower);
     if (m) return `${contentTerms(lower.slice(0, m.index)).join(" ") || "user"}|${relation}`;

@@ -30,7 +30,15 @@ export async function sweepMemory(deps: MemoryDeps, now: number) {
     .limit(1000)
     .all();
   let requeued = 0;
-  for (const [userId, rows] of group(stale, (r) => r.userId)) if (await enqueue(deps, userId, rows.map((r) => r.id))) requeued += rows.length;
+  for (const [userId, rows] of group(stale, (r) => r.userId))
+    if (
+      await enqueue(
+        deps,
+        userId,
+        rows.map((r) => r.id),
+      )
+    )
+      requeued += rows.length;
 
   const deferredUsers = await db
     .selectDistinct({ userId: contextEvents.userId, plan: users.plan })
@@ -47,7 +55,14 @@ export async function sweepMemory(deps: MemoryDeps, now: number) {
       .set({ status: "pending", error: null })
       .where(and(eq(contextEvents.userId, u.userId), eq(contextEvents.status, "deferred")))
       .returning({ id: contextEvents.id });
-    if (await enqueue(deps, u.userId, rows.map((r) => r.id))) resumed += rows.length;
+    if (
+      await enqueue(
+        deps,
+        u.userId,
+        rows.map((r) => r.id),
+      )
+    )
+      resumed += rows.length;
   }
 
   const unembedded = await db

@@ -3,13 +3,13 @@
  * consolidated in the background; connection learned info is written directly.
  */
 import { z } from "zod";
-import type { JsonObject } from "../db/schema";
-import { AppError } from "../lib/errors";
 import type { TurnScope } from "../core/context";
 import { defineTool, type ToolContext, type ToolResult } from "../core/tool";
+import type { JsonObject } from "../db/schema";
+import { AppError } from "../lib/errors";
 import { learnAboutConnection } from "./connections";
 import { memoryDeps } from "./deps";
-import { INTERACTIVE_TYPES, recordObservations, type ObservationInput } from "./events";
+import { INTERACTIVE_TYPES, type ObservationInput, recordObservations } from "./events";
 
 /** A runaway model must not flood the bus within one turn. */
 export const OBSERVATIONS_PER_TURN = 10;
@@ -57,13 +57,20 @@ export const updateUserContext = defineTool({
       scaffold_updates: z.record(z.string().min(1).max(100), z.json()).optional(),
       persistent_info_additions: z.array(z.string().trim().min(1).max(2000)).max(OBSERVATIONS_PER_TURN).optional(),
     })
-    .refine((v) => Object.keys(v.scaffold_updates ?? {}).length + (v.persistent_info_additions ?? []).length > 0, "give scaffold_updates or persistent_info_additions"),
+    .refine(
+      (v) => Object.keys(v.scaffold_updates ?? {}).length + (v.persistent_info_additions ?? []).length > 0,
+      "give scaffold_updates or persistent_info_additions",
+    ),
   runs: "server",
   needsApproval: false,
   describe: () => "Updating what I know about you",
   run: (ctx, input) =>
     observe(ctx, [
-      ...Object.entries(input.scaffold_updates ?? {}).map(([key, value]) => ({ type: "scaffold_update", content: JSON.stringify({ [key]: value }), sourceMetadata: source(ctx, "autonomous") })),
+      ...Object.entries(input.scaffold_updates ?? {}).map(([key, value]) => ({
+        type: "scaffold_update",
+        content: JSON.stringify({ [key]: value }),
+        sourceMetadata: source(ctx, "autonomous"),
+      })),
       ...(input.persistent_info_additions ?? []).map((content) => ({ type: "learned_fact", content, sourceMetadata: source(ctx, "autonomous") })),
     ]),
 });

@@ -6,7 +6,7 @@
 import { and, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { localVectors } from "../db/schema";
-import { dot, toDense, type SparseVector } from "./embed";
+import { dot, type SparseVector, toDense } from "./embed";
 import { inJson, type VectorIndex, type VectorMatch, type VectorRecord } from "./vector";
 
 /** How long a write stays in the overlay: comfortably longer than Vectorize's indexing delay. */
@@ -74,7 +74,10 @@ export class FreshOverlayIndex implements VectorIndex {
     ]);
     const best = new Map(primary.map((m) => [m.id, m.score]));
     for (const r of recent) best.set(r.id, Math.max(best.get(r.id) ?? -1, dot(vector, r.values)));
-    return [...best].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score).slice(0, topK);
+    return [...best]
+      .map(([id, score]) => ({ id, score }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, topK);
   }
 
   async delete(userId: string, ids: string[]): Promise<void> {

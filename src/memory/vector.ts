@@ -2,10 +2,10 @@
  * The vector index seam. The local index lives in D1 (tests, `wrangler dev`); production uses
  * Vectorize with a D1 overlay of recent writes (vector-vectorize.ts). Every call is scoped by user.
  */
-import { sql, type AnyColumn, type SQL } from "drizzle-orm";
+import { type AnyColumn, type SQL, sql } from "drizzle-orm";
+import { changes, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { localVectorPostings, localVectors } from "../db/schema";
-import { changes, runStatements } from "../db/batch";
 import type { SparseVector } from "./embed";
 
 export type VectorMetadata = Record<string, string | number | boolean>;
@@ -59,8 +59,12 @@ export class LocalVectorIndex implements VectorIndex {
     const byUser = new Map<string, VectorRecord[]>();
     for (const r of records) byUser.set(r.userId, [...(byUser.get(r.userId) ?? []), r]);
     await runStatements(this.db, [
-      ...[...byUser].map(([userId, rs]) =>
-        sql`DELETE FROM local_vector_postings WHERE user_id = ${userId} AND ${inJson(localVectorPostings.vectorId, rs.map((r) => r.id))}`,
+      ...[...byUser].map(
+        ([userId, rs]) =>
+          sql`DELETE FROM local_vector_postings WHERE user_id = ${userId} AND ${inJson(
+            localVectorPostings.vectorId,
+            rs.map((r) => r.id),
+          )}`,
       ),
       ...chunkByJsonSize(rows).map(
         (chunk) => sql`INSERT INTO local_vectors (id, user_id, vector_values, metadata)

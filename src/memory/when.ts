@@ -63,8 +63,10 @@ function timeRange(q: string, now: number): TimeRange | null {
   }
   m = /\b(last|this|past)\s+(week|month|year)\b/.exec(q);
   if (m?.[1] && m[2]) {
-    if (m[2] === "year") return m[1] === "last" ? { from: utc(year - 1, 0), to: utc(year, 0), phrase: m[0] } : { from: utc(year, 0), to: now + 1, phrase: m[0] };
-    if (m[2] === "month") return m[1] === "last" ? { from: utc(year, month - 1), to: utc(year, month), phrase: m[0] } : { from: utc(year, month), to: now + 1, phrase: m[0] };
+    if (m[2] === "year")
+      return m[1] === "last" ? { from: utc(year - 1, 0), to: utc(year, 0), phrase: m[0] } : { from: utc(year, 0), to: now + 1, phrase: m[0] };
+    if (m[2] === "month")
+      return m[1] === "last" ? { from: utc(year, month - 1), to: utc(year, month), phrase: m[0] } : { from: utc(year, month), to: now + 1, phrase: m[0] };
     return { from: now - (m[1] === "last" ? 14 : 7) * DAY, to: now - (m[1] === "last" ? 7 : 0) * DAY + 1, phrase: m[0] };
   }
   m = /\b(a|an|one|two|three|four|five|six|\d+)\s+(day|week|month|year)s?\s+ago\b/.exec(q);

@@ -60,7 +60,11 @@ function memoryCalls(said: string, available: Set<string>): PlannedCall[] {
 }
 
 const STOP = new Set(["get", "set", "list", "read", "fetch", "run", "mcp", "the", "tool", "current", "show", "find", "lookup", "search"]);
-const keywords = (name: string) => name.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length >= 3 && !STOP.has(w));
+const keywords = (name: string) =>
+  name
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length >= 3 && !STOP.has(w));
 
 /** Fills a tool's input from its schema; the first string property gets an id from the message ("order A-17"). */
 function inputFor(tool: ToolDef, said: string): unknown {
@@ -90,7 +94,11 @@ export type Plan = { lead: string; calls: PlannedCall[] } | null;
 
 export function planCalls(said: string, tools: ToolDef[]): Plan {
   const asked = askedTool(said, tools);
-  if (asked) return { lead: asked.name === "current_time" ? "Let me check the clock." : `Let me use ${asked.name}.`, calls: [{ name: asked.name, input: inputFor(asked, said) }] };
+  if (asked)
+    return {
+      lead: asked.name === "current_time" ? "Let me check the clock." : `Let me use ${asked.name}.`,
+      calls: [{ name: asked.name, input: inputFor(asked, said) }],
+    };
   const calls = memoryCalls(said, new Set(tools.map((t) => t.name)));
   return calls.length ? { lead: "Let me note that.", calls } : null;
 }

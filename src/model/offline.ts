@@ -33,7 +33,12 @@ export const OFFLINE_NOTICE = "(offline model: no ANTHROPIC_API_KEY is set, so r
 
 // The per-turn context block (chat/prompt.ts) is not what the user said.
 const textOf = (content: Msg["content"]) =>
-  typeof content === "string" ? content : content.filter((b) => b.type === "text" && !(b.text ?? "").startsWith("<turn_context>")).map((b) => b.text ?? "").join("\n");
+  typeof content === "string"
+    ? content
+    : content
+        .filter((b) => b.type === "text" && !(b.text ?? "").startsWith("<turn_context>"))
+        .map((b) => b.text ?? "")
+        .join("\n");
 
 const systemText = (s: OfflineRequest["system"]) => (typeof s === "string" ? s : (s ?? []).map((b) => b.text).join("\n"));
 
@@ -41,7 +46,12 @@ const hashId = (s: string) => fnv1a(s).toString(36);
 
 function remembered(system: string): string[] {
   const m = /<remembered>\n([\s\S]*?)\n<\/remembered>/.exec(system);
-  return m?.[1] ? m[1].split("\n").filter((l) => l.trim() !== "").slice(0, 5) : [];
+  return m?.[1]
+    ? m[1]
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .slice(0, 5)
+    : [];
 }
 
 /** What the prompt says about the user: MEMORY entries, and the profile's name. */
@@ -79,7 +89,9 @@ export function offlineReply(req: OfflineRequest, skills: OfflineSkills = {}): P
   if (plan) {
     const content: WireBlock[] = [
       { type: "text", text: plan.lead },
-      ...plan.calls.map((c, i): WireBlock => ({ type: "tool_use", id: `toolu_off_${hashId(`${said}${req.messages.length}#${i}`)}`, name: c.name, input: c.input })),
+      ...plan.calls.map(
+        (c, i): WireBlock => ({ type: "tool_use", id: `toolu_off_${hashId(`${said}${req.messages.length}#${i}`)}`, name: c.name, input: c.input }),
+      ),
     ];
     return { content, stop_reason: "tool_use" };
   }

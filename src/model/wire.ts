@@ -72,7 +72,8 @@ export function messageEvents(msg: WireMessage, chunk = 16): WireEvent[] {
     } else if (block.type === "thinking") {
       // Text (none when display is omitted), then the signature just before the block stops.
       events.push({ type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } });
-      if (block.thinking) for (const thinking of chunks(block.thinking, chunk)) events.push({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking } });
+      if (block.thinking)
+        for (const thinking of chunks(block.thinking, chunk)) events.push({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking } });
       events.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature: block.signature } });
     } else if (block.type === "tool_use" || block.type === "server_tool_use") {
       events.push({ type: "content_block_start", index, content_block: { ...block, input: {} } });

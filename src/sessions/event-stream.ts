@@ -1,4 +1,4 @@
-import { ndjson, type ChatEvent } from "../core/events";
+import { type ChatEvent, ndjson } from "../core/events";
 
 export type EventSink = {
   emit(event: ChatEvent): void;

@@ -20,8 +20,7 @@ export type SessionSummary = {
 
 export const messageTokens = (m: Pick<StoredMessage, "content">) => approxTokens(JSON.stringify(m.content));
 
-const isTurnStart = (m: StoredMessage) =>
-  m.role === "user" && (typeof m.content === "string" || !m.content.some((b) => b.type === "tool_result"));
+const isTurnStart = (m: StoredMessage) => m.role === "user" && (typeof m.content === "string" || !m.content.some((b) => b.type === "tool_result"));
 
 /** The messages a model call sees after the summary. */
 export const liveRows = (rows: readonly StoredMessage[], summary: SessionSummary | null) => (summary ? rows.filter((r) => r.seq > summary.through) : [...rows]);

@@ -3,16 +3,14 @@ import type { Context } from "hono";
 import { ClientToolSpec, clientToolSet, McpServerSpec } from "../bridge/client-tools";
 import { reservedToolNames } from "../bridge/toolset";
 import type { Registry } from "../core/capability";
+import { type ChatEvent, collectTurn, parseNdjson, sseFrame, ToolPendingEnvelope, UsageSchema } from "../core/events";
 import type { AppEnv } from "../http/context";
-import { errors, json, jsonBody, newRouter, security, Slug } from "../http/openapi";
 import { ErrorBody } from "../http/errors";
+import { errors, json, jsonBody, newRouter, Slug, security } from "../http/openapi";
 import { AppError } from "../lib/errors";
 import { assertChatBudget } from "../usage/budget";
 import type { Started } from "./session-do";
 import { createSession, getSession, requireProject, sessionStub } from "./store";
-import { collectTurn, parseNdjson, sseFrame, ToolPendingEnvelope, UsageSchema, type ChatEvent } from "../core/events";
-
-
 
 export const ChatRequest = z
   .strictObject({
@@ -49,7 +47,8 @@ const chatRoute = createRoute({
   request: jsonBody(ChatRequest),
   responses: {
     200: {
-      description: "SSE events `session`, `text`, `thinking`, `tool_use`, `tool_result`, `memory_saved`, `refusal`, `notice`, ... ending with `done`, `tool_pending` or `error`; or the turn as JSON",
+      description:
+        "SSE events `session`, `text`, `thinking`, `tool_use`, `tool_result`, `memory_saved`, `refusal`, `notice`, ... ending with `done`, `tool_pending` or `error`; or the turn as JSON",
       content: { "text/event-stream": { schema: z.string() }, "application/json": { schema: ChatResponse } },
     },
     ...errors,
@@ -92,28 +91,39 @@ export async function turnResponse(c: Context<AppEnv>, started: Started, cancel:
 /** POST /v1/chat, with the server tools of the registry the sessions run with. */
 export const chatRoutes = (registry: Registry) =>
   newRouter().openapi(chatRoute, async (c) => {
-  const body = c.req.valid("json");
-  const { db, user } = c.var;
-  // Client tools may not take a server tool's name: checked before anything is written.
-  const declared = clientToolSet(body.client_tools, body.mcp_servers, reservedToolNames(registry.tools));
-  if (declared.issues.length) throw new AppError("invalid_request", declared.issues.slice(0, 5).map((i) => `client_tools: ${i}`).join("; "));
-  if (body.project_id) await requireProject(db, user.id, body.project_id);
-  // The budget is read alongside an existing session; a new session is created only within budget.
-  const [session] = body.session_id
-    ? await Promise.all([getSession(db, user.id, body.session_id), assertChatBudget(db, user.id, c.var.config)])
-    : [await assertChatBudget(db, user.id, c.var.config).then(() => createSession(db, user.id, { title: body.message, siteId: body.site_id ?? null, projectId: body.project_id ?? null }))];
-  const stub = sessionStub(c.env, user.id, session.id);
-  const turnId = c.var.requestId;
-  const started = await stub.turn({
-    turnId,
-    userId: user.id,
-    plan: user.plan,
-    sessionId: session.id,
-    message: body.message,
-    siteId: body.site_id ?? session.siteId,
-    projectId: body.project_id ?? session.projectId,
-    stream: body.stream,
-    clientTools: declared.tools,
+    const body = c.req.valid("json");
+    const { db, user } = c.var;
+    // Client tools may not take a server tool's name: checked before anything is written.
+    const declared = clientToolSet(body.client_tools, body.mcp_servers, reservedToolNames(registry.tools));
+    if (declared.issues.length)
+      throw new AppError(
+        "invalid_request",
+        declared.issues
+          .slice(0, 5)
+          .map((i) => `client_tools: ${i}`)
+          .join("; "),
+      );
+    if (body.project_id) await requireProject(db, user.id, body.project_id);
+    // The budget is read alongside an existing session; a new session is created only within budget.
+    const [session] = body.session_id
+      ? await Promise.all([getSession(db, user.id, body.session_id), assertChatBudget(db, user.id, c.var.config)])
+      : [
+          await assertChatBudget(db, user.id, c.var.config).then(() =>
+            createSession(db, user.id, { title: body.message, siteId: body.site_id ?? null, projectId: body.project_id ?? null }),
+          ),
+        ];
+    const stub = sessionStub(c.env, user.id, session.id);
+    const turnId = c.var.requestId;
+    const started = await stub.turn({
+      turnId,
+      userId: user.id,
+      plan: user.plan,
+      sessionId: session.id,
+      message: body.message,
+      siteId: body.site_id ?? session.siteId,
+      projectId: body.project_id ?? session.projectId,
+      stream: body.stream,
+      clientTools: declared.tools,
+    });
+    return turnResponse(c, started, () => stub.cancelTurn(turnId));
   });
-  return turnResponse(c, started, () => stub.cancelTurn(turnId));
-});

@@ -1,14 +1,14 @@
-import { CursorParam, nextCursor } from "../db/cursor";
 import { createRoute, z } from "@hono/zod-openapi";
 import { ToolResultRequest } from "../bridge/answer";
 import { ToolPendingEnvelope } from "../core/events";
-import { ChatResponse, turnResponse } from "./routes-chat";
+import { CursorParam, nextCursor } from "../db/cursor";
 import { ErrorBody } from "../http/errors";
-import { AppError } from "../lib/errors";
 import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
+import { AppError } from "../lib/errors";
 import type { StoredMessage } from "./history";
-import type { PendingView } from "./session-do";
 import type { SessionSummary } from "./history-budget";
+import { ChatResponse, turnResponse } from "./routes-chat";
+import type { PendingView } from "./session-do";
 import { deleteSessionRow, getSession, listSessions, publicSession, sessionStub } from "./store";
 
 const Session = z
@@ -24,9 +24,7 @@ const Session = z
   })
   .openapi("Session");
 
-const Message = z
-  .object({ seq: z.number(), role: z.enum(["user", "assistant"]), content: z.unknown(), created_at: z.number() })
-  .openapi("SessionMessage");
+const Message = z.object({ seq: z.number(), role: z.enum(["user", "assistant"]), content: z.unknown(), created_at: z.number() }).openapi("SessionMessage");
 
 const Pending = ToolPendingEnvelope.extend({
   messages: z.array(z.unknown()).describe("The suspended assistant message, held back from history until every call is answered"),
@@ -70,7 +68,10 @@ const getRoute = createRoute({
   summary: "A session, its full history and its pending tool call, if any",
   security,
   request: { params: IdParam },
-  responses: { 200: json(z.object({ session: Session, messages: z.array(Message), pending: Pending.nullable(), summary: Summary.nullable() }), "Session"), ...errors },
+  responses: {
+    200: json(z.object({ session: Session, messages: z.array(Message), pending: Pending.nullable(), summary: Summary.nullable() }), "Session"),
+    ...errors,
+  },
 });
 
 const deleteRoute = createRoute({
@@ -122,7 +123,11 @@ export const sessionRoutes = newRouter()
   .openapi(getRoute, async (c) => {
     const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);
     // RPC's structured-clone typing cannot express the SDK's content union; the value is the stored JSON.
-    const state = (await sessionStub(c.env, c.var.user.id, session.id).read()) as unknown as { messages: StoredMessage[]; pending: PendingView | null; summary: SessionSummary | null };
+    const state = (await sessionStub(c.env, c.var.user.id, session.id).read()) as unknown as {
+      messages: StoredMessage[];
+      pending: PendingView | null;
+      summary: SessionSummary | null;
+    };
     return c.json({ session: publicSession(session), ...state }, 200);
   })
   .openapi(deleteRoute, async (c) => {

@@ -4,32 +4,32 @@
  * Each ends with exactly one of `done`, `tool_pending` (the continuation is stored before the
  * envelope is sent) or `error`.
  */
-import { applyAnswer, type Answer, type Resolution } from "../bridge/answer";
+import { type Answer, applyAnswer, type Resolution } from "../bridge/answer";
 import type { ClientToolDef } from "../bridge/client-tools";
-import { envelopeOf, nonEmpty, type Continuation } from "../bridge/continuation";
-import { inCallOrder, resultBlock, turnTools, type TurnTools } from "../bridge/toolset";
+import { type Continuation, envelopeOf, nonEmpty } from "../bridge/continuation";
+import { inCallOrder, resultBlock, type TurnTools, turnTools } from "../bridge/toolset";
 import { recordContextLog } from "../chat/context-log";
-import { addUsage, zeroUsage } from "../core/events";
-import { runAgentLoop, type MessageParam, type Progress } from "../chat/loop";
+import { type MessageParam, type Progress, runAgentLoop } from "../chat/loop";
 import { buildSystemPrompt } from "../chat/prompt";
-import type { Registry } from "../core/capability";
-import type { TurnScope } from "../core/context";
 import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
-import { describeFailure } from "../lib/errors";
-import type { Plan } from "../db/schema";
+import type { Registry } from "../core/capability";
+import type { TurnScope } from "../core/context";
+import { addUsage, zeroUsage } from "../core/events";
+import type { ToolContext } from "../core/tool";
 import { createDb } from "../db/client";
+import type { Plan } from "../db/schema";
+import { describeFailure } from "../lib/errors";
 import { createModelClient } from "../model/anthropic";
 import { isAbort, modelFailure } from "../model/errors";
-import type { ToolContext } from "../core/tool";
 import { recordUsage } from "../usage/record";
 import { addTokens, noTokens, type SpentTokens } from "../usage/spent";
 import type { EventSink } from "./event-stream";
 import { currentTurnStart, followUpQuery, modelHistory, type StoredMessage } from "./history";
 import { liveRows, planFold, summaryRow } from "./history-budget";
-import { offlineSummary, summarise, SUMMARY_FORMAT } from "./summarise";
 import type { SessionStorage } from "./storage";
 import { touchSession } from "./store";
+import { offlineSummary, SUMMARY_FORMAT, summarise } from "./summarise";
 
 type Caller = { turnId: string; userId: string; plan: Plan; sessionId: string };
 export type TurnInput = Caller & { message: string; siteId: string | null; projectId: string | null; stream: boolean; clientTools: ClientToolDef[] };
@@ -70,17 +70,37 @@ export class TurnRunner {
     const tally: Tally = { added: 0, pending: false, writes: [], spent: noTokens() };
     let userSeq: number | undefined;
     try {
-      const defer = (work: Promise<unknown>) => tally.writes.push(work.catch((err: unknown) => console.error(JSON.stringify({ deferred: describeFailure(err) }))));
-      const prompt = await buildSystemPrompt({ ...scope, query: followUpQuery(input.message, lastReply), now: Date.now(), defer }, this.registry.contextProviders);
+      const defer = (work: Promise<unknown>) =>
+        tally.writes.push(work.catch((err: unknown) => console.error(JSON.stringify({ deferred: describeFailure(err) }))));
+      const prompt = await buildSystemPrompt(
+        { ...scope, query: followUpQuery(input.message, lastReply), now: Date.now(), defer },
+        this.registry.contextProviders,
+      );
       // The per-turn context heads the user message and is stored with it: the turn is replayed exactly.
-      [userSeq] = this.store.append([{ role: "user", content: [{ type: "text", text: prompt.turnContext }, { type: "text", text: input.message }] }]);
+      [userSeq] = this.store.append([
+        {
+          role: "user",
+          content: [
+            { type: "text", text: prompt.turnContext },
+            { type: "text", text: input.message },
+          ],
+        },
+      ]);
       tally.added = 1;
       // Older turns over the history budget fold into the session summary before the model call.
       await this.foldHistory(scope, tally);
       // Written alongside the model call, not before it: the audit row must not delay the first byte.
       tally.writes.push(recordContextLog(scope.db, input.userId, input.sessionId, prompt));
       const injected = new Map(prompt.injected.map((s) => [s.name, s.ids]));
-      const seg: Segment = { scope, model: scope.config.chatModel, system: prompt.system, tools: turnTools(this.registry.tools, input.clientTools), counters: new Map(), injected, stream: input.stream };
+      const seg: Segment = {
+        scope,
+        model: scope.config.chatModel,
+        system: prompt.system,
+        tools: turnTools(this.registry.tools, input.clientTools),
+        counters: new Map(),
+        injected,
+        stream: input.stream,
+      };
       tally.pending = await this.run(seg, sink, tally);
     } catch (err) {
       if (!isAbort(err) && !sink.signal.aborted) {
@@ -94,7 +114,11 @@ export class TurnRunner {
       }
       this.fail(err, sink, input.sessionId);
     } finally {
-      await Promise.all([...tally.writes, this.recordSpent(scope, scope.config.chatModel, tally.spent), touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending)]);
+      await Promise.all([
+        ...tally.writes,
+        this.recordSpent(scope, scope.config.chatModel, tally.spent),
+        touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending),
+      ]);
     }
   }
 
@@ -108,7 +132,16 @@ export class TurnRunner {
     const progress = { iterations: cont.iterations, usage: addUsage(zeroUsage(), cont.usage), toolsUsed: cont.tools_used };
     const tools = turnTools(this.registry.tools, cont.client_tools, cont.server_tools);
     const counters = new Map(Object.entries(cont.counters));
-    const seg: Segment = { scope, model: cont.model, system: cont.system, tools, progress, counters, injected: new Map(Object.entries(cont.injected)), stream: cont.stream };
+    const seg: Segment = {
+      scope,
+      model: cont.model,
+      system: cont.system,
+      tools,
+      progress,
+      counters,
+      injected: new Map(Object.entries(cont.injected)),
+      stream: cont.stream,
+    };
     const tally: Tally = { added: 0, pending: false, writes: [], spent: noTokens() };
     try {
       if (resolution.remember) this.store.allowAlways(resolution.call.tool_name);
@@ -124,7 +157,11 @@ export class TurnRunner {
       if (!isAbort(err) && !sink.signal.aborted) tally.added -= this.rollbackTurn();
       this.fail(err, sink, input.sessionId);
     } finally {
-      await Promise.all([...tally.writes, this.recordSpent(scope, cont.model, tally.spent), touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending)]);
+      await Promise.all([
+        ...tally.writes,
+        this.recordSpent(scope, cont.model, tally.spent),
+        touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending),
+      ]);
     }
   }
 
@@ -230,7 +267,16 @@ export class TurnRunner {
     const later = (work: Promise<unknown>) => tally.writes.push(work.catch((err: unknown) => console.error(JSON.stringify({ summary: describeFailure(err) }))));
     try {
       const out = await summarise(model, scope.userId, summary?.text ?? "", fold);
-      later(recordUsage(scope.db, { userId: scope.userId, kind: "summary", model: model.model, usage: out.usage, sessionId: scope.sessionId, prices: config.modelPrices }));
+      later(
+        recordUsage(scope.db, {
+          userId: scope.userId,
+          kind: "summary",
+          model: model.model,
+          usage: out.usage,
+          sessionId: scope.sessionId,
+          prices: config.modelPrices,
+        }),
+      );
       if (!out.output) throw out.error ?? new Error("no summary");
       this.store.saveSummary({ text: out.output.summary, through: last.seq, messages: (summary?.messages ?? 0) + fold.length, updated_at: Date.now() });
       const observations = out.output.observations;
@@ -243,9 +289,14 @@ export class TurnRunner {
 
   /** One usage row for the segment's model calls, including those before a failure. */
   private recordSpent(scope: TurnScope, model: string, spent: SpentTokens): Promise<void> {
-    return recordUsage(scope.db, { userId: scope.userId, kind: "chat", model, usage: spent, sessionId: scope.sessionId, prices: scope.config.modelPrices }).catch((err: unknown) =>
-      console.error(JSON.stringify({ usage: describeFailure(err) })),
-    );
+    return recordUsage(scope.db, {
+      userId: scope.userId,
+      kind: "chat",
+      model,
+      usage: spent,
+      sessionId: scope.sessionId,
+      prices: scope.config.modelPrices,
+    }).catch((err: unknown) => console.error(JSON.stringify({ usage: describeFailure(err) })));
   }
 
   private async suspend(c: Continuation, sink: EventSink): Promise<true> {

@@ -6,16 +6,16 @@
  * before anything is written, so two racing requests can never both proceed.
  */
 import { DurableObject } from "cloudflare:workers";
-import { isRefusal, resolveAnswer, type Refusal } from "../bridge/answer";
-import { envelopeOf, type Continuation } from "../bridge/continuation";
-import type { ToolPendingEnvelope } from "../core/events";
+import { isRefusal, type Refusal, resolveAnswer } from "../bridge/answer";
+import { type Continuation, envelopeOf } from "../bridge/continuation";
 import type { MessageParam } from "../chat/loop";
 import type { Env } from "../config/env";
 import type { Registry } from "../core/capability";
-import { eventStream, type EventSink } from "./event-stream";
+import type { ToolPendingEnvelope } from "../core/events";
+import { type EventSink, eventStream } from "./event-stream";
 import type { StoredMessage } from "./history";
 import type { SessionSummary } from "./history-budget";
-import { pendingMessage, TurnRunner, type ResumeInput, type TurnInput } from "./runner";
+import { pendingMessage, type ResumeInput, type TurnInput, TurnRunner } from "./runner";
 import { SessionStorage } from "./storage";
 
 export type { ResumeInput, TurnInput } from "./runner";

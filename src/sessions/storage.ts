@@ -4,8 +4,9 @@
  * Every JSON column holds one JSON value written with one JSON.stringify; the CHECKs make a
  * continuation whose messages are a string (a second layer of escaping) impossible to store.
  */
+
+import { type Continuation, decodeContinuation, encodeContinuation } from "../bridge/continuation";
 import type { MessageParam } from "../chat/loop";
-import { decodeContinuation, encodeContinuation, type Continuation } from "../bridge/continuation";
 import type { StoredMessage } from "./history";
 import type { SessionSummary } from "./history-budget";
 
@@ -53,12 +54,7 @@ export class SessionStorage {
 
   /** Replaces the continuation (one-shot: there is never more than one). */
   saveContinuation(c: Continuation): void {
-    this.sql.exec(
-      "INSERT OR REPLACE INTO continuation (slot, v, body, expires_at) VALUES (1, ?, ?, ?)",
-      c.v,
-      encodeContinuation(c),
-      c.expires_at,
-    );
+    this.sql.exec("INSERT OR REPLACE INTO continuation (slot, v, body, expires_at) VALUES (1, ?, ?, ?)", c.v, encodeContinuation(c), c.expires_at);
   }
 
   /** Writes messages to history and clears the continuation, in one transaction; `expired` calls answer 410 later. */

@@ -1,19 +1,22 @@
-import { afterCursor } from "../db/cursor";
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Env } from "../config/env";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
+import { afterCursor } from "../db/cursor";
 import { projects, sessions } from "../db/schema";
 import { notFound } from "../lib/errors";
 
 /** The Durable Object of a session. Its name includes the owner, so another user's id reaches a different object. */
-export const sessionStub = (env: Env, userId: string, sessionId: string) =>
-  env.SESSIONS.get(env.SESSIONS.idFromName(`${userId}/${sessionId}`));
+export const sessionStub = (env: Env, userId: string, sessionId: string) => env.SESSIONS.get(env.SESSIONS.idFromName(`${userId}/${sessionId}`));
 
 export type SessionRow = typeof sessions.$inferSelect;
 
 export async function getSession(db: Db, userId: string, id: string): Promise<SessionRow> {
-  const row = await db.select().from(sessions).where(and(eq(sessions.id, id), eq(sessions.userId, userId))).get();
+  const row = await db
+    .select()
+    .from(sessions)
+    .where(and(eq(sessions.id, id), eq(sessions.userId, userId)))
+    .get();
   if (!row) throw notFound("session");
   return row;
 }

@@ -48,7 +48,8 @@ export function transcript(rows: readonly StoredMessage[]): string {
         // A per-turn context block at the head of a user message is prompt, not conversation.
         if (b.type === "text") return b.text.startsWith("<turn_context>") ? [] : [clip(b.text)];
         if (b.type === "tool_use") return [`[called ${b.name} ${clip(JSON.stringify(b.input))}]`];
-        if (b.type === "tool_result") return [`[tool result${b.is_error ? " (error)" : ""}: ${clip(typeof b.content === "string" ? b.content : JSON.stringify(b.content))}]`];
+        if (b.type === "tool_result")
+          return [`[tool result${b.is_error ? " (error)" : ""}: ${clip(typeof b.content === "string" ? b.content : JSON.stringify(b.content))}]`];
         return [];
       });
       return parts.length ? `${r.role}: ${parts.join("\n")}` : "";
@@ -66,7 +67,9 @@ export function summaryPrompt(previous: string, rows: readonly StoredMessage[]):
 
 const SummaryOutput = z.object({
   summary: z.string().trim().min(1).max(20_000),
-  observations: z.array(z.object({ content: z.string().trim().min(1).max(2000), category: z.enum(["fact", "preference", "project_details", "correction"]) })).max(10),
+  observations: z
+    .array(z.object({ content: z.string().trim().min(1).max(2000), category: z.enum(["fact", "preference", "project_details", "correction"]) }))
+    .max(10),
 });
 
 export async function summarise(
@@ -75,7 +78,15 @@ export async function summarise(
   previous: string,
   rows: readonly StoredMessage[],
 ): Promise<{ output?: SummaryOutput; usage: TokenUsage; error?: Error }> {
-  const reply = await callStructured({ client: model.client, model: model.model, system: SYSTEM, prompt: summaryPrompt(previous, rows), format: summaryFormat, maxTokens: 4096, userId });
+  const reply = await callStructured({
+    client: model.client,
+    model: model.model,
+    system: SYSTEM,
+    prompt: summaryPrompt(previous, rows),
+    format: summaryFormat,
+    maxTokens: 4096,
+    userId,
+  });
   if (reply.error) return { usage: reply.usage, error: reply.error };
   const parsed = SummaryOutput.safeParse(reply.value);
   if (!parsed.success) return { usage: reply.usage, error: new StructuredOutputError("the summary does not match its schema") };

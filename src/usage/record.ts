@@ -1,7 +1,7 @@
+import type { ModelPrice } from "../config/config";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { usage } from "../db/schema";
-import type { ModelPrice } from "../config/config";
 import { estimateCost, priceOf, type TokenUsage } from "./cost";
 
 export type UsageKind = (typeof usage.$inferInsert)["kind"];

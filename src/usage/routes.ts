@@ -2,8 +2,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, asc, desc, eq, gte, sql } from "drizzle-orm";
 import { sessions, usage } from "../db/schema";
-import { notFound } from "../lib/errors";
 import { errors, json, newRouter, security } from "../http/openapi";
+import { notFound } from "../lib/errors";
 import { chatBudget, DAY_MS, dayStart } from "./budget";
 
 const Totals = z
@@ -18,7 +18,12 @@ const Totals = z
   .openapi("UsageTotals");
 
 const Budget = z
-  .object({ limit: z.number().nullable().describe("Chat tokens a day; null: no limit"), used: z.number(), remaining: z.number().nullable(), resets_at: z.number() })
+  .object({
+    limit: z.number().nullable().describe("Chat tokens a day; null: no limit"),
+    used: z.number(),
+    remaining: z.number().nullable(),
+    resets_at: z.number(),
+  })
   .openapi("ChatBudget");
 
 const sums = {
@@ -86,17 +91,39 @@ export const usageRoutes = newRouter()
     const day = sql<string>`strftime('%Y-%m-%d', ${usage.createdAt} / 1000, 'unixepoch')`;
     const [totals, byDay, byKind, byModel] = await db.batch([
       db.select(sums).from(usage).where(mine),
-      db.select({ day, ...sums }).from(usage).where(mine).groupBy(day).orderBy(desc(day)),
-      db.select({ kind: usage.kind, ...sums }).from(usage).where(mine).groupBy(usage.kind).orderBy(asc(usage.kind)),
-      db.select({ model: usage.model, ...sums }).from(usage).where(mine).groupBy(usage.model).orderBy(asc(usage.model)),
+      db
+        .select({ day, ...sums })
+        .from(usage)
+        .where(mine)
+        .groupBy(day)
+        .orderBy(desc(day)),
+      db
+        .select({ kind: usage.kind, ...sums })
+        .from(usage)
+        .where(mine)
+        .groupBy(usage.kind)
+        .orderBy(asc(usage.kind)),
+      db
+        .select({ model: usage.model, ...sums })
+        .from(usage)
+        .where(mine)
+        .groupBy(usage.model)
+        .orderBy(asc(usage.model)),
     ]);
     const empty = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: 0, calls: 0 };
-    return c.json({ since, totals: totals[0] ?? empty, by_day: byDay, by_kind: byKind, by_model: byModel, chat_budget: await chatBudget(db, user.id, config, now) }, 200);
+    return c.json(
+      { since, totals: totals[0] ?? empty, by_day: byDay, by_kind: byKind, by_model: byModel, chat_budget: await chatBudget(db, user.id, config, now) },
+      200,
+    );
   })
   .openapi(sessionUsageRoute, async (c) => {
     const { db, user } = c.var;
     // Read here rather than through the sessions folder, which records usage: dependencies point one way.
-    const session = await db.select({ id: sessions.id }).from(sessions).where(and(eq(sessions.id, c.req.valid("param").id), eq(sessions.userId, user.id))).get();
+    const session = await db
+      .select({ id: sessions.id })
+      .from(sessions)
+      .where(and(eq(sessions.id, c.req.valid("param").id), eq(sessions.userId, user.id)))
+      .get();
     if (!session) throw notFound("session");
     const rows = await db
       .select()
@@ -125,5 +152,3 @@ export const usageRoutes = newRouter()
     };
     return c.json({ session_id: session.id, totals, turns }, 200);
   });
-
-

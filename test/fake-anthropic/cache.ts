@@ -16,9 +16,7 @@ export type CacheUsage = { input_tokens: number; cache_creation_input_tokens: nu
 
 export function account(seq: Sequence, model: string, now = Date.now()): CacheUsage {
   const total = seq.items.at(-1)?.tokens ?? 0;
-  const breakpoints = seq.items
-    .map((item, pos) => ({ item, pos }))
-    .filter(({ item }) => Boolean(item.block.cache_control));
+  const breakpoints = seq.items.map((item, pos) => ({ item, pos })).filter(({ item }) => Boolean(item.block.cache_control));
   const live = (key: string) => (entries.get(key) ?? 0) > now;
 
   let read = 0;

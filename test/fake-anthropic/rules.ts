@@ -3,7 +3,7 @@
  * `invalid_request_error` before any output. Model capabilities come from the same table the
  * product uses, so the fake and the code cannot disagree about a model.
  */
-import { EFFORTS, isKnownModel, MODELS, type Effort } from "../../src/model/models";
+import { EFFORTS, type Effort, isKnownModel, MODELS } from "../../src/model/models";
 import type { ApiRequest } from "./prefix";
 
 export type Rejection = { status: number; type: string; message: string };
@@ -22,7 +22,8 @@ export function validate(req: ApiRequest): Rejection | null {
   if (!isKnownModel(req.model)) return { status: 404, type: "not_found_error", message: `model: ${req.model}` };
   const info = MODELS[req.model];
   if (typeof req.max_tokens !== "number" || req.max_tokens < 1) return bad("max_tokens: Field required");
-  if (req.max_tokens > info.maxOutput) return bad(`max_tokens: ${req.max_tokens} > ${info.maxOutput}, which is the maximum allowed number of output tokens for ${req.model}`);
+  if (req.max_tokens > info.maxOutput)
+    return bad(`max_tokens: ${req.max_tokens} > ${info.maxOutput}, which is the maximum allowed number of output tokens for ${req.model}`);
   for (const p of ["temperature", "top_p", "top_k"] as const) {
     if (req[p] !== undefined) return bad(`${p}: sampling parameters are not supported for this model`);
   }
@@ -38,19 +39,25 @@ export function validate(req: ApiRequest): Rejection | null {
   if (!(EFFORTS as readonly string[]).includes(effort)) return bad(`output_config.effort: must be one of ${EFFORTS.join(", ")}`);
   const type = req.thinking?.type;
   if (type !== undefined && !["adaptive", "between_tools", "disabled", "enabled"].includes(type)) return bad(`thinking.type: unknown type "${type}"`);
-  if (type === "enabled") return bad('"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.');
+  if (type === "enabled")
+    return bad(
+      '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
+    );
   if (type === "disabled" && info.thinking === "adaptive-or-between-tools") {
     return bad('"thinking.type.disabled" is not supported for this model. Use "thinking.type.between_tools" to turn off up-front thinking.');
   }
   if (type === "disabled" && info.thinking === "adaptive-always") {
-    return bad('"thinking.type.disabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.');
+    return bad(
+      '"thinking.type.disabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.',
+    );
   }
   if (type === "disabled" && (effort as Effort) !== "low" && effort !== "medium" && effort !== "high") {
     return bad(`thinking.type.disabled is not supported at effort "${effort}"`);
   }
   if (type === "between_tools") {
     if (info.thinking !== "adaptive-or-between-tools") return bad('"thinking.type.between_tools" is not supported for this model.');
-    if (effort !== "low" && effort !== "medium" && effort !== "high") return bad(`thinking.type.between_tools is not supported at effort "${effort}"; use "thinking.type.adaptive"`);
+    if (effort !== "low" && effort !== "medium" && effort !== "high")
+      return bad(`thinking.type.between_tools is not supported at effort "${effort}"; use "thinking.type.adaptive"`);
   }
   const display = req.thinking?.display;
   if (display !== undefined && display !== "summarized" && display !== "omitted") return bad(`thinking.display: unknown value "${display}"`);
@@ -58,7 +65,9 @@ export function validate(req: ApiRequest): Rejection | null {
   const choice = req.tool_choice?.type;
   if (choice === "any" || choice === "tool") {
     if (info.forcedToolChoice === "never" || thinkingMode(req) !== "disabled") {
-      return bad(`tool_choice.type "${choice}" is not supported ${info.forcedToolChoice === "never" ? "for this model" : "while thinking is on"}: use "auto" or "none", or structured outputs`);
+      return bad(
+        `tool_choice.type "${choice}" is not supported ${info.forcedToolChoice === "never" ? "for this model" : "while thinking is on"}: use "auto" or "none", or structured outputs`,
+      );
     }
   }
 
@@ -88,11 +97,13 @@ export function validate(req: ApiRequest): Rejection | null {
 function toolPairing(req: ApiRequest): string | null {
   for (let i = 0; i < req.messages.length; i++) {
     const m = req.messages[i];
-    if (!m || m.role !== "assistant" || typeof m.content === "string") continue;
+    if (m?.role !== "assistant" || typeof m.content === "string") continue;
     const ids = m.content.filter((b) => b.type === "tool_use").map((b) => String(b.id));
     if (!ids.length) continue;
     const next = req.messages[i + 1];
-    const answered = new Set(next && typeof next.content !== "string" ? next.content.filter((b) => b.type === "tool_result").map((b) => String(b.tool_use_id)) : []);
+    const answered = new Set(
+      next && typeof next.content !== "string" ? next.content.filter((b) => b.type === "tool_result").map((b) => String(b.tool_use_id)) : [],
+    );
     const missing = ids.filter((id) => !answered.has(id));
     if (missing.length) {
       return `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
@@ -100,11 +111,14 @@ function toolPairing(req: ApiRequest): string | null {
   }
   for (let i = 0; i < req.messages.length; i++) {
     const m = req.messages[i];
-    if (!m || m.role !== "user" || typeof m.content === "string") continue;
+    if (m?.role !== "user" || typeof m.content === "string") continue;
     const prev = req.messages[i - 1];
-    const known = new Set(prev && prev.role === "assistant" && typeof prev.content !== "string" ? prev.content.filter((b) => b.type === "tool_use").map((b) => String(b.id)) : []);
+    const known = new Set(
+      prev && prev.role === "assistant" && typeof prev.content !== "string" ? prev.content.filter((b) => b.type === "tool_use").map((b) => String(b.id)) : [],
+    );
     const orphan = m.content.find((b) => b.type === "tool_result" && !known.has(String(b.tool_use_id)));
-    if (orphan) return `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(orphan.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+    if (orphan)
+      return `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(orphan.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
   }
   return null;
 }

@@ -19,7 +19,9 @@ export const structuredQueue = (key: string) => `${key}#structured`;
 /** Sonnet and Opus 5.5 answer a forced tool choice with 400; Haiku 5.5 still accepts it. */
 export function forcedToolChoiceError(body: StructuredRequest): string | null {
   const forced = body.tool_choice?.type === "tool" || body.tool_choice?.type === "any";
-  return forced && /^claude-(sonnet|opus)-5-5/.test(body.model) ? `tool_choice "${body.tool_choice?.type}" is not supported with thinking on ${body.model}; use structured outputs` : null;
+  return forced && /^claude-(sonnet|opus)-5-5/.test(body.model)
+    ? `tool_choice "${body.tool_choice?.type}" is not supported with thinking on ${body.model}; use structured outputs`
+    : null;
 }
 
 type Node = { [k: string]: unknown };

@@ -47,7 +47,7 @@ function currentToolTurn(req: ApiRequest): Rejection | null {
   }
   for (let i = start; i < req.messages.length; i++) {
     const m = req.messages[i];
-    if (!m || m.role !== "assistant" || typeof m.content === "string") continue;
+    if (m?.role !== "assistant" || typeof m.content === "string") continue;
     const call = m.content.find((b) => b.type === "tool_use");
     const expected = call ? issued.get(String(call.id)) : undefined;
     if (!expected?.length) continue;

@@ -15,7 +15,7 @@ import { errorEvent, messageEvents, messageJson, sseFrame, type WireBlock, type 
 import { account } from "./cache";
 import { type ApiRequest, type Block, type Json, sequence, sign } from "./prefix";
 import { thinkingMode, validate } from "./rules";
-import { defaultStructuredText, forcedToolChoiceError, formatError, structuredQueue, type StructuredRequest } from "./structured";
+import { defaultStructuredText, forcedToolChoiceError, formatError, type StructuredRequest, structuredQueue } from "./structured";
 import { remember, verifyThinking } from "./thinking";
 
 export type Citation = { type: "web_search_result_location"; url: string; title: string | null; cited_text: string; encrypted_index: string };
@@ -76,7 +76,10 @@ function withCitations(events: WireEvent[], content: Block[]): WireEvent[] {
   return events.flatMap((e) => {
     const block = e.type === "content_block_start" && typeof e.index === "number" ? content[e.index] : undefined;
     if (!block || !cited(block)) return [e];
-    return [e, ...(block.citations as Json[]).map((citation) => ({ type: "content_block_delta", index: e.index, delta: { type: "citations_delta", citation } }))];
+    return [
+      e,
+      ...(block.citations as Json[]).map((citation) => ({ type: "content_block_delta", index: e.index, delta: { type: "citations_delta", citation } })),
+    ];
   });
 }
 
