@@ -33,7 +33,7 @@ describe("tool_result guards: a clear 4xx and nothing changed", () => {
       /not pending; pending: toolu_g1/,
     ],
     [
-      "allow without tool_name (BLOCKER 1)",
+      "allow without tool_name",
       (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", action: "allow" }],
       400,
       "invalid_request",
@@ -54,7 +54,7 @@ describe("tool_result guards: a clear 4xx and nothing changed", () => {
       /does not match/,
     ],
     [
-      "a client tool allowed without content (BLOCKER 2)",
+      "a client tool allowed without content",
       (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", action: "allow", tool_name: "lookup_order" }],
       400,
       "invalid_request",
@@ -148,7 +148,7 @@ describe("approvals", () => {
     expect(await lastSent(u.id)).toEqual([{ type: "tool_result", tool_use_id: "toolu_a1", content: `wiped (${wipeCounter.wipes})` }]);
   });
 
-  it("always remembers the tool for the session: later calls skip the pause (WARNING 1)", async () => {
+  it("always remembers the tool for the session: later calls skip the pause", async () => {
     const u = await createUser();
     await script(u.id, toolCall("wipe_cache", {}, "toolu_w1"), textReply("Wiped."), toolCall("wipe_cache", {}, "toolu_w2"), textReply("Wiped again."));
     const first = await chatTurn(u.key, { message: "wipe" });

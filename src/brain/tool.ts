@@ -1,5 +1,5 @@
 /**
- * `update_customer_brain` (seed 000): the model's one way to change what engram remembers.
+ * `update_customer_brain`: the model's one way to change what engram remembers.
  * soul / bible replace the whole document (the current text is in the system prompt), memory appends.
  * Every failure is an `is_error` result the model can read; nothing is partially written.
  */

@@ -1,8 +1,7 @@
 /**
- * The client's answer to a pending call (POST /v1/sessions/{id}/tool_result) and the guards of seed
- * 004. A client tool's result is used as-is and never re-executed here (BLOCKER 2); approving needs the
- * tool's name (BLOCKER 1); deny feeds the model an is_error result; always also remembers the tool
- * for the session (WARNING 1). Every refusal leaves the continuation untouched.
+ * The client's answer to a pending call (POST /v1/sessions/{id}/tool_result) and its guards. A client
+ * tool's result is used as-is and never re-executed here; approving needs the tool's name; deny feeds
+ * the model an is_error result; always also remembers the tool for the session. Every refusal leaves the continuation untouched.
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "@hono/zod-openapi";

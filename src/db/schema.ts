@@ -24,7 +24,7 @@ export const users = sqliteTable("users", {
   workingMemory: text("working_memory").notNull().default(""),
   scaffold: text("scaffold", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
   learnedInfo: text("learned_info", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
-  /** Per top-level scaffold key: confidence and when it last changed (seed 003 phase 3). */
+  /** Per top-level scaffold key: confidence and when it last changed. */
   scaffoldMeta: text("scaffold_meta", { mode: "json" }).$type<ScaffoldMeta>().notNull().default(sql`'{}'`),
   createdAt: createdAt(),
   updatedAt: integer("updated_at").notNull().default(now()),
@@ -161,7 +161,7 @@ export const sessions = sqliteTable(
   (t) => [index("sessions_user").on(t.userId, t.updatedAt)],
 );
 
-/** The observation event bus (seed 003): observation -> row (processed = false) -> queue message. */
+/** The observation event bus: observation -> row (processed = false) -> queue message. */
 export const contextEvents = sqliteTable(
   "context_events",
   {
@@ -309,7 +309,7 @@ export const projects = sqliteTable(
   (t) => [index("projects_user").on(t.userId)],
 );
 
-/** Coding lessons (seed 002); content-hash ids make re-extraction idempotent. FTS in `lessons_fts`. */
+/** Coding lessons; content-hash ids make re-extraction idempotent. FTS in `lessons_fts`. */
 export const lessons = sqliteTable(
   "lessons",
   {
@@ -349,7 +349,7 @@ export const transcripts = sqliteTable(
   (t) => [uniqueIndex("transcripts_session").on(t.userId, t.sessionId)],
 );
 
-/** What was injected into each chat turn, by id (seed 003 AgentContextLog). */
+/** What was injected into each chat turn, by id. */
 export const contextLogs = sqliteTable(
   "context_logs",
   {

@@ -1,4 +1,4 @@
-/** Tool connections and their per-connection learned info (seed 003 §3.E), always scoped by user. */
+/** Tool connections and their per-connection learned info, always scoped by user. */
 import { and, asc, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";

@@ -1,5 +1,5 @@
 /**
- * The memory processor (seed 003 §5.1): for one user, the pending observations, the current working
+ * The memory processor: for one user, the pending observations, the current working
  * memory and scaffold, and related facts go to the background model in one structured-output call; the
  * validated output is applied in one D1 batch guarded by the user's memory revision, and only then are
  * the events marked processed. A concurrent or repeated run of the same events cannot commit twice.

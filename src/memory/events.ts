@@ -1,5 +1,5 @@
 /**
- * The observation event bus (seed 003): every write is a `context_events` row (pending) and then a queue
+ * The observation event bus: every write is a `context_events` row (pending) and then a queue
  * message. If the send fails the row stays pending and the sweep enqueues it: nothing is lost.
  */
 

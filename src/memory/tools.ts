@@ -1,5 +1,5 @@
 /**
- * The memory tools the model calls (seed 003 §3.A, §3.E). Observations go onto the event bus and are
+ * The memory tools the model calls. Observations go onto the event bus and are
  * consolidated in the background; connection learned info is written directly.
  */
 import { z } from "zod";
