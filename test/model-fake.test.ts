@@ -6,7 +6,7 @@
 import { env } from "cloudflare:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
-import { MODEL_IDS } from "../src/model/models";
+import { MODEL_IDS } from "../src/config/models";
 import { script } from "./helpers";
 
 const client = () =>

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DEFAULT_BACKGROUND_MODEL, DEFAULT_CHAT_MODEL, EFFORTS, type Effort, type ThinkingDisplay } from "../model/models";
+import { DEFAULT_BACKGROUND_MODEL, DEFAULT_CHAT_MODEL, EFFORTS, type Effort, type ThinkingDisplay } from "./models";
 import type { Env } from "./env";
 
 const optionalSecret = z.string().trim().optional();

@@ -3,7 +3,7 @@
  * model accepts them, and prompt-cache breakpoints. No sampling parameters and no prefill anywhere.
  */
 import type Anthropic from "@anthropic-ai/sdk";
-import { type Effort, modelInfo, type ThinkingDisplay } from "./models";
+import { type Effort, modelInfo, type ThinkingDisplay } from "../config/models";
 
 export type ThinkingSettings = { effort?: Effort | undefined; display: ThinkingDisplay };
 

@@ -5,7 +5,7 @@
  * least the model's minimum long, is written. `input_tokens` is what follows the last read or write.
  * Entries live 5 minutes and are refreshed by a hit. Scope: model and account (the request's user).
  */
-import { modelInfo } from "../../src/model/models";
+import { modelInfo } from "../../src/config/models";
 import type { Sequence } from "./prefix";
 
 const LOOKBACK = 20;

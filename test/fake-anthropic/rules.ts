@@ -3,7 +3,7 @@
  * `invalid_request_error` before any output. Model capabilities come from the same table the
  * product uses, so the fake and the code cannot disagree about a model.
  */
-import { EFFORTS, type Effort, isKnownModel, MODELS } from "../../src/model/models";
+import { EFFORTS, type Effort, isKnownModel, MODELS } from "../../src/config/models";
 import type { ApiRequest } from "./prefix";
 
 export type Rejection = { status: number; type: string; message: string };
