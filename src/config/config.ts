@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { DEFAULT_BACKGROUND_MODEL, DEFAULT_CHAT_MODEL, EFFORTS, type Effort, type ThinkingDisplay } from "./models";
 import type { Env } from "./env";
+import { DEFAULT_BACKGROUND_MODEL, DEFAULT_CHAT_MODEL, EFFORTS, type Effort, type ThinkingDisplay } from "./models";
 
 const optionalSecret = z.string().trim().optional();
 
