@@ -1,16 +1,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { sessionStub } from "../src/sessions/store";
-import { api, chat, createUser, saidIn, script, seen, shape, textOf, textReply, toolCall } from "./helpers";
+import { api, chat, createUser, type History, history, saidIn, script, seen, shape, textOf, textReply, toolCall } from "./helpers";
 
 type Block = { type: string; [k: string]: unknown };
-type History = { messages: { role: string; content: Block[] }[] };
-
-async function history(key: string, sessionId: string): Promise<History> {
-  const res = await api(key, "GET", `/v1/sessions/${sessionId}`);
-  expect(res.status).toBe(200);
-  return (await res.json()) as History;
-}
 
 /** Every tool_use in history is answered by a tool_result in the next message. */
 function expectNoDanglingToolUse(h: History) {

@@ -1,5 +1,6 @@
 import { env, SELF } from "cloudflare:test";
 import { createParser } from "eventsource-parser";
+import { expect } from "vitest";
 import type { ChatEvent } from "../src/core/events";
 import type { Step } from "./fake-anthropic/worker";
 
@@ -104,3 +105,12 @@ export const textReply = (text: string): Step => ({ reply: { content: [{ type: "
 export const toolCall = (name: string, input: unknown, id = `toolu_${crypto.randomUUID().slice(0, 8)}`, text?: string): Step => ({
   reply: { content: [...(text ? [{ type: "text" as const, text }] : []), { type: "tool_use" as const, id, name, input }] },
 });
+
+export type History = { messages: { role: string; content: { type: string; [k: string]: unknown }[] }[] };
+
+/** A session's stored history, as GET /v1/sessions/{id} returns it. */
+export async function history(key: string, sessionId: string): Promise<History> {
+  const res = await api(key, "GET", `/v1/sessions/${sessionId}`);
+  expect(res.status).toBe(200);
+  return (await res.json()) as History;
+}

@@ -4,16 +4,9 @@
  * or refused turn leaving history as it was, and the prompt cache used.
  */
 import { describe, expect, it } from "vitest";
-import { api, chat, createUser, type SeenRequest, script, seenRaw, shape, textReply, toolCall } from "./helpers";
+import { api, chat, createUser, history, type SeenRequest, script, seenRaw, shape, textReply, toolCall } from "./helpers";
 
 type Block = { type: string; [k: string]: unknown };
-type History = { messages: { role: string; content: Block[] }[] };
-
-async function history(key: string, sessionId: string): Promise<History> {
-  const res = await api(key, "GET", `/v1/sessions/${sessionId}`);
-  expect(res.status).toBe(200);
-  return (await res.json()) as History;
-}
 
 const T = 60_000;
 
