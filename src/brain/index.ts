@@ -4,6 +4,7 @@ import { staleHeartbeatsJob } from "./cron";
 import { eraseBrain } from "./erase";
 import { brainRoutes } from "./routes";
 import { updateCustomerBrain } from "./tool";
+import { brainOverview } from "./overview";
 
 /** The brain documents: SOUL, BIBLE, MEMORY and HEARTBEAT, written by the model and by the user. */
 export const brainCapability: Capability = {
@@ -12,5 +13,6 @@ export const brainCapability: Capability = {
   contextProviders: [{ ...brainContextProvider, priority: 20 }],
   routes: brainRoutes,
   cronJobs: [staleHeartbeatsJob],
+  overview: brainOverview,
   erase: eraseBrain,
 };

@@ -6,6 +6,7 @@ import { memoryProviders } from "./providers";
 import { handleConsolidation, markDeadLettered } from "./queue";
 import { memoryRoutes } from "./routes";
 import { memoryTools, observeFromCore } from "./tools";
+import { memoryOverview } from "./overview";
 
 /** Adaptive memory: observations, background consolidation, working memory, scaffold and searchable facts. */
 export const memoryCapability: Capability = {
@@ -15,6 +16,7 @@ export const memoryCapability: Capability = {
   routes: memoryRoutes,
   queueKinds: [{ kind: CONSOLIDATE_KIND, handle: handleConsolidation, deadLetter: markDeadLettered }],
   cronJobs: [memorySweepJob],
+  overview: memoryOverview,
   erase: eraseMemory,
   observe: observeFromCore,
 };
