@@ -2,9 +2,9 @@ import type { Capability } from "../core/capability";
 import { brainContextProvider } from "./context";
 import { staleHeartbeatsJob } from "./cron";
 import { eraseBrain } from "./erase";
+import { brainOverview } from "./overview";
 import { brainRoutes } from "./routes";
 import { updateCustomerBrain } from "./tool";
-import { brainOverview } from "./overview";
 
 /** The brain documents: SOUL, BIBLE, MEMORY and HEARTBEAT, written by the model and by the user. */
 export const brainCapability: Capability = {

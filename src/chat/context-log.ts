@@ -13,7 +13,13 @@ export async function recordContextLog(db: Db, userId: string, sessionId: string
     id,
     userId,
     sessionId,
-    injected: { sections: prompt.injected, skipped: prompt.skipped, system_chars: prompt.system.length, system: prompt.system, turn_context: prompt.turnContext },
+    injected: {
+      sections: prompt.injected,
+      skipped: prompt.skipped,
+      system_chars: prompt.system.length,
+      system: prompt.system,
+      turn_context: prompt.turnContext,
+    },
   });
   return id;
 }

@@ -2,11 +2,11 @@ import type { Capability } from "../core/capability";
 import { memorySweepJob } from "./cron";
 import { CONSOLIDATE_KIND } from "./deps";
 import { eraseMemory } from "./erase";
+import { memoryOverview } from "./overview";
 import { memoryProviders } from "./providers";
 import { handleConsolidation, markDeadLettered } from "./queue";
 import { memoryRoutes } from "./routes";
 import { memoryTools, observeFromCore } from "./tools";
-import { memoryOverview } from "./overview";
 
 /** Adaptive memory: observations, background consolidation, working memory, scaffold and searchable facts. */
 export const memoryCapability: Capability = {

@@ -7,19 +7,8 @@ export const memoryOverview: OverviewSource = async ({ db, userId }) => {
   const current = and(eq(facts.userId, userId), isNull(facts.supersededBy));
   const [factCount, byStatus, recent] = await Promise.all([
     db.select({ n: count() }).from(facts).where(current).get(),
-    db
-      .select({ status: contextEvents.status, n: count() })
-      .from(contextEvents)
-      .where(eq(contextEvents.userId, userId))
-      .groupBy(contextEvents.status)
-      .all(),
-    db
-      .select({ id: facts.id, text: facts.text, at: facts.createdAt })
-      .from(facts)
-      .where(current)
-      .orderBy(desc(facts.createdAt), desc(facts.id))
-      .limit(3)
-      .all(),
+    db.select({ status: contextEvents.status, n: count() }).from(contextEvents).where(eq(contextEvents.userId, userId)).groupBy(contextEvents.status).all(),
+    db.select({ id: facts.id, text: facts.text, at: facts.createdAt }).from(facts).where(current).orderBy(desc(facts.createdAt), desc(facts.id)).limit(3).all(),
   ]);
   const observations = Object.fromEntries(byStatus.map((r) => [`observations_${r.status}`, r.n]));
   return {

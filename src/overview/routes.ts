@@ -14,7 +14,9 @@ const Recent = z.object({ kind: z.string(), id: z.string(), title: z.string(), a
 
 const Overview = z
   .object({
-    counts: z.record(z.string(), z.number()).describe("Counts under stable keys (sessions, facts, memory_entries, ...); a missing key means no capability reports it"),
+    counts: z
+      .record(z.string(), z.number())
+      .describe("Counts under stable keys (sessions, facts, memory_entries, ...); a missing key means no capability reports it"),
     recent: z.array(Recent).describe("Newest items across capabilities, newest first (at most 10)"),
     sections: z.array(z.string()).describe("The capabilities that contributed"),
     unavailable: z.array(z.string()).describe("Capabilities whose section could not be read just now"),

@@ -133,7 +133,12 @@ describe("engram web app", () => {
   it("forgets a fact learnt from chat", async () => {
     await say("I live in Lisbon");
     // Facts are consolidated from observations in the background (the queue): wait until one exists.
-    await expect.poll(async () => (await api<{ facts: { text: string }[] }>("/v1/memory/facts")).facts.some((f) => /lisbon/i.test(f.text)), { timeout: 60_000, interval: 500 }).toBe(true);
+    await expect
+      .poll(async () => (await api<{ facts: { text: string }[] }>("/v1/memory/facts")).facts.some((f) => /lisbon/i.test(f.text)), {
+        timeout: 60_000,
+        interval: 500,
+      })
+      .toBe(true);
     await page.getByRole("link", { name: "Memory", exact: true }).click();
     await page.getByRole("link", { name: "Facts" }).click();
     await page.getByLabel("Search facts").fill("where do I live");

@@ -5,7 +5,16 @@ import path from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 
 export const ARTIFACTS = path.join(import.meta.dirname, "artifacts");
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 export type Browser = {
   context: BrowserContext;

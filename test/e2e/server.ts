@@ -32,11 +32,32 @@ export async function startDevServer(): Promise<DevServer> {
   // Only the admin token: with no ANTHROPIC_API_KEY the offline model answers, whatever the developer's .dev.vars holds.
   writeFileSync(envFile, `ADMIN_TOKEN=${ADMIN_TOKEN}\n`);
   const persist = path.join(dir, "state");
-  const migrate = spawnSync(process.execPath, [wranglerBin, "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], { cwd: root, env, input: "y\n", encoding: "utf8" });
+  const migrate = spawnSync(process.execPath, [wranglerBin, "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], {
+    cwd: root,
+    env,
+    input: "y\n",
+    encoding: "utf8",
+  });
   if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr || migrate.stdout}`);
 
   const [port, inspector] = [await freePort(), await freePort()];
-  const args = ["dev", "test/worker.ts", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--persist-to", persist, "--env-file", envFile, "--show-interactive-dev-session=false", "--log-level", "warn"];
+  const args = [
+    "dev",
+    "test/worker.ts",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(inspector),
+    "--persist-to",
+    persist,
+    "--env-file",
+    envFile,
+    "--show-interactive-dev-session=false",
+    "--log-level",
+    "warn",
+  ];
   const child: ChildProcess = spawn(process.execPath, [wranglerBin, ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
   let log = "";
   child.stdout?.on("data", (d) => (log += d));
@@ -54,7 +75,10 @@ export async function startDevServer(): Promise<DevServer> {
   const deadline = Date.now() + 120_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${log}`);
-    const ok = await fetch(`${origin}/healthz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${origin}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > deadline) {
       await stop();

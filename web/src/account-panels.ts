@@ -1,6 +1,6 @@
 /** Usage and cost per day (an inline SVG chart), all context logs, and erasing everything. */
 import { type Api, explain } from "./api";
-import { renderContextLog, type ContextLog } from "./context-log";
+import { type ContextLog, renderContextLog } from "./context-log";
 import { fill, h, svg, when } from "./dom";
 import { asyncPanel } from "./panel";
 
@@ -26,7 +26,11 @@ export function costChart(byDay: Day[], days: number, today = new Date()): SVGSV
     { viewBox: `0 0 ${W} ${H + 20}`, role: "img", "aria-label": `Estimated cost per day, last ${days} days; highest ${usd(max)}`, class: "chart" },
     series.map((s, i) => {
       const bh = s.cost ? Math.max(2, (s.cost / max) * H) : 0;
-      return svg("rect", { x: i * bw + 1, y: H - bh, width: Math.max(1, bw - 2), height: bh, class: "bar" }, svg("title", null, `${s.day}: ${usd(s.cost)}, ${s.calls} calls`));
+      return svg(
+        "rect",
+        { x: i * bw + 1, y: H - bh, width: Math.max(1, bw - 2), height: bh, class: "bar" },
+        svg("title", null, `${s.day}: ${usd(s.cost)}, ${s.calls} calls`),
+      );
     }),
     svg("line", { x1: 0, y1: H, x2: W, y2: H, class: "axis" }),
     svg("text", { x: 0, y: H + 16, class: "tick" }, series[0]?.day ?? ""),
@@ -39,13 +43,32 @@ export const usagePanel = (api: Api) =>
     const u = await api.get<Usage>("/v1/usage?days=30");
     return [
       h("h3", null, "Usage and cost, last 30 days"),
-      h("p", null, `${usd(u.totals.cost_usd)} estimated · ${u.totals.calls} model calls · ${u.totals.input_tokens} input and ${u.totals.output_tokens} output tokens`),
+      h(
+        "p",
+        null,
+        `${usd(u.totals.cost_usd)} estimated · ${u.totals.calls} model calls · ${u.totals.input_tokens} input and ${u.totals.output_tokens} output tokens`,
+      ),
       costChart(u.by_day, 30),
       h(
         "table",
         null,
         h("thead", null, h("tr", null, h("th", null, "Day"), h("th", null, "Calls"), h("th", null, "Tokens in / out"), h("th", null, "Cost"))),
-        h("tbody", null, [...u.by_day].reverse().map((d) => h("tr", null, h("td", null, d.day), h("td", null, d.calls), h("td", null, `${d.input_tokens} / ${d.output_tokens}`), h("td", null, usd(d.cost_usd))))),
+        h(
+          "tbody",
+          null,
+          [...u.by_day]
+            .reverse()
+            .map((d) =>
+              h(
+                "tr",
+                null,
+                h("td", null, d.day),
+                h("td", null, d.calls),
+                h("td", null, `${d.input_tokens} / ${d.output_tokens}`),
+                h("td", null, usd(d.cost_usd)),
+              ),
+            ),
+        ),
       ),
     ];
   });
@@ -56,7 +79,9 @@ export const contextLogsPanel = (api: Api) =>
     return [
       h("h3", null, "What each answer was shown"),
       context_logs.length
-        ? context_logs.map((l) => h("details", { class: "log-entry" }, h("summary", null, `${when(l.created_at)} · ${l.session_id ?? "no session"}`), renderContextLog(l)))
+        ? context_logs.map((l) =>
+            h("details", { class: "log-entry" }, h("summary", null, `${when(l.created_at)} · ${l.session_id ?? "no session"}`), renderContextLog(l)),
+          )
         : h("p", { class: "muted" }, "No turns yet."),
     ];
   });
@@ -74,7 +99,11 @@ export function erasePanel(api: Api, onErased: () => void): HTMLElement {
   const form = h(
     "form",
     { class: "stack" },
-    h("p", { id: "erase-help" }, `Deletes your documents, MEMORY, facts, observations, conversations and logs. It cannot be undone. Type “${PHRASE}” to confirm.`),
+    h(
+      "p",
+      { id: "erase-help" },
+      `Deletes your documents, MEMORY, facts, observations, conversations and logs. It cannot be undone. Type “${PHRASE}” to confirm.`,
+    ),
     h("label", { for: "erase-confirm" }, "Confirmation"),
     input,
     submit,
@@ -89,9 +118,35 @@ export function erasePanel(api: Api, onErased: () => void): HTMLElement {
       fill(
         out,
         h("h4", null, `Erased at ${when(r.erased_at)}. Receipt:`),
-        h("table", { class: "receipt" }, h("tbody", null, Object.entries(r.erased).map(([k, v]) => h("tr", null, h("th", { scope: "row" }, k), h("td", null, String(v)))))),
-        r.kept.length ? [h("h4", null, "Kept"), h("ul", null, r.kept.map((k) => h("li", null, k)))] : null,
-        r.warnings?.length ? [h("h4", null, "Still finishing"), h("ul", null, r.warnings.map((w) => h("li", null, w)))] : null,
+        h(
+          "table",
+          { class: "receipt" },
+          h(
+            "tbody",
+            null,
+            Object.entries(r.erased).map(([k, v]) => h("tr", null, h("th", { scope: "row" }, k), h("td", null, String(v)))),
+          ),
+        ),
+        r.kept.length
+          ? [
+              h("h4", null, "Kept"),
+              h(
+                "ul",
+                null,
+                r.kept.map((k) => h("li", null, k)),
+              ),
+            ]
+          : null,
+        r.warnings?.length
+          ? [
+              h("h4", null, "Still finishing"),
+              h(
+                "ul",
+                null,
+                r.warnings.map((w) => h("li", null, w)),
+              ),
+            ]
+          : null,
       );
       onErased();
     } catch (err) {

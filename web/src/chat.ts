@@ -18,16 +18,28 @@ type Outcome = { kind: "done" } | { kind: "pending"; envelope: Envelope } | { ki
 class AnswerView {
   readonly el = h("article", { class: "msg assistant", "aria-label": "Assistant" });
   private para: HTMLParagraphElement | null = null;
+  private thought: HTMLElement | null = null;
   private readonly tools = new Map<string, HTMLElement>();
   readonly reasons = new Map<string, string>();
 
   text(delta: string): void {
+    this.thought = null;
     if (!this.para) this.para = this.el.appendChild(h("p", { class: "text" }));
     this.para.textContent += delta;
   }
 
+  /** Progress the model writes between tool calls (readable thinking), shown apart from the reply. */
+  thinking(delta: string): void {
+    if (!this.thought) {
+      this.thought = this.note("", "progress");
+      this.thought.setAttribute("aria-label", "Thinking");
+    }
+    this.thought.textContent += delta;
+  }
+
   note(text: string, cls = "note"): HTMLElement {
     this.para = null;
+    this.thought = null;
     return this.el.appendChild(h("div", { class: cls }, text));
   }
 
@@ -46,7 +58,14 @@ class AnswerView {
   }
 }
 
-const SAVED: Record<string, string> = { soul: "Saved to SOUL", bible: "Saved to BIBLE", memory: "Saved to MEMORY", heartbeat: "Saved to HEARTBEAT" };
+const SAVED: Record<string, string> = {
+  soul: "Saved to SOUL",
+  bible: "Saved to BIBLE",
+  memory: "Saved to MEMORY",
+  heartbeat: "Saved to HEARTBEAT",
+  observation: "Noted: it will be part of what it knows about you shortly",
+  connection: "Updated a connection",
+};
 
 export function chatView(api: Api): HTMLElement {
   let sessionId: string | null = null;
@@ -72,12 +91,18 @@ export function chatView(api: Api): HTMLElement {
         sessionId = data.id;
         void refreshList();
       } else if (event === "text") view.text(String(data.delta ?? ""));
-      else if (event === "thinking" || event === "progress") view.note(String(data.text ?? data.delta ?? ""), "progress");
+      else if (event === "thinking") view.thinking(String(data.delta ?? ""));
+      else if (event === "notice") view.note(String(data.message ?? data.code), "progress");
+      else if (event === "refusal")
+        view.error(`The model declined to answer${data.explanation ? `: ${String(data.explanation)}` : "."} Rephrase, or start a new chat.`);
       else if (event === "tool_use") view.toolUse(String(data.id), String(data.name), String(data.reason ?? ""));
       else if (event === "tool_result") view.toolResult(String(data.id), data.ok === true);
-      else if (event === "memory_saved") view.note(`${SAVED[String(data.target)] ?? `Saved (${String(data.target)})`}${data.truncated ? " — much shorter than before" : ""}`, "saved");
-      else if (event === "memory_pending") view.note(`Proposed a change to ${String(data.target).toUpperCase()}: waiting for your review in Memory → Proposals`, "saved");
-      else if (event === "citation") view.el.append(h("div", { class: "note" }, "Source: ", h("a", { href: String(data.url), rel: "noreferrer" }, String(data.title ?? data.url))));
+      else if (event === "memory_saved")
+        view.note(`${SAVED[String(data.target)] ?? `Saved (${String(data.target)})`}${data.truncated ? " — much shorter than before" : ""}`, "saved");
+      else if (event === "memory_pending")
+        view.note(`Proposed a change to ${String(data.target).toUpperCase()}: waiting for your review in Memory → Proposals`, "saved");
+      else if (event === "citation")
+        view.el.append(h("div", { class: "note" }, "Source: ", h("a", { href: String(data.url), rel: "noreferrer" }, String(data.title ?? data.url))));
       else if (event === "done") return { kind: "done" };
       else if (event === "tool_pending") return { kind: "pending", envelope: data as unknown as Envelope };
       else if (event === "error") {
@@ -110,7 +135,10 @@ export function chatView(api: Api): HTMLElement {
     if (outcome.kind === "done") addContextButton(view, Date.now());
     else if (outcome.kind === "pending") await answerPending(outcome.envelope, view);
     else if (outcome.kind === "cut") {
-      view.note(stopped ? "Stopped. What was written so far is kept." : "The connection dropped before the answer ended. Reloading the conversation…", "progress");
+      view.note(
+        stopped ? "Stopped. What was written so far is kept." : "The connection dropped before the answer ended. Reloading the conversation…",
+        "progress",
+      );
       // Reconnect-safe: the server kept the turn's state; read it back (a pending tool prompt included).
       if (!stopped && sessionId) await openSession(sessionId);
     }
@@ -122,13 +150,17 @@ export function chatView(api: Api): HTMLElement {
     const sid = sessionId;
     if (!sid) return;
     const box = h("div", { class: "context-box" });
-    const toggle = button("What it was shown", async () => {
-      const open = toggle.getAttribute("aria-expanded") === "true";
-      toggle.setAttribute("aria-expanded", String(!open));
-      if (open) return fill(box);
-      fill(box, h("p", { class: "muted" }, "Loading…"));
-      fill(box, await contextFor(api, sid, at));
-    }, { class: "link", "aria-expanded": "false" });
+    const toggle = button(
+      "What it was shown",
+      async () => {
+        const open = toggle.getAttribute("aria-expanded") === "true";
+        toggle.setAttribute("aria-expanded", String(!open));
+        if (open) return fill(box);
+        fill(box, h("p", { class: "muted" }, "Loading…"));
+        fill(box, await contextFor(api, sid, at));
+      },
+      { class: "link", "aria-expanded": "false" },
+    );
     view.el.append(toggle, box);
   }
 
@@ -161,7 +193,13 @@ export function chatView(api: Api): HTMLElement {
     };
     fill(
       prompt,
-      h("p", null, h("strong", null, call.tool_name), ` wants to run${reason ? `: ${reason}` : ""}`, call.tool_input && Object.keys(call.tool_input).length ? h("code", null, ` ${JSON.stringify(call.tool_input)}`) : null),
+      h(
+        "p",
+        null,
+        h("strong", null, call.tool_name),
+        ` wants to run${reason ? `: ${reason}` : ""}`,
+        call.tool_input && Object.keys(call.tool_input).length ? h("code", null, ` ${JSON.stringify(call.tool_input)}`) : null,
+      ),
       button("Allow", () => decide("allow")),
       button("Deny", () => decide("deny"), { class: "secondary" }),
       button("Always allow", () => decide("always"), { class: "secondary" }),
@@ -197,7 +235,13 @@ export function chatView(api: Api): HTMLElement {
     const blocks: Block[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
     if (m.role === "user") {
       const text = blocks.filter((b) => b.type === "text").map((b) => b.text ?? "");
-      return text.length ? h("article", { class: "msg user", "aria-label": "You" }, text.map((t) => h("p", null, t))) : null;
+      return text.length
+        ? h(
+            "article",
+            { class: "msg user", "aria-label": "You" },
+            text.map((t) => h("p", null, t)),
+          )
+        : null;
     }
     const view = new AnswerView();
     for (const b of blocks) {
@@ -238,9 +282,14 @@ export function chatView(api: Api): HTMLElement {
     const show = () =>
       fill(
         li,
-        h("button", { type: "button", class: "session-open", onclick: () => openSession(s.id), "aria-label": `Open conversation ${title}` }, title, s.pending ? h("span", { class: "badge" }, "waiting") : null),
-        button("✎", rename, { class: "icon", "aria-label": `Rename ${title}`, title: "Rename" }),
-        button("🗑", confirmDelete, { class: "icon", "aria-label": `Delete ${title}`, title: "Delete" }),
+        h(
+          "button",
+          { type: "button", class: "session-open", onclick: () => openSession(s.id), "aria-label": `Open conversation ${title}` },
+          title,
+          s.pending ? h("span", { class: "badge" }, "waiting") : null,
+        ),
+        button("Rename", rename, { class: "icon", "aria-label": `Rename ${title}` }),
+        button("Delete", confirmDelete, { class: "icon", "aria-label": `Delete ${title}` }),
       );
     function rename() {
       const field = h("input", { value: title, "aria-label": "New title", maxlength: 80 });

@@ -18,8 +18,23 @@ export function renderContextLog(log: ContextLog): HTMLElement {
     { class: "context-log" },
     h("p", { class: "muted" }, `Turn at ${when(log.created_at)} · ${log.injected.system_chars ?? "?"} characters of context`),
     h("h4", null, "Injected"),
-    sections.length ? h("ul", null, sections.map((s) => h("li", null, `${s.name}: ${s.chars} characters${s.ids.length ? ` (${s.ids.join(", ")})` : ""}`))) : h("p", { class: "muted" }, "No sections."),
-    skipped.length ? [h("h4", null, "Left out"), h("ul", null, skipped.map((s) => h("li", null, `${s.name}: ${s.reason}`)))] : null,
+    sections.length
+      ? h(
+          "ul",
+          null,
+          sections.map((s) => h("li", null, `${s.name}: ${s.chars} characters${s.ids.length ? ` (${s.ids.join(", ")})` : ""}`)),
+        )
+      : h("p", { class: "muted" }, "No sections."),
+    skipped.length
+      ? [
+          h("h4", null, "Left out"),
+          h(
+            "ul",
+            null,
+            skipped.map((s) => h("li", null, `${s.name}: ${s.reason}`)),
+          ),
+        ]
+      : null,
     h("h4", null, "Exact text: system prompt"),
     system === undefined ? h("p", { class: "muted" }, "Not recorded for this turn.") : h("pre", { class: "system-text", tabindex: 0 }, system),
     turn_context ? [h("h4", null, "Exact text: this turn's context"), h("pre", { class: "system-text", tabindex: 0 }, turn_context)] : null,

@@ -42,9 +42,15 @@ export function documentEditor(api: Api, base: string, label: string): HTMLEleme
                 h(
                   "li",
                   null,
-                  h("span", null, `v${v.version} · ${v.author} · ${when(v.created_at)} · ${v.chars} chars${v.note ? ` · ${v.note}` : ""}${v.version === page.current ? " (current)" : ""}`),
+                  h(
+                    "span",
+                    null,
+                    `v${v.version} · ${v.author} · ${when(v.created_at)} · ${v.chars} chars${v.note ? ` · ${v.note}` : ""}${v.version === page.current ? " (current)" : ""}`,
+                  ),
                   v.version === page.current ? null : button("Diff", () => showDiff(v.version), { "aria-label": `Diff version ${v.version} with current` }),
-                  v.version === page.current ? null : button("Roll back", () => rollback(v.version), { "aria-label": `Roll back to version ${v.version}`, class: "secondary" }),
+                  v.version === page.current
+                    ? null
+                    : button("Roll back", () => rollback(v.version), { "aria-label": `Roll back to version ${v.version}`, class: "secondary" }),
                 ),
               ),
             )
@@ -64,7 +70,9 @@ export function documentEditor(api: Api, base: string, label: string): HTMLEleme
         h(
           "pre",
           { class: "diff", tabindex: 0 },
-          d.diff ? d.diff.split("\n").map((line) => h("span", { class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "" }, `${line}\n`)) : "No difference.",
+          d.diff
+            ? d.diff.split("\n").map((line) => h("span", { class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "" }, `${line}\n`))
+            : "No difference.",
         ),
       );
     } catch (err) {
@@ -87,7 +95,10 @@ export function documentEditor(api: Api, base: string, label: string): HTMLEleme
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     try {
-      const r = await api.json<{ document: Doc; changed: boolean; truncated: boolean }>("PUT", base, { content: text.value, expected_version: doc?.version ?? 0 });
+      const r = await api.json<{ document: Doc; changed: boolean; truncated: boolean }>("PUT", base, {
+        content: text.value,
+        expected_version: doc?.version ?? 0,
+      });
       ok(r.changed ? `Saved ${label} v${r.document.version}.${r.truncated ? " It is much shorter than before: check the diff." : ""}` : "No change.");
       await load();
     } catch (err) {
@@ -107,7 +118,11 @@ export function sitesPanel(api: Api): HTMLElement {
     try {
       const { sites } = await api.get<{ sites: { id: string; name: string | null }[] }>("/v1/sites");
       if (!sites.length) return fill(root, h("p", { class: "muted" }, "No sites yet: BIBLE and HEARTBEAT are per site (POST /v1/sites)."));
-      const select = h("select", { "aria-label": "Site" }, sites.map((s) => h("option", { value: s.id }, s.name ?? s.id)));
+      const select = h(
+        "select",
+        { "aria-label": "Site" },
+        sites.map((s) => h("option", { value: s.id }, s.name ?? s.id)),
+      );
       const show = async () => {
         const site = encodeURIComponent(select.value);
         const hb = await api.get<Doc>(`/v1/sites/${site}/heartbeat`).catch(() => null);

@@ -33,7 +33,11 @@ function signIn(message = ""): void {
     h("h1", null, "engram"),
     h("label", { for: "api-key" }, "API key"),
     key,
-    h("p", { id: "key-help", class: "muted" }, "Your engram API key. It stays in this tab (sessionStorage) unless you tick “remember me”; signing out removes it."),
+    h(
+      "p",
+      { id: "key-help", class: "muted" },
+      "Your engram API key. It stays in this tab (sessionStorage) unless you tick “remember me”; signing out removes it.",
+    ),
     h("label", null, remember, " Remember me on this device"),
     h("button", { type: "submit" }, "Sign in"),
     error,
@@ -80,7 +84,15 @@ function start(api: Api): void {
   ];
   const kept = new Map<string, HTMLElement>();
   const main = h("main", { id: "main", tabindex: -1 });
-  const nav = h("nav", { "aria-label": "Sections" }, h("ul", null, routes.map((r) => h("li", null, h("a", { href: `#${r.id}`, "data-route": r.id }, r.label)))));
+  const nav = h(
+    "nav",
+    { "aria-label": "Sections" },
+    h(
+      "ul",
+      null,
+      routes.map((r) => h("li", null, h("a", { href: `#${r.id}`, "data-route": r.id }, r.label))),
+    ),
+  );
 
   function memoryView(): HTMLElement {
     const sub = (location.hash.split("/")[1] ?? "soul").replace(/[^a-z]/g, "");
@@ -88,7 +100,15 @@ function start(api: Api): void {
     return h(
       "div",
       { class: "memory" },
-      h("nav", { "aria-label": "Memory", class: "subnav" }, h("ul", null, memoryTabs.map((t) => h("li", null, h("a", { href: `#memory/${t.id}`, "aria-current": t === current ? "page" : false }, t.label))))),
+      h(
+        "nav",
+        { "aria-label": "Memory", class: "subnav" },
+        h(
+          "ul",
+          null,
+          memoryTabs.map((t) => h("li", null, h("a", { href: `#memory/${t.id}`, "aria-current": t === current ? "page" : false }, t.label))),
+        ),
+      ),
       current.render(),
     );
   }
@@ -112,7 +132,18 @@ function start(api: Api): void {
   fill(
     app,
     h("a", { href: "#main", class: "skip" }, "Skip to content"),
-    h("header", null, h("strong", { class: "brand" }, "engram"), nav, h("div", { class: "row" }, button("Theme", toggleTheme, { class: "secondary", "aria-label": "Switch light or dark theme" }), button("Sign out", signOut, { class: "secondary" }))),
+    h(
+      "header",
+      null,
+      h("strong", { class: "brand" }, "engram"),
+      nav,
+      h(
+        "div",
+        { class: "row" },
+        button("Theme", toggleTheme, { class: "secondary", "aria-label": "Switch light or dark theme" }),
+        button("Sign out", signOut, { class: "secondary" }),
+      ),
+    ),
     main,
   );
   window.onhashchange = route;

@@ -54,10 +54,14 @@ export const memoryEntries = (api: Api) =>
             null,
             h("span", null, e.content),
             h("small", { class: "muted" }, ` ${e.author} · ${when(e.created_at)} `),
-            button("Delete", async () => {
-              await api.json("DELETE", `/v1/brain/memory/${encodeURIComponent(e.id)}`).catch(() => undefined);
-              reload();
-            }, { class: "secondary", "aria-label": `Delete MEMORY entry: ${e.content.slice(0, 40)}` }),
+            button(
+              "Delete",
+              async () => {
+                await api.json("DELETE", `/v1/brain/memory/${encodeURIComponent(e.id)}`).catch(() => undefined);
+                reload();
+              },
+              { class: "secondary", "aria-label": `Delete MEMORY entry: ${e.content.slice(0, 40)}` },
+            ),
           ),
         ),
       ),
@@ -92,7 +96,9 @@ function tree(value: unknown, confidence?: Record<string, { confidence: number }
     { class: "tree" },
     entries.map(([k, v]) => {
       const c = confidence?.[k] ? ` (confidence ${confidence[k].confidence.toFixed(2)})` : "";
-      return v !== null && typeof v === "object" ? h("li", null, h("details", { open: true }, h("summary", null, k + c), tree(v))) : h("li", null, h("strong", null, `${k}: `), tree(v), c);
+      return v !== null && typeof v === "object"
+        ? h("li", null, h("details", { open: true }, h("summary", null, k + c), tree(v)))
+        : h("li", null, h("strong", null, `${k}: `), tree(v), c);
     }),
   );
 }
@@ -117,25 +123,51 @@ export function factsPanel(api: Api): HTMLElement {
   const qInput = h("input", { type: "search", "aria-label": "Search facts", placeholder: "Search facts (e.g. “where do I live”)" });
   const after = h("input", { type: "date", "aria-label": "From date" });
   const before = h("input", { type: "date", "aria-label": "Until date" });
-  const order = h("select", { "aria-label": "Order" }, ["relevance", "newest", "oldest"].map((o) => h("option", { value: o }, o)));
-  const form = h("form", { class: "inline wrap", role: "search" }, qInput, h("label", null, "from ", after), h("label", null, "until ", before), order, h("button", { type: "submit" }, "Search"), button("Newest", () => list(), { class: "secondary" }));
+  const order = h(
+    "select",
+    { "aria-label": "Order" },
+    ["relevance", "newest", "oldest"].map((o) => h("option", { value: o }, o)),
+  );
+  const form = h(
+    "form",
+    { class: "inline wrap", role: "search" },
+    qInput,
+    h("label", null, "from ", after),
+    h("label", null, "until ", before),
+    order,
+    h("button", { type: "submit" }, "Search"),
+    button("Newest", () => list(), { class: "secondary" }),
+  );
 
   const row = (f: Fact) =>
     h(
       "li",
       { "data-id": f.id },
       h("span", null, f.text),
-      h("small", { class: "muted" }, ` ${when(f.event_at ?? f.created_at)}${f.score !== undefined ? ` · score ${f.score.toFixed(2)}` : ""}${f.superseded_by ? " · superseded" : ""} `),
-      button("Forget", async () => {
-        try {
-          await api.json("DELETE", `/v1/memory/facts/${encodeURIComponent(f.id)}`);
-          await (qInput.value.trim() ? search() : list());
-        } catch (err) {
-          results.append(errorLine(err));
-        }
-      }, { class: "secondary", "aria-label": `Forget fact: ${f.text.slice(0, 60)}` }),
+      h(
+        "small",
+        { class: "muted" },
+        ` ${when(f.event_at ?? f.created_at)}${f.score !== undefined ? ` · score ${f.score.toFixed(2)}` : ""}${f.superseded_by ? " · superseded" : ""} `,
+      ),
+      button(
+        "Forget",
+        async () => {
+          try {
+            await api.json("DELETE", `/v1/memory/facts/${encodeURIComponent(f.id)}`);
+            await (qInput.value.trim() ? search() : list());
+          } catch (err) {
+            results.append(errorLine(err));
+          }
+        },
+        { class: "secondary", "aria-label": `Forget fact: ${f.text.slice(0, 60)}` },
+      ),
     );
-  const show = (facts: Fact[], note = "") => fill(results, note ? h("p", { class: "muted" }, note) : null, facts.length ? h("ul", { class: "items" }, facts.map(row)) : h("p", { class: "muted" }, "No facts."));
+  const show = (facts: Fact[], note = "") =>
+    fill(
+      results,
+      note ? h("p", { class: "muted" }, note) : null,
+      facts.length ? h("ul", { class: "items" }, facts.map(row)) : h("p", { class: "muted" }, "No facts."),
+    );
 
   async function list(): Promise<void> {
     try {
@@ -150,7 +182,10 @@ export function factsPanel(api: Api): HTMLElement {
       const r = await api.get<{ results: Fact[]; weak: boolean; when: { phrase: string } | null }>(
         `/v1/memory/facts/search${q({ q: qInput.value.trim(), k: 20, after: after.value, before: before.value, order: order.value })}`,
       );
-      show(r.results, [r.weak ? "Weak match: probably nothing relevant is stored." : "", r.when ? `Time read from the query: ${r.when.phrase}.` : ""].join(" ").trim());
+      show(
+        r.results,
+        [r.weak ? "Weak match: probably nothing relevant is stored." : "", r.when ? `Time read from the query: ${r.when.phrase}.` : ""].join(" ").trim(),
+      );
     } catch (err) {
       fill(results, errorLine(err));
     }
@@ -169,10 +204,12 @@ export const observationsPanel = (api: Api) =>
     const failed = events.some((e) => e.status === "failed");
     return [
       h("h3", null, "Observations"),
-      failed ? button("Retry failed", async () => {
-        await api.json("POST", "/v1/memory/events/retry").catch(() => undefined);
-        reload();
-      }) : null,
+      failed
+        ? button("Retry failed", async () => {
+            await api.json("POST", "/v1/memory/events/retry").catch(() => undefined);
+            reload();
+          })
+        : null,
       events.length
         ? h(
             "table",
@@ -182,7 +219,14 @@ export const observationsPanel = (api: Api) =>
               "tbody",
               null,
               events.map((e) =>
-                h("tr", null, h("td", null, when(e.created_at)), h("td", null, e.event_type), h("td", null, e.content), h("td", null, h("span", { class: `status-${e.status}` }, e.status), e.error ? h("small", null, ` ${e.error}`) : null)),
+                h(
+                  "tr",
+                  null,
+                  h("td", null, when(e.created_at)),
+                  h("td", null, e.event_type),
+                  h("td", null, e.content),
+                  h("td", null, h("span", { class: `status-${e.status}` }, e.status), e.error ? h("small", null, ` ${e.error}`) : null),
+                ),
               ),
             ),
           )
