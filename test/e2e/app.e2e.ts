@@ -57,8 +57,9 @@ describe("engram web app", () => {
     await page.getByLabel("API key").fill("not-a-key");
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("alert").filter({ hasText: "Sign out and sign in with a valid key" }).waitFor();
+    // Keyboard only: the key field has focus; Enter submits.
     await page.getByLabel("API key").fill(key);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.keyboard.press("Enter");
     await page.getByRole("heading", { name: "What engram knows about you" }).waitFor();
     expect(await page.locator('[data-count="sessions"] dd').textContent()).toBe("0");
     await browser.shot("01-overview");
@@ -108,8 +109,12 @@ describe("engram web app", () => {
     const prompt = page.getByRole("group", { name: "Approve wipe_cache" });
     await prompt.waitFor();
     await browser.shot("05-approval-prompt");
+    // A new message while the tool waits is refused; the page says why and what to do.
+    await page.getByLabel("Message").fill("hello?");
+    await page.getByLabel("Message").press("Enter");
+    await lastAnswer().getByRole("alert").filter({ hasText: "waiting for a tool answer" }).waitFor();
     await prompt.getByRole("button", { name: "Always allow" }).click();
-    await lastAnswer().getByText("wipe_cache says: wiped").waitFor();
+    await page.locator(".msg.assistant", { hasText: "wipe_cache says: wiped" }).waitFor();
     await turnEnded();
   });
 
@@ -190,6 +195,9 @@ describe("engram web app", () => {
   it("made no request outside its origin and logged no console errors", () => {
     expect(browser.foreign).toEqual([]);
     // The wrong-key sign-in answers 401 on purpose: Chromium logs that failed load; nothing else may appear.
-    expect(browser.errors.filter((e) => !/status of 401|HTTP 401 GET .*\/v1\/overview$/.test(e))).toEqual([]);
+    // Two refusals are deliberate: the wrong key (401) and the message sent while a tool waited (409).
+    // Chromium logs each failed load without its URL; the response log names them.
+    const expected = [/HTTP 401 GET .*\/v1\/overview$/, /HTTP 409 POST .*\/v1\/chat$/, /status of (401|409)/];
+    expect(browser.errors.filter((e) => !expected.some((re) => re.test(e)))).toEqual([]);
   });
 });

@@ -24,13 +24,26 @@ export function documentEditor(api: Api, base: string, label: string): HTMLEleme
     status.className = "status";
   };
 
+  /** Shows a document the server returned (read or just written) and its history. */
+  async function show(current: Doc): Promise<void> {
+    doc = current;
+    text.value = current.content;
+    text.disabled = false;
+    await versions(current);
+  }
+
   async function load(): Promise<void> {
     try {
-      doc = await api.get<Doc>(base);
-      text.value = doc.content;
-      text.disabled = false;
+      await show(await api.get<Doc>(base));
+    } catch (err) {
+      fail(err);
+    }
+  }
+
+  async function versions(current: Doc): Promise<void> {
+    try {
       // Version 0: never written, so there is no history to ask for.
-      const page = doc.version ? await api.get<{ current: number; versions: Version[] }>(`${base}/versions?limit=20`) : { current: 0, versions: [] };
+      const page = current.version ? await api.get<{ current: number; versions: Version[] }>(`${base}/versions?limit=20`) : { current: 0, versions: [] };
       fill(
         versionsBox,
         h("h4", null, "Versions"),
@@ -83,9 +96,9 @@ export function documentEditor(api: Api, base: string, label: string): HTMLEleme
   async function rollback(version: number): Promise<void> {
     try {
       const r = await api.json<{ document: Doc }>("POST", `${base}/rollback`, { version, expected_version: doc?.version ?? 0 });
-      ok(`Rolled back to v${version} (now v${r.document.version}).`);
       fill(diffBox);
-      await load();
+      await show(r.document);
+      ok(`Rolled back to v${version} (now v${r.document.version}).`);
     } catch (err) {
       fail(err);
     }
@@ -99,8 +112,8 @@ export function documentEditor(api: Api, base: string, label: string): HTMLEleme
         content: text.value,
         expected_version: doc?.version ?? 0,
       });
+      await show(r.document);
       ok(r.changed ? `Saved ${label} v${r.document.version}.${r.truncated ? " It is much shorter than before: check the diff." : ""}` : "No change.");
-      await load();
     } catch (err) {
       fail(err);
     }
