@@ -3,7 +3,16 @@
 import { gzipSync } from "node:zlib";
 import { chromium } from "playwright-core";
 
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const ASSETS = ["/", "/app.js", "/app.css"];
 
 async function paint(page) {
@@ -22,7 +31,7 @@ export default {
     "Headless Chromium (/usr/bin/chromium) loads `/` (the sign-in screen: HTML, then app.js and app.css). `first_paint_cold_ms`: first-contentful-paint in a new browser context (empty cache); `load_cold_ms`: its load event; `first_paint_warm_ms`: the same page reloaded (cached assets). Times are from navigation start, as the browser reports them.",
   runs: 30,
   warmup: 3,
-  async setup(h) {
+  async setup() {
     const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: FLAGS });
     return { browser };
   },
