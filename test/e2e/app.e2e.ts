@@ -158,6 +158,27 @@ describe("engram web app", () => {
     expect(res.status).toBe(404);
   });
 
+  it("shows observations with their status, working memory and the scaffold", async () => {
+    await page.getByRole("link", { name: "Observations" }).click();
+    await page.locator("tr", { hasText: /Lisbon/i }).locator(".status-processed").first().waitFor();
+    await page.getByRole("link", { name: "Working memory & scaffold" }).click();
+    await page.getByRole("heading", { name: "Scaffold" }).waitFor();
+    await page.locator(".tree", { hasText: "Lisbon" }).waitFor();
+  });
+
+  it("holds a change for review in review mode until it is approved", async () => {
+    await page.getByRole("link", { name: "MEMORY & review" }).click();
+    await page.getByLabel(/Review mode/).check();
+    await expect.poll(async () => (await api<{ review_mode: boolean }>("/v1/brain/settings")).review_mode).toBe(true);
+    await say("Remember that I play the cello");
+    await lastAnswer().getByText(/Proposed a change to MEMORY/).waitFor();
+    await page.getByRole("link", { name: "Memory", exact: true }).click();
+    await page.getByRole("link", { name: "MEMORY & review" }).click();
+    await page.getByRole("button", { name: "Approve proposal to memory" }).click();
+    await page.locator(".items li", { hasText: "cello" }).first().waitFor();
+    await page.getByText("No proposals waiting.").waitFor();
+  });
+
   it("shows usage per day as a chart", async () => {
     await page.getByRole("link", { name: "Usage", exact: true }).click();
     await page.getByRole("img", { name: /Estimated cost per day/ }).waitFor();
