@@ -160,7 +160,11 @@ describe("engram web app", () => {
 
   it("shows observations with their status, working memory and the scaffold", async () => {
     await page.getByRole("link", { name: "Observations" }).click();
-    await page.locator("tr", { hasText: /Lisbon/i }).locator(".status-processed").first().waitFor();
+    await page
+      .locator("tr", { hasText: /Lisbon/i })
+      .locator(".status-processed")
+      .first()
+      .waitFor();
     await page.getByRole("link", { name: "Working memory & scaffold" }).click();
     await page.getByRole("heading", { name: "Scaffold" }).waitFor();
     await page.locator(".tree", { hasText: "Lisbon" }).waitFor();
@@ -171,7 +175,9 @@ describe("engram web app", () => {
     await page.getByLabel(/Review mode/).check();
     await expect.poll(async () => (await api<{ review_mode: boolean }>("/v1/brain/settings")).review_mode).toBe(true);
     await say("Remember that I play the cello");
-    await lastAnswer().getByText(/Proposed a change to MEMORY/).waitFor();
+    await lastAnswer()
+      .getByText(/Proposed a change to MEMORY/)
+      .waitFor();
     await page.getByRole("link", { name: "Memory", exact: true }).click();
     await page.getByRole("link", { name: "MEMORY & review" }).click();
     await page.getByRole("button", { name: "Approve proposal to memory" }).click();
