@@ -135,6 +135,13 @@ describe("engram web app", () => {
     await page.getByRole("button", { name: "Open conversation Tea and travel" }).waitFor();
   });
 
+  it("deletes a conversation after asking", async () => {
+    await page.getByRole("button", { name: "Delete Tea and travel" }).click();
+    await page.getByRole("button", { name: "Yes, delete" }).click();
+    await page.getByText("No conversations yet.").waitFor();
+    expect((await api<{ sessions: unknown[] }>("/v1/sessions")).sessions).toEqual([]);
+  });
+
   it("forgets a fact learnt from chat", async () => {
     await say("I live in Lisbon");
     // Facts are consolidated from observations in the background (the queue): wait until one exists.
