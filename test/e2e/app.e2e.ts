@@ -226,12 +226,24 @@ describe("engram web app", () => {
     expect(await page.evaluate(() => [sessionStorage.length, localStorage.getItem("engram.key")])).toEqual([0, null]);
   });
 
+  it("signs out by itself when its key is revoked elsewhere", async () => {
+    await page.getByLabel("API key").fill(key);
+    await page.getByLabel("Remember me on this device").check();
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "What engram knows about you" }).waitFor();
+    const rotated = await fetch(`${server.origin}/v1/keys/rotate`, { method: "POST", headers: { authorization: `Bearer ${key}` } });
+    expect(rotated.status).toBe(201);
+    await page.getByRole("link", { name: "Usage", exact: true }).click();
+    await page.getByRole("alert").filter({ hasText: "no longer accepted" }).waitFor();
+    expect(await page.evaluate(() => [sessionStorage.length, localStorage.getItem("engram.key")])).toEqual([0, null]);
+  });
+
   it("made no request outside its origin and logged no console errors", () => {
     expect(browser.foreign).toEqual([]);
     // The wrong-key sign-in answers 401 on purpose: Chromium logs that failed load; nothing else may appear.
-    // Two refusals are deliberate: the wrong key (401) and the message sent while a tool waited (409).
+    // Refusals that are deliberate: the wrong and the revoked key (401), the message sent while a tool waited (409).
     // Chromium logs each failed load without its URL; the response log names them.
-    const expected = [/HTTP 401 GET .*\/v1\/overview$/, /HTTP 409 POST .*\/v1\/chat$/, /status of (401|409)/];
+    const expected = [/HTTP 401 GET .*\/v1\/(overview|usage\?days=30)$/, /HTTP 409 POST .*\/v1\/chat$/, /status of (401|409)/];
     expect(browser.errors.filter((e) => !expected.some((re) => re.test(e)))).toEqual([]);
   });
 });

@@ -36,7 +36,11 @@ export function explain(err: unknown): string {
 export type StreamEvent = { event: string; data: Record<string, unknown> };
 
 export class Api {
-  constructor(private readonly key: string) {}
+  /** `onUnauthorized`: the key stopped working (revoked, rotated, erased user); the app signs out. */
+  constructor(
+    private readonly key: string,
+    private readonly onUnauthorized?: () => void,
+  ) {}
 
   private async request(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.key}` };
@@ -45,6 +49,7 @@ export class Api {
     if (res.ok) return res;
     const parsed = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string; request_id?: string } } | null;
     const e = parsed?.error;
+    if (res.status === 401) this.onUnauthorized?.();
     throw new ApiError(res.status, e?.code ?? "internal", e?.message ?? `HTTP ${res.status}`, e?.request_id ?? res.headers.get("x-request-id"));
   }
 

@@ -48,7 +48,7 @@ function signIn(message = ""): void {
     try {
       await api.get("/v1/overview");
       storeKey(key.value.trim(), remember.checked);
-      start(api);
+      start(session(key.value.trim()));
     } catch (err) {
       error.textContent = explain(err);
     }
@@ -56,6 +56,14 @@ function signIn(message = ""): void {
   fill(app, h("main", { id: "main" }, form));
   key.focus();
 }
+
+/** The API client of a signed-in user: a key that stops working signs them out, saying why. */
+const session = (key: string) =>
+  new Api(key, () => {
+    clearKey();
+    location.hash = "";
+    signIn("Your API key is no longer accepted (revoked or rotated). Sign in with a current key.");
+  });
 
 type Route = { id: string; label: string; render: () => HTMLElement; keep?: boolean };
 
@@ -152,5 +160,5 @@ function start(api: Api): void {
 
 applyTheme();
 const key = storedKey();
-if (key) start(new Api(key));
+if (key) start(session(key));
 else signIn();
