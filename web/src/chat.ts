@@ -2,76 +2,31 @@
  * Chat: sessions (list, rename, delete), streamed turns with tool actions inline, approvals, the
  * page's own client tools, stop, and for every answer what the model was shown.
  */
+
+import { AnswerView, SAVED } from "./answer-view";
 import { type Api, ApiError, explain, type StreamEvent } from "./api";
 import { clientTool, declarations } from "./client-tools";
 import { contextFor } from "./context-log";
 import { button, fill, h } from "./dom";
+import { sessionsList } from "./sessions-list";
 
-type Session = { id: string; title: string | null; pending: boolean; updated_at: number; message_count: number };
 type PendingCall = { call_id: string; tool_name: string; tool_input: unknown; runs: "client" | "server"; needs_approval: boolean };
 type Envelope = { session_id: string; call_id: string; pending_calls: PendingCall[] };
 type Block = { type: string; text?: string; name?: string };
 type Stored = { role: "user" | "assistant"; content: string | Block[]; created_at: number };
 type Outcome = { kind: "done" } | { kind: "pending"; envelope: Envelope } | { kind: "error" } | { kind: "cut" };
 
-/** One assistant answer on screen: text paragraphs with tool actions between them. */
-class AnswerView {
-  readonly el = h("article", { class: "msg assistant", "aria-label": "Assistant" });
-  private para: HTMLParagraphElement | null = null;
-  private thought: HTMLElement | null = null;
-  private readonly tools = new Map<string, HTMLElement>();
-  readonly reasons = new Map<string, string>();
-
-  text(delta: string): void {
-    this.thought = null;
-    if (!this.para) this.para = this.el.appendChild(h("p", { class: "text" }));
-    this.para.textContent += delta;
-  }
-
-  /** Progress the model writes between tool calls (readable thinking), shown apart from the reply. */
-  thinking(delta: string): void {
-    if (!this.thought) {
-      this.thought = this.note("", "progress");
-      this.thought.setAttribute("aria-label", "Thinking");
-    }
-    this.thought.textContent += delta;
-  }
-
-  note(text: string, cls = "note"): HTMLElement {
-    this.para = null;
-    this.thought = null;
-    return this.el.appendChild(h("div", { class: cls }, text));
-  }
-
-  toolUse(id: string, name: string, reason: string): void {
-    this.reasons.set(id, reason);
-    this.tools.set(id, this.note(`${reason || "Using a tool"} (${name})`, "tool"));
-  }
-
-  toolResult(id: string, ok: boolean): void {
-    const el = this.tools.get(id);
-    if (el) el.append(h("span", { class: ok ? "ok" : "failed" }, ok ? " ✓" : " ✗ failed"));
-  }
-
-  error(message: string): void {
-    this.note(message, "error").setAttribute("role", "alert");
-  }
-}
-
-const SAVED: Record<string, string> = {
-  soul: "Saved to SOUL",
-  bible: "Saved to BIBLE",
-  memory: "Saved to MEMORY",
-  heartbeat: "Saved to HEARTBEAT",
-  observation: "Noted: it will be part of what it knows about you shortly",
-  connection: "Updated a connection",
-};
-
 export function chatView(api: Api): HTMLElement {
   let sessionId: string | null = null;
   let controller: AbortController | null = null;
 
-  const list = h("ul", { class: "sessions" });
+  const sessions = sessionsList(api, {
+    open: (id) => openSession(id),
+    current: () => sessionId,
+    deleted: (id) => sessionId === id && newChat(),
+  });
+  const refreshList = sessions.refresh;
+  const markCurrent = sessions.markCurrent;
   const log = h("div", { class: "log", role: "log", "aria-label": "Conversation" });
   const input = h("textarea", { id: "message", rows: 2, placeholder: "Message engram… (Enter sends, Shift+Enter for a new line)", "aria-label": "Message" });
   const send = h("button", { type: "submit" }, "Send");
@@ -272,71 +227,6 @@ export function chatView(api: Api): HTMLElement {
     scroll();
   }
 
-  function markCurrent(): void {
-    for (const li of list.querySelectorAll("li")) li.classList.toggle("current", li.dataset.id === sessionId);
-  }
-
-  function sessionItem(s: Session): HTMLElement {
-    const li = h("li", { "data-id": s.id });
-    const title = s.title || "(untitled)";
-    const show = () =>
-      fill(
-        li,
-        h(
-          "button",
-          { type: "button", class: "session-open", onclick: () => openSession(s.id), "aria-label": `Open conversation ${title}` },
-          title,
-          s.pending ? h("span", { class: "badge" }, "waiting") : null,
-        ),
-        button("Rename", rename, { class: "icon", "aria-label": `Rename ${title}` }),
-        button("Delete", confirmDelete, { class: "icon", "aria-label": `Delete ${title}` }),
-      );
-    function rename() {
-      const field = h("input", { value: title, "aria-label": "New title", maxlength: 80 });
-      const f = h("form", { class: "inline" }, field, h("button", { type: "submit" }, "Save"), button("Cancel", show, { class: "secondary" }));
-      f.addEventListener("submit", async (e) => {
-        e.preventDefault();
-        try {
-          await api.json("PATCH", `/v1/sessions/${encodeURIComponent(s.id)}`, { title: field.value });
-          await refreshList();
-        } catch (err) {
-          f.append(h("p", { class: "error", role: "alert" }, explain(err)));
-        }
-      });
-      field.addEventListener("keydown", (e) => e.key === "Escape" && show());
-      fill(li, f);
-      field.select();
-    }
-    function confirmDelete() {
-      fill(
-        li,
-        h("span", null, `Delete “${title}”? `),
-        button(`Yes, delete`, async () => {
-          try {
-            await api.json("DELETE", `/v1/sessions/${encodeURIComponent(s.id)}`);
-            if (sessionId === s.id) newChat();
-            await refreshList();
-          } catch (err) {
-            li.append(h("p", { class: "error", role: "alert" }, explain(err)));
-          }
-        }),
-        button("No", show, { class: "secondary" }),
-      );
-    }
-    show();
-    return li;
-  }
-
-  async function refreshList(): Promise<void> {
-    try {
-      const { sessions } = await api.get<{ sessions: Session[] }>("/v1/sessions?limit=50");
-      fill(list, sessions.length ? sessions.map(sessionItem) : h("li", { class: "muted" }, "No conversations yet."));
-      markCurrent();
-    } catch (err) {
-      fill(list, h("li", { class: "error", role: "alert" }, explain(err)));
-    }
-  }
-
   function newChat(): void {
     sessionId = null;
     fill(log, h("p", { class: "muted" }, "Say hello. Tell it something about you and it will remember; ask “where am I?” to try a browser tool."));
@@ -349,7 +239,7 @@ export function chatView(api: Api): HTMLElement {
   return h(
     "div",
     { class: "chat" },
-    h("aside", { "aria-label": "Conversations" }, h("h2", null, "Conversations"), button("New chat", newChat), list),
+    h("aside", { "aria-label": "Conversations" }, h("h2", null, "Conversations"), button("New chat", newChat), sessions.el),
     h("section", { class: "thread", "aria-label": "Chat" }, log, form),
   );
 }

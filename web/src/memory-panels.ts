@@ -233,5 +233,3 @@ export const observationsPanel = (api: Api) =>
         : h("p", { class: "muted" }, "No observations yet."),
     ];
   });
-
-export { errorLine, fill };
