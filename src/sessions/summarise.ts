@@ -7,7 +7,7 @@ import { z } from "zod";
 import type { ModelClient } from "../model/anthropic";
 import type { StructuredSkill } from "../model/offline";
 import { callStructured, jsonFormat, StructuredOutputError } from "../model/structured";
-import type { TokenUsage } from "../usage/cost";
+import type { TokenUsage } from "../config/models";
 import type { StoredMessage } from "./history";
 
 export const SUMMARY_FORMAT = "session_summary";
