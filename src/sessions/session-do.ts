@@ -20,8 +20,14 @@ import { SessionStorage } from "./storage";
 
 export type { ResumeInput, TurnInput } from "./runner";
 
+/** Why a turn did not start: nothing was written. `retryAfter` (seconds) goes out as Retry-After. */
+export type TurnRefusal = Refusal & { retryAfter?: number };
+
 /** A started turn's NDJSON events and how the client wants them; or why it did not start. */
-export type Started = { error: Refusal } | { events: ReadableStream<Uint8Array>; stream: boolean };
+export type Started = { error: TurnRefusal } | { events: ReadableStream<Uint8Array>; stream: boolean };
+
+/** Called once by a turn: with a refusal (the turn ends, nothing written) or without (its events are answered). */
+export type Gate = (refusal?: TurnRefusal) => void;
 
 /** What GET /v1/sessions/{id} shows of a suspended turn: the envelope, and the messages held back from history until it resumes. */
 export type PendingView = ToolPendingEnvelope & { messages: MessageParam[]; answered: { tool_use_id: string; is_error: boolean }[] };
@@ -46,10 +52,13 @@ export class SessionObject extends DurableObject<Env> {
     this.runner = new TurnRunner(this.store, env, { set: (at) => ctx.storage.setAlarm(at), clear: () => ctx.storage.deleteAlarm() }, registry);
   }
 
-  /** Starts one chat turn; refused while a tool call is pending. */
+  /**
+   * Starts one chat turn; refused while a tool call is pending. Answers once the turn holds the
+   * session's lock and has read its context: an unknown session or a spent budget is refused then.
+   */
   async turn(input: TurnInput): Promise<Started> {
     if (this.resuming || this.live()) return { error: { code: "tool_pending", message: pendingMessage(input.sessionId) } };
-    return this.start(input.turnId, input.stream, (sink) => this.runner.chat(input, sink));
+    return this.start(input.turnId, input.stream, (sink, open) => this.runner.chat(input, sink, open));
   }
 
   /** Resumes the suspended turn with the client's answer to one pending call. */
@@ -65,11 +74,12 @@ export class SessionObject extends DurableObject<Env> {
     if (isRefusal(resolution)) return { error: resolution };
     this.resuming = true;
     const stream = input.answer.stream ?? cont.stream;
-    return this.start(input.turnId, stream, (sink) =>
-      this.runner.resume(input, resolution, sink).finally(() => {
+    return this.start(input.turnId, stream, (sink, open) => {
+      open();
+      return this.runner.resume(input, resolution, sink).finally(() => {
         this.resuming = false;
-      }),
-    );
+      });
+    });
   }
 
   /** Ends the suspended turn without an answer (each open call becomes an is_error result). */
@@ -97,6 +107,7 @@ export class SessionObject extends DurableObject<Env> {
     await this.serialised(async () => {
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
+      this.store.forget();
     });
   }
 
@@ -121,15 +132,28 @@ export class SessionObject extends DurableObject<Env> {
     return null;
   }
 
-  private start(turnId: string, stream: boolean, work: (sink: EventSink) => Promise<void>): Started {
+  /** Runs `work` under the lock; answers when it opens the gate (or ends without opening it: its events then say how). */
+  private start(turnId: string, stream: boolean, work: (sink: EventSink, open: Gate) => Promise<void>): Promise<Started> {
     const sink = eventStream();
     this.running.set(turnId, sink.abort);
-    const done = this.serialised(() => work(sink)).finally(() => {
+    let answer: (started: Started) => void = () => undefined;
+    const started = new Promise<Started>((resolve) => {
+      answer = resolve;
+    });
+    let opened = false;
+    const open: Gate = (refusal) => {
+      if (opened) return;
+      opened = true;
+      if (refusal) sink.readable.cancel().catch(() => undefined);
+      answer(refusal ? { error: refusal } : { events: sink.readable, stream });
+    };
+    const done = this.serialised(() => work(sink, open)).finally(() => {
       this.running.delete(turnId);
       sink.close();
+      open();
     });
     this.ctx.waitUntil(done);
-    return { events: sink.readable, stream };
+    return started;
   }
 
   private serialised<T>(fn: () => Promise<T>): Promise<T> {

@@ -40,11 +40,32 @@ export async function listSessions(db: Db, userId: string, limit: number, before
     .all();
 }
 
-export async function touchSession(db: Db, userId: string, id: string, added: number, pending: boolean) {
-  await db
+/** The session row's counters after a turn segment, as a statement for the turn's bookkeeping batch. */
+export const touchSessionQuery = (db: Db, userId: string, id: string, added: number, pending: boolean) =>
+  db
     .update(sessions)
     .set({ messageCount: sql`${sessions.messageCount} + ${added}`, pending, updatedAt: Date.now() })
     .where(and(eq(sessions.id, id), eq(sessions.userId, userId)));
+
+export async function touchSession(db: Db, userId: string, id: string, added: number, pending: boolean) {
+  await touchSessionQuery(db, userId, id, added, pending);
+}
+
+/** Whether the user has this session, as a read for the turn's context batch (one row or none). */
+export const sessionOfUser = (db: Db, userId: string, id: string) =>
+  db
+    .select({ id: sessions.id })
+    .from(sessions)
+    .where(and(eq(sessions.id, id), eq(sessions.userId, userId)));
+
+/** The session's site and project, for an object that has not stored them yet; null when the user has no such session. */
+export async function sessionMetaRow(db: Db, userId: string, id: string): Promise<{ site_id: string | null; project_id: string | null } | null> {
+  const row = await db
+    .select({ site_id: sessions.siteId, project_id: sessions.projectId })
+    .from(sessions)
+    .where(and(eq(sessions.id, id), eq(sessions.userId, userId)))
+    .get();
+  return row ?? null;
 }
 
 export async function deleteSessionRow(db: Db, userId: string, id: string) {
