@@ -63,6 +63,7 @@ async function turn(url, key, sessionId) {
   const res = await call(url, key, "POST", "/v1/chat", { message: "hello there", ...(sessionId ? { session_id: sessionId } : {}) });
   const reader = res.body.getReader();
   let first = 0;
+  const done = 0;
   let text = "";
   const decoder = new TextDecoder();
   for (;;) {
@@ -70,9 +71,10 @@ async function turn(url, key, sessionId) {
     if (done) break;
     if (!first) first = now();
     text += decoder.decode(value, { stream: true });
+    if (!done && text.includes("event: done")) done = now();
   }
   if (!text.includes("event: done")) throw new Error(`turn did not finish: ${text.slice(-300)}`);
-  return { ttfb: first - t0, total: now() - t0, sessionId: /"id":"(ses_[^"]+)"/.exec(text)?.[1] };
+  return { ttfb: first - t0, done: done - t0, total: now() - t0, sessionId: /"id":"(ses_[^"]+)"/.exec(text)?.[1] };
 }
 
 export default {
@@ -81,7 +83,7 @@ export default {
   targets: { above_floor_ms: { p50: 10 }, d1_sequential_before_model: { p50: 2, max: 2 } },
   description: [
     "Each sample is one streamed turn in an existing session (history grows to 420 messages; older turns fold into the session summary past the 16k-token history budget), then one authenticated read, in the same `wrangler dev` instance.",
-    "`ttfb_ms`: request sent to first SSE byte. `turn_ms`: request to end of stream (the turn's bookkeeping writes included). `fake_model_ms`: the fake model's own HTTP round trip, measured separately.",
+    "`ttfb_ms`: request sent to first SSE byte. `done_ms`: request to the `done` event (the reply and its usage are with the client). `turn_ms`: request to end of stream, after the turn's bookkeeping batch (usage row, audit row, session counters), so a read that follows sees them. `fake_model_ms`: the fake model's own HTTP round trip, measured separately.",
     "`overhead_ms` = turn_ms - fake_model_ms. `authed_read_ms`: GET /v1/sessions?limit=1 (key lookup + one query), the floor. `above_floor_ms` = overhead_ms - authed_read_ms of the same sample.",
     "`d1_sequential_before_model`: D1 round trips the turn waited for one after another before its first model call (a call started after another finished counts one further); `d1_calls_before_model`: all of them, concurrent ones included.",
   ].join(" "),
@@ -106,6 +108,7 @@ export default {
     const overhead = t.total - model;
     return {
       ttfb_ms: t.ttfb,
+      done_ms: t.done,
       turn_ms: t.total,
       fake_model_ms: model,
       overhead_ms: overhead,
