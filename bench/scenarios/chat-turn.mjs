@@ -63,7 +63,7 @@ async function turn(url, key, sessionId) {
   const res = await call(url, key, "POST", "/v1/chat", { message: "hello there", ...(sessionId ? { session_id: sessionId } : {}) });
   const reader = res.body.getReader();
   let first = 0;
-  const done = 0;
+  let doneAt = 0;
   let text = "";
   const decoder = new TextDecoder();
   for (;;) {
@@ -71,10 +71,10 @@ async function turn(url, key, sessionId) {
     if (done) break;
     if (!first) first = now();
     text += decoder.decode(value, { stream: true });
-    if (!done && text.includes("event: done")) done = now();
+    if (!doneAt && text.includes("event: done")) doneAt = now();
   }
   if (!text.includes("event: done")) throw new Error(`turn did not finish: ${text.slice(-300)}`);
-  return { ttfb: first - t0, done: done - t0, total: now() - t0, sessionId: /"id":"(ses_[^"]+)"/.exec(text)?.[1] };
+  return { ttfb: first - t0, done: doneAt - t0, total: now() - t0, sessionId: /"id":"(ses_[^"]+)"/.exec(text)?.[1] };
 }
 
 export default {

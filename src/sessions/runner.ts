@@ -6,7 +6,7 @@
  */
 
 import type { BatchItem } from "drizzle-orm/batch";
-import { type Answer, applyAnswer, type Resolution } from "../bridge/answer";
+import { type Answer, applyAnswer, type Refusal, type Resolution } from "../bridge/answer";
 import type { ClientToolDef } from "../bridge/client-tools";
 import { type Continuation, envelopeOf, nonEmpty } from "../bridge/continuation";
 import { inCallOrder, resultBlock, type TurnTools, turnTools } from "../bridge/toolset";
@@ -31,7 +31,6 @@ import { addTokens, noTokens, type SpentTokens } from "../usage/spent";
 import type { EventSink } from "./event-stream";
 import { currentTurnStart, followUpQuery, modelHistory, type StoredMessage } from "./history";
 import { liveRows, planFold, summaryRow } from "./history-budget";
-import type { Gate } from "./session-do";
 import type { SessionMeta, SessionStorage } from "./storage";
 import { sessionMetaRow, sessionOfUser, touchSession, touchSessionQuery } from "./store";
 import { offlineSummary, SUMMARY_FORMAT, summarise } from "./summarise";
@@ -50,6 +49,12 @@ export type TurnInput = Caller & {
   created?: SessionMeta;
 };
 export type ResumeInput = Caller & { answer: Answer };
+
+/** Why a turn did not start: nothing was written. `retryAfter` (seconds) goes out as Retry-After. */
+export type TurnRefusal = Refusal & { retryAfter?: number };
+
+/** Called once by a turn: with a refusal (the turn ends, nothing written) or without (its events are answered). */
+export type Gate = (refusal?: TurnRefusal) => void;
 
 type Segment = {
   scope: TurnScope;

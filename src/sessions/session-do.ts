@@ -15,19 +15,13 @@ import type { ToolPendingEnvelope } from "../core/events";
 import { type EventSink, eventStream } from "./event-stream";
 import type { StoredMessage } from "./history";
 import type { SessionSummary } from "./history-budget";
-import { pendingMessage, type ResumeInput, type TurnInput, TurnRunner } from "./runner";
+import { type Gate, pendingMessage, type ResumeInput, type TurnInput, type TurnRefusal, TurnRunner } from "./runner";
 import { SessionStorage } from "./storage";
 
-export type { ResumeInput, TurnInput } from "./runner";
-
-/** Why a turn did not start: nothing was written. `retryAfter` (seconds) goes out as Retry-After. */
-export type TurnRefusal = Refusal & { retryAfter?: number };
+export type { Gate, ResumeInput, TurnInput, TurnRefusal } from "./runner";
 
 /** A started turn's NDJSON events and how the client wants them; or why it did not start. */
 export type Started = { error: TurnRefusal } | { events: ReadableStream<Uint8Array>; stream: boolean };
-
-/** Called once by a turn: with a refusal (the turn ends, nothing written) or without (its events are answered). */
-export type Gate = (refusal?: TurnRefusal) => void;
 
 /** What GET /v1/sessions/{id} shows of a suspended turn: the envelope, and the messages held back from history until it resumes. */
 export type PendingView = ToolPendingEnvelope & { messages: MessageParam[]; answered: { tool_use_id: string; is_error: boolean }[] };
