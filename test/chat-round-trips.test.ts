@@ -30,6 +30,15 @@ describe("D1 round trips before the model call", () => {
   );
 
   it(
+    "a new session's first turn: one more, the session row's insert guarded by the budget",
+    async () => {
+      const u = await createUser("pro");
+      expect(await meteredTurn(u.key, { message: "?" })).toEqual({ calls: 3, sequential: 3 });
+    },
+    T,
+  );
+
+  it(
     "fact retrieval adds its own queries after the batch: at most two more sequential round trips",
     async () => {
       const u = await createUser("pro");

@@ -6,14 +6,18 @@ import { createDb } from "../src/db/client";
 import { TurnRunner } from "../src/sessions/runner";
 import type { TurnRefusal } from "../src/sessions/session-do";
 import { SessionStorage } from "../src/sessions/storage";
-import { createSession } from "../src/sessions/store";
+import { createSessionWithinBudget } from "../src/sessions/store";
 import { api, createUser } from "./helpers";
 import { registry } from "./worker";
 
 const T = 60_000;
 const offlineEnv = { ...env, ANTHROPIC_API_KEY: "" };
 
-const newSession = async (userId: string) => (await createSession(createDb(env.DB), userId, { title: "offline", siteId: null, projectId: null })).id;
+async function newSession(userId: string): Promise<string> {
+  const row = await createSessionWithinBudget(createDb(env.DB), userId, { title: "offline", siteId: null, projectId: null }, null, Date.now());
+  if (!row) throw new Error("session not created");
+  return row.id;
+}
 
 async function offlineTurn(
   userId: string,

@@ -10,7 +10,7 @@ import { errors, json, jsonBody, newRouter, Slug, security } from "../http/opena
 import { AppError } from "../lib/errors";
 import { assertChatBudget } from "../usage/budget";
 import type { Started } from "./session-do";
-import { createSession, requireProject, sessionStub } from "./store";
+import { createSessionWithinBudget, requireProject, sessionStub } from "./store";
 
 export const ChatRequest = z
   .strictObject({
@@ -109,8 +109,11 @@ export const chatRoutes = (registry: Registry) =>
     let sessionId = body.session_id;
     let created: { site_id: string | null; project_id: string | null } | undefined;
     if (!sessionId) {
-      await assertChatBudget(db, user.id, c.var.config);
-      const row = await createSession(db, user.id, { title: body.message, siteId: body.site_id ?? null, projectId: body.project_id ?? null });
+      const input = { title: body.message, siteId: body.site_id ?? null, projectId: body.project_id ?? null };
+      const row = await createSessionWithinBudget(db, user.id, input, c.var.config.dailyChatTokens || null, Date.now());
+      // Refused by the budget: read it once more for the 429's message and Retry-After.
+      if (!row) await assertChatBudget(db, user.id, c.var.config);
+      if (!row) throw new AppError("rate_limited", "today's chat budget is used up");
       sessionId = row.id;
       created = { site_id: row.siteId, project_id: row.projectId };
     }

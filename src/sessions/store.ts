@@ -3,8 +3,10 @@ import type { Env } from "../config/env";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { afterCursor } from "../db/cursor";
+import { insertWhere } from "../db/insert-where";
 import { projects, sessions } from "../db/schema";
 import { notFound } from "../lib/errors";
+import { chatSpentQuery } from "../usage/budget";
 
 /** The Durable Object of a session. Its name includes the owner, so another user's id reaches a different object. */
 export const sessionStub = (env: Env, userId: string, sessionId: string) => env.SESSIONS.get(env.SESSIONS.idFromName(`${userId}/${sessionId}`));
@@ -21,13 +23,31 @@ export async function getSession(db: Db, userId: string, id: string): Promise<Se
   return row;
 }
 
-export async function createSession(db: Db, userId: string, input: { title: string; siteId: string | null; projectId: string | null }) {
-  const [row] = await db
-    .insert(sessions)
-    .values({ id: newId("ses"), userId, title: input.title.slice(0, 80), siteId: input.siteId, projectId: input.projectId })
-    .returning();
-  if (!row) throw new Error("session insert returned nothing");
-  return row;
+/**
+ * Creates a session only while the user's chat budget for today is not spent (`limit` null: no budget), in
+ * one guarded statement: a request the budget refuses writes nothing. Null when refused.
+ */
+export async function createSessionWithinBudget(
+  db: Db,
+  userId: string,
+  input: { title: string; siteId: string | null; projectId: string | null },
+  limit: number | null,
+  now: number,
+): Promise<SessionRow | null> {
+  const row = {
+    id: newId("ses"),
+    userId,
+    title: input.title.slice(0, 80),
+    siteId: input.siteId,
+    projectId: input.projectId,
+    messageCount: 0,
+    pending: false,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const withinBudget = limit === null ? sql`1` : sql`(${chatSpentQuery(db, userId, now)}) < ${limit}`;
+  const [created] = await insertWhere(db, sessions, row, withinBudget).returning();
+  return created ?? null;
 }
 
 export async function listSessions(db: Db, userId: string, limit: number, before?: string) {
