@@ -89,7 +89,14 @@ export class TurnRunner {
   async chat(input: TurnInput, sink: EventSink, open: Gate): Promise<void> {
     // A turn that waited for the lock behind one that suspended.
     if (this.store.continuation()) return open({ code: "tool_pending", message: pendingMessage(input.sessionId) });
-    const meta = this.store.sessionMeta() ?? input.created ?? (await sessionMetaRow(createDb(this.env.DB), input.userId, input.sessionId));
+    let meta: SessionMeta | null;
+    try {
+      // Stored by the session's first turn; a session from before that is read once.
+      meta = this.store.sessionMeta() ?? input.created ?? (await sessionMetaRow(createDb(this.env.DB), input.userId, input.sessionId));
+    } catch (err) {
+      console.error(JSON.stringify({ session: input.sessionId, context: describeFailure(err) }));
+      return open({ code: "internal", message: "internal error" });
+    }
     if (!meta) return open({ code: "not_found", message: "session not found" });
     const scope = this.scope(input, input.siteId ?? meta.site_id, input.projectId ?? meta.project_id);
     const rows = this.store.messages();
