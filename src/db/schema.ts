@@ -310,7 +310,18 @@ export const projects = sqliteTable(
   (t) => [index("projects_user").on(t.userId), uniqueIndex("projects_user_name").on(t.userId, sql`lower(${t.name})`)],
 );
 
-export const PROJECT_ACTIONS = ["create", "rename", "describe", "archive", "unarchive", "merge", "delete", "move_memory", "scope_memory", "suggest_memory"] as const;
+export const PROJECT_ACTIONS = [
+  "create",
+  "rename",
+  "describe",
+  "archive",
+  "unarchive",
+  "merge",
+  "delete",
+  "move_memory",
+  "scope_memory",
+  "suggest_memory",
+] as const;
 export type ProjectAction = (typeof PROJECT_ACTIONS)[number];
 
 /**

@@ -2,8 +2,8 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
-import { type JsonObject, type ProjectAction, projectActivity } from "../db/schema";
 import { insertWhere } from "../db/insert-where";
+import { type JsonObject, type ProjectAction, projectActivity } from "../db/schema";
 
 /** Who acts, for whom, and where: the assistant in a chat session, or the user through the API. */
 export type Actor = { userId: string; actor: "assistant" | "user"; sessionId?: string | null };

@@ -53,7 +53,11 @@ export async function undoActivity(db: Db, userId: string, id: string): Promise<
     .where(and(eq(projectActivity.id, id), eq(projectActivity.userId, userId)))
     .get();
   if (!entry) throw notFound("activity entry");
-  if (!entry.undo) throw new AppError("conflict", `"${entry.summary}" cannot be undone${entry.action === "suggest_memory" ? ": the memory stayed at user level; move it to accept the suggestion" : ""}`);
+  if (!entry.undo)
+    throw new AppError(
+      "conflict",
+      `"${entry.summary}" cannot be undone${entry.action === "suggest_memory" ? ": the memory stayed at user level; move it to accept the suggestion" : ""}`,
+    );
   if (entry.undoneAt !== null) throw new AppError("conflict", `"${entry.summary}" was already undone`);
   const now = Date.now();
   const [claimed] = await db
@@ -66,7 +70,10 @@ export async function undoActivity(db: Db, userId: string, id: string): Promise<
     await apply(db, userId, entry.undo);
   } catch (err) {
     // Nothing changed: the entry stays undoable.
-    await db.update(projectActivity).set({ undoneAt: null }).where(and(eq(projectActivity.id, id), eq(projectActivity.userId, userId)));
+    await db
+      .update(projectActivity)
+      .set({ undoneAt: null })
+      .where(and(eq(projectActivity.id, id), eq(projectActivity.userId, userId)));
     if (err instanceof AppError && err.code === "not_found") throw new AppError("conflict", `cannot undo "${entry.summary}": the ${err.message}`);
     throw err;
   }

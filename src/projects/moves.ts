@@ -51,8 +51,7 @@ function moveAll(db: Db, userId: string, from: string, to: string | null) {
   ] as const;
 }
 
-const sameName = (userId: string, name: string): SQL =>
-  and(eq(lessons.userId, userId), sql`lower(${lessons.project}) = lower(${name})`) ?? sql`0`;
+const sameName = (userId: string, name: string): SQL => and(eq(lessons.userId, userId), sql`lower(${lessons.project}) = lower(${name})`) ?? sql`0`;
 
 export type MergeInput = Actor & { reason: string | null };
 

@@ -48,7 +48,8 @@ export async function getProject(db: Db, userId: string, id: string): Promise<Pr
   return row;
 }
 
-export const duplicateName = (name: string) => new AppError("conflict", `a project named "${name}" already exists: pick another name, or use the existing project`);
+export const duplicateName = (name: string) =>
+  new AppError("conflict", `a project named "${name}" already exists: pick another name, or use the existing project`);
 
 /** Runs a batch that may break the unique name; a violation becomes the duplicate-name conflict. */
 export async function guardName<T>(name: string, write: () => Promise<T>): Promise<T> {
@@ -72,9 +73,7 @@ export async function createProject(db: Db, input: CreateInput): Promise<{ proje
   const count = sql`(SELECT count(*) FROM projects WHERE user_id = ${input.userId}) < ${MAX_PROJECTS}`;
   const insert = db
     .insert(projects)
-    .select(
-      sql`SELECT ${id}, ${input.userId}, ${input.name}, ${input.description}, ${input.actor}, ${input.reason}, NULL, ${now}, ${now} WHERE ${count}`,
-    )
+    .select(sql`SELECT ${id}, ${input.userId}, ${input.name}, ${input.description}, ${input.actor}, ${input.reason}, NULL, ${now}, ${now} WHERE ${count}`)
     .returning();
   const log = activityRow(db, input, {
     projectId: id,
