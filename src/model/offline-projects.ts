@@ -30,7 +30,10 @@ export function projectCall(said: string, tools: readonly ToolDef[]): { lead: st
     const name = shorten(named ? topic : capitalise(topic ? `${noun} ${link} ${topic}` : noun), MAX_NAME);
     const description = topic && !named ? `A ${noun} ${link} ${topic}` : `A ${noun}`;
     const reason = `You're starting a ${noun}: a distinct goal that deserves its own project, so what you tell me about it stays together.`;
-    return { lead: `That sounds like a new project. ${reason}`, call: { name: CREATE_PROJECT, input: { name, description: shorten(description, 1000), reason } } };
+    return {
+      lead: `That sounds like a new project. ${reason}`,
+      call: { name: CREATE_PROJECT, input: { name, description: shorten(description, 1000), reason } },
+    };
   }
   return null;
 }

@@ -20,6 +20,16 @@ export type ActivityInput = {
   when?: SQL;
 };
 
+/**
+ * Entries of one request share the Worker's frozen clock; a strictly increasing time keeps them in the order
+ * they were made (the log is read newest first by time, then id).
+ */
+let last = 0;
+const tick = () => {
+  last = Math.max(Date.now(), last + 1);
+  return last;
+};
+
 export function activityRow(db: Db, who: Actor & { reason?: string | null }, a: ActivityInput) {
   const id = newId("pac");
   const row = {
@@ -34,7 +44,7 @@ export function activityRow(db: Db, who: Actor & { reason?: string | null }, a: 
     undo: a.undo,
     sessionId: who.sessionId ?? null,
     undoneAt: null,
-    createdAt: Date.now(),
+    createdAt: tick(),
   };
   return { id, statement: insertWhere(db, projectActivity, row, a.when ?? sql`1`) };
 }
