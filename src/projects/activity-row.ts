@@ -25,7 +25,7 @@ export type ActivityInput = {
  * they were made (the log is read newest first by time, then id).
  */
 let last = 0;
-const tick = () => {
+export const tick = () => {
   last = Math.max(Date.now(), last + 1);
   return last;
 };

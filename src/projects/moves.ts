@@ -6,16 +6,15 @@
  * them. Each operation is one D1 batch that also records which rows moved, so an undo moves exactly those back.
  */
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
-import { runBatch, runStatements, type Statement } from "../db/batch";
+import { returnedIds, runBatch, runStatements, type Statement } from "../db/batch";
 import type { Db } from "../db/client";
+import { newId } from "../db/client";
 import { brainEntries, brainProposals, contextEvents, facts, type JsonObject, lessons, projects, sessions } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
-import { type Actor, activityRow } from "./activity-row";
+import { type Actor, activityRow, tick } from "./activity-row";
 import { getProject, guardName, type ProjectRow } from "./store";
 
 export type Moved = { facts: string[]; entries: string[]; proposals: string[]; observations: string[]; sessions: string[]; lessons: string[] };
-
-const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
 
 /** Statements moving everything of `from` (a project id) to `to` (a project id, or null: user level), RETURNING the moved ids. */
 function moveAll(db: Db, userId: string, from: string, to: string | null) {
@@ -55,51 +54,101 @@ const sameName = (userId: string, name: string): SQL => and(eq(lessons.userId, u
 
 export type MergeInput = Actor & { reason: string | null };
 
+/**
+ * What a merge or delete will move, as a JSON value computed inside the batch before the moves run (a batch is
+ * one transaction): the activity entry, written first, records exactly the rows that then move.
+ */
+function snapshot(userId: string, from: string, lessonsOf: string | null): SQL {
+  const idsOf = (table: string, extra = sql``) =>
+    sql`(SELECT json_group_array(id) FROM ${sql.identifier(table)} WHERE user_id = ${userId} AND project_id = ${from}${extra})`;
+  const lessonIds = lessonsOf
+    ? sql`(SELECT json_group_array(id) FROM lessons WHERE user_id = ${userId} AND lower(project) = lower(${lessonsOf}))`
+    : sql`json_array()`;
+  return sql`json_object(
+    'facts', json(${idsOf("facts")}),
+    'entries', json(${idsOf("brain_entries")}),
+    'proposals', json(${idsOf("brain_proposals", sql` AND status = 'pending'`)}),
+    'observations', json((SELECT json_group_array(id) FROM context_events WHERE user_id = ${userId} AND processed = 0 AND json_extract(source_metadata, '$.project_id') = ${from})),
+    'sessions', json(${idsOf("sessions")}),
+    'lessons', json(${lessonIds}))`;
+}
+
+type Logged = { id: string; statement: SQL };
+
+/** The activity entry of a merge or delete, with its undo recipe built from the snapshot. */
+function movesEntry(
+  input: MergeInput,
+  e: {
+    action: "merge" | "delete";
+    project: ProjectRow;
+    logProject: string;
+    summary: string;
+    detail: JsonObject;
+    undoExtra: JsonObject;
+    lessonsOf: string | null;
+  },
+): Logged {
+  const id = newId("pac");
+  const moved = snapshot(input.userId, e.project.id, e.lessonsOf);
+  const undo = sql`json_patch(${JSON.stringify({ op: "restore", project: rowJson(e.project), ...e.undoExtra })}, json_object('moved', json(m.moved)))`;
+  const statement = sql`INSERT INTO project_activity (id, user_id, project_id, action, actor, reason, summary, detail, undo, session_id, undone_at, created_at)
+    SELECT ${id}, ${input.userId}, ${e.logProject}, ${e.action}, ${input.actor}, ${input.reason}, ${e.summary}, ${JSON.stringify(e.detail)}, ${undo}, ${input.sessionId ?? null}, NULL, ${tick()}
+    FROM (SELECT ${moved} AS moved) m
+    WHERE EXISTS (SELECT 1 FROM projects WHERE id = ${e.project.id} AND user_id = ${input.userId})`;
+  return { id, statement };
+}
+
+/** Runs a merge or delete: the entry, the moves, the removal of the project. Returns each move's ids, in order. */
+async function runMoves(db: Db, userId: string, log: Logged, moves: readonly Statement[], projectId: string): Promise<string[][]> {
+  const remove = db
+    .delete(projects)
+    .where(and(eq(projects.id, projectId), eq(projects.userId, userId)))
+    .returning({ id: projects.id });
+  const results = (await runStatements(db, [log.statement, ...moves, remove])).map(returnedIds);
+  if (!results.at(-1)?.length) throw notFound("project");
+  return results.slice(1, -1);
+}
+
+const movedOf = ([facts = [], entries = [], proposals = [], observations = [], sessions = [], lessons = []]: string[][]): Moved => ({
+  facts,
+  entries,
+  proposals,
+  observations,
+  sessions,
+  lessons,
+});
+
 /** Moves everything of `sourceId` into `targetId`, then removes the source project. */
 export async function mergeProjects(db: Db, sourceId: string, targetId: string, input: MergeInput) {
   if (sourceId === targetId) throw new AppError("invalid_request", "a project cannot be merged into itself");
   const [source, target] = await Promise.all([getProject(db, input.userId, sourceId), getProject(db, input.userId, targetId)]);
-  const [f, e, p, o, s] = moveAll(db, input.userId, source.id, target.id);
-  const l = db.update(lessons).set({ project: target.name }).where(sameName(input.userId, source.name)).returning({ id: lessons.id });
-  const remove = db
-    .delete(projects)
-    .where(and(eq(projects.id, source.id), eq(projects.userId, input.userId)))
-    .returning({ id: projects.id });
-  // The log entry needs the moved ids, known only after the batch: it is written by a second statement below.
-  const results = await runBatch(db, f, e, p, o, s, l, remove);
-  const [rf, re, rp, ro, rs, rl, removed] = results;
-  if (!removed.length) throw notFound("project");
-  const moved: Moved = { facts: ids(rf), entries: ids(re), proposals: ids(rp), observations: ids(ro), sessions: ids(rs), lessons: ids(rl) };
-  const log = activityRow(db, input, {
-    projectId: target.id,
+  const relabel = db.update(lessons).set({ project: target.name }).where(sameName(input.userId, source.name)).returning({ id: lessons.id });
+  const log = movesEntry(input, {
     action: "merge",
+    project: source,
+    logProject: target.id,
     summary: `Merged project "${source.name}" into "${target.name}"`,
-    detail: { source: source.id, source_name: source.name, target: target.id, target_name: target.name, moved: counts(moved) },
-    undo: { op: "restore", project: rowJson(source), moved: moved as unknown as JsonObject, lessons_from: target.name, lessons_to: source.name },
+    detail: { source: source.id, source_name: source.name, target: target.id, target_name: target.name },
+    undoExtra: { lessons_to: source.name },
+    lessonsOf: source.name,
   });
-  await log.statement;
+  const moved = movedOf(await runMoves(db, input.userId, log, [...moveAll(db, input.userId, source.id, target.id), relabel], source.id));
   return { source, target, moved, activityId: log.id };
 }
 
 /** Deletes a project; its memory and conversations move to user level. */
 export async function deleteProject(db: Db, projectId: string, input: MergeInput) {
   const project = await getProject(db, input.userId, projectId);
-  const [f, e, p, o, s] = moveAll(db, input.userId, project.id, null);
-  const remove = db
-    .delete(projects)
-    .where(and(eq(projects.id, project.id), eq(projects.userId, input.userId)))
-    .returning({ id: projects.id });
-  const [rf, re, rp, ro, rs, removed] = await runBatch(db, f, e, p, o, s, remove);
-  if (!removed.length) throw notFound("project");
-  const moved: Moved = { facts: ids(rf), entries: ids(re), proposals: ids(rp), observations: ids(ro), sessions: ids(rs), lessons: [] };
-  const log = activityRow(db, input, {
-    projectId: project.id,
+  const log = movesEntry(input, {
     action: "delete",
+    project,
+    logProject: project.id,
     summary: `Deleted project "${project.name}"; its memory moved to user level`,
-    detail: { name: project.name, moved: counts(moved) },
-    undo: { op: "restore", project: rowJson(project), moved: moved as unknown as JsonObject },
+    detail: { name: project.name },
+    undoExtra: {},
+    lessonsOf: null,
   });
-  await log.statement;
+  const moved = movedOf(await runMoves(db, input.userId, log, moveAll(db, input.userId, project.id, null), project.id));
   return { project, moved, activityId: log.id };
 }
 
