@@ -245,6 +245,9 @@ describe("the offline model", () => {
       const [project] = await projectsOf(u.key);
       expect(project).toMatchObject({ name: "Podcast about true crime", created_by: "assistant" });
       expect(await projectOfRow("sessions", opened.sessionId)).toBe(project?.id);
+      // What the same turn observed about the new goal belongs to the project as well.
+      const observed = await env.DB.prepare("SELECT source_metadata->>'project_id' AS p FROM context_events WHERE user_id = ?").bind(u.id).all();
+      expect(observed.results).toEqual([{ p: project?.id }]);
     },
     T,
   );

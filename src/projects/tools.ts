@@ -85,6 +85,8 @@ export const createProjectTool = defineTool({
         description: input.description ?? null,
         fileSessionId: ctx.projectId ? null : ctx.sessionId,
       });
+      // The rest of this turn's tool calls (e.g. an observation about the new goal) belong to the project too.
+      if (filedSession) ctx.projectId = project.id;
       const filed = filedSession ? " This conversation is now filed under it." : "";
       return { content: `Created project "${project.name}" (${project.id}).${filed} The user can rename, merge or undo it.` };
     }),
