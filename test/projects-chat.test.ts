@@ -204,6 +204,53 @@ describe("the assistant organises projects", () => {
   );
 });
 
+describe("the assistant's limits", () => {
+  it(
+    "cannot reach another user's project: the tool says not found, asks no approval, and nothing changes",
+    async () => {
+      const owner = await createUser();
+      const other = await createUser();
+      const theirs = await newProject(owner.key, "Their thesis");
+      const mine = await newProject(other.key, "Mine");
+      await script(
+        other.id,
+        toolCall("merge_projects", { source_project_id: theirs.id, target_project_id: mine.id, reason: "same thing" }, "toolu_x1"),
+        toolCall("archive_project", { project_id: theirs.id, reason: "old" }, "toolu_x2"),
+        textReply("I could not find that project."),
+      );
+      const turn = await chatTurn(other.key, { message: "clean up" });
+      // The merge names the user's own project as target, so it waits for approval; allowed, it finds no source.
+      expect(turn.pending).toMatchObject({ tool_name: "merge_projects" });
+      const resumed = await resume(other.key, turn.sessionId, { call_id: "toolu_x1", action: "allow", tool_name: "merge_projects" });
+      // Archiving a project it cannot see asks nothing: it just fails.
+      expect(resumed.pending).toBeNull();
+      for (const id of ["toolu_x1", "toolu_x2"]) expect(await resultSent(other.id, id)).toMatchObject({ is_error: true, content: "project not found" });
+      expect(await projectsOf(owner.key)).toMatchObject([{ id: theirs.id, name: "Their thesis", archived: false }]);
+      expect((await activityOf(owner.key)).map((a) => a.action)).toEqual(["create"]);
+    },
+    T,
+  );
+
+  it(
+    "creates at most two projects in one turn; a third call is refused with a tool error",
+    async () => {
+      const u = await createUser();
+      await script(
+        u.id,
+        toolCall("create_project", { name: "One", reason: "a" }, "toolu_n1"),
+        toolCall("create_project", { name: "Two", reason: "b" }, "toolu_n2"),
+        toolCall("create_project", { name: "Three", reason: "c" }, "toolu_n3"),
+        textReply("Done."),
+      );
+      const turn = await chat(u.key, { message: "organise everything" });
+      expect(toolResults(turn.events).map((r) => r.ok)).toEqual([true, true, false]);
+      expect(await resultSent(u.id, "toolu_n3")).toMatchObject({ is_error: true, content: expect.stringContaining("At most 2") });
+      expect((await projectsOf(u.key)).map((p) => p.name)).toEqual(["One", "Two"]);
+    },
+    T,
+  );
+});
+
 describe("the offline model", () => {
   it(
     "creates a project when a message clearly starts a distinct goal, and says why",

@@ -33,8 +33,10 @@ const guidance: ContextSection = { name: "projects.guidance", title: "Projects",
 export const projectsContextProvider: ContextProvider = {
   name: "projects",
   async build(ctx) {
-    const rows = await listProjects(ctx.db, ctx.userId, { includeArchived: false });
-    const current = ctx.projectId ? rows.find((p) => p.id === ctx.projectId) : undefined;
+    // Archived ones too: a conversation may continue in a project archived since.
+    const all = await listProjects(ctx.db, ctx.userId, { includeArchived: true });
+    const current = ctx.projectId ? all.find((p) => p.id === ctx.projectId) : undefined;
+    const rows = all.filter((p) => p.archivedAt === null);
     const listed = rows.slice(0, LISTED_PROJECTS);
     const lines = listed.map((p) => {
       const who = p.createdBy === "user" ? "created by the user" : "created by you";
@@ -43,7 +45,7 @@ export const projectsContextProvider: ContextProvider = {
     });
     const more = rows.length > listed.length ? `\n(${rows.length - listed.length} more: call list_projects)` : "";
     const scope = current
-      ? `This conversation belongs to the project "${current.name}" (${current.id}): you see its memory and user-level memory.`
+      ? `This conversation belongs to the project "${current.name}" (${current.id})${current.archivedAt ? ", archived" : ""}: you see its memory and user-level memory.`
       : "This conversation belongs to no project: you see user-level memory.";
     const body = `${scope}\n${lines.length ? `The user's projects:\n${lines.join("\n")}${more}` : "The user has no projects yet."}`;
     return [guidance, { name: "projects.list", title: "Your projects", body, ids: listed.map((p) => p.id) }];
