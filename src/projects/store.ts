@@ -7,6 +7,7 @@ import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { isConstraintError, runBatch } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
+import { insertWhere } from "../db/insert-where";
 import { projects, sessions } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
 import { type Actor, activityRow } from "./activity-row";
@@ -71,10 +72,17 @@ export async function createProject(db: Db, input: CreateInput): Promise<{ proje
   const id = newId("prj");
   const now = Date.now();
   const count = sql`(SELECT count(*) FROM projects WHERE user_id = ${input.userId}) < ${MAX_PROJECTS}`;
-  const insert = db
-    .insert(projects)
-    .select(sql`SELECT ${id}, ${input.userId}, ${input.name}, ${input.description}, ${input.actor}, ${input.reason}, NULL, ${now}, ${now} WHERE ${count}`)
-    .returning();
+  const row = {
+    id,
+    userId: input.userId,
+    name: input.name,
+    description: input.description,
+    createdBy: input.actor,
+    reason: input.reason,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const insert = insertWhere(db, projects, row, count).returning();
   const log = activityRow(db, input, {
     projectId: id,
     action: "create",
