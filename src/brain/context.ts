@@ -4,7 +4,7 @@
  * budget. SOUL and BIBLE are never cut (their plan caps fit the budget): the model rewrites them
  * whole, so a cut copy would make it drop the tail. Three reads, in the turn's one context batch.
  */
-import { and, desc, eq, inArray, or } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, or } from "drizzle-orm";
 import { type ContextProvider, type ContextSection, contextRead, type PromptContext } from "../core/context";
 import { brainDocuments, brainEntries, users } from "../db/schema";
 import type { DocumentRow } from "./documents";
@@ -95,7 +95,14 @@ export const brainContextProvider: ContextProvider = {
           createdAt: brainEntries.createdAt,
         })
         .from(brainEntries)
-        .where(and(eq(brainEntries.userId, userId), eq(brainEntries.collection, "memory")))
+        // The turn's project and user level only: another project's entries never reach this conversation.
+        .where(
+          and(
+            eq(brainEntries.userId, userId),
+            eq(brainEntries.collection, "memory"),
+            ctx.projectId ? or(isNull(brainEntries.projectId), eq(brainEntries.projectId, ctx.projectId)) : isNull(brainEntries.projectId),
+          ),
+        )
         .orderBy(desc(brainEntries.createdAt))
         .limit(MEMORY_CANDIDATES),
       db.select({ reviewMode: users.reviewMode }).from(users).where(eq(users.id, userId)),

@@ -6,7 +6,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { toolByName } from "../core/capability";
 import type { ChatEvent, PendingCall } from "../core/events";
-import { describeTool, runTool, type Tool, type ToolContext, type ToolResult, toAnthropicTool } from "../core/tool";
+import { approvalNeeded, describeTool, runTool, type Tool, type ToolContext, type ToolResult, toAnthropicTool } from "../core/tool";
 import { type ClientToolDef, toModelTool } from "./client-tools";
 import { WEB_SEARCH_TOOL } from "./web-search";
 
@@ -25,14 +25,15 @@ export const modelTools = (t: TurnTools): Anthropic.ToolUnion[] => [...t.server.
 
 type Route = { kind: "run"; tool: Tool } | { kind: "pending"; call: Omit<PendingCall, "call_id" | "tool_input">; reason: string } | { kind: "unknown" };
 
-export function routeCall(tools: TurnTools, name: string, input: unknown, alwaysAllow: ReadonlySet<string>): Route {
+/** `approval`: the tool's per-call decision (approvalNeeded); without it a per-call tool is treated as needing approval. */
+export function routeCall(tools: TurnTools, name: string, input: unknown, alwaysAllow: ReadonlySet<string>, approval?: boolean): Route {
   const allowed = alwaysAllow.has(name);
   const server = toolByName(tools.server, name);
   if (server) {
     const reason = describeTool(server, input);
-    if (server.runs === "client")
-      return { kind: "pending", call: { tool_name: name, runs: "client", needs_approval: server.needsApproval && !allowed }, reason };
-    if (server.needsApproval && !allowed) return { kind: "pending", call: { tool_name: name, runs: "server", needs_approval: true }, reason };
+    const gated = (approval ?? server.needsApproval !== false) && !allowed;
+    if (server.runs === "client") return { kind: "pending", call: { tool_name: name, runs: "client", needs_approval: gated }, reason };
+    if (gated) return { kind: "pending", call: { tool_name: name, runs: "server", needs_approval: true }, reason };
     return { kind: "run", tool: server };
   }
   const client = tools.client.find((c) => c.name === name);
@@ -66,7 +67,9 @@ export async function dispatchCalls(
   const results: Anthropic.ToolResultBlockParam[] = [];
   const pending: PendingCall[] = [];
   for (const call of calls) {
-    const route = routeCall(tools, call.name, call.input, alwaysAllow);
+    const server = toolByName(tools.server, call.name);
+    const approval = server ? await approvalNeeded(server, ctx, call.input) : undefined;
+    const route = routeCall(tools, call.name, call.input, alwaysAllow, approval);
     const reason = route.kind === "run" ? describeTool(route.tool, call.input) : route.kind === "pending" ? route.reason : `Calling ${call.name}`;
     emit({ type: "tool_use", id: call.id, name: call.name, input: call.input, reason });
     if (route.kind === "pending") {

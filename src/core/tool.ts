@@ -25,7 +25,11 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   input: S;
   /** Where it runs: in this Worker, or on the client (the loop suspends). */
   runs: "server" | "client";
-  needsApproval: boolean;
+  /**
+   * Whether a call waits for the user's approval. A function decides per call from the validated input
+   * (e.g. only when the call touches something the user made); if it throws, the call waits.
+   */
+  needsApproval: boolean | ((ctx: ToolContext, input: z.infer<S>) => Promise<boolean>);
   /** What the assistant is doing, shown to the user in the `tool_use` event. */
   describe(input: z.infer<S>): string;
   run(ctx: ToolContext, input: z.infer<S>): Promise<ToolResult>;
@@ -60,4 +64,17 @@ export async function runTool(tool: Tool, ctx: ToolContext, rawInput: unknown): 
 export function describeTool(tool: Tool, rawInput: unknown): string {
   const parsed = tool.input.safeParse(rawInput);
   return parsed.success ? tool.describe(parsed.data) : `Calling ${tool.name}`;
+}
+
+/** Decides a call's approval; input the schema rejects needs none (runTool answers it with an is_error result). */
+export async function approvalNeeded(tool: Tool, ctx: ToolContext, rawInput: unknown): Promise<boolean> {
+  if (typeof tool.needsApproval === "boolean") return tool.needsApproval;
+  const parsed = tool.input.safeParse(rawInput);
+  if (!parsed.success) return false;
+  try {
+    return await tool.needsApproval(ctx, parsed.data);
+  } catch (err) {
+    console.error(JSON.stringify({ tool: tool.name, approval: "check_failed", error: describeFailure(err) }));
+    return true;
+  }
 }

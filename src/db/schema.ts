@@ -306,7 +306,47 @@ export const projects = sqliteTable(
     createdAt: createdAt(),
     updatedAt: integer("updated_at").notNull().default(now()),
   },
-  (t) => [index("projects_user").on(t.userId)],
+  // Names are unique per user, ignoring case, archived projects included (an archived name is still taken).
+  (t) => [index("projects_user").on(t.userId), uniqueIndex("projects_user_name").on(t.userId, sql`lower(${t.name})`)],
+);
+
+export const PROJECT_ACTIONS = [
+  "create",
+  "rename",
+  "describe",
+  "archive",
+  "unarchive",
+  "merge",
+  "delete",
+  "move_memory",
+  "scope_memory",
+  "suggest_memory",
+] as const;
+export type ProjectAction = (typeof PROJECT_ACTIONS)[number];
+
+/**
+ * Every change to a user's projects, by the assistant or the user, with what undoing it needs (`undo`,
+ * written by the projects module and read only by it). `undone_at` makes an undo one-shot.
+ */
+export const projectActivity = sqliteTable(
+  "project_activity",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    projectId: text("project_id"),
+    action: text("action", { enum: PROJECT_ACTIONS }).notNull(),
+    actor: text("actor", { enum: ["assistant", "user"] }).notNull(),
+    reason: text("reason"),
+    summary: text("summary").notNull(),
+    detail: text("detail", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
+    undo: text("undo", { mode: "json" }).$type<JsonObject>(),
+    sessionId: text("session_id"),
+    undoneAt: integer("undone_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("project_activity_user").on(t.userId, t.createdAt)],
 );
 
 /** Coding lessons; content-hash ids make re-extraction idempotent. FTS in `lessons_fts`. */

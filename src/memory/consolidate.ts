@@ -132,6 +132,9 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
     const { meta, changed } = scaffoldMeta(user.scaffold, scaffold, user.scaffoldMeta, output.scaffold_confidence ?? {}, corrected ? 0.9 : 0.7, now);
     const owned = new Set(state.connections.map((c) => c.id));
     const sessions = [...new Set(events.flatMap((e) => (typeof e.sourceMetadata.session_id === "string" ? [e.sourceMetadata.session_id] : [])))];
+    // Facts of a batch observed within one project belong to it; a batch spanning projects stays at user level.
+    const projectsSeen = new Set(events.map((e) => (typeof e.sourceMetadata.project_id === "string" ? e.sourceMetadata.project_id : null)));
+    const projectId = projectsSeen.size === 1 ? ([...projectsSeen][0] ?? null) : null;
     const inputs: FactInput[] = output.facts_to_embed.map((f) => {
       const item: Exclude<FactItem, string> = typeof f === "string" ? { text: f } : f;
       return {
@@ -139,6 +142,7 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
         confidence: item.confidence ?? (corrected ? 0.9 : 0.7),
         supersedes: item.supersedes,
         connectionId: item.connection_id && owned.has(item.connection_id) ? item.connection_id : null,
+        projectId,
         source: "system_learned",
         metadata: { event_ids: eventIds, session_ids: sessions },
       };

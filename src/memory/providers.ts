@@ -125,7 +125,13 @@ export const retrievedFactsProvider: ContextProvider = {
     if (!ctx.query.trim()) return null;
     const deps = memoryDeps(ctx.env, ctx.config, ctx.db);
     const v = await view(ctx);
-    const found = await searchFacts(deps, { userId: ctx.userId, query: ctx.query, k: RETRIEVED_FACTS, connectionIds: v.connections.map((c) => c.id) });
+    const found = await searchFacts(deps, {
+      userId: ctx.userId,
+      query: ctx.query,
+      k: RETRIEVED_FACTS,
+      connectionIds: v.connections.map((c) => c.id),
+      projectId: ctx.projectId,
+    });
     // Without the vector half the block would silently change meaning; leave it out and say why.
     if (found.degraded) throw new Error(found.degraded);
     const recall = () =>

@@ -38,6 +38,11 @@ export type SearchInput = {
   history?: boolean;
   /** Attach the turns just before and after each hit in its session (`metadata.session_id`). */
   neighbours?: boolean;
+  /**
+   * A chat turn's project: that project's facts plus user-level ones (null: user-level only), never
+   * another project's. Undefined: every fact of the user's (the API's own search, consolidation).
+   */
+  projectId?: string | null;
 };
 export type SearchHit = {
   id: string;
@@ -99,6 +104,7 @@ function scoped(input: SearchInput): SQL {
     sql`(f.connection_id IS NULL OR f.connection_id IN (SELECT value FROM json_each(${JSON.stringify(input.connectionIds)})))`,
   ];
   if (!input.history) parts.push(sql`f.superseded_by IS NULL`);
+  if (input.projectId !== undefined) parts.push(input.projectId ? sql`(f.project_id IS NULL OR f.project_id = ${input.projectId})` : sql`f.project_id IS NULL`);
   if (input.after !== undefined) parts.push(sql`coalesce(f.event_at, f.created_at) >= ${input.after}`);
   if (input.before !== undefined) parts.push(sql`coalesce(f.event_at, f.created_at) < ${input.before}`);
   return sql.join(parts, sql` AND `);

@@ -103,7 +103,7 @@ export const memoryTools = [recordObservation, updateUserContext, updateConnecti
 /** Observations the chat core found (facts stated in turns it summarised): recorded on the bus like the tool's. */
 export async function observeFromCore(scope: TurnScope, observations: readonly { content: string; category: string }[]): Promise<void> {
   if (!observations.length) return;
-  const sourceMetadata: JsonObject = { source: "session_summary", session_id: scope.sessionId };
+  const sourceMetadata: JsonObject = { source: "session_summary", session_id: scope.sessionId, ...(scope.projectId ? { project_id: scope.projectId } : {}) };
   const inputs = observations.slice(0, OBSERVATIONS_PER_TURN).map((o) => ({ type: o.category, content: o.content, sourceMetadata }));
   await recordObservations(memoryDeps(scope.env, scope.config, scope.db), { id: scope.userId, plan: scope.plan }, inputs);
 }

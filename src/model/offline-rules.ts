@@ -2,6 +2,7 @@
  * The offline model's rules: which tools a user message calls, and what it says about their results.
  * docs/offline-model.md describes them for users; keep the two in step.
  */
+import { describeProjectOutcome, projectCall } from "./offline-projects";
 import { schemaInstance } from "./schema-instance";
 
 export type ToolDef = { name: string; type?: string; input_schema?: unknown };
@@ -99,13 +100,16 @@ export function planCalls(said: string, tools: ToolDef[]): Plan {
       lead: asked.name === "current_time" ? "Let me check the clock." : `Let me use ${asked.name}.`,
       calls: [{ name: asked.name, input: inputFor(asked, said) }],
     };
-  const calls = memoryCalls(said, new Set(tools.map((t) => t.name)));
-  return calls.length ? { lead: "Let me note that.", calls } : null;
+  const project = isQuestion(said) ? null : projectCall(said, tools);
+  const calls = [...(project ? [project.call] : []), ...memoryCalls(said, new Set(tools.map((t) => t.name)))];
+  return calls.length ? { lead: project?.lead ?? "Let me note that.", calls } : null;
 }
 
 /** What the offline model says about tool results: only what the results say happened. */
 export function describeOutcome(o: ToolOutcome): string {
   if (o.isError) return `${o.name ?? "The tool"} failed: ${o.content}`;
+  const project = describeProjectOutcome(o);
+  if (project) return project;
   if (o.name === BRAIN) {
     if (/NOT saved|proposal|awaits|approval/i.test(o.content)) return "I've proposed that for your review: it is not saved until you approve it.";
     if (/nothing changed/i.test(o.content)) return "My memory already says exactly that.";

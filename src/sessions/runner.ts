@@ -98,7 +98,7 @@ export class TurnRunner {
       return open({ code: "internal", message: "internal error" });
     }
     if (!meta) return open({ code: "not_found", message: "session not found" });
-    const scope = this.scope(input, input.siteId ?? meta.site_id, input.projectId ?? meta.project_id);
+    let scope = this.scope(input, input.siteId ?? meta.site_id, input.projectId ?? meta.project_id);
     const rows = this.store.messages();
     const lastReply = rows.findLast((m) => m.role === "assistant");
     const tally = newTally();
@@ -106,7 +106,7 @@ export class TurnRunner {
     // One D1 round trip before the model call: the session and budget checks and every provider's reads.
     const reads = readBatch(scope.db);
     const checks = reads.read([sessionOfUser(scope.db, input.userId, input.sessionId), chatSpentQuery(scope.db, input.userId, now)]);
-    const building = buildSystemPrompt(
+    let building = buildSystemPrompt(
       { ...scope, query: followUpQuery(input.message, lastReply), now, read: reads.read, defer: (work) => tally.later.push(work) },
       this.registry.contextProviders,
     );
@@ -120,6 +120,21 @@ export class TurnRunner {
     }
     const [[session], [spent]] = found;
     if (!session) return open({ code: "not_found", message: "session not found" });
+    if (session.site_id !== meta.site_id || session.project_id !== meta.project_id) {
+      // The row moved since this object stored it (a project merged or deleted, a tool filed the conversation):
+      // the row wins, and a prompt built for the old scope is built again (one more round trip, once per change).
+      meta = { site_id: session.site_id, project_id: session.project_id };
+      this.store.saveSessionMeta(meta);
+      const fresh = this.scope(input, input.siteId ?? meta.site_id, input.projectId ?? meta.project_id);
+      if (fresh.siteId !== scope.siteId || fresh.projectId !== scope.projectId) {
+        building.catch(() => undefined);
+        scope = fresh;
+        building = buildSystemPrompt(
+          { ...scope, query: followUpQuery(input.message, lastReply), now, defer: (work) => tally.later.push(work) },
+          this.registry.contextProviders,
+        );
+      }
+    }
     const refused = scope.config.dailyChatTokens ? overBudget(budgetOf(spent?.used ?? 0, scope.config, now), now) : null;
     if (refused) return open({ code: refused.code, message: refused.message, retryAfter: refused.retryAfterSeconds });
     if (!this.store.sessionMeta()) this.store.saveSessionMeta(meta);

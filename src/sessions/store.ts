@@ -74,7 +74,7 @@ export async function touchSession(db: Db, userId: string, id: string, added: nu
 /** Whether the user has this session, as a read for the turn's context batch (one row or none). */
 export const sessionOfUser = (db: Db, userId: string, id: string) =>
   db
-    .select({ id: sessions.id })
+    .select({ id: sessions.id, site_id: sessions.siteId, project_id: sessions.projectId })
     .from(sessions)
     .where(and(eq(sessions.id, id), eq(sessions.userId, userId)));
 

@@ -1,0 +1,118 @@
+/**
+ * The activity log: every project change, newest first, and undoing one. An undo is one-shot (the entry
+ * is claimed with a guarded update before anything changes, so two racing undos cannot both apply) and
+ * refuses what later changes made impossible, with a message saying why.
+ */
+import { and, desc, eq, isNull } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { afterCursor } from "../db/cursor";
+import { type JsonObject, projectActivity } from "../db/schema";
+import { AppError, notFound } from "../lib/errors";
+import { deleteProject, type MemoryKind, restoreProject, setMemoryProject } from "./moves";
+import { getProject, updateProject } from "./store";
+
+export type ActivityRow = typeof projectActivity.$inferSelect;
+
+export const publicActivity = (a: ActivityRow) => ({
+  id: a.id,
+  project_id: a.projectId,
+  action: a.action,
+  actor: a.actor,
+  reason: a.reason,
+  summary: a.summary,
+  detail: a.detail,
+  session_id: a.sessionId,
+  undoable: a.undo !== null && a.undoneAt === null,
+  undone_at: a.undoneAt,
+  created_at: a.createdAt,
+});
+
+export async function listActivity(db: Db, userId: string, opts: { limit: number; before?: string; projectId?: string }) {
+  return db
+    .select()
+    .from(projectActivity)
+    .where(
+      and(
+        eq(projectActivity.userId, userId),
+        opts.projectId ? eq(projectActivity.projectId, opts.projectId) : undefined,
+        afterCursor(projectActivity.createdAt, projectActivity.id, opts.before),
+      ),
+    )
+    .orderBy(desc(projectActivity.createdAt), desc(projectActivity.id))
+    .limit(opts.limit)
+    .all();
+}
+
+const str = (v: JsonObject[string] | undefined) => (typeof v === "string" ? v : null);
+
+/** Undoes one entry as the user. Returns the entry, now marked undone. */
+export async function undoActivity(db: Db, userId: string, id: string): Promise<ActivityRow> {
+  const entry = await db
+    .select()
+    .from(projectActivity)
+    .where(and(eq(projectActivity.id, id), eq(projectActivity.userId, userId)))
+    .get();
+  if (!entry) throw notFound("activity entry");
+  if (!entry.undo)
+    throw new AppError(
+      "conflict",
+      `"${entry.summary}" cannot be undone${entry.action === "suggest_memory" ? ": the memory stayed at user level; move it to accept the suggestion" : ""}`,
+    );
+  if (entry.undoneAt !== null) throw new AppError("conflict", `"${entry.summary}" was already undone`);
+  const now = Date.now();
+  const [claimed] = await db
+    .update(projectActivity)
+    .set({ undoneAt: now })
+    .where(and(eq(projectActivity.id, id), eq(projectActivity.userId, userId), isNull(projectActivity.undoneAt)))
+    .returning();
+  if (!claimed) throw new AppError("conflict", `"${entry.summary}" was already undone`);
+  try {
+    await apply(db, userId, entry.undo);
+  } catch (err) {
+    // Nothing changed: the entry stays undoable.
+    await db
+      .update(projectActivity)
+      .set({ undoneAt: null })
+      .where(and(eq(projectActivity.id, id), eq(projectActivity.userId, userId)));
+    if (err instanceof AppError && err.code === "not_found") throw new AppError("conflict", `cannot undo "${entry.summary}": the ${err.message}`);
+    throw err;
+  }
+  return claimed;
+}
+
+/** Carries out an undo recipe as the user (changes to a project are logged again, with the reason "undo"). */
+async function apply(db: Db, userId: string, undo: JsonObject): Promise<void> {
+  const user = { userId, actor: "user" as const, reason: "undo" };
+  const projectId = str(undo.project_id);
+  switch (undo.op) {
+    case "delete_created":
+      if (!projectId) break;
+      await deleteProject(db, projectId, user);
+      return;
+    case "rename":
+      if (!projectId || !str(undo.name)) break;
+      await updateProject(db, projectId, { ...user, name: str(undo.name) ?? undefined });
+      return;
+    case "describe":
+      if (!projectId) break;
+      await updateProject(db, projectId, { ...user, description: str(undo.description) });
+      return;
+    case "archive":
+    case "unarchive":
+      if (!projectId) break;
+      await updateProject(db, projectId, { ...user, archived: undo.op === "archive" });
+      return;
+    case "restore":
+      await restoreProject(db, userId, undo);
+      return;
+    case "move": {
+      const memoryId = str(undo.memory_id);
+      if (!memoryId) break;
+      if (projectId) await getProject(db, userId, projectId);
+      const moved = await setMemoryProject(db, userId, undo.kind === "memory_entry" ? "memory_entry" : ("fact" as MemoryKind), memoryId, projectId);
+      if (!moved.length) throw notFound("memory no longer exists");
+      return;
+    }
+  }
+  throw new AppError("internal", "this entry's undo is not understood");
+}
