@@ -19,9 +19,9 @@ const GROUPS = `live lives living home city town moved moving move relocated set
   fear afraid scared terrified phobia frightened
   headache headaches migraine migraines
   holiday vacation trip trips travel travelled getaway break abroad
-  drink coffee tea espresso latte matcha
+  drink coffee tea espresso latte
   gym workout exercise training train fitness membership weights
-  phone smartphone mobile iphone pixel galaxy
+  phone smartphone mobile cellphone
   car vehicle drive
   dog puppy pup
   cat kitten

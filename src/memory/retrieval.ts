@@ -18,6 +18,7 @@ import { facts, type JsonObject, usage } from "../db/schema";
 import type { MemoryDeps } from "./deps";
 import { expandTerms } from "./expand";
 import { type Neighbour, neighboursOf } from "./neighbours";
+import { questionSlot } from "./slots";
 import { isStopword, normalizeText, stem, words } from "./text";
 import { inJson } from "./vector";
 import { type TimeRange, timeCues } from "./when";
@@ -142,6 +143,17 @@ async function vectorSearch(deps: MemoryDeps, input: SearchInput): Promise<{ hit
 }
 
 /**
+ * The statements of the user's attribute a question asks about ("Where am I based these days?" -> where the
+ * user lives), newest first: the current one even when it shares no word with the question, and with `history`
+ * the ones it replaced. One range read on the (user_id, slot) index.
+ */
+function slotFacts(db: Db, input: SearchInput, slot: string): Promise<Candidate[]> {
+  return db.all<Candidate>(
+    sql`SELECT ${columns} FROM facts f WHERE f.slot = ${slot} AND ${scoped(input)} ORDER BY coalesce(f.event_at, f.created_at) DESC LIMIT 10`,
+  );
+}
+
+/**
  * Rarity of each query word: its document frequency in the full-text index's vocabulary (all users' facts: a
  * property of the language, read from one index lookup a word), as an inverse-frequency weight for the match signal.
  */
@@ -188,16 +200,23 @@ const FILLER_WEIGHT = 0.15;
 const PERIOD_BOOST = 1.6;
 const OUT_OF_PERIOD = 0.6;
 const RECENCY_BOOST = 1.0;
+const SLOT_WEIGHT = 1.0;
+const CHANGE_BOOST = 1.5;
+const CHANGE =
+  /\b(?:switched|switching|swapped|changed|upgraded|replaced|instead|no longer|not anymore|quit|gave up|dropped|ditched|transferred|moved over|nowadays|these days|the old one)\b/i;
 
-export async function searchFacts(deps: MemoryDeps, input: SearchInput): Promise<SearchResult> {
-  const mode = input.mode ?? "hybrid";
+export async function searchFacts(deps: MemoryDeps, request: SearchInput): Promise<SearchResult> {
+  const mode = request.mode ?? "hybrid";
   const now = deps.now();
-  const cues = timeCues(input.query, now);
+  const cues = timeCues(request.query, now);
+  // "Where did I live before?": what was replaced is what the question is about.
+  const input = cues.past ? { ...request, history: true } : request;
+  const slot = mode === "vector" ? null : questionSlot(input.query);
   let degraded: string | null = null;
   const terms = queryTerms(input.query);
   const extra = expandTerms(terms);
   const quoted = (ws: readonly string[]) => (ws.length ? ws.map((t) => `"${t}"`).join(" OR ") : null);
-  const [text, expanded, vector, weights] = await Promise.all([
+  const [text, expanded, vector, weights, slotted] = await Promise.all([
     mode === "vector" ? [] : fullText(deps.db, input, ftsQuery(input.query)),
     mode === "vector" ? [] : fullText(deps.db, input, quoted(extra)),
     mode === "fulltext"
@@ -207,6 +226,7 @@ export async function searchFacts(deps: MemoryDeps, input: SearchInput): Promise
           return { hits: [], tokens: 0 };
         }),
     termWeights(deps.db, terms),
+    slot ? slotFacts(deps.db, input, slot) : [],
   ]);
 
   // Too few matches for k: the query's function words too, as BM25 over every word would, at a low weight.
@@ -227,6 +247,12 @@ export async function searchFacts(deps: MemoryDeps, input: SearchInput): Promise
   addList(text, 1);
   addList(expanded, EXPANDED_WEIGHT);
   addList(filler, FILLER_WEIGHT);
+  // The attribute's current statement (or, asked about the past, the ones it replaced) counts as a full match.
+  for (const c of slotted) {
+    const entry = fused.get(c.id) ?? { c, relevance: 0 };
+    entry.relevance += (c.superseded_by === null) === !cues.past ? SLOT_WEIGHT : SLOT_WEIGHT / 4;
+    fused.set(c.id, entry);
+  }
   for (const c of vector.hits) {
     const entry = fused.get(c.id) ?? { c, relevance: 0 };
     // Only the similarity above the embedder's noise floor is evidence; in vector-only mode the raw cosine ranks.
@@ -244,7 +270,10 @@ export async function searchFacts(deps: MemoryDeps, input: SearchInput): Promise
       const at = eventOf(c);
       if (period) score *= at >= period.from && at < period.to ? PERIOD_BOOST : OUT_OF_PERIOD;
       if (cues.current && newest > oldest) score *= 1 + RECENCY_BOOST * ((at - oldest) / (newest - oldest));
-      if (c.superseded_by) score *= 0.5; // history, when asked for, ranks under what is current
+      // A statement that announces a change ("switched to", "instead", "no longer") is the newer state of its topic.
+      if (cues.current && CHANGE.test(c.text)) score *= CHANGE_BOOST;
+      // History ranks under what is current; asked about the past, the other way round.
+      if ((c.superseded_by !== null) !== cues.past) score *= 0.5;
       return { c, score };
     })
     .sort((a, b) => b.score - a.score || eventOf(b.c) - eventOf(a.c));
