@@ -125,6 +125,21 @@ describe("recall: event time, history, periods, neighbours", { timeout: 60_000 }
     expect((await find(u.key, "which university did I graduate from?")).weak).toBe(true);
   });
 
+  it("weighs a word's rarity by the user's own facts, whatever other users store", async () => {
+    const [me, other] = [await createUser(), await createUser()];
+    await importFacts(me.key, [{ text: "A zebra walked past the window" }]);
+    const score = async () => (await find(me.key, "zebra quokka")).results[0]?.match;
+    const alone = await score();
+    // Another user writing "quokka" hundreds of times must not make it a common word for me.
+    await importFacts(
+      other.key,
+      Array.from({ length: 300 }, (_, i) => ({ text: `quokka sighting number ${i}` })),
+    );
+    expect(await score()).toBe(alone);
+    // 1 / ln(e + df) per word: zebra (df 1) over zebra + quokka (df 0).
+    expect(alone).toBeCloseTo(1 / Math.log(Math.E + 1) / (1 / Math.log(Math.E + 1) + 1), 3);
+  });
+
   it("rejects a bad time range and writes nothing", async () => {
     const u = await createUser();
     for (const q of ["after=yesterday", "after=2024-05-01&before=2024-04-01", "order=random", "history=yes"]) {

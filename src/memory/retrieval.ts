@@ -153,18 +153,25 @@ function slotFacts(db: Db, input: SearchInput, slot: string): Promise<Candidate[
   );
 }
 
+/** Document frequencies above this count as this: rarity barely changes past it, and counting stops there. */
+const DF_CAP = 500;
+
 /**
- * Rarity of each query word: its document frequency in the full-text index's vocabulary (all users' facts: a
- * property of the language, read from one index lookup a word), as an inverse-frequency weight for the match signal.
+ * Rarity of each query word in this user's own facts (their partition of the full-text index; other users'
+ * facts never weigh in), as an inverse-frequency weight for the match signal: `1 / ln(e + df)`.
  */
-async function termWeights(db: Db, terms: readonly string[]): Promise<Map<string, number>> {
-  const stems = [...new Set(terms.map(stem))];
-  if (!stems.length) return new Map();
+async function termWeights(db: Db, userId: string, terms: readonly string[]): Promise<Map<string, number>> {
+  const byStem = new Map<string, string>();
+  for (const t of terms) if (!byStem.has(stem(t))) byStem.set(stem(t), t);
+  if (!byStem.size) return new Map();
+  const owner = ownerToken(userId);
+  // Words are letters and digits only (see `words`), so quoting them needs no escaping.
   const rows = await db.all<{ term: string; doc: number }>(
-    sql`SELECT term, doc FROM facts_fts_vocab WHERE term IN (SELECT value FROM json_each(${JSON.stringify(stems)}))`,
+    sql`SELECT value AS term, (SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH ${`owner : ${owner} AND text : "`} || value || '"' LIMIT ${DF_CAP})) AS doc
+      FROM json_each(${JSON.stringify([...byStem.values()])})`,
   );
-  const df = new Map(rows.map((r) => [r.term, r.doc]));
-  return new Map(stems.map((t) => [t, 1 / Math.log(Math.E + (df.get(t) ?? 0))]));
+  const df = new Map(rows.map((r) => [stem(r.term), r.doc]));
+  return new Map([...byStem.keys()].map((s) => [s, 1 / Math.log(Math.E + (df.get(s) ?? 0))]));
 }
 
 /** Share of the query's rarity-weighted words present in the text. */
@@ -225,7 +232,7 @@ export async function searchFacts(deps: MemoryDeps, request: SearchInput): Promi
           degraded = `vector search unavailable: ${briefError(err)}`;
           return { hits: [], tokens: 0 };
         }),
-    termWeights(deps.db, terms),
+    termWeights(deps.db, input.userId, terms),
     slot ? slotFacts(deps.db, input, slot) : [],
   ]);
 
