@@ -28,8 +28,9 @@ async function search(apiKey: string, q: string, mode: (typeof MODES)[number]): 
   const res = await api(apiKey, "GET", `/v1/memory/facts/search?${new URLSearchParams({ q, k: String(K), mode })}`);
   if (res.status !== 200) throw new Error(`search: ${res.status} ${await res.text()}`);
   const body = (await res.json()) as SearchBody;
-  const top = body.results[0];
-  return { keys: body.results.map((r) => key(r.text)), signal: top ? (top.match ?? top.score) : 0, ms: performance.now() - t0 };
+  // The abstention signal is what the API's `weak` flag reads: the best `match` among the results.
+  const signal = Math.max(0, ...body.results.map((r) => r.match ?? r.score));
+  return { keys: body.results.map((r) => key(r.text)), signal, ms: performance.now() - t0 };
 }
 
 function bm25(turns: { id: string; text: string }[]) {

@@ -16,7 +16,7 @@ import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { facts, type JsonObject, usage } from "../db/schema";
 import type { MemoryDeps } from "./deps";
-import { expandTerms } from "./expand";
+import { expandTerms, relatedStems } from "./expand";
 import { type Neighbour, neighboursOf } from "./neighbours";
 import { questionSlot } from "./slots";
 import { isStopword, normalizeText, stem, words } from "./text";
@@ -174,14 +174,20 @@ async function termWeights(db: Db, userId: string, terms: readonly string[]): Pr
   return new Map([...byStem.keys()].map((s) => [s, 1 / Math.log(Math.E + (df.get(s) ?? 0))]));
 }
 
-/** Share of the query's rarity-weighted words present in the text. */
-export function matchOf(weights: ReadonlyMap<string, number>, text: string): number {
+/**
+ * Share of the query's rarity-weighted words present in the text; a word absent but for a related word (a
+ * near-synonym or irregular form from the expansion lists) counts half.
+ */
+export function matchOf(weights: ReadonlyMap<string, number>, text: string, related: ReadonlyMap<string, readonly string[]> = new Map()): number {
   let total = 0;
   for (const w of weights.values()) total += w;
   if (!total) return 0;
   const present = new Set(words(text).map(stem));
   let got = 0;
-  for (const [term, w] of weights) if (present.has(term)) got += w;
+  for (const [term, w] of weights) {
+    if (present.has(term)) got += w;
+    else if (related.get(term)?.some((x) => present.has(x))) got += w / 2;
+  }
   return got / total;
 }
 
@@ -296,11 +302,12 @@ export async function searchFacts(deps: MemoryDeps, request: SearchInput): Promi
   }
   if (input.order === "newest") chosen.sort((a, b) => eventOf(b.c) - eventOf(a.c));
   if (input.order === "oldest") chosen.sort((a, b) => eventOf(a.c) - eventOf(b.c));
+  const related = new Map(terms.map((t) => [stem(t), relatedStems(t)]));
   const results: SearchHit[] = chosen.map(({ c, score }) => ({
     id: c.id,
     text: c.text,
     score: Math.round(score * 1e4) / 1e4,
-    match: Math.round(matchOf(weights, c.text) * 1e4) / 1e4,
+    match: Math.round(matchOf(weights, c.text, related) * 1e4) / 1e4,
     eventAt: eventOf(c),
     supersededBy: c.superseded_by,
     metadata: JSON.parse(c.metadata) as JsonObject,
