@@ -123,18 +123,12 @@ async function evaluate(label: string, corpus: Corpus) {
   lines.push(
     `| knowledge-update | ${ku.length} | current first | ${SYSTEMS.map((s) => fmt(kuAcc(s))).join(" | ")} | ${ratio(kuAcc("hybrid"), kuAcc("bm25"))} | ${ratio(kuAcc("fulltext"), kuAcc("bm25"))} | ${ratio(kuAcc("vector"), kuAcc("bm25"))} |`,
   );
-  for (const q of ku) {
-    const keys = ranked.get("hybrid")?.get(q)?.keys ?? [];
-    console.log(
-      `KUDBG ${label} | ${q.q} | cur=${keys.indexOf(ev(q)[0] ?? "")} stale=${(q.stale ?? []).map((id) => keys.indexOf(textOf.get(id) ?? "")).join(",")} | ${ev(q)[0]} | top=${keys.slice(0, 2).join(" || ")}`,
-    );
-  }
   const abst = (s: System) => {
     const signal = (q: Question) => ranked.get(s)?.get(q)?.signal ?? 0;
     return auc(corpus.questions.filter((q) => q.type !== "abstention").map(signal), corpus.questions.filter((q) => q.type === "abstention").map(signal));
   };
   lines.push(
-    `| abstention | ${corpus.questions.filter((q) => q.type === "abstention").length} | AUC (top signal) | ${SYSTEMS.map((s) => fmt(abst(s))).join(" | ")} | | | |`,
+    `| abstention | ${corpus.questions.filter((q) => q.type === "abstention").length} | AUC (best match) | ${SYSTEMS.map((s) => fmt(abst(s))).join(" | ")} | | | |`,
   );
   lines.push(
     `searches returning fewer than ${K} results (answerable questions, all modes): ${shortLists}; session imports whose last user turn was not found right after: ${notSearchable}`,
