@@ -89,6 +89,8 @@ describe("slots (contradiction detection)", () => {
     ["Who's my boyfriend now?", "user|partner"],
     ["Where does my sister live?", null],
     ["What is the capital of France?", null],
+    ["Help me plan a workout I can do at home", null],
+    ["where does the user live", "user|live_in"],
   ];
   for (const [q, slot] of questions) it(`question ${q} -> ${slot}`, () => expect(questionSlot(q)).toBe(slot));
 });

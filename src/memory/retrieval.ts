@@ -154,7 +154,7 @@ function slotFacts(db: Db, input: SearchInput, slot: string): Promise<Candidate[
 }
 
 /** Document frequencies above this count as this: rarity barely changes past it, and counting stops there. */
-const DF_CAP = 500;
+const DF_CAP = 200;
 
 /**
  * Rarity of each query word in this user's own facts (their partition of the full-text index; other users'

@@ -127,6 +127,8 @@ const ABOUT_OTHER = new RegExp(
 /** The user's slot a question asks about ("Where am I based these days?" -> "user|live_in"), or null. */
 export function questionSlot(question: string): string | null {
   const q = question.toLowerCase().replace(/\u2019/g, "'");
+  // Only questions: "Help me plan a workout at home" is not asking where the user lives.
+  if (!/\?\s*$/.test(q) && !/^\s*(?:where|which|what|who|whom|whose|when|how|am|do|does|did|is|are)\b/.test(q)) return null;
   if (!/\b(?:i|i'm|am|me|my|we|our|user|user's)\b/.test(q) || ABOUT_OTHER.test(q.replace(/\buser's\b/g, "my"))) return null;
   for (const [attribute, re] of QUESTIONS) if (re.test(q)) return `user|${attribute}`;
   return null;
