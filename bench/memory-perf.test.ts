@@ -17,6 +17,7 @@ import { retrievedFactsProvider, scaffoldProvider, workingMemoryProvider } from 
 import { type SearchMode, searchFacts } from "../src/memory/retrieval";
 import { createUser } from "../test/helpers";
 import { captured } from "../test/memory-helpers";
+import { DENSE_QUERIES, denseFact, pick, rng } from "./memory-corpus.mjs";
 import { report } from "./report";
 
 const USERS = 10;
@@ -40,60 +41,8 @@ const RETRIEVAL = (corpus: string) => ({
       : "Zipf-distributed vocabulary of 5,000 content words (like natural text without stopwords). k=5. Hybrid = FTS5 BM25 + local vectors fused by reciprocal rank.",
 });
 
-const SUBJECTS = ["The team", "User", "User's manager", "The client", "User's sister", "The bakery", "The platform", "The project", "User's dog", "The school"];
-const VERBS = ["prefers", "uses", "meets", "ships", "reviews", "plans", "buys", "visits", "tracks", "writes"];
-const OBJECTS = [
-  "postgres backups",
-  "weekly reports",
-  "green tea",
-  "the Lisbon office",
-  "kubernetes upgrades",
-  "sourdough bread",
-  "budget reviews",
-  "marathon training",
-  "Jira tickets",
-  "design docs",
-  "customer calls",
-  "release notes",
-  "cat vaccines",
-  "train tickets",
-  "python scripts",
-];
-const WHEN = [
-  "on Mondays",
-  "every morning",
-  "in March",
-  "after lunch",
-  "before releases",
-  "at weekends",
-  "twice a month",
-  "in the evening",
-  "each quarter",
-  "on Fridays",
-];
-
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
-}
-const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
-
-function fact(r: () => number, i: number) {
-  return `${pick(r, SUBJECTS)} ${pick(r, VERBS)} ${pick(r, OBJECTS)} ${pick(r, WHEN)} (item ${i}, ref ${Math.floor(r() * 1e6).toString(36)})`;
-}
-
-const QUERIES = [
-  "when does the team review postgres backups?",
-  "green tea",
-  "what does my manager plan for the Lisbon office",
-  "kubernetes upgrades before releases",
-  "who buys sourdough bread at weekends",
-  "marathon training every morning",
-  "Jira tickets on Fridays",
-  "release notes",
-  "where are the design docs",
-  "cat vaccines in March",
-];
+const QUERIES = [...DENSE_QUERIES];
+const fact = denseFact;
 
 /**
  * Pseudo-words drawn with P(rank r) proportional to 1 / (r + 100)^1.07: Zipf like natural text, without its

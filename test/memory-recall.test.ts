@@ -23,7 +23,9 @@ describe("time in questions", () => {
     expect(timeCues("what did I do last spring", now).range).toMatchObject({ from: day("2025-03-01"), to: day("2025-06-01") });
     expect(timeCues("trips in 2024", now).range).toMatchObject({ from: day("2024-01-01"), to: day("2025-01-01") });
     expect(timeCues("where do I live now?", now)).toMatchObject({ range: null, current: true });
-    expect(timeCues("what is my cat called", now)).toEqual({ range: null, current: false });
+    expect(timeCues("what is my cat called", now)).toEqual({ range: null, current: false, past: false });
+    expect(timeCues("where did I live before?", now)).toMatchObject({ current: false, past: true });
+    expect(timeCues("what did I do before the meeting", now)).toMatchObject({ past: false });
   });
 });
 
@@ -67,14 +69,37 @@ describe("recall: event time, history, periods, neighbours", { timeout: 60_000 }
     const late = await importFacts(u.key, [{ text: "User lives in Berlin", metadata: { date: "2023-05-01" } }]);
     expect(late.superseded).toEqual([late.facts[0]?.id]);
     expect((await find(u.key, "where does the user live")).results.map((r) => r.text)).toEqual(["User lives in Porto"]);
-    const history = await find(u.key, "where did the user live before", "&history=true");
+    const history = await find(u.key, "where does the user live", "&history=true");
     expect(history.results.map((r) => [r.text, r.superseded_by])).toEqual([
       ["User lives in Porto", null],
       ["User lives in Berlin", current?.id],
     ]);
+    // A question about the past asks for the history itself, without the parameter.
+    const before = await find(u.key, "where did the user live before?");
+    expect(before.results.map((r) => r.text)).toEqual(["User lives in Berlin", "User lives in Porto"]);
     // Another user's history is never reachable.
     const other = await createUser();
     expect((await find(other.key, "where does the user live", "&history=true")).results).toEqual([]);
+  });
+
+  it("answers with the current statement of a changing fact said in conversation, and with the old one when asked", async () => {
+    const u = await createUser();
+    const turn = (text: string, date: string, role = "user") => ({ text, metadata: { date, role, session_id: date } });
+    await importFacts(u.key, [turn("I've lived in Lisbon for four years and still get lost.", "2024-01-10")]);
+    await importFacts(u.key, [
+      turn("Big news: we're moving to Ghent next month!", "2024-06-02"),
+      turn("Congratulations on the move to Ghent!", "2024-06-02", "assistant"),
+    ]);
+    await importFacts(u.key, [turn("The last boxes are unpacked, Brno finally feels like home.", "2025-01-20")]);
+    // My friend's city is not mine: it supersedes nothing.
+    await importFacts(u.key, [turn("My friend Sam lives in Leeds and keeps inviting me.", "2025-02-01")]);
+    const now = await find(u.key, "Where am I based these days?");
+    expect(now.results[0]?.text).toBe("The last boxes are unpacked, Brno finally feels like home.");
+    expect(now.results.map((r) => r.text)).not.toContain("I've lived in Lisbon for four years and still get lost.");
+    const before = await find(u.key, "Where did I live before?");
+    expect(new Set(before.results.slice(0, 2).map((r) => r.text))).toEqual(
+      new Set(["Big news: we're moving to Ghent next month!", "I've lived in Lisbon for four years and still get lost."]),
+    );
   });
 
   it("attaches the neighbouring turns of a hit's session, without counting them as results", async () => {
@@ -98,6 +123,21 @@ describe("recall: event time, history, periods, neighbours", { timeout: 60_000 }
     await importFacts(u.key, [{ text: "My sister Clara is a nurse in Ghent" }, { text: "I play the cello on Thursdays" }]);
     expect((await find(u.key, "what does my sister Clara do?")).weak).toBe(false);
     expect((await find(u.key, "which university did I graduate from?")).weak).toBe(true);
+  });
+
+  it("weighs a word's rarity by the user's own facts, whatever other users store", async () => {
+    const [me, other] = [await createUser(), await createUser()];
+    await importFacts(me.key, [{ text: "A zebra walked past the window" }]);
+    const score = async () => (await find(me.key, "zebra quokka")).results[0]?.match;
+    const alone = await score();
+    // Another user writing "quokka" hundreds of times must not make it a common word for me.
+    await importFacts(
+      other.key,
+      Array.from({ length: 300 }, (_, i) => ({ text: `quokka sighting number ${i}` })),
+    );
+    expect(await score()).toBe(alone);
+    // 1 / ln(e + df) per word: zebra (df 1) over zebra + quokka (df 0).
+    expect(alone).toBeCloseTo(1 / Math.log(Math.E + 1) / (1 / Math.log(Math.E + 1) + 1), 3);
   });
 
   it("rejects a bad time range and writes nothing", async () => {

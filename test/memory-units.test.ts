@@ -9,7 +9,7 @@ import { offlineConsolidate, thirdPerson } from "../src/memory/offline-consolida
 import { fitScaffold } from "../src/memory/providers";
 import { backoffSeconds } from "../src/memory/queue";
 import { ftsQuery, quality } from "../src/memory/retrieval";
-import { slotOf } from "../src/memory/slots";
+import { questionSlot, slotOf } from "../src/memory/slots";
 import { capWords, stem, wordCount } from "../src/memory/text";
 import { createModelClient } from "../src/model/anthropic";
 import { createUser } from "./helpers";
@@ -62,8 +62,37 @@ describe("slots (contradiction detection)", () => {
     ["User is a vegetarian", null],
     ["Python is fun", null],
     ["User likes tea", null],
+    // First-person conversation turns: the user's changing attributes, whoever else is named.
+    ["Big news: we're moving to Porto next month, the flat is full of boxes.", "user|live_in"],
+    ["Finally settled into our new place in Ghent.", "user|live_in"],
+    ["The last boxes are unpacked, Ghent finally feels like home.", "user|live_in"],
+    ["My best friend Sam moved to Leeds for a research job.", "best friend sam|live_in"],
+    ["Sam moved to Leeds last year.", "sam|live_in"],
+    ["I work as a data analyst at Northwind, mostly spreadsheets.", "user|work_at"],
+    ["Signed the contract with Quarry Labs today!", "user|work_at"],
+    ["I met Felix at a friend's barbecue and we've been dating for a month.", "user|partner"],
+    ["Felix and I called it off.", "user|partner"],
+    ["My sister got engaged to Rafael!", "sister|partner"],
+    ["Which city do I live in now?", null],
+    ["I ended up working from a cafe.", null],
+    ["I grew up in a fishing village.", null],
   ];
   for (const [text, slot] of cases) it(`${text} -> ${slot}`, () => expect(slotOf(text)).toBe(slot));
+
+  const questions: [string, string | null][] = [
+    ["Where am I based these days?", "user|live_in"],
+    ["Where's home for me now?", "user|live_in"],
+    ["Who is my current employer?", "user|work_at"],
+    ["Where do I work out these days?", null],
+    ["Who am I seeing at the moment?", null],
+    ["Am I seeing anyone at the moment?", "user|partner"],
+    ["Who's my boyfriend now?", "user|partner"],
+    ["Where does my sister live?", null],
+    ["What is the capital of France?", null],
+    ["Help me plan a workout I can do at home", null],
+    ["where does the user live", "user|live_in"],
+  ];
+  for (const [q, slot] of questions) it(`question ${q} -> ${slot}`, () => expect(questionSlot(q)).toBe(slot));
 });
 
 describe("consolidation output", () => {

@@ -6,6 +6,8 @@
  * figure. Evidence is always the user's own turn (the assistant's echo of it does not count).
  */
 
+import { ORIGINAL, type Phrasebook } from "./phrases";
+
 export type Turn = { id: string; session: number; date: string; role: "user" | "assistant"; text: string };
 export type QuestionType = "single-hop" | "multi-hop" | "temporal" | "knowledge-update" | "abstention";
 export type Question = {
@@ -196,7 +198,7 @@ const ACKS = ["That's great news!", "Oh wow, tell me more.", "Nice, thanks for s
 type Planned = { session: number; user: string; reply?: string; key?: string };
 
 /** Builds one user's conversations and questions. */
-function buildUser(r: Rng, index: number, name: string, start: Date, sessions: number): { corpus: UserCorpus; questions: Question[] } {
+function buildUser(P: Phrasebook, r: Rng, index: number, name: string, start: Date, sessions: number): { corpus: UserCorpus; questions: Question[] } {
   const plan: Planned[] = [];
   const questions: Question[] = [];
   const keyed = new Map<string, string>(); // fact key -> turn id, filled while laying turns out
@@ -215,151 +217,64 @@ function buildUser(r: Rng, index: number, name: string, start: Date, sessions: n
   const cities = some(r, CITIES, 3);
   const friendCity = shuffle(r, CITIES).find((c) => !cities.includes(c)) ?? "Oslo";
   const [s1, s2, s3] = [0, 6 + Math.floor(r() * 5), 15 + Math.floor(r() * 6)];
-  at(s1, `I've lived in ${cities[0]} for about four years now and I still get lost in the old town.`, "city0", `${cities[0]} has such a lovely old town!`);
-  at(s2, `Big news: we're moving to ${cities[1]} next month, the flat is already full of boxes.`, "city1", `Exciting! ${cities[1]} is a great choice.`);
-  at(s3, `Finally settled into our new place in ${cities[2]}, the commute is so much shorter.`, "city2", `Welcome to ${cities[2]}! Enjoy the short commute.`);
-  at(Math.floor(r() * sessions), `My friend ${person()} lives in ${friendCity} and keeps telling me to visit.`);
-  pending.push({
-    type: "knowledge-update",
-    q: pick(r, ["Which city do I live in now?", "Where am I based these days?", "What town is home for me at the moment?"]),
-    keys: ["city2"],
-    stale: ["city0", "city1"],
-  });
+  at(s1, P.cityStay(cities[0] ?? ""), "city0", P.cityStayReply(cities[0] ?? ""));
+  at(s2, P.cityMoving(cities[1] ?? ""), "city1", P.cityMovingReply(cities[1] ?? ""));
+  at(s3, P.citySettled(cities[2] ?? ""), "city2", P.citySettledReply(cities[2] ?? ""));
+  at(Math.floor(r() * sessions), P.friendCity(person(), friendCity));
+  pending.push({ type: "knowledge-update", q: pick(r, P.cityQ), keys: ["city2"], stale: ["city0", "city1"] });
 
-  const [emp0, emp1] = some(r, EMPLOYERS, 2);
+  const [emp0 = "", emp1 = ""] = some(r, EMPLOYERS, 2);
   const role = pick(r, ROLES);
   const j1 = 3 + Math.floor(r() * 8);
-  at(0 + Math.floor(r() * 2), `I work as a ${role} at ${emp0}, mostly spreadsheets and stakeholder meetings.`, "job0");
-  at(j1, `I accepted the offer from ${emp1}! I start there as a senior ${role} in three weeks.`, "job1", `Congratulations on the new role at ${emp1}!`);
-  pending.push({
-    type: "knowledge-update",
-    q: pick(r, ["Which company am I working for at the moment?", "Who is my current employer?", "Where do I work now?"]),
-    keys: ["job1"],
-    stale: ["job0"],
-  });
+  at(0 + Math.floor(r() * 2), P.job0(role, emp0), "job0");
+  at(j1, P.job1(role, emp1), "job1", P.job1Reply(emp1));
+  pending.push({ type: "knowledge-update", q: pick(r, P.jobQ), keys: ["job1"], stale: ["job0"] });
 
   const [ex, partner] = [person(), person()];
   const b1 = 4 + Math.floor(r() * 6);
   const b2 = b1 + 2 + Math.floor(r() * 4);
   const b3 = b2 + 3 + Math.floor(r() * 4);
-  at(b1 - 3, `I've been seeing someone, ${ex}. It's early days but it feels easy.`, "rel0");
-  at(b1, `${ex} and I broke up last week. It was mutual but I'm a bit flat.`, "rel1", "I'm sorry. Be gentle with yourself.");
-  at(
-    Math.min(b3, sessions - 1),
-    `I met ${partner} at a friend's barbecue and we've been dating for a month now.`,
-    "rel2",
-    `That's lovely, ${partner} sounds fun!`,
-  );
-  pending.push({
-    type: "knowledge-update",
-    q: pick(r, ["Who is my partner right now?", "Who am I dating currently?", "Am I seeing anyone at the moment, and who?"]),
-    keys: ["rel2"],
-    stale: ["rel0", "rel1"],
-  });
+  at(b1 - 3, P.rel0(ex), "rel0");
+  at(b1, P.rel1(ex), "rel1", P.rel1Reply);
+  at(Math.min(b3, sessions - 1), P.rel2(partner), "rel2", P.rel2Reply(partner));
+  pending.push({ type: "knowledge-update", q: pick(r, P.relQ), keys: ["rel2"], stale: ["rel0", "rel1"] });
 
   const [d0, d1] = some(r, DRINKS, 2);
   const dr = 8 + Math.floor(r() * 8);
-  at(1 + Math.floor(r() * 3), `I'm a ${d0?.[0]} person, ${d0?.[1]}, otherwise I can't function.`, "drink0");
-  at(dr, `I've switched to ${d1?.[0]} completely, ${d1?.[1]}. My sleep is so much better.`, "drink1");
-  pending.push({
-    type: "knowledge-update",
-    q: pick(r, ["What do I drink in the mornings these days?", "What's my go-to morning drink now?"]),
-    keys: ["drink1"],
-    stale: ["drink0"],
-  });
+  at(1 + Math.floor(r() * 3), P.drink0(d0?.[0] ?? "", d0?.[1] ?? ""), "drink0");
+  at(dr, P.drink1(d1?.[0] ?? "", d1?.[1] ?? ""), "drink1");
+  pending.push({ type: "knowledge-update", q: pick(r, P.drinkQ), keys: ["drink1"], stale: ["drink0"] });
 
-  const [g0, g1] = some(r, GYMS, 2);
+  const [g0 = "", g1 = ""] = some(r, GYMS, 2);
   const gy = 5 + Math.floor(r() * 12);
-  at(Math.floor(r() * 4), `I train at ${g0} three times a week, mostly weights.`, "gym0");
-  at(gy, `I cancelled my membership and joined ${g1} instead, it's closer and cheaper.`, "gym1");
-  pending.push({
-    type: "knowledge-update",
-    q: pick(r, ["Which gym am I a member of now?", "Where do I work out these days?"]),
-    keys: ["gym1"],
-    stale: ["gym0"],
-  });
+  at(Math.floor(r() * 4), P.gym0(g0), "gym0");
+  at(gy, P.gym1(g1), "gym1");
+  pending.push({ type: "knowledge-update", q: pick(r, P.gymQ), keys: ["gym1"], stale: ["gym0"] });
 
-  const [p0, p1] = some(r, PHONES, 2);
+  const [p0 = "", p1 = ""] = some(r, PHONES, 2);
   const ph = 6 + Math.floor(r() * 14);
-  at(Math.floor(r() * 5), `My ${p0} is on its last legs, the battery dies by lunchtime.`, "phone0");
-  at(ph, `I upgraded to the ${p1} and the camera is unreal.`, "phone1", `Enjoy the new ${p1}!`);
-  pending.push({
-    type: "knowledge-update",
-    q: pick(r, ["What phone do I have now?", "Which smartphone am I using at the moment?"]),
-    keys: ["phone1"],
-    stale: ["phone0"],
-  });
+  at(Math.floor(r() * 5), P.phone0(p0), "phone0");
+  at(ph, P.phone1(p1), "phone1", P.phone1Reply(p1));
+  pending.push({ type: "knowledge-update", q: pick(r, P.phoneQ), keys: ["phone1"], stale: ["phone0"] });
 
   // Single-hop facts: stated once, asked in other words.
   const sister = person();
   const singles: [string, string, string][] = [
-    [
-      `My sister ${sister} is coming over this weekend, we haven't seen each other in months.`,
-      "sister",
-      pick(r, ["What's my sister called?", "What is the name of my sister?"]),
-    ],
-    [
-      `Turns out I'm allergic to ${pick(r, ALLERGENS)}, the doctor confirmed it after the blood test.`,
-      "allergy",
-      pick(r, ["What did the blood test show I'm allergic to?", "Which food am I allergic to?"]),
-    ],
-    [
-      `I finally bought a used ${pick(r, CARS)}, dark blue, drives like a dream.`,
-      "car",
-      pick(r, ["What car did I buy?", "Which car model did I get second hand?"]),
-    ],
-    [
-      `I just finished ${pick(r, BOOKS)} and I can't stop thinking about the ending.`,
-      "book",
-      pick(r, ["Which book's ending stuck with me?", "What novel did I finish recently?"]),
-    ],
-    [
-      `I signed up for ${pick(r, INSTRUMENTS)} lessons on Thursday evenings.`,
-      "instrument",
-      pick(r, ["What instrument am I learning?", "Which instrument do I take lessons for?"]),
-    ],
-    [
-      `Mom's birthday is on the ${pick(r, ["3rd of May", "14th of August", "22nd of October", "9th of February"])}, I need to order flowers in time.`,
-      "mom",
-      pick(r, ["When is my mother's birthday?", "What date is Mom's birthday?"]),
-    ],
-    [
-      `I've supported ${pick(r, TEAMS)} since I was a kid, my dad took me to every home game.`,
-      "team",
-      pick(r, ["Which football team do I support?", "What club have I supported since childhood?"]),
-    ],
-    [
-      `My new desk neighbour ${person()} brings homemade kimchi every Friday.`,
-      "desk",
-      pick(r, ["Who sits next to me at work?", "What's the name of my desk neighbour?"]),
-    ],
-    [
-      `The doctor put me on ${pick(r, MEDS)} for my migraines.`,
-      "meds",
-      pick(r, ["What medication am I on for migraines?", "What do I take for my headaches?"]),
-    ],
-    [
-      `${pick(r, RESTAURANTS)} near the station does the best ramen I've ever had.`,
-      "ramen",
-      pick(r, ["Where do I get my favourite ramen?", "Which place makes the best ramen in my opinion?"]),
-    ],
-    [`I grew up in a tiny fishing village called ${pick(r, VILLAGES)}.`, "village", pick(r, ["Where did I grow up?", "What village am I from originally?"])],
-    [
-      `I've started learning ${pick(r, LANGUAGES)} with an app, twenty minutes a day.`,
-      "language",
-      pick(r, ["Which language am I studying?", "What language am I learning with an app?"]),
-    ],
-    [
-      `My ${pick(r, PLANTS)} on the balcony somehow survived the winter.`,
-      "plant",
-      pick(r, ["What plant survived the winter on my balcony?", "Which balcony plant made it through the cold months?"]),
-    ],
-    [`I'm terrified of ${pick(r, FEARS)}, always have been.`, "fear", pick(r, ["What am I scared of?", "What is my biggest fear?"])],
-    [
-      `I'm hooked on a podcast called ${pick(r, PODCASTS)} for my commute.`,
-      "podcast",
-      pick(r, ["What podcast do I listen to on the way to work?", "Which podcast am I hooked on?"]),
-    ],
+    [P.sister(sister), "sister", pick(r, P.sisterQ)],
+    [P.allergy(pick(r, ALLERGENS)), "allergy", pick(r, P.allergyQ)],
+    [P.car(pick(r, CARS)), "car", pick(r, P.carQ)],
+    [P.book(pick(r, BOOKS)), "book", pick(r, P.bookQ)],
+    [P.instrument(pick(r, INSTRUMENTS)), "instrument", pick(r, P.instrumentQ)],
+    [P.mom(pick(r, ["3rd of May", "14th of August", "22nd of October", "9th of February"])), "mom", pick(r, P.momQ)],
+    [P.team(pick(r, TEAMS)), "team", pick(r, P.teamQ)],
+    [P.desk(person()), "desk", pick(r, P.deskQ)],
+    [P.meds(pick(r, MEDS)), "meds", pick(r, P.medsQ)],
+    [P.ramen(pick(r, RESTAURANTS)), "ramen", pick(r, P.ramenQ)],
+    [P.village(pick(r, VILLAGES)), "village", pick(r, P.villageQ)],
+    [P.language(pick(r, LANGUAGES)), "language", pick(r, P.languageQ)],
+    [P.plant(pick(r, PLANTS)), "plant", pick(r, P.plantQ)],
+    [P.fear(pick(r, FEARS)), "fear", pick(r, P.fearQ)],
+    [P.podcast(pick(r, PODCASTS)), "podcast", pick(r, P.podcastQ)],
   ];
   for (const [text, key, q] of some(r, singles, 12)) {
     at(Math.floor(r() * sessions), text, key, pick(r, ACKS));
@@ -369,29 +284,29 @@ function buildUser(r: Rng, index: number, name: string, start: Date, sessions: n
   // Multi-hop: two turns, sessions apart, each useless alone.
   const fiance = person();
   const m1 = Math.floor(r() * 10);
-  at(m1, `My sister got engaged to ${fiance}! We're all thrilled.`, "engaged", "Congratulations to them both!");
-  at(m1 + 3 + Math.floor(r() * 8), `${fiance} works as a ${pick(r, JOBS2)}, so the wedding date has to fit his shifts.`, "fiancejob");
-  pending.push({ type: "multi-hop", q: "What does my sister's fiancé do for a living?", keys: ["engaged", "fiancejob"] });
+  at(m1, P.engaged(fiance), "engaged", P.engagedReply);
+  at(m1 + 3 + Math.floor(r() * 8), P.fianceJob(fiance, pick(r, JOBS2)), "fiancejob");
+  pending.push({ type: "multi-hop", q: P.fianceQ, keys: ["engaged", "fiancejob"] });
 
   const friend = person();
   const friendTo = shuffle(r, CITIES).find((c) => !cities.includes(c) && c !== friendCity) ?? "Riga";
   const m2 = Math.floor(r() * 12);
-  at(m2, `My best friend ${friend} moved to ${friendTo} for a research job.`, "bff");
-  at(m2 + 2 + Math.floor(r() * 8), `Booked flights to go see ${friend} next month, can't wait.`, "bffvisit");
-  pending.push({ type: "multi-hop", q: "Which city am I flying to when I visit my best friend?", keys: ["bff", "bffvisit"] });
+  at(m2, P.bff(friend, friendTo), "bff");
+  at(m2 + 2 + Math.floor(r() * 8), P.bffVisit(friend), "bffvisit");
+  pending.push({ type: "multi-hop", q: P.bffQ, keys: ["bff", "bffvisit"] });
 
   const dog = pick(r, DOGS);
   const m3 = Math.floor(r() * 10);
-  at(m3, `We adopted a rescue puppy and named him ${dog}.`, "dog", `${dog} is a perfect name!`);
-  at(m3 + 2 + Math.floor(r() * 10), `${dog} chewed through my ${pick(r, CHEWED)} again, unbelievable.`, "chewed");
-  pending.push({ type: "multi-hop", q: "What did my puppy destroy?", keys: ["dog", "chewed"] });
+  at(m3, P.dog(dog), "dog", P.dogReply(dog));
+  at(m3 + 2 + Math.floor(r() * 10), P.chewed(dog, pick(r, CHEWED)), "chewed");
+  pending.push({ type: "multi-hop", q: P.dogQ, keys: ["dog", "chewed"] });
 
   const manager = person();
   const hobby = pick(r, HOBBIES);
   const m4 = Math.floor(r() * 12);
-  at(m4, `My manager at work is ${manager}, very calm, never sends emails after six.`, "manager");
-  at(m4 + 1 + Math.floor(r() * 9), `${manager} got the whole team to try ${hobby} on Saturday and I loved it.`, "teamhobby");
-  pending.push({ type: "multi-hop", q: "What activity did my boss get the team to try?", keys: ["manager", "teamhobby"] });
+  at(m4, P.manager(manager), "manager");
+  at(m4 + 1 + Math.floor(r() * 9), P.teamHobby(manager, hobby), "teamhobby");
+  pending.push({ type: "multi-hop", q: P.managerQ, keys: ["manager", "teamhobby"] });
 
   // Temporal: dated events; questions name the time or ask for it.
   const trips = some(r, TRIPS, 3);
@@ -402,42 +317,28 @@ function buildUser(r: Rng, index: number, name: string, start: Date, sessions: n
   ).sort((a, b) => a - b);
   trips.forEach((trip, i) => {
     const s = tripSessions[i] ?? 0;
-    at(s, `Just got back from a week in ${trip}, I'm still sorting through photos.`, `trip${i}`, "Welcome back! How was it?");
+    at(s, P.trip(trip), `trip${i}`, P.tripReply);
   });
   const month = (s: number) => new Date(`${dates[s]}T00:00:00Z`).toLocaleString("en-GB", { month: "long", year: "numeric", timeZone: "UTC" });
   const tripAsk = Math.floor(r() * 3);
-  pending.push({ type: "temporal", q: `Where did I go on holiday in ${month(tripSessions[tripAsk] ?? 0)}?`, keys: [`trip${tripAsk}`] });
+  pending.push({ type: "temporal", q: P.tripQ(month(tripSessions[tripAsk] ?? 0)), keys: [`trip${tripAsk}`] });
   const race = pick(r, RACES);
   const rs = Math.floor(r() * sessions);
-  at(rs, `I did it, finished my first ${race} this morning! Legs are jelly.`, "race", "Amazing, congratulations!");
-  pending.push({ type: "temporal", q: `When did I do my first ${race}?`, keys: ["race"] });
+  at(rs, P.race(race), "race", "Amazing, congratulations!");
+  pending.push({ type: "temporal", q: P.raceQ(race), keys: ["race"] });
   const ps = Math.floor(r() * sessions);
-  at(ps, `Got promoted today! They announced it in the all-hands.`, "promo", "Well deserved!");
-  pending.push({ type: "temporal", q: "When was I promoted?", keys: ["promo"] });
+  at(ps, P.promo, "promo", "Well deserved!");
+  pending.push({ type: "temporal", q: P.promoQ, keys: ["promo"] });
   const first = dates[0] ?? "";
   const year = first.slice(0, 4);
   const inYear = plan.filter((p) => p.key?.startsWith("trip") && dates[p.session]?.startsWith(year)).map((p) => p.key ?? "");
-  if (inYear.length) pending.push({ type: "temporal", q: `Which trips did I take in ${year}?`, keys: inYear });
+  if (inYear.length) pending.push({ type: "temporal", q: P.tripsInYearQ(year), keys: inYear });
   const lastSession = sessions - 1;
-  at(lastSession, `Weekend plan: a long hike and then pizza, nothing else.`, "latestplan");
-  pending.push({ type: "temporal", q: "What did I say I was doing in the most recent weekend plan I mentioned?", keys: ["latestplan"] });
+  at(lastSession, P.latestPlan, "latestplan");
+  pending.push({ type: "temporal", q: P.latestPlanQ, keys: ["latestplan"] });
 
   // Abstention: plausible questions about things this user never mentioned.
-  for (const q of some(
-    r,
-    [
-      "What is my brother's dog called?",
-      "Which university did I graduate from?",
-      "How much did I pay for my bike?",
-      "What's my favourite opera?",
-      "When is my dentist appointment?",
-      "What is my blood type?",
-      "What's the name of my daughter's school?",
-      "Which airline do I fly with for work?",
-    ],
-    5,
-  ))
-    pending.push({ type: "abstention", q, keys: [] });
+  for (const q of some(r, P.abstention, 5)) pending.push({ type: "abstention", q, keys: [] });
 
   // Lay the sessions out: greeting, filler pairs with the planned statements placed at random among them.
   const turns: Turn[] = [];
@@ -466,12 +367,16 @@ function buildUser(r: Rng, index: number, name: string, start: Date, sessions: n
   return { corpus: { name, turns }, questions };
 }
 
-export function generateCorpus(seed = 20240601, users = 6, sessions = 24): Corpus {
+/** The corpus the eval was first written with; `HELD_OUT` phrasing with another seed is the check that nothing was fitted to it. */
+export const ORIGINAL_SEED = 20240601;
+export const HELD_OUT_SEED = 77031;
+
+export function generateCorpus(seed = ORIGINAL_SEED, users = 6, sessions = 24, P: Phrasebook = ORIGINAL): Corpus {
   const r = mulberry32(seed);
   const out: Corpus = { users: [], questions: [] };
   for (let u = 0; u < users; u++) {
     const start = new Date(Date.UTC(2024, Math.floor(r() * 3), 1 + Math.floor(r() * 20)));
-    const { corpus, questions } = buildUser(r, u, USER_NAMES[u % USER_NAMES.length] ?? "User", start, sessions);
+    const { corpus, questions } = buildUser(P, r, u, USER_NAMES[u % USER_NAMES.length] ?? "User", start, sessions);
     out.users.push(corpus);
     out.questions.push(...questions);
   }

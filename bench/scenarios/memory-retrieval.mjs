@@ -1,57 +1,9 @@
 // Hybrid retrieval over HTTP for a user with 10,000 facts among 100,000 (10 users), seeded through
 // POST /v1/memory/facts. The corpus is deliberately repetitive (a small vocabulary), so every query term
 // matches thousands of facts: a worst case for both the full-text and the vector half.
+import { DENSE_QUERIES, denseFact, rng } from "../memory-corpus.mjs";
+
 const now = () => performance.now();
-
-const SUBJECTS = ["The team", "User", "User's manager", "The client", "User's sister", "The bakery", "The platform", "The project", "User's dog", "The school"];
-const VERBS = ["prefers", "uses", "meets", "ships", "reviews", "plans", "buys", "visits", "tracks", "writes"];
-const OBJECTS = [
-  "postgres backups",
-  "weekly reports",
-  "green tea",
-  "the Lisbon office",
-  "kubernetes upgrades",
-  "sourdough bread",
-  "budget reviews",
-  "marathon training",
-  "Jira tickets",
-  "design docs",
-  "customer calls",
-  "release notes",
-  "cat vaccines",
-  "train tickets",
-  "python scripts",
-];
-const WHEN = [
-  "on Mondays",
-  "every morning",
-  "in March",
-  "after lunch",
-  "before releases",
-  "at weekends",
-  "twice a month",
-  "in the evening",
-  "each quarter",
-  "on Fridays",
-];
-const QUERIES = [
-  "when does the team review postgres backups?",
-  "green tea",
-  "what does my manager plan for the Lisbon office",
-  "kubernetes upgrades before releases",
-  "who buys sourdough bread at weekends",
-  "marathon training every morning",
-  "Jira tickets on Fridays",
-  "release notes",
-  "where are the design docs",
-  "cat vaccines in March",
-];
-
-function rng(seed) {
-  let s = seed >>> 0;
-  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
-}
-const pick = (r, xs) => xs[Math.floor(r() * xs.length)];
 
 export default {
   name: "Memory: hybrid retrieval, 10,000 facts for the user (100,000 across users)",
@@ -68,9 +20,7 @@ export default {
       users.push(user);
       const r = rng(u + 1);
       for (let i = 0; i < 10_000; i += 1000) {
-        const facts = Array.from({ length: 1000 }, (_, j) => ({
-          text: `${pick(r, SUBJECTS)} ${pick(r, VERBS)} ${pick(r, OBJECTS)} ${pick(r, WHEN)} (item ${i + j}, ref ${Math.floor(r() * 1e6).toString(36)})`,
-        }));
+        const facts = Array.from({ length: 1000 }, (_, j) => ({ text: denseFact(r, i + j) }));
         // `wrangler dev` reloads the Worker when a source file changes; an import cut short that way is
         // safe to send again (fact ids are deterministic).
         for (let attempt = 1; ; attempt++) {
@@ -83,7 +33,7 @@ export default {
     return { user: users[3] };
   },
   async sample(h, state, i) {
-    const q = encodeURIComponent(QUERIES[i % QUERIES.length]);
+    const q = encodeURIComponent(DENSE_QUERIES[i % DENSE_QUERIES.length]);
     const time = async (path) => {
       const t0 = now();
       const res = await h.api(state.user.key, "GET", path);

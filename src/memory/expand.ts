@@ -4,6 +4,8 @@
  * Expanded words are searched as a second, lower-weighted list: they widen recall, never outrank a literal match.
  */
 
+import { stem } from "./text";
+
 const IRREGULAR = `be was were been|buy bought|bring brought|catch caught|choose chose chosen|come came|do did done|drink drank drunk
   drive drove driven|eat ate eaten|fall fell fallen|feel felt|fight fought|find found|fly flew flown|forget forgot forgotten
   get got gotten|give gave given|go went gone|grow grew grown|have had|hear heard|hold held|keep kept|know knew known
@@ -19,9 +21,9 @@ const GROUPS = `live lives living home city town moved moving move relocated set
   fear afraid scared terrified phobia frightened
   headache headaches migraine migraines
   holiday vacation trip trips travel travelled getaway break abroad
-  drink coffee tea espresso latte matcha
+  drink coffee tea espresso latte
   gym workout exercise training train fitness membership weights
-  phone smartphone mobile iphone pixel galaxy
+  phone smartphone mobile cellphone
   car vehicle drive
   dog puppy pup
   cat kitten
@@ -63,4 +65,9 @@ export function expandTerms(terms: readonly string[]): string[] {
   const out = new Set<string>();
   for (const t of terms) for (const x of expansions.get(t) ?? []) if (!have.has(x)) out.add(x);
   return [...out].slice(0, 32);
+}
+
+/** Stems of the words related to one word (its irregular forms and near-synonyms). */
+export function relatedStems(word: string): string[] {
+  return [...(expansions.get(word) ?? [])].map(stem);
 }

@@ -65,7 +65,8 @@ export async function prepareFacts(userId: string, inputs: readonly FactInput[])
         context_type: scope.context_type,
         source,
         confidence: Math.min(1, Math.max(0, f.confidence ?? 0.7)),
-        slot: slotOf(text),
+        // The assistant's echo of a statement ("Congratulations on the new job at Acme!") is not the user saying it.
+        slot: f.metadata?.role === "assistant" ? null : slotOf(text),
         metadata: { ...(f.metadata ?? {}), ...scope, source },
         superseded_by: null,
         supersedes: f.supersedes ?? [],

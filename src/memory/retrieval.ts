@@ -16,8 +16,9 @@ import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { facts, type JsonObject, usage } from "../db/schema";
 import type { MemoryDeps } from "./deps";
-import { expandTerms } from "./expand";
+import { expandTerms, relatedStems } from "./expand";
 import { type Neighbour, neighboursOf } from "./neighbours";
+import { questionSlot } from "./slots";
 import { isStopword, normalizeText, stem, words } from "./text";
 import { inJson } from "./vector";
 import { type TimeRange, timeCues } from "./when";
@@ -148,27 +149,51 @@ async function vectorSearch(deps: MemoryDeps, input: SearchInput): Promise<{ hit
 }
 
 /**
- * Rarity of each query word: its document frequency in the full-text index's vocabulary (all users' facts: a
- * property of the language, read from one index lookup a word), as an inverse-frequency weight for the match signal.
+ * The statements of the user's attribute a question asks about ("Where am I based these days?" -> where the
+ * user lives), newest first: the current one even when it shares no word with the question, and with `history`
+ * the ones it replaced. One range read on the (user_id, slot) index.
  */
-async function termWeights(db: Db, terms: readonly string[]): Promise<Map<string, number>> {
-  const stems = [...new Set(terms.map(stem))];
-  if (!stems.length) return new Map();
-  const rows = await db.all<{ term: string; doc: number }>(
-    sql`SELECT term, doc FROM facts_fts_vocab WHERE term IN (SELECT value FROM json_each(${JSON.stringify(stems)}))`,
+function slotFacts(db: Db, input: SearchInput, slot: string): Promise<Candidate[]> {
+  return db.all<Candidate>(
+    sql`SELECT ${columns} FROM facts f WHERE f.slot = ${slot} AND ${scoped(input)} ORDER BY coalesce(f.event_at, f.created_at) DESC LIMIT 10`,
   );
-  const df = new Map(rows.map((r) => [r.term, r.doc]));
-  return new Map(stems.map((t) => [t, 1 / Math.log(Math.E + (df.get(t) ?? 0))]));
 }
 
-/** Share of the query's rarity-weighted words present in the text. */
-export function matchOf(weights: ReadonlyMap<string, number>, text: string): number {
+/** Document frequencies above this count as this: rarity barely changes past it, and counting stops there. */
+const DF_CAP = 200;
+
+/**
+ * Rarity of each query word in this user's own facts (their partition of the full-text index; other users'
+ * facts never weigh in), as an inverse-frequency weight for the match signal: `1 / ln(e + df)`.
+ */
+async function termWeights(db: Db, userId: string, terms: readonly string[]): Promise<Map<string, number>> {
+  const byStem = new Map<string, string>();
+  for (const t of terms) if (!byStem.has(stem(t))) byStem.set(stem(t), t);
+  if (!byStem.size) return new Map();
+  const owner = ownerToken(userId);
+  // Words are letters and digits only (see `words`), so quoting them needs no escaping.
+  const rows = await db.all<{ term: string; doc: number }>(
+    sql`SELECT value AS term, (SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH ${`owner : ${owner} AND text : "`} || value || '"' LIMIT ${DF_CAP})) AS doc
+      FROM json_each(${JSON.stringify([...byStem.values()])})`,
+  );
+  const df = new Map(rows.map((r) => [stem(r.term), r.doc]));
+  return new Map([...byStem.keys()].map((s) => [s, 1 / Math.log(Math.E + (df.get(s) ?? 0))]));
+}
+
+/**
+ * Share of the query's rarity-weighted words present in the text; a word absent but for a related word (a
+ * near-synonym or irregular form from the expansion lists) counts half.
+ */
+export function matchOf(weights: ReadonlyMap<string, number>, text: string, related: ReadonlyMap<string, readonly string[]> = new Map()): number {
   let total = 0;
   for (const w of weights.values()) total += w;
   if (!total) return 0;
   const present = new Set(words(text).map(stem));
   let got = 0;
-  for (const [term, w] of weights) if (present.has(term)) got += w;
+  for (const [term, w] of weights) {
+    if (present.has(term)) got += w;
+    else if (related.get(term)?.some((x) => present.has(x))) got += w / 2;
+  }
   return got / total;
 }
 
@@ -194,16 +219,23 @@ const FILLER_WEIGHT = 0.15;
 const PERIOD_BOOST = 1.6;
 const OUT_OF_PERIOD = 0.6;
 const RECENCY_BOOST = 1.0;
+const SLOT_WEIGHT = 1.0;
+const CHANGE_BOOST = 1.5;
+const CHANGE =
+  /\b(?:switched|switching|swapped|changed|upgraded|replaced|instead|no longer|not anymore|quit|gave up|dropped|ditched|transferred|moved over|nowadays|these days|the old one)\b/i;
 
-export async function searchFacts(deps: MemoryDeps, input: SearchInput): Promise<SearchResult> {
-  const mode = input.mode ?? "hybrid";
+export async function searchFacts(deps: MemoryDeps, request: SearchInput): Promise<SearchResult> {
+  const mode = request.mode ?? "hybrid";
   const now = deps.now();
-  const cues = timeCues(input.query, now);
+  const cues = timeCues(request.query, now);
+  // "Where did I live before?": what was replaced is what the question is about.
+  const input = cues.past ? { ...request, history: true } : request;
+  const slot = mode === "vector" ? null : questionSlot(input.query);
   let degraded: string | null = null;
   const terms = queryTerms(input.query);
   const extra = expandTerms(terms);
   const quoted = (ws: readonly string[]) => (ws.length ? ws.map((t) => `"${t}"`).join(" OR ") : null);
-  const [text, expanded, vector, weights] = await Promise.all([
+  const [text, expanded, vector, weights, slotted] = await Promise.all([
     mode === "vector" ? [] : fullText(deps.db, input, ftsQuery(input.query)),
     mode === "vector" ? [] : fullText(deps.db, input, quoted(extra)),
     mode === "fulltext"
@@ -212,7 +244,8 @@ export async function searchFacts(deps: MemoryDeps, input: SearchInput): Promise
           degraded = `vector search unavailable: ${briefError(err)}`;
           return { hits: [], tokens: 0 };
         }),
-    termWeights(deps.db, terms),
+    termWeights(deps.db, input.userId, terms),
+    slot ? slotFacts(deps.db, input, slot) : [],
   ]);
 
   // Too few matches for k: the query's function words too, as BM25 over every word would, at a low weight.
@@ -233,6 +266,12 @@ export async function searchFacts(deps: MemoryDeps, input: SearchInput): Promise
   addList(text, 1);
   addList(expanded, EXPANDED_WEIGHT);
   addList(filler, FILLER_WEIGHT);
+  // The attribute's current statement (or, asked about the past, the ones it replaced) counts as a full match.
+  for (const c of slotted) {
+    const entry = fused.get(c.id) ?? { c, relevance: 0 };
+    entry.relevance += (c.superseded_by === null) === !cues.past ? SLOT_WEIGHT : SLOT_WEIGHT / 4;
+    fused.set(c.id, entry);
+  }
   for (const c of vector.hits) {
     const entry = fused.get(c.id) ?? { c, relevance: 0 };
     // Only the similarity above the embedder's noise floor is evidence; in vector-only mode the raw cosine ranks.
@@ -250,7 +289,10 @@ export async function searchFacts(deps: MemoryDeps, input: SearchInput): Promise
       const at = eventOf(c);
       if (period) score *= at >= period.from && at < period.to ? PERIOD_BOOST : OUT_OF_PERIOD;
       if (cues.current && newest > oldest) score *= 1 + RECENCY_BOOST * ((at - oldest) / (newest - oldest));
-      if (c.superseded_by) score *= 0.5; // history, when asked for, ranks under what is current
+      // A statement that announces a change ("switched to", "instead", "no longer") is the newer state of its topic.
+      if (cues.current && CHANGE.test(c.text)) score *= CHANGE_BOOST;
+      // History ranks under what is current; asked about the past, the other way round.
+      if ((c.superseded_by !== null) !== cues.past) score *= 0.5;
       return { c, score };
     })
     .sort((a, b) => b.score - a.score || eventOf(b.c) - eventOf(a.c));
@@ -266,11 +308,12 @@ export async function searchFacts(deps: MemoryDeps, input: SearchInput): Promise
   }
   if (input.order === "newest") chosen.sort((a, b) => eventOf(b.c) - eventOf(a.c));
   if (input.order === "oldest") chosen.sort((a, b) => eventOf(a.c) - eventOf(b.c));
+  const related = new Map(terms.map((t) => [stem(t), relatedStems(t)]));
   const results: SearchHit[] = chosen.map(({ c, score }) => ({
     id: c.id,
     text: c.text,
     score: Math.round(score * 1e4) / 1e4,
-    match: Math.round(matchOf(weights, c.text) * 1e4) / 1e4,
+    match: Math.round(matchOf(weights, c.text, related) * 1e4) / 1e4,
     eventAt: eventOf(c),
     supersededBy: c.superseded_by,
     metadata: JSON.parse(c.metadata) as JsonObject,

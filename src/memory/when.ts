@@ -4,7 +4,7 @@
  * Ranges are UTC, [from, to) in epoch ms, relative to `now`. Anything not understood is left alone.
  */
 export type TimeRange = { from: number; to: number; phrase: string };
-export type TimeCues = { range: TimeRange | null; current: boolean };
+export type TimeCues = { range: TimeRange | null; current: boolean; past: boolean };
 
 const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
 const SHORT = MONTHS.map((m) => m.slice(0, 3));
@@ -21,9 +21,13 @@ const monthOf = (word: string) => {
 const CURRENT = /\b(now|nowadays|currently|current|these days|at the moment|at present|right now|latest|most recent|anymore|still|today)\b/;
 const MONTH_RE = `(${MONTHS.join("|")}|${SHORT.filter((m) => m !== "may" && m !== "mar").join("|")})`;
 
+/** Asks about what used to be true ("where did I live before?", "my previous job"): the history of a changing fact. */
+const PAST = /\b(?:used to|previously|formerly|in the past|back then|before(?=\s*(?:that|then|this|now)?\s*[?.!]*\s*$)|previous|former|my old|originally)\b/;
+
 export function timeCues(query: string, now: number): TimeCues {
   const q = query.toLowerCase();
-  return { range: timeRange(q, now), current: CURRENT.test(q) };
+  const past = PAST.test(q);
+  return { range: timeRange(q, now), current: !past && CURRENT.test(q), past };
 }
 
 function timeRange(q: string, now: number): TimeRange | null {
