@@ -49,6 +49,8 @@ export interface Capability {
   queueKinds?: readonly QueueKind[];
   cronJobs?: readonly CronJob[];
   erase?: EraseHook;
+  /** Request-body limits above the default for some exact paths (bytes), e.g. transcript uploads. */
+  bodyLimits?: Readonly<Record<string, number>>;
 }
 
 /** What the core runs with: every capability's contributions, merged once. */
@@ -60,6 +62,7 @@ export type Registry = {
   cronJobs: readonly CronJob[];
   eraseHooks: readonly EraseHook[];
   observers: readonly ObservationSink[];
+  bodyLimits: ReadonlyMap<string, number>;
 };
 
 /** Merges capabilities; two contributions under one name (tool, queue kind, cron job) are a wiring bug. */
@@ -99,6 +102,7 @@ export function composeRegistry(capabilities: readonly Capability[]): Registry {
     ),
     eraseHooks: capabilities.flatMap((c) => (c.erase ? [c.erase] : [])),
     observers: capabilities.flatMap((c) => (c.observe ? [c.observe] : [])),
+    bodyLimits: new Map(capabilities.flatMap((c) => Object.entries(c.bodyLimits ?? {}))),
   };
 }
 
