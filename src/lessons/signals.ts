@@ -97,24 +97,48 @@ export function renderMoment(m: Moment, index: number): string {
   return `<moment n="${index + 1}" signals="${m.kinds.join(",")}">\n${lines.join("\n")}\n</moment>`;
 }
 
-/** Rendered moments packed into chunks of at most `maxChars` each (a longer moment travels alone, whole). */
+/** A moment longer than `maxChars` (a long error storm) split at event boundaries; an event is at most EVENT_CHARS. */
+function splitMoment(m: Moment, maxChars: number): Moment[] {
+  const parts: Moment[] = [];
+  let events: TranscriptEvent[] = [];
+  let size = 0;
+  for (const e of m.events) {
+    const n = e.text.length + 40;
+    if (events.length && size + n > maxChars) {
+      parts.push({ kinds: m.kinds, events, cor: [] });
+      events = [];
+      size = 0;
+    }
+    events.push(e);
+    size += n;
+  }
+  if (events.length) parts.push({ kinds: m.kinds, events, cor: [] });
+  // The #cor texts travel with the first part; each part renders its own events.
+  const [first] = parts;
+  if (first) first.cor = m.cor;
+  return parts;
+}
+
+/** Rendered moments packed into chunks of at most about `maxChars` each; every event is sent, none is cut. */
 export function chunkMoments(moments: readonly Moment[], maxChars: number): { text: string; moments: Moment[] }[] {
   const chunks: { text: string; moments: Moment[] }[] = [];
   let texts: string[] = [];
   let members: Moment[] = [];
   let size = 0;
-  moments.forEach((m, i) => {
-    const text = renderMoment(m, i);
-    if (texts.length && size + text.length > maxChars) {
-      chunks.push({ text: texts.join("\n\n"), moments: members });
-      texts = [];
-      members = [];
-      size = 0;
-    }
-    texts.push(text);
-    members.push(m);
-    size += text.length + 2;
-  });
+  moments
+    .flatMap((m) => splitMoment(m, maxChars))
+    .forEach((m, i) => {
+      const text = renderMoment(m, i);
+      if (texts.length && size + text.length > maxChars) {
+        chunks.push({ text: texts.join("\n\n"), moments: members });
+        texts = [];
+        members = [];
+        size = 0;
+      }
+      texts.push(text);
+      members.push(m);
+      size += text.length + 2;
+    });
   if (texts.length) chunks.push({ text: texts.join("\n\n"), moments: members });
   return chunks;
 }
