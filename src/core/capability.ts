@@ -43,6 +43,8 @@ export interface Capability {
   /** Receives observations found by the core; memory records them on its observation bus. */
   observe?: ObservationSink;
   tools?: readonly Tool[];
+  /** Tools offered to MCP clients at /mcp (they run outside any chat session: sessionId "mcp"). */
+  mcpTools?: readonly Tool[];
   /** Injected into the system prompt in ascending `priority` (ties: registry order). */
   contextProviders?: readonly (ContextProvider & { priority: number })[];
   routes?: OpenAPIHono<AppEnv>;
@@ -57,6 +59,7 @@ export interface Capability {
 export type Registry = {
   capabilities: readonly Capability[];
   tools: readonly Tool[];
+  mcpTools: readonly Tool[];
   contextProviders: readonly ContextProvider[];
   queueKinds: ReadonlyMap<string, QueueKind>;
   cronJobs: readonly CronJob[];
@@ -93,6 +96,11 @@ export function composeRegistry(capabilities: readonly Capability[]): Registry {
   return {
     capabilities,
     tools,
+    mcpTools: unique(
+      "MCP tool",
+      capabilities.flatMap((c) => c.mcpTools ?? []),
+      (t) => t.name,
+    ),
     contextProviders: unique("context provider", providers, (p) => p.name),
     queueKinds: new Map(kinds.map((k) => [k.kind, k])),
     cronJobs: unique(
