@@ -51,6 +51,15 @@ const sentence = (text: string, max = 160) => {
   return first.length > max ? `${first.slice(0, max - 3)}...` : first;
 };
 
+/** The first sentences of a text, up to `max` characters (cut at a sentence end when there is one). */
+const sentences = (text: string, max = 300) => {
+  const flat = text.replace(/\s+/g, " ").trim();
+  if (flat.length <= max) return flat;
+  const cut = flat.slice(0, max);
+  const end = Math.max(cut.lastIndexOf(". "), cut.lastIndexOf("! "), cut.lastIndexOf("? "));
+  return end > max / 3 ? cut.slice(0, end + 1) : `${cut.slice(0, max - 3)}...`;
+};
+
 const TAGGABLE = /^[a-z][a-z0-9.+#-]{2,30}$/;
 function tagsOf(text: string): string[] {
   const counts = new Map<string, number>();
@@ -78,24 +87,25 @@ function correctionLesson(said: string, before: TranscriptEvent | undefined): Wi
   };
 }
 
+/** The error and what fixed it: the assistant's last explanation and the last command before the completion. */
 function fixLesson(events: readonly TranscriptEvent[], errorAt: number, doneAt: number): WireLesson | null {
   const error = events[errorAt];
-  const fix = events
-    .slice(errorAt + 1, doneAt + 1)
-    .filter((e) => e.kind === "tool_use" || e.kind === "assistant")
-    .at(-1);
-  if (!error || !fix) return null;
+  const between = events.slice(errorAt + 1, doneAt);
+  const explained = between.filter((e) => e.kind === "assistant").at(-1);
+  const action = between.filter((e) => e.kind === "tool_use").at(-1);
+  if (!error || (!explained && !action)) return null;
   const failures = events.slice(0, doneAt).filter((e) => signalsOf(e).includes("error")).length;
   const errLine = (error.text.split("\n").find((l) => /error|fail|exception|denied|not found/i.test(l)) ?? error.text.split("\n")[0] ?? "")
     .trim()
     .slice(0, 160);
+  const fix = [explained ? sentences(explained.text) : "", action ? `(${sentence(action.text, 200)})` : ""].filter(Boolean).join(" ");
   return {
     type: "pattern",
     signal: "MED",
     flags: failures >= 2 ? ["HARD-WON"] : [],
     title: `Fix for: ${errLine}`.slice(0, 200),
-    content: `When this fails with "${errLine}", what worked: ${sentence(fix.text, 400)}`,
-    tags: tagsOf(`${error.text} ${fix.text}`),
+    content: `When this fails with "${errLine}", what worked: ${fix}`,
+    tags: tagsOf(`${error.text} ${fix}`),
     scope: "project",
   };
 }
@@ -107,6 +117,8 @@ export function offlineLessons(events: readonly TranscriptEvent[]): WireLesson[]
     const kinds = signalsOf(e);
     if (kinds.includes("cor")) for (const c of corTexts(e.text)) out.push({ ...correctionLesson(c, events[i - 1]), flags: ["HARD-WON"] });
     else if (kinds.includes("correction")) out.push(correctionLesson(e.text, events[i - 1]));
+    // A correction after an error already says what to do: no separate error -> fix lesson.
+    if (kinds.includes("cor") || kinds.includes("correction")) lastError = -1;
     if (kinds.includes("error")) lastError = i;
     else if (kinds.includes("completion") && lastError >= 0) {
       const fix = fixLesson(events, lastError, i);
