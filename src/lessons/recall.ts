@@ -35,7 +35,7 @@ export function ftsMatch(userId: string, terms: readonly string[]): string {
 const SIGNAL_WEIGHT = { HIGH: 1, MED: 0.85, LOW: 0.7 } as const;
 const DAY = 86_400_000;
 /** How deep FTS5 ranks before scoping: a user's best matches are within the first few hundred of theirs. */
-const DEPTH = 200;
+const DEPTH = 100;
 
 export function rankScore(lexical: number, best: number, l: Pick<LessonRow, "signal" | "confirmations" | "createdAt">, now: number): number {
   const relevance = best > 0 ? lexical / best : 0;

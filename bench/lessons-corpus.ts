@@ -1,4 +1,5 @@
 /**
+ * Shared by bench/lessons-recall-*.test.ts (one file per corpus: storage is per file, so each has its own 100,000).
  * Lessons recall inside workerd with local D1 (the test stack), reported, never asserted (run by `npm run bench`):
  * 100,000 lessons across 10 users (10,000 for the user asking), in a coding vocabulary drawn Zipf-like, and the
  * same queries through MiniSearch (an in-process JS full-text library, BM25) over the user's 10,000 lessons.
@@ -7,7 +8,6 @@
  */
 import { env } from "cloudflare:test";
 import MiniSearch from "minisearch";
-import { describe, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { recall, searchLessons } from "../src/lessons/recall";
 import { createUser } from "../test/helpers";
@@ -15,17 +15,20 @@ import { report } from "./report";
 
 const USERS = 10;
 const PER_USER = 10_000;
-const RUNS = 300;
+const RUNS = 200;
 
-const GROUP = {
-  group: "Lessons: recall among 10,000 lessons for the user, 100,000 across users",
+const GROUP = (corpus: string) => ({
+  group: `Lessons: recall among 10,000 lessons for the user, 100,000 across users (${corpus} corpus)`,
   target: "p95 <= 10 ms",
   targets: { recall_ms: { p95: 10 }, search_ms: { p95: 10 } },
   description:
     "brain_recall's path: FTS5 BM25 in the user's partition (owner token), then signal, confirmations and recency, project first; limit 5. " +
     "recall_ms includes the recall-log write and the per-lesson recall counters (one D1 batch); search_ms is the search alone. " +
-    "minisearch_ms: the same queries through MiniSearch (BM25, in process) over the user's 10,000 lessons, for comparison; its index build is not timed and would run on every cold start.",
-};
+    "minisearch_ms: the same queries through MiniSearch (BM25, in process) over the user's 10,000 lessons, for comparison; its index build is not timed and would run on every cold start. " +
+    (corpus === "dense"
+      ? "Dense corpus: 170 common coding words, Zipf-drawn (every query term matches thousands of the user's lessons: a worst case)."
+      : "Zipf corpus: the 170 coding words as the head of a Zipf vocabulary of 5,000 words (like identifiers and library names in real lessons)."),
+});
 
 const TECH = `postgres mysql sqlite redis kafka docker kubernetes helm terraform nginx node deno bun python django flask fastapi rails
   react vue svelte nextjs vite webpack esbuild typescript eslint biome prettier jest vitest pytest playwright cypress graphql grpc rest
@@ -56,7 +59,17 @@ function zipf(words: readonly string[]) {
   const total = weights.reduce((a, b) => a + b, 0);
   let acc = 0;
   const cdf = weights.map((w) => (acc += w / total));
-  return (r: () => number) => words[cdf.findIndex((c) => c >= r())] ?? words[0] ?? "";
+  return (r: () => number) => {
+    const x = r();
+    let lo = 0;
+    let hi = cdf.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((cdf[mid] ?? 1) < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return words[lo] ?? "";
+  };
 }
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
 
@@ -77,9 +90,17 @@ function makeLesson(r: () => number, draw: (r: () => number) => string, i: numbe
   };
 }
 
-describe("lessons performance (figures, not assertions)", () => {
-  it("recalls among 10,000 lessons for the user, 100,000 across users, next to MiniSearch", async () => {
-    const draw = zipf(TECH);
+/** 5,000 words: the coding words first, then pseudo-identifiers. */
+export function wideVocabulary(): string[] {
+  const syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "de", "po", "an", "el", "or", "us", "im"];
+  const r = rng(7);
+  const extra = Array.from({ length: 5000 - TECH.length }, () => Array.from({ length: 2 + Math.floor(r() * 3) }, () => pick(r, syllables)).join(""));
+  return [...TECH, ...extra];
+}
+
+export async function measureRecall(corpus: "dense" | "zipf") {
+  {
+    const draw = zipf(corpus === "dense" ? TECH : wideVocabulary());
     const users: string[] = [];
     const target: (ReturnType<typeof makeLesson> & { id: string })[] = [];
     const t0 = performance.now();
@@ -99,7 +120,7 @@ describe("lessons performance (figures, not assertions)", () => {
           .run();
       }
     }
-    console.log(`[lessons] seeded ${USERS * PER_USER} lessons for ${USERS} users in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(`[lessons ${corpus}] seeded ${USERS * PER_USER} lessons for ${USERS} users in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     const userId = users[3] ?? "";
     const qr = rng(999);
     const queries = Array.from({ length: 60 }, () => Array.from({ length: 2 + Math.floor(qr() * 3) }, () => draw(qr)).join(" "));
@@ -117,8 +138,8 @@ describe("lessons performance (figures, not assertions)", () => {
       await recall(db, { ...input, client: "bench" }, Date.now());
       if (i >= 20) recallMs.push(performance.now() - t);
     }
-    report(GROUP, "search_ms", searchMs);
-    report(GROUP, "recall_ms", recallMs);
+    report(GROUP(corpus), "search_ms", searchMs);
+    report(GROUP(corpus), "recall_ms", recallMs);
 
     const index = new MiniSearch<{ id: string; title: string; content: string; tags: string }>({ fields: ["title", "content", "tags"] });
     index.addAll(target.map((l) => ({ id: l.id, title: l.title, content: l.content, tags: l.tags.join(" ") })));
@@ -128,6 +149,6 @@ describe("lessons performance (figures, not assertions)", () => {
       index.search(queries[i % queries.length] ?? "").slice(0, 5);
       if (i >= 20) miniMs.push(performance.now() - t);
     }
-    report(GROUP, "minisearch_ms", miniMs);
-  });
-});
+    report(GROUP(corpus), "minisearch_ms", miniMs);
+  }
+}
