@@ -10,6 +10,7 @@ import { onError, onNotFound } from "./http/errors";
 import { guardBodyWith, requestContext } from "./http/middleware";
 import { newRouter } from "./http/openapi";
 import { mcpRoutes } from "./mcp/routes";
+import { overviewRoutes } from "./overview/routes";
 import { sessionRoutes } from "./sessions/routes";
 import { chatRoutes } from "./sessions/routes-chat";
 
@@ -30,6 +31,7 @@ export function createApp(registry: Registry) {
   app.route("/", accountRoutes(registry));
   app.route("/", chatRoutes(registry));
   app.route("/", sessionRoutes);
+  app.route("/", overviewRoutes(registry));
   for (const capability of registry.capabilities) if (capability.routes) app.route("/", capability.routes);
   app.route("/", mcpRoutes(registry));
 

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
+import { estimateCost, MODELS } from "../src/config/models";
 import { createDb } from "../src/db/client";
-import { estimateCost, priceOf } from "../src/usage/cost";
 import { recordUsage } from "../src/usage/record";
 import { api, chat, createUser, script } from "./helpers";
 
@@ -16,14 +16,25 @@ type UsageBody = {
 };
 
 describe("usage and cost", () => {
-  it("prices uncached input, cache writes, cache reads and output per model; an unknown model costs 0", () => {
-    const price = priceOf("claude-sonnet-5-5");
-    expect(estimateCost({ input_tokens: 1_000_000, output_tokens: 0 }, price)).toBe(2);
-    expect(estimateCost({ input_tokens: 0, output_tokens: 1_000_000, cache_read_input_tokens: 1_000_000, cache_creation_input_tokens: 1_000_000 }, price)).toBe(
-      10 + 0.1 + 2.5,
-    );
-    expect(estimateCost({ input_tokens: 1000, output_tokens: 1000 }, priceOf("claude-unknown-9"))).toBe(0);
-    expect(priceOf("claude-unknown-9", { "claude-unknown-9": { input: 1, output: 1, cache_write: 1, cache_read: 1 } })?.input).toBe(1);
+  it("prices uncached input, cache writes, cache reads and output from the model catalogue; an unknown model costs 0", () => {
+    const sonnet = "claude-sonnet-5-5";
+    const p = MODELS[sonnet].prices;
+    expect(estimateCost(sonnet, { input_tokens: 1_000_000, output_tokens: 0 })).toBe(p.input);
+    expect(
+      estimateCost(sonnet, { input_tokens: 0, output_tokens: 1_000_000, cache_read_input_tokens: 1_000_000, cache_creation_input_tokens: 1_000_000 }),
+    ).toBe(p.output + p.cacheRead + p.cacheWrite);
+    // Haiku's long-prompt tier: above 100,000 prompt tokens every token pays the higher price.
+    const haiku = MODELS["claude-haiku-5-5"];
+    expect(estimateCost(haiku.id, { input_tokens: 200_000, output_tokens: 0 })).toBe(0.2 * haiku.longPrompt.prices.input);
+    expect(estimateCost("claude-unknown-9", { input_tokens: 1000, output_tokens: 1000 })).toBe(0);
+    const override = { "claude-unknown-9": { input: 1, output: 1, cacheWrite: 1, cacheRead: 1 } };
+    expect(estimateCost("claude-unknown-9", { input_tokens: 1_000_000, output_tokens: 0 }, override)).toBe(1);
+  });
+
+  it("reads MODEL_PRICES into the catalogue's price shape", () => {
+    const config = loadConfig({ ...env, MODEL_PRICES: JSON.stringify({ "claude-sonnet-5-5": { input: 3, output: 15, cache_write: 3.75, cache_read: 0.3 } }) });
+    expect(config.modelPrices["claude-sonnet-5-5"]).toEqual({ input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 });
+    expect(estimateCost("claude-sonnet-5-5", { input_tokens: 1_000_000, output_tokens: 0 }, config.modelPrices)).toBe(3);
   });
 
   it(
@@ -58,7 +69,7 @@ describe("usage and cost", () => {
         turns: { kind: string; model: string; input_tokens: number; cost_usd: number }[];
       };
       expect(session.turns).toEqual([expect.objectContaining({ kind: "chat", model: env.CHAT_MODEL, input_tokens: 1000, output_tokens: 50 })]);
-      expect(session.totals.cost_usd).toBeCloseTo(estimateCost({ input_tokens: 1000, output_tokens: 50 }, priceOf(env.CHAT_MODEL ?? null)), 9);
+      expect(session.totals.cost_usd).toBeCloseTo(estimateCost(env.CHAT_MODEL ?? null, { input_tokens: 1000, output_tokens: 50 }), 9);
       expect(session.totals.cost_usd).toBeGreaterThan(0);
 
       const mine = (await (await api(u.key, "GET", "/v1/usage?days=1")).json()) as UsageBody;

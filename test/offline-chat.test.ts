@@ -2,13 +2,22 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ChatEvent } from "../src/core/events";
+import { createDb } from "../src/db/client";
 import { TurnRunner } from "../src/sessions/runner";
+import type { TurnRefusal } from "../src/sessions/session-do";
 import { SessionStorage } from "../src/sessions/storage";
+import { createSessionWithinBudget } from "../src/sessions/store";
 import { api, createUser } from "./helpers";
 import { registry } from "./worker";
 
 const T = 60_000;
 const offlineEnv = { ...env, ANTHROPIC_API_KEY: "" };
+
+async function newSession(userId: string): Promise<string> {
+  const row = await createSessionWithinBudget(createDb(env.DB), userId, { title: "offline", siteId: null, projectId: null }, null, Date.now());
+  if (!row) throw new Error("session not created");
+  return row.id;
+}
 
 async function offlineTurn(
   userId: string,
@@ -21,10 +30,15 @@ async function offlineTurn(
     const events: ChatEvent[] = [];
     const runner = new TurnRunner(new SessionStorage(state.storage), offlineEnv, { set: async () => undefined, clear: async () => undefined }, registry);
     const sink = { emit: (e: ChatEvent) => events.push(e), signal: new AbortController().signal };
+    let refused: TurnRefusal | undefined;
     await runner.chat(
       { turnId: crypto.randomUUID(), userId, plan: "free", sessionId, message, siteId: null, projectId: null, stream: true, clientTools },
       sink,
+      (refusal) => {
+        refused = refusal;
+      },
     );
+    expect(refused).toBeUndefined();
     return events;
   });
 }
@@ -34,7 +48,8 @@ describe("offline model, end to end", () => {
     "fills memory from a plain statement, and calls a declared client tool when asked, suspending the turn",
     async () => {
       const u = await createUser();
-      const stated = await offlineTurn(u.id, "ses_offline_1", "My name is Ana and I live in Lisbon.");
+      const sessionId = await newSession(u.id);
+      const stated = await offlineTurn(u.id, sessionId, "My name is Ana and I live in Lisbon.");
       expect(stated.filter((e) => e.type === "tool_use").map((e) => (e.type === "tool_use" ? e.name : ""))).toEqual([
         "record_observation",
         "update_user_context",
@@ -45,7 +60,7 @@ describe("offline model, end to end", () => {
       const events = (await (await api(u.key, "GET", "/v1/memory/events")).json()) as { events: { event_type: string; content: string }[] };
       expect(events.events.map((e) => e.event_type).sort()).toEqual(["fact", "scaffold_update", "scaffold_update"]);
 
-      const asked = await offlineTurn(u.id, "ses_offline_1", "Where am I?", [
+      const asked = await offlineTurn(u.id, sessionId, "Where am I?", [
         { name: "get_location", description: "The user's city", input_schema: { type: "object" }, needs_approval: false },
       ]);
       expect(asked.at(-1)).toMatchObject({ type: "tool_pending", tool_name: "get_location" });
@@ -57,7 +72,7 @@ describe("offline model, end to end", () => {
     "does not save a question",
     async () => {
       const u = await createUser();
-      const events = await offlineTurn(u.id, "ses_offline_2", "Do you remember my name?");
+      const events = await offlineTurn(u.id, await newSession(u.id), "Do you remember my name?");
       expect(events.some((e) => e.type === "tool_use")).toBe(false);
       expect(events.at(-1)).toMatchObject({ type: "done" });
       const brain = (await (await api(u.key, "GET", "/v1/brain/memory")).json()) as { entries: unknown[] };

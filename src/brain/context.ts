@@ -2,10 +2,10 @@
  * Injects the brain into the system prompt: the tool's instructions, SOUL, the active site's BIBLE and
  * HEARTBEAT, and the MEMORY entries most relevant to the message (recent ones break ties) within a
  * budget. SOUL and BIBLE are never cut (their plan caps fit the budget): the model rewrites them
- * whole, so a cut copy would make it drop the tail. One D1 round trip (a batch of three reads).
+ * whole, so a cut copy would make it drop the tail. Three reads, in the turn's one context batch.
  */
 import { and, desc, eq, inArray, or } from "drizzle-orm";
-import type { ContextProvider, ContextSection, PromptContext } from "../core/context";
+import { type ContextProvider, type ContextSection, contextRead, type PromptContext } from "../core/context";
 import { brainDocuments, brainEntries, users } from "../db/schema";
 import type { DocumentRow } from "./documents";
 import { inlineText } from "./sanitize";
@@ -81,7 +81,7 @@ export const brainContextProvider: ContextProvider = {
       and(eq(brainDocuments.kind, "soul"), eq(brainDocuments.site, "")),
       siteId ? and(inArray(brainDocuments.kind, ["bible", "heartbeat"]), eq(brainDocuments.site, siteId)) : undefined,
     );
-    const [docs, entries, user] = await db.batch([
+    const [docs, entries, user] = await contextRead(ctx, [
       db
         .select()
         .from(brainDocuments)

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Env } from "./env";
-import { DEFAULT_BACKGROUND_MODEL, DEFAULT_CHAT_MODEL, EFFORTS, type Effort, type ThinkingDisplay } from "./models";
+import { DEFAULT_BACKGROUND_MODEL, DEFAULT_CHAT_MODEL, EFFORTS, type Effort, type Prices, type ThinkingDisplay } from "./models";
 
 const optionalSecret = z.string().trim().optional();
 
@@ -12,9 +12,10 @@ const intSetting = (name: string, fallback: number, min: number, max: number) =>
     .max(max, `${name} must be at most ${max}`)
     .default(fallback);
 
-/** USD per million tokens. */
-const ModelPrice = z.strictObject({ input: z.number().min(0), output: z.number().min(0), cache_write: z.number().min(0), cache_read: z.number().min(0) });
-export type ModelPrice = z.infer<typeof ModelPrice>;
+/** USD per million tokens, as operators write it; read into the model catalogue's price shape. */
+const ModelPrice = z
+  .strictObject({ input: z.number().min(0), output: z.number().min(0), cache_write: z.number().min(0), cache_read: z.number().min(0) })
+  .transform((p): Prices => ({ input: p.input, output: p.output, cacheWrite: p.cache_write, cacheRead: p.cache_read }));
 const ModelPrices = z.record(z.string().min(1), ModelPrice);
 
 const ConfigSchema = z.object({
@@ -77,7 +78,7 @@ export type Config = {
   /** Chat tokens (input, cache and output) a user may spend per UTC day; 0 means no limit. */
   dailyChatTokens: number;
   /** Price overrides by model id, on top of the built-in prices. */
-  modelPrices: Record<string, ModelPrice>;
+  modelPrices: Record<string, Prices>;
 };
 
 export class ConfigError extends Error {

@@ -1,7 +1,7 @@
 /**
  * The one place model ids live, with what each model accepts (docs/models.md) and its list prices.
- * Request building (src/model/request.ts), config defaults, cost estimates and the test fake all read
- * this table, so a new model is one entry here.
+ * Request building (src/model/request.ts), config defaults, cost estimates (usage rows) and the test fake
+ * all read this table, so a new model is one entry here, prices included.
  */
 export type Effort = "low" | "medium" | "high" | "xhigh" | "max";
 export const EFFORTS = ["low", "medium", "high", "xhigh", "max"] as const satisfies readonly Effort[];
@@ -102,12 +102,30 @@ export type TokenUsage = {
   cache_read_input_tokens?: number | null;
 };
 
-/** Estimated USD cost of one model call, from list prices. */
-export function estimateCost(id: string, usage: TokenUsage): number {
-  const info = modelInfo(id);
+/** Per-model price overrides (MODEL_PRICES): they replace the catalogue's prices, every tier, or price a model it lacks. */
+export type PriceOverrides = Readonly<Record<string, Prices>>;
+
+/**
+ * The prices one call of `id` pays: an override, else the catalogue's (its long-prompt tier when the
+ * prompt is above it). A model with neither has no price (null): it is recorded at cost 0, not guessed.
+ */
+export function pricesFor(id: string | null, usage: TokenUsage, overrides: PriceOverrides = {}): Prices | null {
+  if (!id) return null;
+  const override = Object.hasOwn(overrides, id) ? overrides[id] : undefined;
+  if (override) return override;
+  if (!isKnownModel(id)) return null;
+  const info: ModelInfo = MODELS[id];
+  const prompt = usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0);
+  return info.longPrompt && prompt > info.longPrompt.aboveTokens ? info.longPrompt.prices : info.prices;
+}
+
+/** Estimated USD cost of one model call (uncached input, cache writes, cache reads, output), to the micro-dollar. */
+export function estimateCost(id: string | null, usage: TokenUsage, overrides: PriceOverrides = {}): number {
+  const p = pricesFor(id, usage, overrides);
+  if (!p) return 0;
   const write = usage.cache_creation_input_tokens ?? 0;
   const read = usage.cache_read_input_tokens ?? 0;
-  const prompt = usage.input_tokens + write + read;
-  const p = info.longPrompt && prompt > info.longPrompt.aboveTokens ? info.longPrompt.prices : info.prices;
-  return (usage.input_tokens * p.input + write * p.cacheWrite + read * p.cacheRead + usage.output_tokens * p.output) / 1_000_000;
+  const cost = usage.input_tokens * p.input + write * p.cacheWrite + read * p.cacheRead + usage.output_tokens * p.output;
+  // Micro-dollar precision: sums of many rows stay readable.
+  return Math.round(cost) / 1_000_000;
 }

@@ -2,6 +2,7 @@
  * What a chat turn is for, and the shape of a context provider: a capability's contribution to the
  * system prompt. Everything tools and providers may read is scoped by the turn's user.
  */
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Config } from "../config/config";
 import type { Env } from "../config/env";
 import type { Db } from "../db/client";
@@ -24,11 +25,26 @@ export type PromptContext = TurnScope & {
   query: string;
   now: number;
   /**
-   * Hands over a write that injection causes (e.g. counting a recall) so it runs alongside the model
-   * call instead of delaying the prompt; the turn awaits it before it ends. Absent: the caller awaits.
+   * Reads for this prompt: every provider's reads made before its first await go to D1 together, with
+   * the turn's own (session, budget), as one batch, so a turn's context costs one D1 round trip. Use it
+   * instead of `db.batch` for what the provider reads first; `contextRead` falls back to `db.batch`.
    */
-  defer?: (work: Promise<unknown>) => void;
+  read?: BatchedRead;
+  /**
+   * Hands over a write that injection causes (e.g. counting a recall): it is started after the model
+   * call, beside the turn's own bookkeeping, and the turn awaits it before it ends. Absent: the caller
+   * runs it itself.
+   */
+  defer?: (work: () => Promise<unknown>) => void;
 };
+
+export type BatchReads = readonly [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]];
+export type BatchedRead = <T extends BatchReads>(queries: T) => Promise<BatchResponse<T>>;
+
+/** A provider's first reads: in the turn's shared batch when there is one, else their own batch. */
+export function contextRead<T extends BatchReads>(ctx: PromptContext, queries: T): Promise<BatchResponse<T>> {
+  return ctx.read ? ctx.read(queries) : ctx.db.batch(queries);
+}
 
 export type ContextSection = {
   name: string;

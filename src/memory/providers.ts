@@ -4,7 +4,7 @@
  * query. A provider that throws (e.g. the vector index is down) is left out and the audit row says why.
  */
 import { and, eq } from "drizzle-orm";
-import type { ContextProvider, ContextSection, PromptContext } from "../core/context";
+import { type ContextProvider, type ContextSection, contextRead, type PromptContext } from "../core/context";
 import { connections, type JsonObject, type ScaffoldMeta, users } from "../db/schema";
 import { memoryDeps } from "./deps";
 import { recordRecall, searchFacts } from "./retrieval";
@@ -29,31 +29,29 @@ const views = new WeakMap<PromptContext, Promise<MemoryView>>();
 function view(ctx: PromptContext): Promise<MemoryView> {
   const hit = views.get(ctx);
   if (hit) return hit;
-  const load = ctx.db
-    .batch([
-      ctx.db
-        .select({
-          workingMemory: users.workingMemory,
-          scaffold: users.scaffold,
-          scaffoldMeta: users.scaffoldMeta,
-          learnedInfo: users.learnedInfo,
-          updatedAt: users.updatedAt,
-        })
-        .from(users)
-        .where(eq(users.id, ctx.userId)),
-      ctx.db
-        .select({ id: connections.id, name: connections.name, learnedInfo: connections.learnedInfo })
-        .from(connections)
-        .where(and(eq(connections.userId, ctx.userId), eq(connections.active, true))),
-    ])
-    .then(([[user], conns]) => ({
-      workingMemory: user?.workingMemory ?? "",
-      scaffold: user?.scaffold ?? {},
-      scaffoldMeta: user?.scaffoldMeta ?? {},
-      learnedInfo: user?.learnedInfo ?? {},
-      updatedAt: user?.updatedAt ?? 0,
-      connections: conns,
-    }));
+  const load = contextRead(ctx, [
+    ctx.db
+      .select({
+        workingMemory: users.workingMemory,
+        scaffold: users.scaffold,
+        scaffoldMeta: users.scaffoldMeta,
+        learnedInfo: users.learnedInfo,
+        updatedAt: users.updatedAt,
+      })
+      .from(users)
+      .where(eq(users.id, ctx.userId)),
+    ctx.db
+      .select({ id: connections.id, name: connections.name, learnedInfo: connections.learnedInfo })
+      .from(connections)
+      .where(and(eq(connections.userId, ctx.userId), eq(connections.active, true))),
+  ]).then(([[user], conns]) => ({
+    workingMemory: user?.workingMemory ?? "",
+    scaffold: user?.scaffold ?? {},
+    scaffoldMeta: user?.scaffoldMeta ?? {},
+    learnedInfo: user?.learnedInfo ?? {},
+    updatedAt: user?.updatedAt ?? 0,
+    connections: conns,
+  }));
   views.set(ctx, load);
   return load;
 }
@@ -130,14 +128,15 @@ export const retrievedFactsProvider: ContextProvider = {
     const found = await searchFacts(deps, { userId: ctx.userId, query: ctx.query, k: RETRIEVED_FACTS, connectionIds: v.connections.map((c) => c.id) });
     // Without the vector half the block would silently change meaning; leave it out and say why.
     if (found.degraded) throw new Error(found.degraded);
-    const recall = recordRecall(
-      deps,
-      ctx.userId,
-      found.results.map((r) => r.id),
-      found.embeddingTokens,
-    );
+    const recall = () =>
+      recordRecall(
+        deps,
+        ctx.userId,
+        found.results.map((r) => r.id),
+        found.embeddingTokens,
+      );
     if (ctx.defer) ctx.defer(recall);
-    else await recall;
+    else await recall();
     if (!found.results.length) return null;
     const lines = found.results.map((r) => `- ${r.text.slice(0, FACT_CHARS)}`);
     return { name: "retrieved_facts", title: "Relevant Retrieved Facts", body: lines.join("\n"), ids: found.results.map((r) => r.id) };

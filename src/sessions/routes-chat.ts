@@ -10,7 +10,7 @@ import { errors, json, jsonBody, newRouter, Slug, security } from "../http/opena
 import { AppError } from "../lib/errors";
 import { assertChatBudget } from "../usage/budget";
 import type { Started } from "./session-do";
-import { createSession, getSession, requireProject, sessionStub } from "./store";
+import { createSessionWithinBudget, requireProject, sessionStub } from "./store";
 
 export const ChatRequest = z
   .strictObject({
@@ -78,7 +78,7 @@ function toSse(events: ReadableStream<ChatEvent>, onCancel: () => Promise<void>)
 
 /** Answers a started turn as SSE or, with stream:false, as one JSON body (an error event becomes the error shape). */
 export async function turnResponse(c: Context<AppEnv>, started: Started, cancel: () => Promise<void>): Promise<Response> {
-  if ("error" in started) throw new AppError(started.error.code, started.error.message);
+  if ("error" in started) throw new AppError(started.error.code, started.error.message, undefined, started.error.retryAfter);
   const events = started.events.pipeThrough(parseNdjson());
   if (started.stream) return new Response(toSse(events, cancel), { headers: { ...sseHeaders, "x-request-id": c.var.requestId } });
   const collected: ChatEvent[] = [];
@@ -104,26 +104,32 @@ export const chatRoutes = (registry: Registry) =>
           .join("; "),
       );
     if (body.project_id) await requireProject(db, user.id, body.project_id);
-    // The budget is read alongside an existing session; a new session is created only within budget.
-    const [session] = body.session_id
-      ? await Promise.all([getSession(db, user.id, body.session_id), assertChatBudget(db, user.id, c.var.config)])
-      : [
-          await assertChatBudget(db, user.id, c.var.config).then(() =>
-            createSession(db, user.id, { title: body.message, siteId: body.site_id ?? null, projectId: body.project_id ?? null }),
-          ),
-        ];
-    const stub = sessionStub(c.env, user.id, session.id);
+    // An existing session is checked (it is the user's, today's budget is not spent) by the session
+    // object in the same D1 batch as the turn's context; a new one is created only within budget.
+    let sessionId = body.session_id;
+    let created: { site_id: string | null; project_id: string | null } | undefined;
+    if (!sessionId) {
+      const input = { title: body.message, siteId: body.site_id ?? null, projectId: body.project_id ?? null };
+      const row = await createSessionWithinBudget(db, user.id, input, c.var.config.dailyChatTokens || null, Date.now());
+      // Refused by the budget: read it once more for the 429's message and Retry-After.
+      if (!row) await assertChatBudget(db, user.id, c.var.config);
+      if (!row) throw new AppError("rate_limited", "today's chat budget is used up");
+      sessionId = row.id;
+      created = { site_id: row.siteId, project_id: row.projectId };
+    }
+    const stub = sessionStub(c.env, user.id, sessionId);
     const turnId = c.var.requestId;
     const started = await stub.turn({
       turnId,
       userId: user.id,
       plan: user.plan,
-      sessionId: session.id,
+      sessionId,
       message: body.message,
-      siteId: body.site_id ?? session.siteId,
-      projectId: body.project_id ?? session.projectId,
+      siteId: body.site_id ?? null,
+      projectId: body.project_id ?? null,
       stream: body.stream,
       clientTools: declared.tools,
+      ...(created ? { created } : {}),
     });
     return turnResponse(c, started, () => stub.cancelTurn(turnId));
   });

@@ -4,13 +4,16 @@
  * Each ends with exactly one of `done`, `tool_pending` (the continuation is stored before the
  * envelope is sent) or `error`.
  */
-import { type Answer, applyAnswer, type Resolution } from "../bridge/answer";
+
+import type { BatchItem } from "drizzle-orm/batch";
+import { type Answer, applyAnswer, type Refusal, type Resolution } from "../bridge/answer";
 import type { ClientToolDef } from "../bridge/client-tools";
 import { type Continuation, envelopeOf, nonEmpty } from "../bridge/continuation";
 import { inCallOrder, resultBlock, type TurnTools, turnTools } from "../bridge/toolset";
-import { recordContextLog } from "../chat/context-log";
+import { contextLogInsert } from "../chat/context-log";
 import { type MessageParam, type Progress, runAgentLoop } from "../chat/loop";
 import { buildSystemPrompt } from "../chat/prompt";
+import { readBatch } from "../chat/read-batch";
 import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
 import type { Registry } from "../core/capability";
@@ -22,18 +25,36 @@ import type { Plan } from "../db/schema";
 import { describeFailure } from "../lib/errors";
 import { createModelClient } from "../model/anthropic";
 import { isAbort, modelFailure } from "../model/errors";
-import { recordUsage } from "../usage/record";
+import { budgetOf, chatSpentQuery, overBudget } from "../usage/budget";
+import { usageInsert } from "../usage/record";
 import { addTokens, noTokens, type SpentTokens } from "../usage/spent";
 import type { EventSink } from "./event-stream";
 import { currentTurnStart, followUpQuery, modelHistory, type StoredMessage } from "./history";
 import { liveRows, planFold, summaryRow } from "./history-budget";
-import type { SessionStorage } from "./storage";
-import { touchSession } from "./store";
+import type { SessionMeta, SessionStorage } from "./storage";
+import { sessionMetaRow, sessionOfUser, touchSession, touchSessionQuery } from "./store";
 import { offlineSummary, SUMMARY_FORMAT, summarise } from "./summarise";
 
 type Caller = { turnId: string; userId: string; plan: Plan; sessionId: string };
-export type TurnInput = Caller & { message: string; siteId: string | null; projectId: string | null; stream: boolean; clientTools: ClientToolDef[] };
+/**
+ * `siteId` / `projectId`: this turn's overrides (null: the session's own). `created`: the session row the
+ * route has just written, so the first turn needs no read to learn its defaults.
+ */
+export type TurnInput = Caller & {
+  message: string;
+  siteId: string | null;
+  projectId: string | null;
+  stream: boolean;
+  clientTools: ClientToolDef[];
+  created?: SessionMeta;
+};
 export type ResumeInput = Caller & { answer: Answer };
+
+/** Why a turn did not start: nothing was written. `retryAfter` (seconds) goes out as Retry-After. */
+export type TurnRefusal = Refusal & { retryAfter?: number };
+
+/** Called once by a turn: with a refusal (the turn ends, nothing written) or without (its events are answered). */
+export type Gate = (refusal?: TurnRefusal) => void;
 
 type Segment = {
   scope: TurnScope;
@@ -46,8 +67,12 @@ type Segment = {
   injected: ReadonlyMap<string, string[]>;
   stream: boolean;
 };
-/** What a segment changed, the tokens it spent, and the D1 bookkeeping it started: awaited together, after the last event. */
-type Tally = { added: number; pending: boolean; writes: Promise<unknown>[]; spent: SpentTokens };
+/**
+ * What a segment changed and the tokens it spent, and its bookkeeping: `rows` (D1 writes) go out in one
+ * batch after the model call, beside `later` (other deferred work); both are awaited before the last event.
+ */
+type Tally = { added: number; pending: boolean; rows: BatchItem<"sqlite">[]; later: (() => Promise<unknown>)[]; spent: SpentTokens };
+const newTally = (): Tally => ({ added: 0, pending: false, rows: [], later: [], spent: noTokens() });
 export type Alarm = { set(at: number): Promise<void>; clear(): Promise<void> };
 
 export const pendingMessage = (sessionId: string) =>
@@ -61,36 +86,60 @@ export class TurnRunner {
     private readonly registry: Registry,
   ) {}
 
-  async chat(input: TurnInput, sink: EventSink): Promise<void> {
-    sink.emit({ type: "session", id: input.sessionId });
+  async chat(input: TurnInput, sink: EventSink, open: Gate): Promise<void> {
     // A turn that waited for the lock behind one that suspended.
-    if (this.store.continuation()) return sink.emit({ type: "error", code: "tool_pending", message: pendingMessage(input.sessionId) });
-    const scope = this.scope(input, input.siteId, input.projectId);
-    const lastReply = this.store.messages().findLast((m) => m.role === "assistant");
-    const tally: Tally = { added: 0, pending: false, writes: [], spent: noTokens() };
+    if (this.store.continuation()) return open({ code: "tool_pending", message: pendingMessage(input.sessionId) });
+    let meta: SessionMeta | null;
+    try {
+      // Stored by the session's first turn; a session from before that is read once.
+      meta = this.store.sessionMeta() ?? input.created ?? (await sessionMetaRow(createDb(this.env.DB), input.userId, input.sessionId));
+    } catch (err) {
+      console.error(JSON.stringify({ session: input.sessionId, context: describeFailure(err) }));
+      return open({ code: "internal", message: "internal error" });
+    }
+    if (!meta) return open({ code: "not_found", message: "session not found" });
+    const scope = this.scope(input, input.siteId ?? meta.site_id, input.projectId ?? meta.project_id);
+    const rows = this.store.messages();
+    const lastReply = rows.findLast((m) => m.role === "assistant");
+    const tally = newTally();
+    const now = Date.now();
+    // One D1 round trip before the model call: the session and budget checks and every provider's reads.
+    const reads = readBatch(scope.db);
+    const checks = reads.read([sessionOfUser(scope.db, input.userId, input.sessionId), chatSpentQuery(scope.db, input.userId, now)]);
+    const building = buildSystemPrompt(
+      { ...scope, query: followUpQuery(input.message, lastReply), now, read: reads.read, defer: (work) => tally.later.push(work) },
+      this.registry.contextProviders,
+    );
+    await reads.flush();
+    let found: Awaited<typeof checks>;
+    try {
+      found = await checks;
+    } catch (err) {
+      console.error(JSON.stringify({ session: input.sessionId, context: describeFailure(err) }));
+      return open({ code: "internal", message: "internal error" });
+    }
+    const [[session], [spent]] = found;
+    if (!session) return open({ code: "not_found", message: "session not found" });
+    const refused = scope.config.dailyChatTokens ? overBudget(budgetOf(spent?.used ?? 0, scope.config, now), now) : null;
+    if (refused) return open({ code: refused.code, message: refused.message, retryAfter: refused.retryAfterSeconds });
+    if (!this.store.sessionMeta()) this.store.saveSessionMeta(meta);
+    open();
+    sink.emit({ type: "session", id: input.sessionId });
     let userSeq: number | undefined;
     try {
-      const defer = (work: Promise<unknown>) =>
-        tally.writes.push(work.catch((err: unknown) => console.error(JSON.stringify({ deferred: describeFailure(err) }))));
-      const prompt = await buildSystemPrompt(
-        { ...scope, query: followUpQuery(input.message, lastReply), now: Date.now(), defer },
-        this.registry.contextProviders,
-      );
+      const prompt = await building;
       // The per-turn context heads the user message and is stored with it: the turn is replayed exactly.
-      [userSeq] = this.store.append([
-        {
-          role: "user",
-          content: [
-            { type: "text", text: prompt.turnContext },
-            { type: "text", text: input.message },
-          ],
-        },
-      ]);
+      const content: MessageParam["content"] = [
+        { type: "text", text: prompt.turnContext },
+        { type: "text", text: input.message },
+      ];
+      [userSeq] = this.store.append([{ role: "user", content }]);
       tally.added = 1;
+      if (userSeq !== undefined) rows.push({ seq: userSeq, role: "user", content, created_at: Date.now() });
       // Older turns over the history budget fold into the session summary before the model call.
-      await this.foldHistory(scope, tally);
-      // Written alongside the model call, not before it: the audit row must not delay the first byte.
-      tally.writes.push(recordContextLog(scope.db, input.userId, input.sessionId, prompt));
+      await this.foldHistory(scope, tally, rows);
+      // The audit row goes in the bookkeeping batch after the model call: it must not delay the first byte.
+      tally.rows.push(contextLogInsert(scope.db, input.userId, input.sessionId, prompt));
       const injected = new Map(prompt.injected.map((s) => [s.name, s.ids]));
       const seg: Segment = {
         scope,
@@ -101,7 +150,7 @@ export class TurnRunner {
         injected,
         stream: input.stream,
       };
-      tally.pending = await this.run(seg, sink, tally);
+      tally.pending = await this.run(seg, sink, tally, rows);
     } catch (err) {
       if (!isAbort(err) && !sink.signal.aborted) {
         if (userSeq === undefined) return this.fail(err, sink, input.sessionId);
@@ -114,11 +163,7 @@ export class TurnRunner {
       }
       this.fail(err, sink, input.sessionId);
     } finally {
-      await Promise.all([
-        ...tally.writes,
-        this.recordSpent(scope, scope.config.chatModel, tally.spent),
-        touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending),
-      ]);
+      await this.settle(scope, scope.config.chatModel, tally);
     }
   }
 
@@ -142,7 +187,7 @@ export class TurnRunner {
       injected: new Map(Object.entries(cont.injected)),
       stream: cont.stream,
     };
-    const tally: Tally = { added: 0, pending: false, writes: [], spent: noTokens() };
+    const tally = newTally();
     try {
       if (resolution.remember) this.store.allowAlways(resolution.call.tool_name);
       const { results, pending } = await applyAnswer(cont, resolution, tools, this.toolCtx(seg, sink), sink.emit);
@@ -157,11 +202,7 @@ export class TurnRunner {
       if (!isAbort(err) && !sink.signal.aborted) tally.added -= this.rollbackTurn();
       this.fail(err, sink, input.sessionId);
     } finally {
-      await Promise.all([
-        ...tally.writes,
-        this.recordSpent(scope, cont.model, tally.spent),
-        touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending),
-      ]);
+      await this.settle(scope, cont.model, tally);
     }
   }
 
@@ -175,10 +216,10 @@ export class TurnRunner {
     return open;
   }
 
-  /** Runs the loop for one segment and ends it; true when it suspended. */
-  private async run(seg: Segment, sink: EventSink, tally: Tally): Promise<boolean> {
+  /** Runs the loop for one segment and ends it; true when it suspended. `rows`: the stored history, when the caller has it. */
+  private async run(seg: Segment, sink: EventSink, tally: Tally, rows = this.store.messages()): Promise<boolean> {
     const { scope } = seg;
-    const history = modelHistory(this.requestRows());
+    const history = modelHistory(this.requestRows(rows));
     const outcome = await runAgentLoop({
       client: createModelClient(scope.config).client,
       model: seg.model,
@@ -246,9 +287,9 @@ export class TurnRunner {
   }
 
   /** What a model call sees: the running summary, then the messages not folded into it. */
-  private requestRows(): StoredMessage[] {
+  private requestRows(rows: readonly StoredMessage[]): StoredMessage[] {
     const summary = this.store.summary();
-    const live = liveRows(this.store.messages(), summary);
+    const live = liveRows(rows, summary);
     return summary ? [summaryRow(summary), ...live] : live;
   }
 
@@ -257,46 +298,56 @@ export class TurnRunner {
    * session summary by the background model (stored history is untouched), and the facts it found go
    * to memory. If the summary cannot be made, this turn sends the longer history and the next one retries.
    */
-  private async foldHistory(scope: TurnScope, tally: Tally): Promise<void> {
+  private async foldHistory(scope: TurnScope, tally: Tally, rows: readonly StoredMessage[]): Promise<void> {
     const summary = this.store.summary();
-    const { fold } = planFold(liveRows(this.store.messages(), summary), scope.config.historyBudgetTokens);
+    const { fold } = planFold(liveRows(rows, summary), scope.config.historyBudgetTokens);
     const last = fold.at(-1);
     if (!last) return;
     const { config } = scope;
     const model = { client: createModelClient(config, { [SUMMARY_FORMAT]: offlineSummary }).client, model: config.backgroundModel };
-    const later = (work: Promise<unknown>) => tally.writes.push(work.catch((err: unknown) => console.error(JSON.stringify({ summary: describeFailure(err) }))));
     try {
       const out = await summarise(model, scope.userId, summary?.text ?? "", fold);
-      later(
-        recordUsage(scope.db, {
-          userId: scope.userId,
-          kind: "summary",
-          model: model.model,
-          usage: out.usage,
-          sessionId: scope.sessionId,
-          prices: config.modelPrices,
-        }),
-      );
+      const used = usageInsert(scope.db, {
+        userId: scope.userId,
+        kind: "summary",
+        model: model.model,
+        usage: out.usage,
+        sessionId: scope.sessionId,
+        prices: config.modelPrices,
+      });
+      if (used) tally.rows.push(used);
       if (!out.output) throw out.error ?? new Error("no summary");
       this.store.saveSummary({ text: out.output.summary, through: last.seq, messages: (summary?.messages ?? 0) + fold.length, updated_at: Date.now() });
       const observations = out.output.observations;
-      for (const observe of this.registry.observers) later(observe(scope, observations));
+      for (const observe of this.registry.observers) tally.later.push(() => observe(scope, observations));
     } catch (err) {
       if (isAbort(err)) throw err;
       console.error(JSON.stringify({ session: scope.sessionId, summary: describeFailure(err) }));
     }
   }
 
-  /** One usage row for the segment's model calls, including those before a failure. */
-  private recordSpent(scope: TurnScope, model: string, spent: SpentTokens): Promise<void> {
-    return recordUsage(scope.db, {
+  /**
+   * The segment's bookkeeping, after its model calls: one D1 batch (its usage row with the tokens of every
+   * completed call, also before a failure; the audit row; the session row's counters), beside the deferred
+   * work. If the batch fails, each write is tried on its own, so one bad row does not lose the others.
+   */
+  private async settle(scope: TurnScope, model: string, tally: Tally): Promise<void> {
+    const spent = usageInsert(scope.db, {
       userId: scope.userId,
       kind: "chat",
       model,
-      usage: spent,
+      usage: tally.spent,
       sessionId: scope.sessionId,
       prices: scope.config.modelPrices,
-    }).catch((err: unknown) => console.error(JSON.stringify({ usage: describeFailure(err) })));
+    });
+    const touch = touchSessionQuery(scope.db, scope.userId, scope.sessionId, tally.added, tally.pending);
+    const writes: [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]] = [touch, ...tally.rows, ...(spent ? [spent] : [])];
+    const logged = (what: string) => (err: unknown) => console.error(JSON.stringify({ session: scope.sessionId, [what]: describeFailure(err) }));
+    const batch = scope.db.batch(writes).catch(async (err: unknown) => {
+      logged("bookkeeping_batch")(err);
+      await Promise.all(writes.map((row) => scope.db.batch([row]).catch(logged("bookkeeping"))));
+    });
+    await Promise.all([batch, ...tally.later.map((work) => work().catch(logged("deferred")))]);
   }
 
   private async suspend(c: Continuation, sink: EventSink): Promise<true> {

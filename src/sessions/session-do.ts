@@ -15,13 +15,13 @@ import type { ToolPendingEnvelope } from "../core/events";
 import { type EventSink, eventStream } from "./event-stream";
 import type { StoredMessage } from "./history";
 import type { SessionSummary } from "./history-budget";
-import { pendingMessage, type ResumeInput, type TurnInput, TurnRunner } from "./runner";
+import { type Gate, pendingMessage, type ResumeInput, type TurnInput, type TurnRefusal, TurnRunner } from "./runner";
 import { SessionStorage } from "./storage";
 
-export type { ResumeInput, TurnInput } from "./runner";
+export type { Gate, ResumeInput, TurnInput, TurnRefusal } from "./runner";
 
 /** A started turn's NDJSON events and how the client wants them; or why it did not start. */
-export type Started = { error: Refusal } | { events: ReadableStream<Uint8Array>; stream: boolean };
+export type Started = { error: TurnRefusal } | { events: ReadableStream<Uint8Array>; stream: boolean };
 
 /** What GET /v1/sessions/{id} shows of a suspended turn: the envelope, and the messages held back from history until it resumes. */
 export type PendingView = ToolPendingEnvelope & { messages: MessageParam[]; answered: { tool_use_id: string; is_error: boolean }[] };
@@ -46,10 +46,13 @@ export class SessionObject extends DurableObject<Env> {
     this.runner = new TurnRunner(this.store, env, { set: (at) => ctx.storage.setAlarm(at), clear: () => ctx.storage.deleteAlarm() }, registry);
   }
 
-  /** Starts one chat turn; refused while a tool call is pending. */
+  /**
+   * Starts one chat turn; refused while a tool call is pending. Answers once the turn holds the
+   * session's lock and has read its context: an unknown session or a spent budget is refused then.
+   */
   async turn(input: TurnInput): Promise<Started> {
     if (this.resuming || this.live()) return { error: { code: "tool_pending", message: pendingMessage(input.sessionId) } };
-    return this.start(input.turnId, input.stream, (sink) => this.runner.chat(input, sink));
+    return this.start(input.turnId, input.stream, (sink, open) => this.runner.chat(input, sink, open));
   }
 
   /** Resumes the suspended turn with the client's answer to one pending call. */
@@ -65,11 +68,12 @@ export class SessionObject extends DurableObject<Env> {
     if (isRefusal(resolution)) return { error: resolution };
     this.resuming = true;
     const stream = input.answer.stream ?? cont.stream;
-    return this.start(input.turnId, stream, (sink) =>
-      this.runner.resume(input, resolution, sink).finally(() => {
+    return this.start(input.turnId, stream, (sink, open) => {
+      open();
+      return this.runner.resume(input, resolution, sink).finally(() => {
         this.resuming = false;
-      }),
-    );
+      });
+    });
   }
 
   /** Ends the suspended turn without an answer (each open call becomes an is_error result). */
@@ -97,6 +101,7 @@ export class SessionObject extends DurableObject<Env> {
     await this.serialised(async () => {
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
+      this.store.forget();
     });
   }
 
@@ -121,15 +126,28 @@ export class SessionObject extends DurableObject<Env> {
     return null;
   }
 
-  private start(turnId: string, stream: boolean, work: (sink: EventSink) => Promise<void>): Started {
+  /** Runs `work` under the lock; answers when it opens the gate (or ends without opening it: its events then say how). */
+  private start(turnId: string, stream: boolean, work: (sink: EventSink, open: Gate) => Promise<void>): Promise<Started> {
     const sink = eventStream();
     this.running.set(turnId, sink.abort);
-    const done = this.serialised(() => work(sink)).finally(() => {
+    let answer: (started: Started) => void = () => undefined;
+    const started = new Promise<Started>((resolve) => {
+      answer = resolve;
+    });
+    let opened = false;
+    const open: Gate = (refusal) => {
+      if (opened) return;
+      opened = true;
+      if (refusal) sink.readable.cancel().catch(() => undefined);
+      answer(refusal ? { error: refusal } : { events: sink.readable, stream });
+    };
+    const done = this.serialised(() => work(sink, open)).finally(() => {
       this.running.delete(turnId);
       sink.close();
+      open();
     });
     this.ctx.waitUntil(done);
-    return { events: sink.readable, stream };
+    return started;
   }
 
   private serialised<T>(fn: () => Promise<T>): Promise<T> {

@@ -3,6 +3,8 @@
  * at most one row) and small state (`state`: the always-allow set, recently expired call ids).
  * Every JSON column holds one JSON value written with one JSON.stringify; the CHECKs make a
  * continuation whose messages are a string (a second layer of escaping) impossible to store.
+ * The tables are created by the first write: an object reached with an id that names no session (a
+ * turn refused before anything is written) stores nothing.
  */
 
 import { type Continuation, decodeContinuation, encodeContinuation } from "../bridge/continuation";
@@ -14,11 +16,25 @@ type Row = { seq: number; role: "user" | "assistant"; content: string; created_a
 
 const KEEP_EXPIRED = 20;
 
+/** The session row's defaults a turn needs before its context read (they never change after creation). */
+export type SessionMeta = { site_id: string | null; project_id: string | null };
+
 export class SessionStorage {
   private readonly sql: SqlStorage;
+  private created: boolean;
 
   constructor(private readonly storage: DurableObjectStorage) {
     this.sql = storage.sql;
+    this.created = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'state'").toArray().length > 0;
+  }
+
+  /** After `deleteAll`: the tables are gone, and the next write creates them again. */
+  forget(): void {
+    this.created = false;
+  }
+
+  private create(): void {
+    if (this.created) return;
     this.sql.exec(`CREATE TABLE IF NOT EXISTS messages (
       seq INTEGER PRIMARY KEY AUTOINCREMENT,
       role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
@@ -30,9 +46,11 @@ export class SessionStorage {
       v INTEGER NOT NULL,
       body TEXT NOT NULL CHECK (json_valid(body) AND json_type(body, '$.messages') = 'array' AND json_extract(body, '$.v') = v),
       expires_at INTEGER NOT NULL)`);
+    this.created = true;
   }
 
   messages(): StoredMessage[] {
+    if (!this.created) return [];
     return this.sql
       .exec<Row>("SELECT seq, role, content, created_at FROM messages ORDER BY seq")
       .toArray()
@@ -40,25 +58,30 @@ export class SessionStorage {
   }
 
   append(messages: readonly MessageParam[]): number[] {
+    this.create();
     return this.storage.transactionSync(() => this.insert(messages));
   }
 
   deleteMessage(seq: number): void {
+    if (!this.created) return;
     this.sql.exec("DELETE FROM messages WHERE seq = ?", seq);
   }
 
   continuation(): Continuation | null {
+    if (!this.created) return null;
     const row = this.sql.exec<{ body: string }>("SELECT body FROM continuation WHERE slot = 1").toArray()[0];
     return row ? decodeContinuation(row.body) : null;
   }
 
   /** Replaces the continuation (one-shot: there is never more than one). */
   saveContinuation(c: Continuation): void {
+    this.create();
     this.sql.exec("INSERT OR REPLACE INTO continuation (slot, v, body, expires_at) VALUES (1, ?, ?, ?)", c.v, encodeContinuation(c), c.expires_at);
   }
 
   /** Writes messages to history and clears the continuation, in one transaction; `expired` calls answer 410 later. */
   closeContinuation(messages: readonly MessageParam[], expired: readonly string[] = []): number[] {
+    this.create();
     return this.storage.transactionSync(() => {
       this.sql.exec("DELETE FROM continuation");
       if (expired.length) this.setState("expired_calls", [...expired, ...(this.state<string[]>("expired_calls") ?? [])].slice(0, KEEP_EXPIRED));
@@ -83,6 +106,14 @@ export class SessionStorage {
     this.setState("summary", summary);
   }
 
+  sessionMeta(): SessionMeta | null {
+    return this.state<SessionMeta>("session");
+  }
+
+  saveSessionMeta(meta: SessionMeta): void {
+    this.setState("session", meta);
+  }
+
   wasExpired(callId: string): boolean {
     return (this.state<string[]>("expired_calls") ?? []).includes(callId);
   }
@@ -98,11 +129,13 @@ export class SessionStorage {
   }
 
   private state<T>(key: string): T | null {
+    if (!this.created) return null;
     const row = this.sql.exec<{ value: string }>("SELECT value FROM state WHERE key = ?", key).toArray()[0];
     return row ? (JSON.parse(row.value) as T) : null;
   }
 
   private setState(key: string, value: unknown): void {
+    this.create();
     this.sql.exec("INSERT OR REPLACE INTO state (key, value) VALUES (?, ?)", key, JSON.stringify(value));
   }
 }

@@ -3,8 +3,10 @@ import type { Env } from "../config/env";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { afterCursor } from "../db/cursor";
+import { insertWhere } from "../db/insert-where";
 import { projects, sessions } from "../db/schema";
 import { notFound } from "../lib/errors";
+import { chatSpentQuery } from "../usage/budget";
 
 /** The Durable Object of a session. Its name includes the owner, so another user's id reaches a different object. */
 export const sessionStub = (env: Env, userId: string, sessionId: string) => env.SESSIONS.get(env.SESSIONS.idFromName(`${userId}/${sessionId}`));
@@ -21,13 +23,31 @@ export async function getSession(db: Db, userId: string, id: string): Promise<Se
   return row;
 }
 
-export async function createSession(db: Db, userId: string, input: { title: string; siteId: string | null; projectId: string | null }) {
-  const [row] = await db
-    .insert(sessions)
-    .values({ id: newId("ses"), userId, title: input.title.slice(0, 80), siteId: input.siteId, projectId: input.projectId })
-    .returning();
-  if (!row) throw new Error("session insert returned nothing");
-  return row;
+/**
+ * Creates a session only while the user's chat budget for today is not spent (`limit` null: no budget), in
+ * one guarded statement: a request the budget refuses writes nothing. Null when refused.
+ */
+export async function createSessionWithinBudget(
+  db: Db,
+  userId: string,
+  input: { title: string; siteId: string | null; projectId: string | null },
+  limit: number | null,
+  now: number,
+): Promise<SessionRow | null> {
+  const row = {
+    id: newId("ses"),
+    userId,
+    title: input.title.slice(0, 80),
+    siteId: input.siteId,
+    projectId: input.projectId,
+    messageCount: 0,
+    pending: false,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const withinBudget = limit === null ? sql`1` : sql`(${chatSpentQuery(db, userId, now)}) < ${limit}`;
+  const [created] = await insertWhere(db, sessions, row, withinBudget).returning();
+  return created ?? null;
 }
 
 export async function listSessions(db: Db, userId: string, limit: number, before?: string) {
@@ -40,11 +60,43 @@ export async function listSessions(db: Db, userId: string, limit: number, before
     .all();
 }
 
-export async function touchSession(db: Db, userId: string, id: string, added: number, pending: boolean) {
-  await db
+/** The session row's counters after a turn segment, as a statement for the turn's bookkeeping batch. */
+export const touchSessionQuery = (db: Db, userId: string, id: string, added: number, pending: boolean) =>
+  db
     .update(sessions)
     .set({ messageCount: sql`${sessions.messageCount} + ${added}`, pending, updatedAt: Date.now() })
     .where(and(eq(sessions.id, id), eq(sessions.userId, userId)));
+
+export async function touchSession(db: Db, userId: string, id: string, added: number, pending: boolean) {
+  await touchSessionQuery(db, userId, id, added, pending);
+}
+
+/** Whether the user has this session, as a read for the turn's context batch (one row or none). */
+export const sessionOfUser = (db: Db, userId: string, id: string) =>
+  db
+    .select({ id: sessions.id })
+    .from(sessions)
+    .where(and(eq(sessions.id, id), eq(sessions.userId, userId)));
+
+/** The session's site and project, for an object that has not stored them yet; null when the user has no such session. */
+export async function sessionMetaRow(db: Db, userId: string, id: string): Promise<{ site_id: string | null; project_id: string | null } | null> {
+  const row = await db
+    .select({ site_id: sessions.siteId, project_id: sessions.projectId })
+    .from(sessions)
+    .where(and(eq(sessions.id, id), eq(sessions.userId, userId)))
+    .get();
+  return row ?? null;
+}
+
+/** Renames the caller's session; another user's id matches no row (404). */
+export async function renameSession(db: Db, userId: string, id: string, title: string): Promise<SessionRow> {
+  const [row] = await db
+    .update(sessions)
+    .set({ title })
+    .where(and(eq(sessions.id, id), eq(sessions.userId, userId)))
+    .returning();
+  if (!row) throw notFound("session");
+  return row;
 }
 
 export async function deleteSessionRow(db: Db, userId: string, id: string) {

@@ -4,10 +4,10 @@
  * observation. Offline, a rule keeps the user's own words, newest last.
  */
 import { z } from "zod";
+import type { TokenUsage } from "../config/models";
 import type { ModelClient } from "../model/anthropic";
 import type { StructuredSkill } from "../model/offline";
 import { callStructured, jsonFormat, StructuredOutputError } from "../model/structured";
-import type { TokenUsage } from "../usage/cost";
 import type { StoredMessage } from "./history";
 
 export const SUMMARY_FORMAT = "session_summary";

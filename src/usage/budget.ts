@@ -13,28 +13,39 @@ export const allTokens = sql<number>`coalesce(sum(${usage.inputTokens} + ${usage
 
 export type ChatBudget = { limit: number | null; used: number; remaining: number | null; resets_at: number };
 
-export async function chatBudget(db: Db, userId: string, config: Config, now: number): Promise<ChatBudget> {
-  const start = dayStart(now);
-  const row = await db
+/** Today's chat tokens of the user so far, as a query that can join a batch (one row: `used`). */
+export const chatSpentQuery = (db: Db, userId: string, now: number) =>
+  db
     .select({ used: allTokens })
     .from(usage)
-    .where(and(eq(usage.userId, userId), eq(usage.kind, "chat"), gte(usage.createdAt, start)))
-    .get();
-  const used = row?.used ?? 0;
+    .where(and(eq(usage.userId, userId), eq(usage.kind, "chat"), gte(usage.createdAt, dayStart(now))));
+
+export function budgetOf(used: number, config: Config, now: number): ChatBudget {
+  const start = dayStart(now);
   const limit = config.dailyChatTokens || null;
   return { limit, used, remaining: limit === null ? null : Math.max(0, limit - used), resets_at: start + DAY_MS };
 }
 
-/** Throws `rate_limited` (429, with Retry-After) when today's chat tokens are used up. */
-export async function assertChatBudget(db: Db, userId: string, config: Config, now = Date.now()): Promise<void> {
-  if (!config.dailyChatTokens) return;
-  const budget = await chatBudget(db, userId, config, now);
-  if (budget.remaining !== null && budget.remaining > 0) return;
+export async function chatBudget(db: Db, userId: string, config: Config, now: number): Promise<ChatBudget> {
+  const row = await chatSpentQuery(db, userId, now).get();
+  return budgetOf(row?.used ?? 0, config, now);
+}
+
+/** Why a new turn may not start today (`rate_limited`, with the seconds until the budget resets), or null. */
+export function overBudget(budget: ChatBudget, now: number): AppError | null {
+  if (budget.remaining === null || budget.remaining > 0) return null;
   const retryAfter = Math.max(1, Math.ceil((budget.resets_at - now) / 1000));
-  throw new AppError(
+  return new AppError(
     "rate_limited",
     `today's chat budget of ${budget.limit} tokens is used up; it resets at ${new Date(budget.resets_at).toISOString()}`,
     undefined,
     retryAfter,
   );
+}
+
+/** Throws `rate_limited` (429, with Retry-After) when today's chat tokens are used up. */
+export async function assertChatBudget(db: Db, userId: string, config: Config, now = Date.now()): Promise<void> {
+  if (!config.dailyChatTokens) return;
+  const refused = overBudget(await chatBudget(db, userId, config, now), now);
+  if (refused) throw refused;
 }

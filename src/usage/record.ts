@@ -1,8 +1,7 @@
-import type { ModelPrice } from "../config/config";
+import { estimateCost, type PriceOverrides, type TokenUsage } from "../config/models";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { usage } from "../db/schema";
-import { estimateCost, priceOf, type TokenUsage } from "./cost";
 
 export type UsageKind = (typeof usage.$inferInsert)["kind"];
 
@@ -13,16 +12,16 @@ export type UsageRow = {
   usage: TokenUsage;
   sessionId?: string | null;
   /** MODEL_PRICES overrides (config.modelPrices). */
-  prices?: Readonly<Record<string, ModelPrice>>;
+  prices?: PriceOverrides;
 };
 
-/** One usage row with its cache tokens and estimated cost. A call that used nothing writes nothing. */
-export async function recordUsage(db: Db, row: UsageRow): Promise<void> {
+/** The insert of one usage row with its cache tokens and estimated cost; null when the calls used nothing. */
+export function usageInsert(db: Db, row: UsageRow) {
   const u = row.usage;
   const cacheRead = u.cache_read_input_tokens ?? 0;
   const cacheCreation = u.cache_creation_input_tokens ?? 0;
-  if (u.input_tokens + u.output_tokens + cacheRead + cacheCreation === 0) return;
-  await db.insert(usage).values({
+  if (u.input_tokens + u.output_tokens + cacheRead + cacheCreation === 0) return null;
+  return db.insert(usage).values({
     id: newId("use"),
     userId: row.userId,
     kind: row.kind,
@@ -31,7 +30,12 @@ export async function recordUsage(db: Db, row: UsageRow): Promise<void> {
     outputTokens: u.output_tokens,
     cacheReadTokens: cacheRead,
     cacheCreationTokens: cacheCreation,
-    costUsd: estimateCost(u, priceOf(row.model, row.prices)),
+    costUsd: estimateCost(row.model, u, row.prices),
     sessionId: row.sessionId ?? null,
   });
+}
+
+/** Writes one usage row. A call that used nothing writes nothing. */
+export async function recordUsage(db: Db, row: UsageRow): Promise<void> {
+  await usageInsert(db, row);
 }

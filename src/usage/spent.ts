@@ -1,4 +1,4 @@
-import type { TokenUsage } from "./cost";
+import type { TokenUsage } from "../config/models";
 
 /** Tokens spent by the model calls of one turn segment, summed as each call completes. */
 export type SpentTokens = Required<{ [K in keyof TokenUsage]: number }>;
