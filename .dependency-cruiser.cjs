@@ -1,11 +1,11 @@
 /**
  * Dependencies point down: platform (config, db, http, lib, model) <- the chat core (core, usage,
- * bridge, chat, sessions, account) <- capabilities (brain, memory, builtins, projects, lessons) <- the
+ * bridge, chat, sessions, account, mcp) <- capabilities (brain, memory, builtins, projects, lessons) <- the
  * composition root (app.ts, capabilities.ts, index.ts). `npm run check:deps` also fails on any
  * import cycle between folders (scripts/check-deps.mjs).
  */
 const PLATFORM = "^src/(config|db|http|lib|model)/";
-const CORE = "^src/(core|bridge|chat|sessions|account|auth|health|usage)/";
+const CORE = "^src/(core|bridge|chat|sessions|account|auth|health|usage|mcp)/";
 const CAPABILITIES = "^src/(brain|memory|builtins|projects|lessons)/";
 
 module.exports = {

@@ -7,8 +7,9 @@ import { runScheduled } from "./core/cron";
 import { handleQueue, type QueueMessage } from "./core/queue";
 import { healthRoutes } from "./health/routes";
 import { onError, onNotFound } from "./http/errors";
-import { guardBody, requestContext } from "./http/middleware";
+import { guardBodyWith, requestContext } from "./http/middleware";
 import { newRouter } from "./http/openapi";
+import { mcpRoutes } from "./mcp/routes";
 import { sessionRoutes } from "./sessions/routes";
 import { chatRoutes } from "./sessions/routes-chat";
 
@@ -18,7 +19,7 @@ export const VERSION = "0.1.0";
 export function createApp(registry: Registry) {
   const app = newRouter();
   app.use("*", requestContext);
-  app.use("*", guardBody);
+  app.use("*", guardBodyWith(registry.bodyLimits));
   // Every /v1 route is authenticated: admin routes by ADMIN_TOKEN, all others by a user's key.
   app.use("/v1/*", async (c, next) => (c.req.path.startsWith("/v1/admin/") ? requireAdmin(c, next) : requireUser(c, next)));
   app.onError(onError);
@@ -30,6 +31,7 @@ export function createApp(registry: Registry) {
   app.route("/", chatRoutes(registry));
   app.route("/", sessionRoutes);
   for (const capability of registry.capabilities) if (capability.routes) app.route("/", capability.routes);
+  app.route("/", mcpRoutes(registry));
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

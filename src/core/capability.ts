@@ -43,23 +43,29 @@ export interface Capability {
   /** Receives observations found by the core; memory records them on its observation bus. */
   observe?: ObservationSink;
   tools?: readonly Tool[];
+  /** Tools offered to MCP clients at /mcp (they run outside any chat session: sessionId "mcp"). */
+  mcpTools?: readonly Tool[];
   /** Injected into the system prompt in ascending `priority` (ties: registry order). */
   contextProviders?: readonly (ContextProvider & { priority: number })[];
   routes?: OpenAPIHono<AppEnv>;
   queueKinds?: readonly QueueKind[];
   cronJobs?: readonly CronJob[];
   erase?: EraseHook;
+  /** Request-body limits above the default for some exact paths (bytes), e.g. transcript uploads. */
+  bodyLimits?: Readonly<Record<string, number>>;
 }
 
 /** What the core runs with: every capability's contributions, merged once. */
 export type Registry = {
   capabilities: readonly Capability[];
   tools: readonly Tool[];
+  mcpTools: readonly Tool[];
   contextProviders: readonly ContextProvider[];
   queueKinds: ReadonlyMap<string, QueueKind>;
   cronJobs: readonly CronJob[];
   eraseHooks: readonly EraseHook[];
   observers: readonly ObservationSink[];
+  bodyLimits: ReadonlyMap<string, number>;
 };
 
 /** Merges capabilities; two contributions under one name (tool, queue kind, cron job) are a wiring bug. */
@@ -90,6 +96,11 @@ export function composeRegistry(capabilities: readonly Capability[]): Registry {
   return {
     capabilities,
     tools,
+    mcpTools: unique(
+      "MCP tool",
+      capabilities.flatMap((c) => c.mcpTools ?? []),
+      (t) => t.name,
+    ),
     contextProviders: unique("context provider", providers, (p) => p.name),
     queueKinds: new Map(kinds.map((k) => [k.kind, k])),
     cronJobs: unique(
@@ -99,6 +110,7 @@ export function composeRegistry(capabilities: readonly Capability[]): Registry {
     ),
     eraseHooks: capabilities.flatMap((c) => (c.erase ? [c.erase] : [])),
     observers: capabilities.flatMap((c) => (c.observe ? [c.observe] : [])),
+    bodyLimits: new Map(capabilities.flatMap((c) => Object.entries(c.bodyLimits ?? {}))),
   };
 }
 

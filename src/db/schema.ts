@@ -309,7 +309,10 @@ export const projects = sqliteTable(
   (t) => [index("projects_user").on(t.userId)],
 );
 
-/** Coding lessons; content-hash ids make re-extraction idempotent. FTS in `lessons_fts`. */
+/**
+ * Coding lessons; content-hash ids (user, project, type, normalised text) make re-extraction idempotent.
+ * Full text in `lessons_fts` (title, content, tags and the owner token, so a search reads one user's partition).
+ */
 export const lessons = sqliteTable(
   "lessons",
   {
@@ -322,15 +325,30 @@ export const lessons = sqliteTable(
       .notNull()
       .default("MED"),
     flags: text("flags", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    title: text("title").notNull().default(""),
     content: text("content").notNull(),
+    tags: text("tags", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
     project: text("project"),
     sourceSession: text("source_session"),
+    /** How it was made: extracted by the model, a `#cor` marker kept verbatim, or remembered by a client. */
+    origin: text("origin", { enum: ["extracted", "cor", "remembered"] })
+      .notNull()
+      .default("extracted"),
     unlearned: integer("unlearned", { mode: "boolean" }).notNull().default(false),
+    /** Set when `compact` folded this lesson into another. */
+    mergedInto: text("merged_into"),
+    /** Times a recalled lesson showed up again in a later transcript. */
+    confirmations: integer("confirmations").notNull().default(0),
+    recalls: integer("recalls").notNull().default(0),
+    lastRecalledAt: integer("last_recalled_at"),
+    owner: text("owner").generatedAlwaysAs(sql`replace(user_id, '_', '')`, { mode: "virtual" }),
     createdAt: createdAt(),
+    updatedAt: integer("updated_at").notNull().default(now()),
   },
-  (t) => [index("lessons_user").on(t.userId, t.unlearned)],
+  (t) => [index("lessons_user").on(t.userId, t.unlearned), index("lessons_user_created").on(t.userId, t.createdAt)],
 );
 
+/** Sync state of one Claude Code session's transcript. Synced only once extraction has succeeded. */
 export const transcripts = sqliteTable(
   "transcripts",
   {
@@ -339,14 +357,63 @@ export const transcripts = sqliteTable(
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
     sessionId: text("session_id").notNull(),
+    project: text("project"),
+    /** Bytes of the local file received so far: the next upload starts here. */
+    bytesReceived: integer("bytes_received").notNull().default(0),
+    /** Bytes whose lessons are extracted and stored (the `last_synced_bytes` of the API). */
     bytesSynced: integer("bytes_synced").notNull().default(0),
+    totalBytes: integer("total_bytes").notNull().default(0),
+    /** SHA-256 chained over every received upload, and of the last one (replays are recognised). */
+    contentHash: text("content_hash").notNull().default(""),
+    lastChunkHash: text("last_chunk_hash").notNull().default(""),
     status: text("status", { enum: ["pending", "synced", "failed"] })
       .notNull()
       .default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    error: text("error"),
+    lessonsExtracted: integer("lessons_extracted").notNull().default(0),
+    entriesDropped: integer("entries_dropped").notNull().default(0),
     syncedAt: integer("synced_at"),
     createdAt: createdAt(),
+    updatedAt: integer("updated_at").notNull().default(now()),
   },
-  (t) => [uniqueIndex("transcripts_session").on(t.userId, t.sessionId)],
+  (t) => [uniqueIndex("transcripts_session").on(t.userId, t.sessionId), index("transcripts_user_updated").on(t.userId, t.updatedAt)],
+);
+
+/** A received part of a transcript, already parsed to compact events and redacted; dropped once extracted. */
+export const transcriptSegments = sqliteTable(
+  "transcript_segments",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    transcriptId: text("transcript_id")
+      .notNull()
+      .references(() => transcripts.id, { onDelete: "cascade" }),
+    startByte: integer("start_byte").notNull(),
+    endByte: integer("end_byte").notNull(),
+    events: text("events", { mode: "json" }).$type<Json[]>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("transcript_segments_transcript").on(t.transcriptId, t.startByte)],
+);
+
+/** Every recall (HTTP search or MCP brain_recall): what was asked, by which client, what came back. */
+export const lessonRecalls = sqliteTable(
+  "lesson_recalls",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    query: text("query").notNull(),
+    client: text("client").notNull(),
+    project: text("project"),
+    resultIds: text("result_ids", { mode: "json" }).$type<string[]>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("lesson_recalls_user").on(t.userId, t.createdAt)],
 );
 
 /** What was injected into each chat turn, by id. */

@@ -16,19 +16,26 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-/** Rejects oversize bodies (413) and non-JSON bodies on writes (415) before any handler runs. */
-export const guardBody = createMiddleware<AppEnv>(async (c, next) => {
-  const method = c.req.method;
-  if (method === "GET" || method === "HEAD" || method === "DELETE" || method === "OPTIONS") return next();
-  const type = c.req.header("content-type") ?? "";
-  const hasBody = c.req.header("content-length") !== "0" && c.req.raw.body !== null;
-  if (hasBody && !/^application\/json\b/i.test(type)) {
-    throw new AppError("unsupported_media_type", "request body must be application/json");
-  }
-  return bodyLimit({
-    maxSize: c.var.config.maxBodyBytes,
-    onError: () => {
-      throw new AppError("payload_too_large", `request body exceeds ${c.var.config.maxBodyBytes} bytes`);
-    },
-  })(c, next);
-});
+/**
+ * Rejects oversize bodies (413) and non-JSON bodies on writes (415) before any handler runs. `larger` raises
+ * the limit for exact paths that take big bodies (a capability declares them).
+ */
+export const guardBodyWith = (larger: ReadonlyMap<string, number>) =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    const method = c.req.method;
+    if (method === "GET" || method === "HEAD" || method === "DELETE" || method === "OPTIONS") return next();
+    const type = c.req.header("content-type") ?? "";
+    const hasBody = c.req.header("content-length") !== "0" && c.req.raw.body !== null;
+    if (hasBody && !/^application\/json\b/i.test(type)) {
+      throw new AppError("unsupported_media_type", "request body must be application/json");
+    }
+    const maxSize = Math.max(c.var.config.maxBodyBytes, larger.get(c.req.path) ?? 0);
+    return bodyLimit({
+      maxSize,
+      onError: () => {
+        throw new AppError("payload_too_large", `request body exceeds ${maxSize} bytes`);
+      },
+    })(c, next);
+  });
+
+export const guardBody = guardBodyWith(new Map());

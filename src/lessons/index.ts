@@ -1,12 +1,32 @@
 import { eq } from "drizzle-orm";
 import type { Capability } from "../core/capability";
-import { lessons, transcripts } from "../db/schema";
+import { lessonRecalls, lessons, transcriptSegments, transcripts } from "../db/schema";
+import { newRouter } from "../http/openapi";
+import { EXTRACT_KIND } from "./deps";
+import { memoryMcpTools } from "./mcp-memory";
+import { lessonMcpTools } from "./mcp-tools";
+import { handleExtraction, lessonsSweepJob, markFailed } from "./queue";
+import { lessonRoutes } from "./routes-lessons";
+import { transcriptRoutes } from "./routes-transcripts";
+import { MAX_CONTENT_BYTES } from "./transcripts";
 
-/** Coding lessons from assistant transcripts. So far: their tables, erased with the user's memory. */
+const routes = newRouter();
+routes.route("/", transcriptRoutes);
+routes.route("/", lessonRoutes);
+
+/** Coding lessons: Claude Code transcripts in, typed lessons out, recalled over HTTP and MCP. */
 export const lessonsCapability: Capability = {
   name: "lessons",
+  routes,
+  mcpTools: [...lessonMcpTools, ...memoryMcpTools],
+  // A JSON-encoded upload of MAX_CONTENT_BYTES grows with escaping (at most about twice); the content itself is checked exactly.
+  bodyLimits: { "/v1/transcripts": MAX_CONTENT_BYTES * 2 + 64 * 1024 },
+  queueKinds: [{ kind: EXTRACT_KIND, handle: handleExtraction, deadLetter: markFailed }],
+  cronJobs: [lessonsSweepJob],
   erase: async ({ db, userId }) => ({
     statements: [
+      { statement: db.delete(lessonRecalls).where(eq(lessonRecalls.userId, userId)) },
+      { statement: db.delete(transcriptSegments).where(eq(transcriptSegments.userId, userId)) },
       { count: "lessons", statement: db.delete(lessons).where(eq(lessons.userId, userId)).returning({ id: lessons.id }) },
       { count: "transcripts", statement: db.delete(transcripts).where(eq(transcripts.userId, userId)).returning({ id: transcripts.id }) },
     ],

@@ -1,0 +1,163 @@
+/**
+ * Extraction of one transcript's pending bytes, fail-closed: the transcript counts as synced only after
+ * every chunk of its signal moments went through the model and the lessons were stored. A failure stores
+ * the `#cor` corrections verbatim (they are never lost), leaves the transcript pending and throws, so the
+ * queue retries with backoff and, after its last attempt, the dead letter marks the transcript failed.
+ */
+import { and, eq, lte, sql } from "drizzle-orm";
+import { runStatements } from "../db/batch";
+import { transcriptSegments, transcripts } from "../db/schema";
+import { describeFailure } from "../lib/errors";
+import { words } from "../memory/text";
+import type { ModelClient } from "../model/anthropic";
+import { callStructured } from "../model/structured";
+import { recordUsage } from "../usage/record";
+import type { LessonsDeps } from "./deps";
+import { EXTRACTION_SYSTEM, type ExtractedLesson, extractionFormat, extractionPrompt, validateExtraction } from "./extraction-schema";
+import { chunkMoments, findMoments } from "./signals";
+import { type NewLesson, writeLessons } from "./store";
+import { pendingEvents, type TranscriptRow } from "./transcripts";
+
+export type ExtractionModel = { client: ModelClient; model: string };
+
+/** Prompt characters per model call; more moments than this go in several calls, none is cut. */
+export const CHUNK_CHARS = 24_000;
+
+export class ExtractionFailed extends Error {
+  override name = "ExtractionFailed";
+}
+
+export type ExtractionOutcome = {
+  status: "nothing" | "synced";
+  moments: number;
+  chunks: number;
+  created: number;
+  confirmed: number;
+  dropped: number;
+  corKept: number;
+};
+
+/** A `#cor` text is covered when a model lesson holds at least half of its words. */
+function covered(cor: string, lessons: readonly ExtractedLesson[]): boolean {
+  const want = new Set(words(cor).filter((w) => w.length > 2));
+  if (!want.size) return true;
+  return lessons.some((l) => {
+    const have = new Set(words(`${l.title} ${l.content}`));
+    let hit = 0;
+    for (const w of want) if (have.has(w)) hit++;
+    return hit / want.size >= 0.5;
+  });
+}
+
+/** A `#cor` correction as a lesson, in the developer's own words. */
+export function corLesson(text: string, project: string | null, session: string | null): NewLesson {
+  const content = text.slice(0, 4000);
+  const first = content.split(/(?<=[.!?])\s|\n/)[0] ?? content;
+  const title = first.length > 120 ? `${first.slice(0, 117)}...` : first;
+  return {
+    type: "lesson",
+    signal: "HIGH",
+    flags: [],
+    title: title.length >= 3 ? title : "Correction",
+    content,
+    tags: ["correction"],
+    project,
+    sourceSession: session,
+    origin: "cor",
+  };
+}
+
+const toNew = (l: ExtractedLesson, t: TranscriptRow): NewLesson => {
+  const { scope, ...rest } = l;
+  return { ...rest, project: scope === "project" ? t.project : null, sourceSession: t.sessionId, origin: "extracted" };
+};
+
+async function callModel(deps: LessonsDeps, model: ExtractionModel, t: TranscriptRow, chunk: string) {
+  const reply = await callStructured({
+    client: model.client,
+    model: model.model,
+    system: EXTRACTION_SYSTEM,
+    prompt: extractionPrompt(t.project, chunk),
+    format: extractionFormat,
+    maxTokens: 4096,
+    userId: t.userId,
+  });
+  await recordUsage(deps.db, {
+    userId: t.userId,
+    kind: "extraction",
+    model: model.model,
+    usage: reply.usage,
+    sessionId: null,
+    prices: deps.config.modelPrices,
+  });
+  if (reply.error) throw new ExtractionFailed(reply.error.message);
+  const valid = validateExtraction(reply.value);
+  if (!valid) throw new ExtractionFailed("the extraction output has no lessons list");
+  return valid;
+}
+
+async function recordFailure(deps: LessonsDeps, t: TranscriptRow, error: string) {
+  await deps.db
+    .update(transcripts)
+    .set({ attempts: sql`${transcripts.attempts} + 1`, error: error.slice(0, 300), updatedAt: deps.now() })
+    .where(and(eq(transcripts.id, t.id), eq(transcripts.userId, t.userId)));
+}
+
+export async function extractTranscript(deps: LessonsDeps, model: ExtractionModel, userId: string, transcriptId: string): Promise<ExtractionOutcome> {
+  const t = await deps.db
+    .select()
+    .from(transcripts)
+    .where(and(eq(transcripts.id, transcriptId), eq(transcripts.userId, userId)))
+    .get();
+  const none = { moments: 0, chunks: 0, created: 0, confirmed: 0, dropped: 0, corKept: 0 };
+  if (!t || t.bytesReceived <= t.bytesSynced) return { status: "nothing", ...none };
+  const target = t.bytesReceived;
+  const moments = findMoments(await pendingEvents(deps, userId, t.id, t.bytesSynced));
+  const chunks = chunkMoments(moments, CHUNK_CHARS);
+  const cors = moments.flatMap((m) => m.cor);
+  const extracted: ExtractedLesson[] = [];
+  let dropped = 0;
+  try {
+    for (const chunk of chunks) {
+      const out = await callModel(deps, model, t, chunk.text);
+      extracted.push(...out.lessons);
+      dropped += out.dropped;
+    }
+  } catch (err) {
+    const reason = describeFailure(err);
+    // Fail closed, but never lose an explicit correction.
+    const kept = await writeLessons(
+      deps.db,
+      userId,
+      cors.map((c) => corLesson(c, t.project, t.sessionId)),
+      deps.now(),
+    );
+    await recordFailure(deps, t, reason);
+    console.error(JSON.stringify({ lessons: "extraction_failed", transcript: t.id, cor_kept: kept.ids.length, error: reason }));
+    throw new ExtractionFailed(reason);
+  }
+  const uncovered = cors.filter((c) => !covered(c, extracted));
+  const items = [...extracted.map((l) => toNew(l, t)), ...uncovered.map((c) => corLesson(c, t.project, t.sessionId))];
+  const now = deps.now();
+  const written = await writeLessons(deps.db, userId, items, now);
+  // Synced up to what was read; guarded so a concurrent run cannot move the mark backwards.
+  await runStatements(deps.db, [
+    sql`UPDATE transcripts SET bytes_synced = ${target}, status = CASE WHEN bytes_received = ${target} THEN 'synced' ELSE 'pending' END,
+      synced_at = ${now}, updated_at = ${now}, attempts = 0, error = NULL,
+      lessons_extracted = lessons_extracted + ${written.created}, entries_dropped = entries_dropped + ${dropped}
+      WHERE id = ${t.id} AND user_id = ${userId} AND bytes_synced <= ${target}`,
+    deps.db
+      .delete(transcriptSegments)
+      .where(and(eq(transcriptSegments.transcriptId, t.id), eq(transcriptSegments.userId, userId), lte(transcriptSegments.endByte, target))),
+  ]);
+  if (dropped) console.log(JSON.stringify({ lessons: "entries_dropped", transcript: t.id, dropped }));
+  return {
+    status: "synced",
+    moments: moments.length,
+    chunks: chunks.length,
+    created: written.created,
+    confirmed: written.confirmed,
+    dropped,
+    corKept: cors.length,
+  };
+}

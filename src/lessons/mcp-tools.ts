@@ -1,0 +1,124 @@
+/**
+ * The coding-lessons tools MCP clients (Claude Code, Claude Desktop, agent frameworks) call. Their descriptions
+ * tell the client's model when to call them: recall before acting, remember after a correction.
+ */
+import { and, eq, gt, sql } from "drizzle-orm";
+import { z } from "zod";
+import { defineTool, type ToolContext } from "../core/tool";
+import { transcripts } from "../db/schema";
+import { AppError, describeFailure } from "../lib/errors";
+import { lessonsDeps } from "./deps";
+import { extractTranscript } from "./extract";
+import { FLAGS, LESSON_TYPES, SIGNALS } from "./extraction-schema";
+import { extractionModel } from "./queue";
+import { recall } from "./recall";
+import { remember } from "./remember";
+import type { LessonRow } from "./store";
+
+const Project = z.string().trim().min(1).max(200);
+
+export function formatLesson(l: LessonRow): string {
+  const flags = l.flags.length ? ` ${l.flags.join(" ")}` : "";
+  const where = l.project ? ` project=${l.project}` : " global";
+  return `- [${l.type} ${l.signal}${flags}] ${l.title}\n  ${l.content.replace(/\n/g, "\n  ")}\n  (id ${l.id};${where}; confirmed ${l.confirmations}x)`;
+}
+
+export const brainRecall = defineTool({
+  name: "brain_recall",
+  description:
+    "Search the user's coding lessons (corrections, antipatterns, decisions, patterns, snippets learned in earlier sessions). Call it BEFORE writing code, choosing an approach, adding a dependency or debugging an error, with concrete nouns from the task (library, function, error message, tool). Results for the given project come first, then global ones. If a lesson applies, follow it; if it looks stale against the current code, say so.",
+  input: z.object({
+    query: z.string().trim().min(1).max(2000).describe("Concrete nouns from the task: library, function, error text, tool"),
+    project: Project.optional().describe("The current project (e.g. the repository folder name): its lessons rank first"),
+    type: z.enum(LESSON_TYPES).optional(),
+    limit: z.number().int().min(1).max(20).default(5),
+  }),
+  runs: "server",
+  needsApproval: false,
+  describe: (i) => `Recalling lessons about ${i.query.slice(0, 60)}`,
+  run: async (ctx, input) => {
+    const hits = await recall(
+      ctx.db,
+      { userId: ctx.userId, query: input.query, project: input.project ?? null, type: input.type, limit: input.limit, client: "mcp" },
+      Date.now(),
+    );
+    if (!hits.length) return { content: "No lessons match. Nothing learned about this yet." };
+    return { content: `${hits.length} lesson(s), most relevant first:\n${hits.map((h) => formatLesson(h.lesson)).join("\n")}` };
+  },
+});
+
+export const brainRemember = defineTool({
+  name: "brain_remember",
+  description:
+    "Save a coding lesson now, without waiting for the end-of-session extraction. Call it when the user corrects you, when a fix finally works after failed attempts, or when a decision is made that future sessions must respect. Write it as a rule with its reason, naming concrete tools, files or functions. Saving the same lesson twice keeps one.",
+  input: z.object({
+    title: z.string().trim().min(3).max(200).describe("One line naming the rule"),
+    content: z.string().trim().min(10).max(4000).describe("The rule and why, self-contained and actionable"),
+    type: z.enum(LESSON_TYPES).default("lesson"),
+    signal: z.enum(SIGNALS).default("MED").describe("HIGH for corrections and costly mistakes"),
+    flags: z.array(z.enum(FLAGS)).max(3).default([]),
+    tags: z.array(z.string()).max(12).default([]),
+    project: Project.nullable().default(null).describe("The project it is true of; null when it holds in any codebase"),
+  }),
+  runs: "server",
+  needsApproval: false,
+  describe: (i) => `Saving the lesson "${i.title.slice(0, 60)}"`,
+  run: async (ctx, input) => {
+    try {
+      const out = await remember(ctx.db, ctx.userId, input, Date.now());
+      return { content: `${out.created ? "Saved" : "Already known"}: ${out.lesson.id} (${out.lesson.title})` };
+    } catch (err) {
+      if (err instanceof AppError && err.code === "invalid_request") return { content: `Not saved: ${err.message}`, isError: true };
+      throw err;
+    }
+  },
+});
+
+/** On-demand extraction runs at most this many transcripts per call (each is one or more model calls). */
+const EXTRACT_NOW = 3;
+
+async function extractNow(ctx: ToolContext, sessionId: string | undefined) {
+  const deps = lessonsDeps(ctx.env, ctx.config, ctx.db);
+  const pending = await ctx.db
+    .select({ id: transcripts.id, sessionId: transcripts.sessionId })
+    .from(transcripts)
+    .where(
+      and(
+        eq(transcripts.userId, ctx.userId),
+        gt(transcripts.bytesReceived, transcripts.bytesSynced),
+        sessionId ? eq(transcripts.sessionId, sessionId) : sql`1`,
+      ),
+    )
+    .limit(EXTRACT_NOW)
+    .all();
+  if (!pending.length)
+    return {
+      content: sessionId
+        ? `Nothing pending for session ${sessionId}: upload its transcript first, or it is already extracted.`
+        : "No transcript is waiting for extraction.",
+    };
+  const model = extractionModel(ctx.env, "chat");
+  const lines: string[] = [];
+  for (const t of pending) {
+    try {
+      const out = await extractTranscript(deps, model, ctx.userId, t.id);
+      lines.push(`${t.sessionId}: ${out.created} new lesson(s), ${out.confirmed} confirmed, ${out.dropped} invalid entries dropped`);
+    } catch (err) {
+      lines.push(`${t.sessionId}: extraction failed (${describeFailure(err).slice(0, 120)}); it stays pending and will be retried`);
+    }
+  }
+  return { content: lines.join("\n") };
+}
+
+export const brainExtract = defineTool({
+  name: "brain_extract",
+  description:
+    "Extract lessons now from transcripts already uploaded to engram but not yet processed, with the conversation model instead of waiting for background extraction. Call it when the user asks to learn from a session right away (e.g. before ending it). Give session_id to extract one session.",
+  input: z.object({ session_id: z.string().trim().min(1).max(100).optional().describe("A Claude Code session id; omitted: the oldest pending transcripts") }),
+  runs: "server",
+  needsApproval: false,
+  describe: () => "Extracting lessons",
+  run: (ctx, input) => extractNow(ctx, input.session_id),
+});
+
+export const lessonMcpTools = [brainRecall, brainRemember, brainExtract];

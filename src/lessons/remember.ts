@@ -1,0 +1,38 @@
+/** A lesson saved directly (brain_remember, POST /v1/lessons): validated like an extracted one, idempotent by content. */
+import { z } from "zod";
+import type { Db } from "../db/client";
+import { AppError } from "../lib/errors";
+import { ExtractedLesson, FLAGS, LESSON_TYPES, SIGNALS } from "./extraction-schema";
+import { getLesson, type LessonRow, writeLessons } from "./store";
+
+export const RememberInput = z.strictObject({
+  title: z.string().trim().min(3).max(200).describe("One line naming the rule, with the concrete nouns someone would search for"),
+  content: z.string().trim().min(10).max(4000).describe("The rule and why, self-contained and actionable"),
+  type: z.enum(LESSON_TYPES).default("lesson"),
+  signal: z.enum(SIGNALS).default("MED"),
+  flags: z.array(z.enum(FLAGS)).max(3).default([]),
+  tags: z.array(z.string()).max(12).default([]),
+  project: z.string().trim().min(1).max(200).nullable().default(null).describe("The project it is true of; null for any project"),
+});
+export type RememberInput = z.input<typeof RememberInput>;
+
+export async function remember(db: Db, userId: string, raw: RememberInput, now: number): Promise<{ lesson: LessonRow; created: boolean }> {
+  const parsed = RememberInput.safeParse(raw);
+  const checked = parsed.success ? ExtractedLesson.safeParse({ ...parsed.data, scope: parsed.data.project ? "project" : "global" }) : parsed;
+  if (!parsed.success || !checked.success) {
+    const issues = (parsed.success ? checked.error : parsed.error)?.issues ?? [];
+    throw new AppError(
+      "invalid_request",
+      issues
+        .slice(0, 3)
+        .map((i) => `${i.path.join(".") || "input"}: ${i.message}`)
+        .join("; ") || "invalid lesson",
+    );
+  }
+  const input = parsed.data;
+  const { scope: _scope, ...lesson } = checked.data as ExtractedLesson;
+  const out = await writeLessons(db, userId, [{ ...lesson, project: input.project, sourceSession: null, origin: "remembered" }], now);
+  const id = out.ids[0];
+  if (!id) throw new Error("remember wrote no lesson");
+  return { lesson: await getLesson(db, userId, id), created: out.created > 0 };
+}

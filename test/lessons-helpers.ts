@@ -1,0 +1,63 @@
+import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { loadConfig } from "../src/config/config";
+import type { QueueMessage } from "../src/core/queue";
+import { createDb } from "../src/db/client";
+import { type ExtractMessage, type LessonsDeps, lessonsDeps } from "../src/lessons/deps";
+import type { Step } from "./fake-anthropic/worker";
+import { api } from "./helpers";
+
+export const upload = (key: string, body: Record<string, unknown>) => api(key, "POST", "/v1/transcripts", body);
+
+export const bytes = (s: string) => new TextEncoder().encode(s).length;
+
+/** Lessons deps whose queue records what was sent instead of delivering it (tests deliver explicitly). */
+export function capturedDeps(now?: () => number): { deps: LessonsDeps; sent: ExtractMessage[] } {
+  const sent: ExtractMessage[] = [];
+  const deps = lessonsDeps(env, loadConfig(env), createDb(env.DB), now);
+  return { deps: { ...deps, queue: { send: async (m) => void sent.push(m) } }, sent };
+}
+
+let seq = 0;
+
+/** Delivers messages to the Worker's queue handler, as the queue would, and returns the ack/retry outcome. */
+export async function deliver(messages: QueueMessage[], attempts = 1, queue = "engram-observations") {
+  const batch = createMessageBatch<QueueMessage>(
+    queue,
+    messages.map((body) => ({ id: `les-msg-${++seq}`, timestamp: new Date(), attempts, body })),
+  );
+  const ctx = createExecutionContext();
+  const worker = (await import("./worker")).default;
+  await worker.queue(batch, env);
+  return getQueueResult(batch, ctx);
+}
+
+export type WireLesson = {
+  type: string;
+  signal: string;
+  flags: string[];
+  title: string;
+  content: string;
+  tags: string[];
+  scope: "project" | "global";
+};
+
+/** The fake model's reply to an extraction call. */
+export const extraction = (lessons: unknown[]): Step => ({ structured: true, reply: { content: [{ type: "text", text: JSON.stringify({ lessons }) }] } });
+
+export const lesson = (over: Partial<WireLesson> = {}): WireLesson => ({
+  type: "lesson",
+  signal: "HIGH",
+  flags: [],
+  title: "Use exponential backoff with jitter for retries",
+  content: "Retry 429s with exponential backoff and jitter, honouring Retry-After; a fixed sleep retries in lockstep.",
+  tags: ["retry", "backoff"],
+  scope: "global",
+  ...over,
+});
+
+export async function count(query: string, ...params: unknown[]): Promise<number> {
+  const row = await env.DB.prepare(query)
+    .bind(...params)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}

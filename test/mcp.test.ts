@@ -1,0 +1,195 @@
+import { env, SELF } from "cloudflare:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { describe, expect, it } from "vitest";
+import { EXTRACT_KIND } from "../src/lessons/deps";
+import { ingest } from "../src/lessons/transcripts";
+import { fixture } from "./fixtures/transcripts";
+import { api, BASE, createUser, script } from "./helpers";
+import { bytes, capturedDeps, deliver, extraction, lesson, upload } from "./lessons-helpers";
+
+const T = 60_000;
+
+/** The official MCP client, connected to /mcp of the Worker under test with this bearer key. */
+async function connect(key: string | null) {
+  const client = new Client({ name: "engram-test", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), {
+    fetch: (url, init) => SELF.fetch(url, init),
+    requestInit: key ? { headers: { authorization: `Bearer ${key}` } } : {},
+  });
+  await client.connect(transport);
+  return client;
+}
+
+type TextResult = { content: { type: string; text: string }[]; isError?: boolean };
+
+async function call(client: Client, name: string, args: Record<string, unknown>) {
+  const result = (await client.callTool({ name, arguments: args })) as TextResult;
+  return { text: result.content.map((c) => c.text).join("\n"), isError: result.isError === true };
+}
+
+describe("MCP server at /mcp", () => {
+  it(
+    "lists the six tools, each saying when to call it",
+    async () => {
+      const u = await createUser();
+      const client = await connect(u.key);
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(["brain_extract", "brain_read", "brain_recall", "brain_remember", "memory_remember", "memory_search"]);
+      expect(tools.find((t) => t.name === "brain_recall")?.description).toMatch(/BEFORE writing code/);
+      expect(tools.find((t) => t.name === "brain_recall")?.inputSchema).toMatchObject({ type: "object", properties: { query: { type: "string" } } });
+      await client.close();
+    },
+    T,
+  );
+
+  it(
+    "turns an uploaded transcript into lessons that brain_recall finds, and logs the recall",
+    async () => {
+      const u = await createUser();
+      const f = fixture("retry-backoff");
+      // Scripted twice: the queue's own delivery may race the explicit one; both store the same content-hash id.
+      const out = extraction([lesson({ title: "Exponential backoff with jitter for 429 retries", scope: "project" })]);
+      await script(u.id, out, out);
+      const res = await upload(u.key, { session_id: f.session_id, project: f.project, offset: 0, content: f.text, total_bytes: bytes(f.text) });
+      const { transcript } = (await res.json()) as { transcript: { status: string } };
+      expect(transcript.status).toBe("pending");
+      // Deliver the extraction message as the queue would (the queue's own delivery finds it done, or does it first).
+      const row = await env.DB.prepare("SELECT id FROM transcripts WHERE user_id = ?").bind(u.id).first<{ id: string }>();
+      await deliver([{ kind: EXTRACT_KIND, userId: u.id, transcriptId: row?.id ?? "" }]);
+
+      const client = await connect(u.key);
+      const recalled = await call(client, "brain_recall", { query: "retry 429 with sleep", project: "billing-api" });
+      expect(recalled.isError).toBe(false);
+      expect(recalled.text).toContain("Exponential backoff with jitter for 429 retries");
+      expect(recalled.text).toContain("project=billing-api");
+      const log = (await (await api(u.key, "GET", "/v1/lessons/recalls")).json()) as { recalls: { client: string; query: string }[] };
+      expect(log.recalls[0]).toMatchObject({ client: "mcp", query: "retry 429 with sleep" });
+      const synced = (await (await api(u.key, "GET", `/v1/transcripts/${f.session_id}`)).json()) as { transcript: { status: string } };
+      expect(synced.transcript.status).toBe("synced");
+      await client.close();
+    },
+    T,
+  );
+
+  it(
+    "remembers and recalls within one user only; another user's key sees none of it",
+    async () => {
+      const a = await createUser();
+      const b = await createUser();
+      const ca = await connect(a.key);
+      const saved = await call(ca, "brain_remember", {
+        title: "Never mock the database in integration tests",
+        content: "Use the real Postgres from docker compose; mocks hid a broken migration.",
+        signal: "HIGH",
+        flags: ["AVOID"],
+        type: "antipattern",
+      });
+      expect(saved.text).toMatch(/^Saved: les_/);
+      expect(
+        (
+          await call(ca, "brain_remember", {
+            title: "Never mock the database in integration tests",
+            content: "Use the real Postgres from docker compose; mocks hid a broken migration.",
+            signal: "HIGH",
+            flags: ["AVOID"],
+            type: "antipattern",
+          })
+        ).text,
+      ).toMatch(/^Already known/);
+      expect((await call(ca, "brain_recall", { query: "mock database" })).text).toContain("[antipattern HIGH AVOID] Never mock the database");
+
+      const cb = await connect(b.key);
+      expect((await call(cb, "brain_recall", { query: "mock database" })).text).toBe("No lessons match. Nothing learned about this yet.");
+      const lessonId = /les_[0-9a-f]{32}/.exec(saved.text)?.[0] ?? "";
+      expect((await api(b.key, "GET", `/v1/lessons/${lessonId}`)).status).toBe(404);
+      await ca.close();
+      await cb.close();
+    },
+    T,
+  );
+
+  it(
+    "returns bad tool input as an error result, writing nothing",
+    async () => {
+      const u = await createUser();
+      const client = await connect(u.key);
+      const bad = await call(client, "brain_remember", { title: "x", content: "short" });
+      expect(bad.isError).toBe(true);
+      expect(bad.text).toContain("Invalid input for brain_remember");
+      expect((await call(client, "brain_recall", { query: "" })).isError).toBe(true);
+      const list = (await (await api(u.key, "GET", "/v1/lessons")).json()) as { lessons: unknown[] };
+      expect(list.lessons).toEqual([]);
+      await client.close();
+    },
+    T,
+  );
+
+  it(
+    "refuses a missing, wrong or revoked key",
+    async () => {
+      const u = await createUser();
+      await expect(connect(null)).rejects.toThrow();
+      await expect(connect("egm_not-a-key")).rejects.toThrow();
+      const rotated = await api(u.key, "POST", "/v1/keys/rotate");
+      expect(rotated.status).toBe(201);
+      await expect(connect(u.key)).rejects.toThrow();
+      const raw = await SELF.fetch(`${BASE}/mcp`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${u.key}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+      });
+      expect(raw.status).toBe(401);
+      expect(raw.headers.get("www-authenticate")).toContain("Bearer");
+      const { key } = (await rotated.json()) as { key: string };
+      const client = await connect(key);
+      expect((await client.listTools()).tools).toHaveLength(6);
+      await client.close();
+    },
+    T,
+  );
+
+  it(
+    "serves the user's memory: memory_remember queues an observation, brain_read reads SOUL, memory_search searches facts",
+    async () => {
+      const u = await createUser();
+      expect((await api(u.key, "PUT", "/v1/brain/soul", { content: "Be terse. The user is a backend engineer." })).status).toBe(200);
+      expect((await api(u.key, "POST", "/v1/memory/facts", { facts: [{ text: "The user deploys with Cloudflare Workers." }] })).status).toBe(201);
+      const client = await connect(u.key);
+      expect((await call(client, "brain_read", { document: "soul" })).text).toBe("Be terse. The user is a backend engineer.");
+      expect((await call(client, "brain_read", { document: "bible", site: "shop" })).text).toBe("BIBLE is empty.");
+      expect((await call(client, "memory_search", { query: "how does the user deploy" })).text).toContain("Cloudflare Workers");
+      const noted = await call(client, "memory_remember", { content: "Prefers pnpm over npm", category: "preference" });
+      expect(noted.text).toMatch(/^Noted/);
+      const events = (await (await api(u.key, "GET", "/v1/memory/events")).json()) as { events: { content: string }[] };
+      expect(events.events.map((e) => e.content)).toContain("Prefers pnpm over npm");
+      await client.close();
+    },
+    T,
+  );
+
+  it(
+    "brain_extract extracts pending transcripts now, with the conversation model",
+    async () => {
+      const u = await createUser();
+      const f = fixture("sys-exit-library");
+      // Stored directly so no queue delivery races the on-demand extraction.
+      const { deps } = capturedDeps();
+      await ingest(deps, u.id, { sessionId: f.session_id, project: f.project, offset: 0, content: f.text, totalBytes: bytes(f.text) });
+      await script(
+        u.id,
+        extraction([
+          lesson({ title: "Never call sys.exit() in library code", content: "Raise ConfigError and let the CLI entry point choose the exit code." }),
+        ]),
+      );
+      const client = await connect(u.key);
+      const out = await call(client, "brain_extract", { session_id: f.session_id });
+      expect(out.text).toContain(`${f.session_id}: 1 new lesson(s)`);
+      const requests = (await (await env.FAKE_ANTHROPIC.fetch(`http://fake/__requests?key=${u.id}`)).json()) as { model: string; output_config?: unknown }[];
+      expect(requests.filter((r) => r.output_config).at(-1)?.model).toBe("claude-sonnet-5-5");
+      expect((await call(client, "brain_extract", {})).text).toBe("No transcript is waiting for extraction.");
+      await client.close();
+    },
+    T,
+  );
+});
