@@ -17,7 +17,13 @@ export class ApiError extends Error {
 /** The server could not be reached (DNS, refused, timeout). */
 export class NetworkError extends Error {}
 
-export type RequestOptions = { body?: unknown; timeoutMs?: number; query?: Record<string, string | number | undefined> };
+export type RequestOptions = {
+  body?: unknown;
+  timeoutMs?: number;
+  query?: Record<string, string | number | undefined>;
+  /** Names the caller in the server's recall log (`x-engram-client`). */
+  client?: string;
+};
 
 export class Api {
   constructor(
@@ -34,6 +40,7 @@ export class Api {
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.config.apiKey}`, accept: "application/json" };
     if (opts.body !== undefined) headers["content-type"] = "application/json";
+    if (opts.client) headers["x-engram-client"] = opts.client;
     let res: Response;
     try {
       res = await fetch(this.url(path, opts.query), {

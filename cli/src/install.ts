@@ -106,7 +106,7 @@ function report(edits: Edit[], dryRun: boolean, json: boolean, notes: string[], 
   for (const e of edits) {
     const verb = !changed(e) ? "unchanged" : dryRun ? "would update" : "updated";
     process.stdout.write(`${verb}: ${e.file} (${e.what})\n`);
-    if (dryRun && changed(e)) process.stdout.write(`${mask(formatJson(e.after).replace(/^/gm, "    "))}`);
+    if (dryRun && changed(e)) process.stdout.write(`${mask(formatJson(e.after).trimEnd().replace(/^/gm, "    "))}\n`);
   }
   for (const n of notes) process.stdout.write(`note: ${n}\n`);
 }

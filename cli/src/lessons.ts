@@ -54,7 +54,9 @@ export const searchCommand: Command = {
     const q = positionals.join(" ").trim();
     if (!q) throw new UsageError("the search query is empty");
     const limit = positiveInt(str(values.limit), "-n", 10, 100);
-    const res = await call((api) => api.request("GET", "/v1/lessons", { query: { q, limit, project: str(values.project), type: str(values.type) } }));
+    const res = await call((api) =>
+      api.request("GET", "/v1/lessons", { client: "cli", query: { q, limit, project: str(values.project), type: str(values.type) } }),
+    );
     return printList(values, res, "no lessons match");
   },
 };

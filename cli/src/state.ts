@@ -14,7 +14,8 @@ export type SessionState = {
   offset: number;
   /** Local file size at the last attempt. */
   size: number;
-  status: "synced" | "pending";
+  /** `gone`: the transcript file no longer exists (Claude Code prunes old ones); nothing left to retry. */
+  status: "synced" | "pending" | "gone";
   error?: string;
   attempted_at: string;
   synced_at?: string;

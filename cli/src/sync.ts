@@ -75,7 +75,7 @@ export const syncCommand: Command = {
     bar.update(work.length, bytes, "");
     bar.end();
 
-    const failed = results.filter((r) => r.status !== "synced");
+    const failed = results.filter((r) => r.status === "pending");
     const summary = {
       sessions_found: found.length,
       sessions_uploaded: results.filter((r) => r.sent_bytes > 0).length,

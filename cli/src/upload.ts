@@ -15,7 +15,7 @@ export type UploadResult = {
   size: number;
   sent_bytes: number;
   requests: number;
-  status: "synced" | "pending";
+  status: SessionState["status"];
   error?: string;
 };
 
@@ -73,9 +73,10 @@ export async function uploadTranscript(api: Api, sessionId: string, prev: Sessio
   try {
     file = await open(prev.path, "r");
   } catch (err) {
+    const gone = (err as NodeJS.ErrnoException).code === "ENOENT";
     error = `cannot read the transcript: ${(err as Error).message}`;
-    await save("pending");
-    return { session_id: sessionId, from, offset, size, sent_bytes: 0, requests: 0, status: "pending", error };
+    await save(gone ? "gone" : "pending");
+    return { session_id: sessionId, from, offset, size, sent_bytes: 0, requests: 0, status: gone ? "gone" : "pending", error };
   }
   try {
     size = (await file.stat()).size;
