@@ -103,6 +103,7 @@ describe("engram install / uninstall", () => {
     expect(res.code).toBe(0);
     const mcp = readFileSync(path.join(project, ".mcp.json"), "utf8");
     expect(mcp).not.toContain(env.ENGRAM_API_KEY);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal ${VAR} Claude Code expands
     expect(JSON.parse(mcp).mcpServers.engram.headers.Authorization).toBe("Bearer ${ENGRAM_API_KEY}");
     expect(readJson(path.join(project, ".claude", "settings.json")).hooks.Stop[0].hooks[0].command).toBe("npx engram hook");
 
