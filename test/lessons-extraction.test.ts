@@ -25,18 +25,16 @@ const lessonsOf = (userId: string) =>
     .then((r) => r.results);
 
 const transcriptOf = (userId: string) =>
-  env.DB.prepare("SELECT * FROM transcripts WHERE user_id = ?")
-    .bind(userId)
-    .first<{
-      id: string;
-      status: string;
-      bytes_synced: number;
-      bytes_received: number;
-      attempts: number;
-      error: string | null;
-      entries_dropped: number;
-      lessons_extracted: number;
-    }>();
+  env.DB.prepare("SELECT * FROM transcripts WHERE user_id = ?").bind(userId).first<{
+    id: string;
+    status: string;
+    bytes_synced: number;
+    bytes_received: number;
+    attempts: number;
+    error: string | null;
+    entries_dropped: number;
+    lessons_extracted: number;
+  }>();
 
 describe("extraction (queue consumer)", () => {
   it(

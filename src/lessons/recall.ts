@@ -24,9 +24,12 @@ export function recallTerms(text: string): string[] {
 
 const quoted = (term: string) => `"${term.replace(/"/g, '""')}"`;
 
-/** The FTS5 query: the owner's partition AND any of the words in title, content or tags. */
+/**
+ * The FTS5 query: the owner's partition AND any of the words. The words are not restricted to the text columns
+ * (a column filter measured ~30% slower): the owner column holds only the owner's own token, weighted 0 in rank.
+ */
 export function ftsMatch(userId: string, terms: readonly string[]): string {
-  return `owner : ${quoted(userId.replace(/_/g, ""))} AND {title content tags} : (${terms.map(quoted).join(" OR ")})`;
+  return `owner : ${quoted(userId.replace(/_/g, ""))} AND (${terms.map(quoted).join(" OR ")})`;
 }
 
 const SIGNAL_WEIGHT = { HIGH: 1, MED: 0.85, LOW: 0.7 } as const;

@@ -1,0 +1,133 @@
+/**
+ * Lessons recall inside workerd with local D1 (the test stack), reported, never asserted (run by `npm run bench`):
+ * 100,000 lessons across 10 users (10,000 for the user asking), in a coding vocabulary drawn Zipf-like, and the
+ * same queries through MiniSearch (an in-process JS full-text library, BM25) over the user's 10,000 lessons.
+ * Timers in workerd advance on I/O: the D1 figures span the round trips plus the CPU between them; the in-process
+ * figures are CPU only and therefore coarse (whole milliseconds).
+ */
+import { env } from "cloudflare:test";
+import MiniSearch from "minisearch";
+import { describe, it } from "vitest";
+import { createDb } from "../src/db/client";
+import { recall, searchLessons } from "../src/lessons/recall";
+import { createUser } from "../test/helpers";
+import { report } from "./report";
+
+const USERS = 10;
+const PER_USER = 10_000;
+const RUNS = 300;
+
+const GROUP = {
+  group: "Lessons: recall among 10,000 lessons for the user, 100,000 across users",
+  target: "p95 <= 10 ms",
+  targets: { recall_ms: { p95: 10 }, search_ms: { p95: 10 } },
+  description:
+    "brain_recall's path: FTS5 BM25 in the user's partition (owner token), then signal, confirmations and recency, project first; limit 5. " +
+    "recall_ms includes the recall-log write and the per-lesson recall counters (one D1 batch); search_ms is the search alone. " +
+    "minisearch_ms: the same queries through MiniSearch (BM25, in process) over the user's 10,000 lessons, for comparison; its index build is not timed and would run on every cold start.",
+};
+
+const TECH = `postgres mysql sqlite redis kafka docker kubernetes helm terraform nginx node deno bun python django flask fastapi rails
+  react vue svelte nextjs vite webpack esbuild typescript eslint biome prettier jest vitest pytest playwright cypress graphql grpc rest
+  oauth jwt cors csrf retry backoff jitter timeout cache ttl index migration schema transaction deadlock lock mutex queue worker cron
+  webhook stripe s3 lambda workers d1 durable objects fts5 bm25 embeddings vector logging tracing metrics sentry prometheus grafana
+  ci github actions pnpm npm yarn monorepo lockfile semver zod pydantic orm drizzle prisma sqlalchemy alembic pagination cursor
+  keyset uuid ulid utf8 encoding json yaml toml env secrets vault ssh tls certificate dns http2 websocket sse stream buffer memory
+  leak gc profiling flamegraph benchmark race condition idempotency dedupe hash checksum compression gzip brotli image upload`
+  .split(/\s+/)
+  .filter(Boolean);
+const VERBS = ["use", "avoid", "prefer", "never mock", "always pin", "configure", "validate", "retry", "cache", "index", "quote", "escape", "batch", "stream"];
+const WHY = [
+  "because it broke production",
+  "to keep tests honest",
+  "or the build fails",
+  "since the API rate-limits",
+  "to avoid a deadlock",
+  "for idempotent re-syncs",
+];
+
+function rng(seed: number) {
+  let s = seed >>> 0;
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+}
+/** Zipf-like draw: P(rank r) proportional to 1 / (r + 5). */
+function zipf(words: readonly string[]) {
+  const weights = words.map((_, i) => 1 / (i + 5));
+  const total = weights.reduce((a, b) => a + b, 0);
+  let acc = 0;
+  const cdf = weights.map((w) => (acc += w / total));
+  return (r: () => number) => words[cdf.findIndex((c) => c >= r())] ?? words[0] ?? "";
+}
+const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
+
+const TYPES = ["lesson", "antipattern", "decision", "pattern", "snippet"];
+const SIGNALS = ["HIGH", "MED", "LOW"];
+
+function makeLesson(r: () => number, draw: (r: () => number) => string, i: number) {
+  const a = draw(r);
+  const b = draw(r);
+  const c = draw(r);
+  return {
+    title: `${pick(r, VERBS)} ${a} with ${b} (${i.toString(36)})`,
+    content: `When working on ${c}, ${pick(r, VERBS)} ${a} and ${b}; ${pick(r, WHY)}. Check ${draw(r)} and ${draw(r)} first.`,
+    tags: [a, b],
+    type: pick(r, TYPES),
+    signal: pick(r, SIGNALS),
+    project: r() < 0.3 ? `proj-${Math.floor(r() * 5)}` : null,
+  };
+}
+
+describe("lessons performance (figures, not assertions)", () => {
+  it("recalls among 10,000 lessons for the user, 100,000 across users, next to MiniSearch", async () => {
+    const draw = zipf(TECH);
+    const users: string[] = [];
+    const target: (ReturnType<typeof makeLesson> & { id: string })[] = [];
+    const t0 = performance.now();
+    for (let u = 0; u < USERS; u++) {
+      const user = await createUser();
+      users.push(user.id);
+      const r = rng(u + 1);
+      for (let i = 0; i < PER_USER; i += 1000) {
+        const rows = Array.from({ length: 1000 }, (_, j) => ({ id: `les_${u}_${i + j}`, ...makeLesson(r, draw, i + j) }));
+        if (u === 3) target.push(...rows);
+        await env.DB.prepare(
+          `INSERT INTO lessons (id, user_id, type, signal, title, content, tags, project, created_at)
+           SELECT json_extract(value, '$.id'), ?, json_extract(value, '$.type'), json_extract(value, '$.signal'), json_extract(value, '$.title'),
+             json_extract(value, '$.content'), json_extract(value, '$.tags'), json_extract(value, '$.project'), ? - (key * 60000) FROM json_each(?)`,
+        )
+          .bind(user.id, Date.now(), JSON.stringify(rows.map((x) => ({ ...x, tags: JSON.stringify(x.tags) }))))
+          .run();
+      }
+    }
+    console.log(`[lessons] seeded ${USERS * PER_USER} lessons for ${USERS} users in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const userId = users[3] ?? "";
+    const qr = rng(999);
+    const queries = Array.from({ length: 60 }, () => Array.from({ length: 2 + Math.floor(qr() * 3) }, () => draw(qr)).join(" "));
+    const projects = [undefined, "proj-1", "proj-3"];
+    const db = createDb(env.DB);
+
+    const searchMs: number[] = [];
+    const recallMs: number[] = [];
+    for (let i = 0; i < RUNS + 20; i++) {
+      const input = { userId, query: queries[i % queries.length] ?? "", project: projects[i % 3] ?? null, limit: 5 };
+      let t = performance.now();
+      await searchLessons(db, input, Date.now());
+      if (i >= 20) searchMs.push(performance.now() - t);
+      t = performance.now();
+      await recall(db, { ...input, client: "bench" }, Date.now());
+      if (i >= 20) recallMs.push(performance.now() - t);
+    }
+    report(GROUP, "search_ms", searchMs);
+    report(GROUP, "recall_ms", recallMs);
+
+    const index = new MiniSearch<{ id: string; title: string; content: string; tags: string }>({ fields: ["title", "content", "tags"] });
+    index.addAll(target.map((l) => ({ id: l.id, title: l.title, content: l.content, tags: l.tags.join(" ") })));
+    const miniMs: number[] = [];
+    for (let i = 0; i < RUNS + 20; i++) {
+      const t = performance.now();
+      index.search(queries[i % queries.length] ?? "").slice(0, 5);
+      if (i >= 20) miniMs.push(performance.now() - t);
+    }
+    report(GROUP, "minisearch_ms", miniMs);
+  });
+});

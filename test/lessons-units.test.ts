@@ -1,0 +1,90 @@
+import { describe, expect, it } from "vitest";
+import { offlineLessons } from "../src/lessons/offline-extract";
+import { parseTranscript, recordEvents } from "../src/lessons/parse";
+import { REDACTED, redactSecrets } from "../src/lessons/redact";
+import { chunkMoments, corTexts, findMoments, signalsOf } from "../src/lessons/signals";
+import { fixture } from "./fixtures/transcripts";
+
+describe("secret redaction", () => {
+  it.each([
+    ["ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnop", "sk-ant-api03-abcdefghijklmnop"],
+    ["export GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ", "ghp_0123456789abcdefghijABCDEFGHIJ"],
+    ["Authorization: Bearer abc.def.ghi-123456789", "abc.def.ghi-123456789"],
+    ['{"password": "hunter2-prod"}', "hunter2-prod"],
+    ["DB_PASSWORD: s3cr3t-value", "s3cr3t-value"],
+    ["postgres://app:topsecret@db.internal:5432/app", "topsecret"],
+    ["aws AKIAIOSFODNN7EXAMPLE key", "AKIAIOSFODNN7EXAMPLE"],
+    ["-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA"],
+    ["token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "dozjgNryP4J3jVmNHl0w5N"],
+    ["engram key egm_AbCdEf0123456789xyz", "egm_AbCdEf0123456789xyz"],
+  ])("redacts %s", (text, secret) => {
+    const out = redactSecrets(text);
+    expect(out).not.toContain(secret);
+    expect(out).toContain(REDACTED);
+  });
+
+  it("keeps ordinary code and prose", () => {
+    const text = "const retries = 5; // use exponential backoff\nnpm test -- forward";
+    expect(redactSecrets(text)).toBe(text);
+  });
+});
+
+describe("transcript parsing", () => {
+  it("reads Claude Code records: human text, tool calls, failed results, summaries; skips meta and bookkeeping lines", () => {
+    const parsed = parseTranscript(fixture("retry-backoff").text);
+    expect(parsed.unreadable).toBe(0);
+    const kinds = new Set(parsed.events.map((e) => e.kind));
+    expect(kinds).toEqual(new Set(["summary", "user", "assistant", "tool_use", "tool_result"]));
+    expect(parsed.events.some((e) => e.text.includes("/clear"))).toBe(false);
+    expect(parsed.events.find((e) => e.kind === "tool_use")?.text).toMatch(/^Read: \/home\/dev/);
+  });
+
+  it("marks sub-agent records and never fails on bad lines", () => {
+    const parsed = parseTranscript(fixture("explore-noise").text);
+    expect(parsed.events.filter((e) => e.sidechain).length).toBeGreaterThan(0);
+    expect(parseTranscript('not json\n{"type":"file-history-snapshot"}\n\n').unreadable).toBe(1);
+    expect(
+      recordEvents({ type: "user", message: { role: "user", content: [{ type: "tool_result", content: [{ type: "text", text: "boom" }], is_error: true }] } }),
+    ).toEqual([{ kind: "tool_result", text: "boom", error: true }]);
+  });
+});
+
+describe("signal filter", () => {
+  it("finds errors, corrections, completions and #cor markers; a sub-agent's prompt is not a human correction", () => {
+    expect(signalsOf({ kind: "tool_result", text: "Traceback (most recent call last):\n  File x", error: false })).toEqual(["error"]);
+    expect(signalsOf({ kind: "user", text: "No, use pnpm instead of npm" })).toEqual(["correction"]);
+    expect(signalsOf({ kind: "user", text: "#cor never call sys.exit() in a library" })).toContain("cor");
+    expect(signalsOf({ kind: "user", text: "No, use pnpm", sidechain: true })).toEqual([]);
+    expect(signalsOf({ kind: "assistant", text: "All tests pass now." })).toEqual(["completion"]);
+    expect(signalsOf({ kind: "user", text: "Add a retry to the forwarder." })).toEqual([]);
+  });
+
+  it("keeps #cor text from the marker to the end of its paragraph", () => {
+    expect(corTexts("Looks odd.\n\n#cor: use keyset pagination, not OFFSET.\n\nThanks")).toEqual(["use keyset pagination, not OFFSET."]);
+  });
+
+  it("drops sessions without signal (a tour of the repo) and keeps every moment across chunks", () => {
+    const tour = parseTranscript(fixture("explore-noise").text).events;
+    expect(offlineLessons(tour.filter((e) => !e.sidechain))).toEqual([]);
+    const events = Array.from({ length: 30 }, (_, i) => [
+      { kind: "tool_use" as const, text: `Bash: make ${i}` },
+      { kind: "tool_result" as const, text: `Error: step ${i} ${"x".repeat(3000)}`, error: true },
+      ...Array.from({ length: 4 }, () => ({ kind: "assistant" as const, text: "working" })),
+    ]).flat();
+    const moments = findMoments(events);
+    const chunks = chunkMoments(moments, 10_000);
+    expect(chunks.length).toBeGreaterThan(2);
+    const all = chunks.map((c) => c.text).join("\n");
+    for (let i = 0; i < 30; i++) expect(all).toContain(`Error: step ${i} `);
+  });
+});
+
+describe("offline extraction rules", () => {
+  it("turns a correction into an antipattern and an error -> fix into a pattern", () => {
+    const events = parseTranscript(fixture("mocked-database").text).events;
+    const out = offlineLessons(events);
+    expect(out.map((l) => l.type)).toEqual(["antipattern", "pattern"]);
+    expect(out[0]?.title).toMatch(/don't mock the database in integration tests/);
+    expect(out[1]?.content).toMatch(/migrat/);
+  });
+});
