@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { inject } from "vitest";
+import { afterAll, inject } from "vitest";
 
 export const ROOT = path.join(import.meta.dirname, "..", "..");
 export const BIN = path.join(ROOT, "cli", "bin", "engram.js");
@@ -11,8 +11,17 @@ export const FIXTURES = path.join(ROOT, "test", "fixtures", "transcripts");
 
 export type Run = { code: number | null; stdout: string; stderr: string };
 
-/** A fresh HOME: Claude Code's and engram's files of one imaginary user. */
-export const tempHome = () => mkdtempSync(path.join(tmpdir(), "engram-cli-home-"));
+const homes: string[] = [];
+afterAll(() => {
+  for (const h of homes.splice(0)) rmSync(h, { recursive: true, force: true });
+});
+
+/** A fresh HOME: Claude Code's and engram's files of one imaginary user; removed after the test file. */
+export function tempHome(): string {
+  const home = mkdtempSync(path.join(tmpdir(), "engram-cli-home-"));
+  homes.push(home);
+  return home;
+}
 
 /** The environment a user's shell would give the CLI, minus anything of this machine's own engram or Claude setup. */
 export function cliEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
