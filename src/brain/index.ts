@@ -2,6 +2,7 @@ import type { Capability } from "../core/capability";
 import { brainContextProvider } from "./context";
 import { staleHeartbeatsJob } from "./cron";
 import { eraseBrain } from "./erase";
+import { brainMcpTools } from "./mcp";
 import { brainOverview } from "./overview";
 import { brainRoutes } from "./routes";
 import { updateCustomerBrain } from "./tool";
@@ -10,6 +11,7 @@ import { updateCustomerBrain } from "./tool";
 export const brainCapability: Capability = {
   name: "brain",
   tools: [updateCustomerBrain],
+  mcpTools: brainMcpTools,
   contextProviders: [{ ...brainContextProvider, priority: 20 }],
   routes: brainRoutes,
   cronJobs: [staleHeartbeatsJob],

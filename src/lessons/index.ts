@@ -3,7 +3,6 @@ import type { Capability } from "../core/capability";
 import { lessonRecalls, lessons, transcriptSegments, transcripts } from "../db/schema";
 import { newRouter } from "../http/openapi";
 import { EXTRACT_KIND } from "./deps";
-import { memoryMcpTools } from "./mcp-memory";
 import { lessonMcpTools } from "./mcp-tools";
 import { handleExtraction, lessonsSweepJob, markFailed } from "./queue";
 import { lessonRoutes } from "./routes-lessons";
@@ -18,7 +17,7 @@ routes.route("/", lessonRoutes);
 export const lessonsCapability: Capability = {
   name: "lessons",
   routes,
-  mcpTools: [...lessonMcpTools, ...memoryMcpTools],
+  mcpTools: lessonMcpTools,
   // A JSON-encoded upload of MAX_CONTENT_BYTES grows with escaping (at most about twice); the content itself is checked exactly.
   bodyLimits: { "/v1/transcripts": MAX_CONTENT_BYTES * 2 + 64 * 1024 },
   queueKinds: [{ kind: EXTRACT_KIND, handle: handleExtraction, deadLetter: markFailed }],

@@ -4,7 +4,8 @@
  */
 import { and, eq, gt, sql } from "drizzle-orm";
 import { z } from "zod";
-import { defineTool, type ToolContext } from "../core/tool";
+import { defineMcpTool } from "../core/mcp-tool";
+import type { ToolContext } from "../core/tool";
 import { transcripts } from "../db/schema";
 import { AppError, describeFailure } from "../lib/errors";
 import { lessonsDeps } from "./deps";
@@ -23,7 +24,7 @@ export function formatLesson(l: LessonRow): string {
   return `- [${l.type} ${l.signal}${flags}] ${l.title}\n  ${l.content.replace(/\n/g, "\n  ")}\n  (id ${l.id};${where}; confirmed ${l.confirmations}x)`;
 }
 
-export const brainRecall = defineTool({
+export const brainRecall = defineMcpTool({
   name: "brain_recall",
   description:
     "Search the user's coding lessons (corrections, antipatterns, decisions, patterns, snippets learned in earlier sessions). Call it BEFORE writing code, choosing an approach, adding a dependency or debugging an error, with concrete nouns from the task (library, function, error message, tool). Results for the given project come first, then global ones. If a lesson applies, follow it; if it looks stale against the current code, say so.",
@@ -33,8 +34,6 @@ export const brainRecall = defineTool({
     type: z.enum(LESSON_TYPES).optional(),
     limit: z.number().int().min(1).max(20).default(5),
   }),
-  runs: "server",
-  needsApproval: false,
   describe: (i) => `Recalling lessons about ${i.query.slice(0, 60)}`,
   run: async (ctx, input) => {
     const hits = await recall(
@@ -47,7 +46,7 @@ export const brainRecall = defineTool({
   },
 });
 
-export const brainRemember = defineTool({
+export const brainRemember = defineMcpTool({
   name: "brain_remember",
   description:
     "Save a coding lesson now, without waiting for the end-of-session extraction. Call it when the user corrects you, when a fix finally works after failed attempts, or when a decision is made that future sessions must respect. Write it as a rule with its reason, naming concrete tools, files or functions. Saving the same lesson twice keeps one.",
@@ -60,8 +59,6 @@ export const brainRemember = defineTool({
     tags: z.array(z.string()).max(12).default([]),
     project: Project.nullable().default(null).describe("The project it is true of; null when it holds in any codebase"),
   }),
-  runs: "server",
-  needsApproval: false,
   describe: (i) => `Saving the lesson "${i.title.slice(0, 60)}"`,
   run: async (ctx, input) => {
     try {
@@ -110,13 +107,11 @@ async function extractNow(ctx: ToolContext, sessionId: string | undefined) {
   return { content: lines.join("\n") };
 }
 
-export const brainExtract = defineTool({
+export const brainExtract = defineMcpTool({
   name: "brain_extract",
   description:
     "Extract lessons now from transcripts already uploaded to engram but not yet processed, with the conversation model instead of waiting for background extraction. Call it when the user asks to learn from a session right away (e.g. before ending it). Give session_id to extract one session.",
   input: z.object({ session_id: z.string().trim().min(1).max(100).optional().describe("A Claude Code session id; omitted: the oldest pending transcripts") }),
-  runs: "server",
-  needsApproval: false,
   describe: () => "Extracting lessons",
   run: (ctx, input) => extractNow(ctx, input.session_id),
 });

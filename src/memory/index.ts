@@ -2,6 +2,7 @@ import type { Capability } from "../core/capability";
 import { memorySweepJob } from "./cron";
 import { CONSOLIDATE_KIND } from "./deps";
 import { eraseMemory } from "./erase";
+import { memoryMcpTools } from "./mcp";
 import { memoryOverview } from "./overview";
 import { memoryProviders } from "./providers";
 import { handleConsolidation, markDeadLettered } from "./queue";
@@ -12,6 +13,7 @@ import { memoryTools, observeFromCore } from "./tools";
 export const memoryCapability: Capability = {
   name: "memory",
   tools: memoryTools,
+  mcpTools: memoryMcpTools,
   contextProviders: memoryProviders.map((p) => ({ ...p, priority: 10 })),
   routes: memoryRoutes,
   queueKinds: [{ kind: CONSOLIDATE_KIND, handle: handleConsolidation, deadLetter: markDeadLettered }],
