@@ -4,6 +4,7 @@ import { lessonRecalls, lessons, transcriptSegments, transcripts } from "../db/s
 import { newRouter } from "../http/openapi";
 import { EXTRACT_KIND } from "./deps";
 import { lessonMcpTools } from "./mcp-tools";
+import { lessonsOverview } from "./overview";
 import { handleExtraction, lessonsSweepJob, markFailed } from "./queue";
 import { lessonRoutes } from "./routes-lessons";
 import { transcriptRoutes } from "./routes-transcripts";
@@ -22,6 +23,7 @@ export const lessonsCapability: Capability = {
   bodyLimits: { "/v1/transcripts": MAX_CONTENT_BYTES * 2 + 64 * 1024 },
   queueKinds: [{ kind: EXTRACT_KIND, handle: handleExtraction, deadLetter: markFailed }],
   cronJobs: [lessonsSweepJob],
+  overview: lessonsOverview,
   erase: async ({ db, userId }) => ({
     statements: [
       { statement: db.delete(lessonRecalls).where(eq(lessonRecalls.userId, userId)) },

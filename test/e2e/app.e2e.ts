@@ -192,6 +192,53 @@ describe("engram web app", () => {
     await page.getByText("No proposals waiting.").waitFor();
   });
 
+  it("creates a project from chat, shows why in the Projects panel, and undoes it", async () => {
+    await say("I'm starting a podcast about true crime");
+    await turnEnded();
+    await page.getByRole("link", { name: "Memory", exact: true }).click();
+    await page.getByRole("link", { name: "Projects", exact: true }).click();
+    const projects = page.getByRole("list", { name: "Your projects" });
+    await projects.locator("li", { hasText: /podcast/i }).waitFor();
+    const action = page
+      .getByRole("list", { name: "Project activity" })
+      .locator("li", { hasText: /podcast/i })
+      .first();
+    await action.getByText(/Reason: .*starting a podcast/).waitFor();
+    await browser.shot("10-projects-activity");
+    // Keyboard: focus the Undo button and press Enter.
+    await action.getByRole("button", { name: /^Undo/ }).focus();
+    await page.keyboard.press("Enter");
+    await page.getByText("No projects yet.").waitFor();
+    expect((await api<{ projects: unknown[] }>("/v1/projects?include_archived=true")).projects).toEqual([]);
+  });
+
+  it("finds a lesson by search in the Lessons panel, unlearns and restores it", async () => {
+    const res = await fetch(`${server.origin}/v1/lessons`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        title: "Apply migrations before tests",
+        content: "Run the D1 migrations before the test suite, or every query fails.",
+        type: "lesson",
+        signal: "HIGH",
+      }),
+    });
+    expect(res.status).toBe(201);
+    const { lesson } = (await res.json()) as { lesson: { id: string } };
+    await page.getByRole("link", { name: "Lessons", exact: true }).click();
+    await page.getByLabel("Search lessons").fill("migrations");
+    await page.getByLabel("Search lessons").press("Enter");
+    const row = page.locator(`.items li[data-id="${lesson.id}"]`);
+    await row.getByText(/lesson · HIGH signal/).waitFor();
+    await row.getByRole("button", { name: /^Unlearn lesson/ }).click();
+    await row.getByRole("button", { name: /^Restore lesson/ }).waitFor();
+    expect((await api<{ lesson: { unlearned: boolean } }>(`/v1/lessons/${lesson.id}`)).lesson.unlearned).toBe(true);
+    await browser.shot("11-lessons-unlearned");
+    await row.getByRole("button", { name: /^Restore lesson/ }).click();
+    await row.getByRole("button", { name: /^Unlearn lesson/ }).waitFor();
+    expect((await api<{ lesson: { unlearned: boolean } }>(`/v1/lessons/${lesson.id}`)).lesson.unlearned).toBe(false);
+  });
+
   it("shows usage per day as a chart", async () => {
     await page.getByRole("link", { name: "Usage", exact: true }).click();
     await page.getByRole("img", { name: /Estimated cost per day/ }).waitFor();

@@ -1,0 +1,89 @@
+/** Coding lessons learned from transcripts: search, type and signal, unlearn and restore. */
+import { type Api, explain, q } from "./api";
+import { button, fill, h, when } from "./dom";
+
+type Lesson = {
+  id: string;
+  type: string;
+  signal: "HIGH" | "MED" | "LOW";
+  title: string;
+  content: string;
+  project: string | null;
+  unlearned: boolean;
+  created_at: number;
+  score?: number;
+};
+type Stats = { by_type: Record<string, number>; sync: { transcripts: number; pending: number; failed: number; last_synced_at: number | null } };
+
+const TYPES = ["lesson", "antipattern", "decision", "pattern", "snippet"];
+const errorLine = (err: unknown) => h("p", { class: "error", role: "alert" }, explain(err));
+
+export function lessonsPanel(api: Api): HTMLElement {
+  const summary = h("p", { class: "muted" });
+  const results = h("div", { "aria-live": "polite" });
+  const qInput = h("input", { type: "search", "aria-label": "Search lessons", placeholder: "Search lessons (e.g. “migrations”)" });
+  const type = h(
+    "select",
+    { "aria-label": "Lesson type" },
+    h("option", { value: "" }, "any type"),
+    TYPES.map((t) => h("option", { value: t }, t)),
+  );
+  const form = h("form", { class: "inline wrap", role: "search" }, qInput, type, h("button", { type: "submit" }, "Search"));
+
+  // Unlearned lessons stay on screen until the next search, so Restore is one keypress away.
+  const row = (l: Lesson) => {
+    const li = h("li", { "data-id": l.id });
+    const draw = (lesson: Lesson) =>
+      fill(
+        li,
+        h("strong", null, lesson.title || lesson.content.slice(0, 60)),
+        h(
+          "small",
+          { class: "muted" },
+          ` ${lesson.type} · ${lesson.signal} signal${lesson.project ? ` · ${lesson.project}` : ""} · ${when(lesson.created_at)}${lesson.unlearned ? " · unlearned" : ""} `,
+        ),
+        h("p", null, lesson.content),
+        button(
+          lesson.unlearned ? "Restore" : "Unlearn",
+          async () => {
+            try {
+              const path = `/v1/lessons/${encodeURIComponent(lesson.id)}${lesson.unlearned ? "/restore" : ""}`;
+              const r = await api.json<{ lesson: Lesson }>(lesson.unlearned ? "POST" : "DELETE", path);
+              draw(r.lesson);
+              li.querySelector("button")?.focus();
+            } catch (err) {
+              li.append(errorLine(err));
+            }
+          },
+          { class: "secondary", "aria-label": `${lesson.unlearned ? "Restore" : "Unlearn"} lesson: ${(lesson.title || lesson.content).slice(0, 60)}` },
+        ),
+      );
+    draw(l);
+    return li;
+  };
+
+  async function load(): Promise<void> {
+    try {
+      const { lessons } = await api.get<{ lessons: Lesson[] }>(`/v1/lessons${q({ q: qInput.value.trim(), type: type.value, limit: 50 })}`);
+      fill(results, lessons.length ? h("ul", { class: "items", "aria-label": "Lessons" }, lessons.map(row)) : h("p", { class: "muted" }, "No lessons found."));
+    } catch (err) {
+      fill(results, errorLine(err));
+    }
+  }
+  async function stats(): Promise<void> {
+    try {
+      const s = await api.get<Stats>("/v1/lessons/stats");
+      const total = Object.values(s.by_type).reduce((a, b) => a + b, 0);
+      summary.textContent = `${total} lessons · ${s.sync.transcripts} transcripts (${s.sync.pending} pending, ${s.sync.failed} failed) · last synced ${when(s.sync.last_synced_at)}`;
+    } catch {
+      summary.textContent = "";
+    }
+  }
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    void load();
+  });
+  void load();
+  void stats();
+  return h("section", { class: "panel", "aria-label": "Lessons" }, h("h3", null, "Lessons"), summary, form, results);
+}
