@@ -8,6 +8,7 @@ import type { AppEnv } from "../http/context";
 import { ErrorBody } from "../http/errors";
 import { errors, json, jsonBody, newRouter, Slug, security } from "../http/openapi";
 import { AppError } from "../lib/errors";
+import { cleanText } from "../lib/sanitize";
 import { assertChatBudget } from "../usage/budget";
 import type { Started } from "./session-do";
 import { createSession, getSession, requireProject, sessionStub } from "./store";
@@ -93,6 +94,8 @@ export const chatRoutes = (registry: Registry) =>
   newRouter().openapi(chatRoute, async (c) => {
     const body = c.req.valid("json");
     const { db, user } = c.var;
+    // Invisible and control characters never reach the model or the session title.
+    const message = cleanText(body.message, 32_000, "message");
     // Client tools may not take a server tool's name: checked before anything is written.
     const declared = clientToolSet(body.client_tools, body.mcp_servers, reservedToolNames(registry.tools));
     if (declared.issues.length)
@@ -109,7 +112,7 @@ export const chatRoutes = (registry: Registry) =>
       ? await Promise.all([getSession(db, user.id, body.session_id), assertChatBudget(db, user.id, c.var.config)])
       : [
           await assertChatBudget(db, user.id, c.var.config).then(() =>
-            createSession(db, user.id, { title: body.message, siteId: body.site_id ?? null, projectId: body.project_id ?? null }),
+            createSession(db, user.id, { title: message, siteId: body.site_id ?? null, projectId: body.project_id ?? null }),
           ),
         ];
     const stub = sessionStub(c.env, user.id, session.id);
@@ -119,7 +122,7 @@ export const chatRoutes = (registry: Registry) =>
       userId: user.id,
       plan: user.plan,
       sessionId: session.id,
-      message: body.message,
+      message,
       siteId: body.site_id ?? session.siteId,
       projectId: body.project_id ?? session.projectId,
       stream: body.stream,
