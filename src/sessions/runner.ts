@@ -117,7 +117,7 @@ export class TurnRunner {
       await Promise.all([
         ...tally.writes,
         this.recordSpent(scope, scope.config.chatModel, tally.spent),
-        touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending),
+        touchSession(scope.db, input.userId, input.sessionId, this.store.messageCount(), tally.pending),
       ]);
     }
   }
@@ -160,7 +160,7 @@ export class TurnRunner {
       await Promise.all([
         ...tally.writes,
         this.recordSpent(scope, cont.model, tally.spent),
-        touchSession(scope.db, input.userId, input.sessionId, tally.added, tally.pending),
+        touchSession(scope.db, input.userId, input.sessionId, this.store.messageCount(), tally.pending),
       ]);
     }
   }
@@ -169,9 +169,9 @@ export class TurnRunner {
   async abandon(cont: Continuation, reason: string, expired: boolean): Promise<string[]> {
     const open = cont.pending.map((p) => p.call_id);
     const results = [...cont.results, ...open.map((id) => resultBlock(id, { content: reason, isError: true }))];
-    const added = this.store.closeContinuation(completed(cont.messages, results), expired ? open : []).length;
+    this.store.closeContinuation(completed(cont.messages, results), expired ? open : []);
     await this.alarm.clear();
-    await touchSession(createDb(this.env.DB), cont.user_id, cont.session_id, added, false);
+    await touchSession(createDb(this.env.DB), cont.user_id, cont.session_id, this.store.messageCount(), false);
     return open;
   }
 

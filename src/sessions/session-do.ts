@@ -27,6 +27,7 @@ export type Started = { error: Refusal } | { events: ReadableStream<Uint8Array>;
 export type PendingView = ToolPendingEnvelope & { messages: MessageParam[]; answered: { tool_use_id: string; is_error: boolean }[] };
 
 const EXPIRED = "The client did not answer this tool call in time.";
+const GONE: Refusal = { code: "not_found", message: "session not found (it was deleted)" };
 const CANCELLED = "The user cancelled this tool call.";
 
 /**
@@ -37,23 +38,32 @@ export class SessionObject extends DurableObject<Env> {
   private lock: Promise<void> = Promise.resolve();
   private readonly running = new Map<string, () => void>();
   private resuming = false;
+  /**
+   * Set once `destroy` has run: the runtime keeps this instance serving requests already queued for it,
+   * but its tables are gone, so every entry point answers not_found. A tombstone table keeps it set
+   * for a later instance of the same object.
+   */
+  private destroyed: boolean;
   private readonly store: SessionStorage;
   private readonly runner: TurnRunner;
 
   constructor(ctx: DurableObjectState, env: Env, registry: Registry) {
     super(ctx, env);
+    this.destroyed = ctx.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tombstone'").toArray().length > 0;
     this.store = new SessionStorage(ctx.storage);
     this.runner = new TurnRunner(this.store, env, { set: (at) => ctx.storage.setAlarm(at), clear: () => ctx.storage.deleteAlarm() }, registry);
   }
 
   /** Starts one chat turn; refused while a tool call is pending. */
   async turn(input: TurnInput): Promise<Started> {
+    if (this.destroyed) return { error: GONE };
     if (this.resuming || this.live()) return { error: { code: "tool_pending", message: pendingMessage(input.sessionId) } };
     return this.start(input.turnId, input.stream, (sink) => this.runner.chat(input, sink));
   }
 
   /** Resumes the suspended turn with the client's answer to one pending call. */
   async resume(input: ResumeInput): Promise<Started> {
+    if (this.destroyed) return { error: GONE };
     if (this.resuming) return { error: { code: "session_busy", message: "an answer to this session's pending tool call is already being processed" } };
     const cont = this.live();
     if (!cont) {
@@ -74,6 +84,7 @@ export class SessionObject extends DurableObject<Env> {
 
   /** Ends the suspended turn without an answer (each open call becomes an is_error result). */
   async cancelPending(): Promise<{ error: Refusal } | { cancelled: string[] }> {
+    if (this.destroyed) return { error: GONE };
     if (this.resuming) return { error: { code: "session_busy", message: "the pending tool call is being answered" } };
     const cont = this.live();
     if (!cont) return { error: { code: "conflict", message: "no tool call is pending in this session" } };
@@ -85,7 +96,9 @@ export class SessionObject extends DurableObject<Env> {
     this.running.get(turnId)?.();
   }
 
-  read(): { messages: StoredMessage[]; pending: PendingView | null; summary: SessionSummary | null } {
+  /** null once the session was deleted. */
+  read(): { messages: StoredMessage[]; pending: PendingView | null; summary: SessionSummary | null } | null {
+    if (this.destroyed) return null;
     const cont = this.live();
     const pending = cont
       ? { ...envelopeOf(cont), messages: cont.messages, answered: cont.results.map((r) => ({ tool_use_id: r.tool_use_id, is_error: r.is_error === true })) }
@@ -95,14 +108,19 @@ export class SessionObject extends DurableObject<Env> {
 
   async destroy(): Promise<void> {
     await this.serialised(async () => {
+      if (this.destroyed) return;
+      this.destroyed = true;
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
+      this.ctx.storage.sql.exec("CREATE TABLE tombstone (deleted_at INTEGER NOT NULL)");
+      this.ctx.storage.sql.exec("INSERT INTO tombstone VALUES (?)", Date.now());
     });
   }
 
   /** The continuation's deadline. */
   override async alarm(): Promise<void> {
     await this.serialised(async () => {
+      if (this.destroyed) return;
       const cont = this.store.continuation();
       if (!cont) return;
       if (cont.expires_at > Date.now()) return this.ctx.storage.setAlarm(cont.expires_at);
@@ -124,7 +142,8 @@ export class SessionObject extends DurableObject<Env> {
   private start(turnId: string, stream: boolean, work: (sink: EventSink) => Promise<void>): Started {
     const sink = eventStream();
     this.running.set(turnId, sink.abort);
-    const done = this.serialised(() => work(sink)).finally(() => {
+    // A turn queued behind `destroy` finds the session gone when its turn comes.
+    const done = this.serialised(async () => (this.destroyed ? sink.emit({ type: "error", ...GONE }) : work(sink))).finally(() => {
       this.running.delete(turnId);
       sink.close();
     });

@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, desc, eq, isNull } from "drizzle-orm";
 import type { Env } from "../config/env";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
@@ -40,11 +40,25 @@ export async function listSessions(db: Db, userId: string, limit: number, before
     .all();
 }
 
-export async function touchSession(db: Db, userId: string, id: string, added: number, pending: boolean) {
+/**
+ * Copies the session object's own counts into its D1 row. Absolute values, not increments: the object's
+ * storage is the truth, so a write lost in a crash is corrected by the next one instead of drifting.
+ */
+export async function touchSession(db: Db, userId: string, id: string, messageCount: number, pending: boolean) {
   await db
     .update(sessions)
-    .set({ messageCount: sql`${sessions.messageCount} + ${added}`, pending, updatedAt: Date.now() })
+    .set({ messageCount, pending, updatedAt: Date.now() })
     .where(and(eq(sessions.id, id), eq(sessions.userId, userId)));
+}
+
+/** Repairs a row whose counts differ from the object's storage (read by GET /v1/sessions/{id}); the row as it now is. */
+export async function reconcileSession(db: Db, row: SessionRow, messageCount: number, pending: boolean): Promise<SessionRow> {
+  if (row.messageCount === messageCount && row.pending === pending) return row;
+  await db
+    .update(sessions)
+    .set({ messageCount, pending })
+    .where(and(eq(sessions.id, row.id), eq(sessions.userId, row.userId)));
+  return { ...row, messageCount, pending };
 }
 
 export async function deleteSessionRow(db: Db, userId: string, id: string) {
