@@ -5,7 +5,7 @@
  * import cycle between folders (scripts/check-deps.mjs).
  */
 const PLATFORM = "^src/(config|db|http|lib|model)/";
-const CORE = "^src/(core|bridge|chat|sessions|account|auth|health|usage)/";
+const CORE = "^src/(core|bridge|chat|sessions|account|auth|health|usage|overview)/";
 const CAPABILITIES = "^src/(brain|memory|builtins|projects|lessons)/";
 
 module.exports = {

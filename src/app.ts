@@ -9,6 +9,7 @@ import { healthRoutes } from "./health/routes";
 import { onError, onNotFound } from "./http/errors";
 import { guardBody, requestContext } from "./http/middleware";
 import { newRouter } from "./http/openapi";
+import { overviewRoutes } from "./overview/routes";
 import { sessionRoutes } from "./sessions/routes";
 import { chatRoutes } from "./sessions/routes-chat";
 
@@ -29,6 +30,7 @@ export function createApp(registry: Registry) {
   app.route("/", accountRoutes(registry));
   app.route("/", chatRoutes(registry));
   app.route("/", sessionRoutes);
+  app.route("/", overviewRoutes(registry));
   for (const capability of registry.capabilities) if (capability.routes) app.route("/", capability.routes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

@@ -2,6 +2,7 @@ import type { Capability } from "../core/capability";
 import { brainContextProvider } from "./context";
 import { staleHeartbeatsJob } from "./cron";
 import { eraseBrain } from "./erase";
+import { brainOverview } from "./overview";
 import { brainRoutes } from "./routes";
 import { updateCustomerBrain } from "./tool";
 
@@ -12,5 +13,6 @@ export const brainCapability: Capability = {
   contextProviders: [{ ...brainContextProvider, priority: 20 }],
   routes: brainRoutes,
   cronJobs: [staleHeartbeatsJob],
+  overview: brainOverview,
   erase: eraseBrain,
 };

@@ -35,6 +35,18 @@ export type ErasePlan = {
 /** Prepares the plan; may read (ids to clean outside D1) or act before the batch (e.g. destroy session objects). */
 export type EraseHook = (ctx: EraseContext) => Promise<ErasePlan>;
 
+export type OverviewContext = { db: Db; config: Config; userId: string; now: number };
+
+/**
+ * One capability's part of `GET /v1/overview`, the first screen of a client: counts under stable keys
+ * and a few recent items, all read for the caller only.
+ */
+export type OverviewPart = {
+  counts: Record<string, number>;
+  recent?: { kind: string; id: string; title: string; at: number }[];
+};
+export type OverviewSource = (ctx: OverviewContext) => Promise<OverviewPart>;
+
 /** Durable facts about the user the chat core noticed (e.g. while summarising old turns), handed to memory. */
 export type ObservationSink = (scope: TurnScope, observations: readonly { content: string; category: string }[]) => Promise<void>;
 
@@ -49,6 +61,8 @@ export interface Capability {
   queueKinds?: readonly QueueKind[];
   cronJobs?: readonly CronJob[];
   erase?: EraseHook;
+  /** Its section of the overview; a capability without one is simply absent from it. */
+  overview?: OverviewSource;
 }
 
 /** What the core runs with: every capability's contributions, merged once. */

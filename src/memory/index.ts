@@ -2,6 +2,7 @@ import type { Capability } from "../core/capability";
 import { memorySweepJob } from "./cron";
 import { CONSOLIDATE_KIND } from "./deps";
 import { eraseMemory } from "./erase";
+import { memoryOverview } from "./overview";
 import { memoryProviders } from "./providers";
 import { handleConsolidation, markDeadLettered } from "./queue";
 import { memoryRoutes } from "./routes";
@@ -15,6 +16,7 @@ export const memoryCapability: Capability = {
   routes: memoryRoutes,
   queueKinds: [{ kind: CONSOLIDATE_KIND, handle: handleConsolidation, deadLetter: markDeadLettered }],
   cronJobs: [memorySweepJob],
+  overview: memoryOverview,
   erase: eraseMemory,
   observe: observeFromCore,
 };

@@ -9,7 +9,7 @@ import type { StoredMessage } from "./history";
 import type { SessionSummary } from "./history-budget";
 import { ChatResponse, turnResponse } from "./routes-chat";
 import type { PendingView } from "./session-do";
-import { deleteSessionRow, getSession, listSessions, publicSession, reconcileSession, sessionStub } from "./store";
+import { deleteSessionRow, getSession, listSessions, publicSession, reconcileSession, renameSession, sessionStub } from "./store";
 
 const Session = z
   .object({
@@ -74,6 +74,17 @@ const getRoute = createRoute({
   },
 });
 
+const renameRoute = createRoute({
+  method: "patch",
+  path: "/v1/sessions/{id}",
+  operationId: "renameSession",
+  tags: ["sessions"],
+  summary: "Rename a session",
+  security,
+  request: { params: IdParam, ...jsonBody(z.strictObject({ title: z.string().trim().min(1, "title must not be empty").max(80) })) },
+  responses: { 200: json(z.object({ session: Session }), "Renamed"), ...errors },
+});
+
 const deleteRoute = createRoute({
   method: "delete",
   path: "/v1/sessions/{id}",
@@ -132,6 +143,10 @@ export const sessionRoutes = newRouter()
     if (!state) throw notFound("session");
     const row = await reconcileSession(c.var.db, session, state.messages.length, state.pending !== null);
     return c.json({ session: publicSession(row), ...state }, 200);
+  })
+  .openapi(renameRoute, async (c) => {
+    const row = await renameSession(c.var.db, c.var.user.id, c.req.valid("param").id, c.req.valid("json").title);
+    return c.json({ session: publicSession(row) }, 200);
   })
   .openapi(deleteRoute, async (c) => {
     const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);

@@ -61,6 +61,17 @@ export async function reconcileSession(db: Db, row: SessionRow, messageCount: nu
   return { ...row, messageCount, pending };
 }
 
+/** Renames the caller's session; another user's id matches no row (404). */
+export async function renameSession(db: Db, userId: string, id: string, title: string): Promise<SessionRow> {
+  const [row] = await db
+    .update(sessions)
+    .set({ title })
+    .where(and(eq(sessions.id, id), eq(sessions.userId, userId)))
+    .returning();
+  if (!row) throw notFound("session");
+  return row;
+}
+
 export async function deleteSessionRow(db: Db, userId: string, id: string) {
   await db.delete(sessions).where(and(eq(sessions.id, id), eq(sessions.userId, userId)));
 }

@@ -1,0 +1,71 @@
+// The web app's first paint in Debian's Chromium (headless) against `wrangler dev`, and its page weight.
+// Cold: a new browser context (empty cache) per sample; warm: the same page reloaded from cache.
+import { gzipSync } from "node:zlib";
+import { chromium } from "playwright-core";
+
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const ASSETS = ["/", "/app.js", "/app.css"];
+
+async function paint(page) {
+  return page.evaluate(() => {
+    const fcp = performance.getEntriesByName("first-contentful-paint")[0];
+    const nav = performance.getEntriesByType("navigation")[0];
+    return { fcp: fcp ? fcp.startTime : Number.NaN, load: nav ? nav.loadEventEnd : Number.NaN };
+  });
+}
+
+export default {
+  name: "Web app: first paint and page weight",
+  target: "first contentful paint p95 < 1000 ms on wrangler dev; no framework, whole page under 50 KiB gzipped",
+  targets: { first_paint_cold_ms: { p95: 1000 }, first_paint_warm_ms: { p95: 1000 } },
+  description:
+    "Headless Chromium (/usr/bin/chromium) loads `/` (the sign-in screen: HTML, then app.js and app.css). `first_paint_cold_ms`: first-contentful-paint in a new browser context (empty cache); `load_cold_ms`: its load event; `first_paint_warm_ms`: the same page reloaded (cached assets). Times are from navigation start, as the browser reports them.",
+  runs: 30,
+  warmup: 3,
+  async setup() {
+    const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: FLAGS });
+    return { browser };
+  },
+  async sample(h, state) {
+    const context = await state.browser.newContext();
+    const page = await context.newPage();
+    await page.goto(h.url, { waitUntil: "load" });
+    await page.getByLabel("API key").waitFor();
+    const cold = await paint(page);
+    await page.reload({ waitUntil: "load" });
+    await page.getByLabel("API key").waitFor();
+    const warm = await paint(page);
+    await context.close();
+    return { first_paint_cold_ms: cold.fcp, load_cold_ms: cold.load, first_paint_warm_ms: warm.fcp };
+  },
+  async report(h, state) {
+    await state.browser.close();
+    const rows = [];
+    let raw = 0;
+    let gz = 0;
+    for (const path of ASSETS) {
+      const body = Buffer.from(await (await fetch(`${h.url}${path}`)).arrayBuffer());
+      const zipped = gzipSync(body, { level: 9 }).length;
+      raw += body.length;
+      gz += zipped;
+      rows.push(`| \`${path}\` | ${(body.length / 1024).toFixed(1)} | ${(zipped / 1024).toFixed(1)} |`);
+    }
+    rows.push(`| **total** | **${(raw / 1024).toFixed(1)}** | **${(gz / 1024).toFixed(1)}** |`);
+    return [
+      "Page weight (every byte the sign-in screen loads; the later screens load nothing more but API JSON; gzip -9 as an estimate of transfer size):",
+      "",
+      "| asset | KiB | KiB gzipped |",
+      "|---|---|---|",
+      ...rows,
+    ].join("\n");
+  },
+};

@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+// Builds the web app (web/) into web/dist, the static assets the Worker serves at `/`: the TypeScript
+// client bundled and minified by esbuild into one ES module, plus the HTML, CSS and response headers
+// (`_headers`: the Content-Security-Policy) copied as they are. Run by wrangler's [build] step (dev and
+// deploy) and by the test configs; `node scripts/build-web.mjs` on its own works too.
+import { cpSync, mkdirSync, rmSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+export async function buildWeb(outdir = path.join(root, "web/dist")) {
+  rmSync(outdir, { recursive: true, force: true });
+  mkdirSync(outdir, { recursive: true });
+  cpSync(path.join(root, "web/public"), outdir, { recursive: true });
+  await build({
+    entryPoints: [path.join(root, "web/src/main.ts")],
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    minify: true,
+    legalComments: "none",
+    outfile: path.join(outdir, "app.js"),
+    logLevel: "warning",
+  });
+  return outdir;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await buildWeb();

@@ -1,0 +1,249 @@
+/**
+ * The web app in a real browser against `wrangler dev` (offline model, fresh local D1): what a user does,
+ * start to finish. One browser and one server for the file; the scenarios run in order on one account.
+ */
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Browser, openBrowser } from "./browser";
+import { createUser, type DevServer, startDevServer } from "./server";
+
+let server: DevServer;
+let browser: Browser;
+let page: Page;
+let key: string;
+
+const api = async <T>(path: string): Promise<T> => {
+  const res = await fetch(`${server.origin}${path}`, { headers: { authorization: `Bearer ${key}` } });
+  return (await res.json()) as T;
+};
+
+/** Waits until the conversation is not streaming (the turn ended: reply, prompt or error). */
+const turnEnded = () => page.waitForFunction(() => document.querySelector(".log")?.getAttribute("aria-busy") === "false");
+
+async function say(text: string): Promise<void> {
+  await page.getByRole("link", { name: "Chat", exact: true }).click();
+  await page.getByLabel("Message").fill(text);
+  await page.getByLabel("Message").press("Enter");
+  await page.locator(".msg.user", { hasText: text }).waitFor();
+  await turnEnded();
+}
+
+const lastAnswer = () => page.locator(".msg.assistant").last();
+
+beforeAll(async () => {
+  server = await startDevServer();
+  key = await createUser(server.origin, "e2e@example.com");
+  browser = await openBrowser(server.origin);
+  page = browser.page;
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+describe("engram web app", () => {
+  it("is served with a strict Content-Security-Policy", async () => {
+    const res = await fetch(`${server.origin}/`);
+    expect(res.status).toBe(200);
+    const csp = res.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain("unsafe-inline");
+  });
+
+  it("refuses a wrong key, then signs in with the right one", async () => {
+    await page.goto(server.origin);
+    await page.getByLabel("API key").fill("not-a-key");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("alert").filter({ hasText: "Sign out and sign in with a valid key" }).waitFor();
+    // Keyboard only: the key field has focus; Enter submits.
+    await page.getByLabel("API key").fill(key);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "What engram knows about you" }).waitFor();
+    expect(await page.locator('[data-count="sessions"] dd').textContent()).toBe("0");
+    await browser.shot("01-overview");
+  });
+
+  it("streams a reply and shows the memory it saved", async () => {
+    await say("Remember that I love green tea");
+    await lastAnswer().getByText("Saved to MEMORY").waitFor();
+    await lastAnswer().getByText("I've saved that to my memory.").waitFor();
+    await browser.shot("02-chat-memory-saved");
+  });
+
+  it("shows what the answer was shown: the exact injected text", async () => {
+    await lastAnswer().getByRole("button", { name: "What it was shown" }).click();
+    await lastAnswer().locator(".system-text").first().waitFor();
+    expect(await lastAnswer().locator(".system-text").first().textContent()).not.toBe("");
+  });
+
+  it("finds the saved memory in the inspector", async () => {
+    await page.getByRole("link", { name: "Memory", exact: true }).click();
+    await page.getByRole("link", { name: "MEMORY & review" }).click();
+    await page.locator(".items li", { hasText: "green tea" }).waitFor();
+    await browser.shot("03-inspector-memory");
+  });
+
+  it("edits SOUL and rolls it back", async () => {
+    await page.getByRole("link", { name: "SOUL", exact: true }).click();
+    const text = page.getByLabel("SOUL text");
+    await text.fill("Answer briefly.");
+    await page.getByRole("button", { name: "Save SOUL" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved SOUL v1" }).waitFor();
+    await text.fill("Answer at great length.");
+    await page.getByRole("button", { name: "Save SOUL" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved SOUL v2" }).waitFor();
+    await page.getByRole("button", { name: "Diff version 1 with current" }).click();
+    await page.locator(".diff .add", { hasText: "great length" }).waitFor();
+    await page.getByRole("button", { name: "Roll back to version 1" }).click();
+    await page.getByRole("status").filter({ hasText: "Rolled back to v1 (now v3)" }).waitFor();
+    expect(await text.inputValue()).toBe("Answer briefly.");
+    const soul = await api<{ content: string; version: number }>("/v1/brain/soul");
+    expect(soul).toMatchObject({ content: "Answer briefly.", version: 3 });
+    await browser.shot("04-soul-rolled-back");
+  });
+
+  it("asks before a tool that needs approval, and runs it once allowed", async () => {
+    await say("Please wipe the cache");
+    const prompt = page.getByRole("group", { name: "Approve wipe_cache" });
+    await prompt.waitFor();
+    await browser.shot("05-approval-prompt");
+    // A new message while the tool waits is refused; the page says why and what to do.
+    await page.getByLabel("Message").fill("hello?");
+    await page.getByLabel("Message").press("Enter");
+    await lastAnswer().getByRole("alert").filter({ hasText: "waiting for a tool answer" }).waitFor();
+    await prompt.getByRole("button", { name: "Always allow" }).click();
+    await page.locator(".msg.assistant", { hasText: "wipe_cache says: wiped" }).waitFor();
+    await turnEnded();
+  });
+
+  it("runs a client tool in the browser and resumes the turn", async () => {
+    await say("Where am I?");
+    const prompt = page.getByRole("group", { name: "Approve get_location" });
+    await prompt.getByRole("button", { name: "Allow", exact: true }).click();
+    await lastAnswer().getByText("48.8584").waitFor();
+    await turnEnded();
+    await browser.shot("06-client-tool");
+  });
+
+  it("renames a conversation", async () => {
+    const first = page.locator(".sessions li").first();
+    await first.getByRole("button", { name: /^Rename / }).click();
+    await page.getByLabel("New title").fill("Tea and travel");
+    await page.getByLabel("New title").press("Enter");
+    await page.getByRole("button", { name: "Open conversation Tea and travel" }).waitFor();
+  });
+
+  it("deletes a conversation after asking", async () => {
+    await page.getByRole("button", { name: "Delete Tea and travel" }).click();
+    await page.getByRole("button", { name: "Yes, delete" }).click();
+    await page.getByText("No conversations yet.").waitFor();
+    expect((await api<{ sessions: unknown[] }>("/v1/sessions")).sessions).toEqual([]);
+  });
+
+  it("forgets a fact learnt from chat", async () => {
+    await say("I live in Lisbon");
+    // Facts are consolidated from observations in the background (the queue): wait until one exists.
+    await expect
+      .poll(async () => (await api<{ facts: { text: string }[] }>("/v1/memory/facts")).facts.some((f) => /lisbon/i.test(f.text)), {
+        timeout: 60_000,
+        interval: 500,
+      })
+      .toBe(true);
+    await page.getByRole("link", { name: "Memory", exact: true }).click();
+    await page.getByRole("link", { name: "Facts" }).click();
+    await page.getByLabel("Search facts").fill("where do I live");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    const fact = page.locator(".items li", { hasText: /Lisbon/i }).first();
+    await fact.waitFor();
+    await browser.shot("07-facts");
+    const id = await fact.getAttribute("data-id");
+    await fact.getByRole("button", { name: /^Forget fact/ }).click();
+    await page.locator(`.items li[data-id="${id}"]`).waitFor({ state: "detached" });
+    const res = await fetch(`${server.origin}/v1/memory/facts/${id}`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(404);
+  });
+
+  it("shows observations with their status, working memory and the scaffold", async () => {
+    await page.getByRole("link", { name: "Observations" }).click();
+    await page
+      .locator("tr", { hasText: /Lisbon/i })
+      .locator(".status-processed")
+      .first()
+      .waitFor();
+    await page.getByRole("link", { name: "Working memory & scaffold" }).click();
+    await page.getByRole("heading", { name: "Scaffold" }).waitFor();
+    await page.locator(".tree", { hasText: "Lisbon" }).waitFor();
+  });
+
+  it("holds a change for review in review mode until it is approved", async () => {
+    await page.getByRole("link", { name: "MEMORY & review" }).click();
+    await page.getByLabel(/Review mode/).check();
+    await expect.poll(async () => (await api<{ review_mode: boolean }>("/v1/brain/settings")).review_mode).toBe(true);
+    await say("Remember that I play the cello");
+    await lastAnswer()
+      .getByText(/Proposed a change to MEMORY/)
+      .waitFor();
+    await page.getByRole("link", { name: "Memory", exact: true }).click();
+    await page.getByRole("link", { name: "MEMORY & review" }).click();
+    await page.getByRole("button", { name: "Approve proposal to memory" }).click();
+    await page.locator(".items li", { hasText: "cello" }).first().waitFor();
+    await page.getByText("No proposals waiting.").waitFor();
+  });
+
+  it("shows usage per day as a chart", async () => {
+    await page.getByRole("link", { name: "Usage", exact: true }).click();
+    await page.getByRole("img", { name: /Estimated cost per day/ }).waitFor();
+  });
+
+  it("is readable at phone width in dark mode", async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.getByRole("link", { name: "Chat", exact: true }).click();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await browser.shot("08-phone-dark");
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.emulateMedia({ colorScheme: "light" });
+  });
+
+  it("erases everything after a typed confirmation and shows the receipt", async () => {
+    await page.getByRole("link", { name: "Account", exact: true }).click();
+    const erase = page.getByRole("button", { name: "Erase everything" });
+    expect(await erase.isDisabled()).toBe(true);
+    await page.getByLabel("Confirmation").fill("erase everything");
+    await erase.click();
+    await page.getByRole("heading", { name: /Erased at .* Receipt/ }).waitFor();
+    await browser.shot("09-erase-receipt");
+    const overview = await api<{ counts: Record<string, number> }>("/v1/overview");
+    expect(overview.counts).toMatchObject({ sessions: 0, memory_entries: 0, facts: 0 });
+  });
+
+  it("signs out and forgets the key", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByLabel("API key").waitFor();
+    expect(await page.evaluate(() => [sessionStorage.length, localStorage.getItem("engram.key")])).toEqual([0, null]);
+  });
+
+  it("signs out by itself when its key is revoked elsewhere", async () => {
+    await page.getByLabel("API key").fill(key);
+    await page.getByLabel("Remember me on this device").check();
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "What engram knows about you" }).waitFor();
+    const rotated = await fetch(`${server.origin}/v1/keys/rotate`, { method: "POST", headers: { authorization: `Bearer ${key}` } });
+    expect(rotated.status).toBe(201);
+    await page.getByRole("link", { name: "Usage", exact: true }).click();
+    await page.getByRole("alert").filter({ hasText: "no longer accepted" }).waitFor();
+    expect(await page.evaluate(() => [sessionStorage.length, localStorage.getItem("engram.key")])).toEqual([0, null]);
+  });
+
+  it("made no request outside its origin and logged no console errors", () => {
+    expect(browser.foreign).toEqual([]);
+    // The wrong-key sign-in answers 401 on purpose: Chromium logs that failed load; nothing else may appear.
+    // Refusals that are deliberate: the wrong and the revoked key (401), the message sent while a tool waited (409).
+    // Chromium logs each failed load without its URL; the response log names them.
+    const expected = [/HTTP 401 GET .*\/v1\/(overview|usage\?days=30)$/, /HTTP 409 POST .*\/v1\/chat$/, /status of (401|409)/];
+    expect(browser.errors.filter((e) => !expected.some((re) => re.test(e)))).toEqual([]);
+  });
+});

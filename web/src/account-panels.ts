@@ -1,0 +1,157 @@
+/** Usage and cost per day (an inline SVG chart), all context logs, and erasing everything. */
+import { type Api, explain } from "./api";
+import { type ContextLog, renderContextLog } from "./context-log";
+import { fill, h, svg, when } from "./dom";
+import { asyncPanel } from "./panel";
+
+type Day = { day: string; cost_usd: number; input_tokens: number; output_tokens: number; calls: number };
+type Usage = { totals: Day; by_day: Day[]; chat_budget: Record<string, unknown> };
+
+const usd = (n: number) => `$${n.toFixed(n < 1 ? 4 : 2)}`;
+
+/** Bars of cost per day for the last `days` days, zero days included; each bar has a <title> for hover and screen readers. */
+export function costChart(byDay: Day[], days: number, today = new Date()): SVGSVGElement {
+  const known = new Map(byDay.map((d) => [d.day, d]));
+  const series = Array.from({ length: days }, (_, i) => {
+    const d = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - (days - 1 - i)));
+    const key = d.toISOString().slice(0, 10);
+    return { day: key, cost: known.get(key)?.cost_usd ?? 0, calls: known.get(key)?.calls ?? 0 };
+  });
+  const max = Math.max(...series.map((s) => s.cost), 0.0001);
+  const W = 600;
+  const H = 160;
+  const bw = W / days;
+  return svg(
+    "svg",
+    { viewBox: `0 0 ${W} ${H + 20}`, role: "img", "aria-label": `Estimated cost per day, last ${days} days; highest ${usd(max)}`, class: "chart" },
+    series.map((s, i) => {
+      const bh = s.cost ? Math.max(2, (s.cost / max) * H) : 0;
+      return svg(
+        "rect",
+        { x: i * bw + 1, y: H - bh, width: Math.max(1, bw - 2), height: bh, class: "bar" },
+        svg("title", null, `${s.day}: ${usd(s.cost)}, ${s.calls} calls`),
+      );
+    }),
+    svg("line", { x1: 0, y1: H, x2: W, y2: H, class: "axis" }),
+    svg("text", { x: 0, y: H + 16, class: "tick" }, series[0]?.day ?? ""),
+    svg("text", { x: W, y: H + 16, class: "tick", "text-anchor": "end" }, series[series.length - 1]?.day ?? ""),
+  );
+}
+
+export const usagePanel = (api: Api) =>
+  asyncPanel("Usage", async () => {
+    const u = await api.get<Usage>("/v1/usage?days=30");
+    return [
+      h("h3", null, "Usage and cost, last 30 days"),
+      h(
+        "p",
+        null,
+        `${usd(u.totals.cost_usd)} estimated · ${u.totals.calls} model calls · ${u.totals.input_tokens} input and ${u.totals.output_tokens} output tokens`,
+      ),
+      costChart(u.by_day, 30),
+      h(
+        "table",
+        null,
+        h("thead", null, h("tr", null, h("th", null, "Day"), h("th", null, "Calls"), h("th", null, "Tokens in / out"), h("th", null, "Cost"))),
+        h(
+          "tbody",
+          null,
+          [...u.by_day]
+            .reverse()
+            .map((d) =>
+              h(
+                "tr",
+                null,
+                h("td", null, d.day),
+                h("td", null, d.calls),
+                h("td", null, `${d.input_tokens} / ${d.output_tokens}`),
+                h("td", null, usd(d.cost_usd)),
+              ),
+            ),
+        ),
+      ),
+    ];
+  });
+
+export const contextLogsPanel = (api: Api) =>
+  asyncPanel("Context logs", async () => {
+    const { context_logs } = await api.get<{ context_logs: ContextLog[] }>("/v1/memory/context-logs?limit=20");
+    return [
+      h("h3", null, "What each answer was shown"),
+      context_logs.length
+        ? context_logs.map((l) =>
+            h("details", { class: "log-entry" }, h("summary", null, `${when(l.created_at)} · ${l.session_id ?? "no session"}`), renderContextLog(l)),
+          )
+        : h("p", { class: "muted" }, "No turns yet."),
+    ];
+  });
+
+const PHRASE = "erase everything";
+
+/** Erase: the user types the phrase, the server answers with a receipt of what went and what stays. */
+export function erasePanel(api: Api, onErased: () => void): HTMLElement {
+  const out = h("div", { role: "status" });
+  const input = h("input", { id: "erase-confirm", autocomplete: "off", "aria-describedby": "erase-help" });
+  const submit = h("button", { type: "submit", class: "danger", disabled: true }, "Erase everything");
+  input.addEventListener("input", () => {
+    submit.disabled = input.value.trim().toLowerCase() !== PHRASE;
+  });
+  const form = h(
+    "form",
+    { class: "stack" },
+    h(
+      "p",
+      { id: "erase-help" },
+      `Deletes your documents, MEMORY, facts, observations, conversations and logs. It cannot be undone. Type “${PHRASE}” to confirm.`,
+    ),
+    h("label", { for: "erase-confirm" }, "Confirmation"),
+    input,
+    submit,
+  );
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    if (submit.disabled) return;
+    submit.disabled = true;
+    try {
+      const r = await api.json<{ erased: Record<string, number | boolean>; kept: string[]; erased_at: number; warnings?: string[] }>("DELETE", "/v1/memory");
+      input.value = "";
+      fill(
+        out,
+        h("h4", null, `Erased at ${when(r.erased_at)}. Receipt:`),
+        h(
+          "table",
+          { class: "receipt" },
+          h(
+            "tbody",
+            null,
+            Object.entries(r.erased).map(([k, v]) => h("tr", null, h("th", { scope: "row" }, k), h("td", null, String(v)))),
+          ),
+        ),
+        r.kept.length
+          ? [
+              h("h4", null, "Kept"),
+              h(
+                "ul",
+                null,
+                r.kept.map((k) => h("li", null, k)),
+              ),
+            ]
+          : null,
+        r.warnings?.length
+          ? [
+              h("h4", null, "Still finishing"),
+              h(
+                "ul",
+                null,
+                r.warnings.map((w) => h("li", null, w)),
+              ),
+            ]
+          : null,
+      );
+      onErased();
+    } catch (err) {
+      fill(out, h("p", { class: "error", role: "alert" }, explain(err)));
+    }
+  });
+  return h("section", { class: "panel danger-zone", "aria-label": "Erase everything" }, h("h3", null, "Erase everything"), form, out);
+}

@@ -1,0 +1,245 @@
+/**
+ * Chat: sessions (list, rename, delete), streamed turns with tool actions inline, approvals, the
+ * page's own client tools, stop, and for every answer what the model was shown.
+ */
+
+import { AnswerView, SAVED } from "./answer-view";
+import { type Api, ApiError, explain, type StreamEvent } from "./api";
+import { clientTool, declarations } from "./client-tools";
+import { contextFor } from "./context-log";
+import { button, fill, h } from "./dom";
+import { sessionsList } from "./sessions-list";
+
+type PendingCall = { call_id: string; tool_name: string; tool_input: unknown; runs: "client" | "server"; needs_approval: boolean };
+type Envelope = { session_id: string; call_id: string; pending_calls: PendingCall[] };
+type Block = { type: string; text?: string; name?: string };
+type Stored = { role: "user" | "assistant"; content: string | Block[]; created_at: number };
+type Outcome = { kind: "done" } | { kind: "pending"; envelope: Envelope } | { kind: "error" } | { kind: "cut" };
+
+export function chatView(api: Api): HTMLElement {
+  let sessionId: string | null = null;
+  let controller: AbortController | null = null;
+
+  const sessions = sessionsList(api, {
+    open: (id) => openSession(id),
+    current: () => sessionId,
+    deleted: (id) => sessionId === id && newChat(),
+  });
+  const refreshList = sessions.refresh;
+  const markCurrent = sessions.markCurrent;
+  const log = h("div", { class: "log", role: "log", "aria-label": "Conversation" });
+  const input = h("textarea", { id: "message", rows: 2, placeholder: "Message engram… (Enter sends, Shift+Enter for a new line)", "aria-label": "Message" });
+  const send = h("button", { type: "submit" }, "Send");
+  const stop = h("button", { type: "button", class: "secondary", disabled: true, onclick: () => controller?.abort() }, "Stop");
+  const form = h("form", { class: "composer" }, input, send, stop);
+
+  const busy = (on: boolean) => {
+    send.disabled = on;
+    stop.disabled = !on;
+    log.setAttribute("aria-busy", String(on));
+  };
+  const scroll = () => log.lastElementChild?.scrollIntoView({ block: "end" });
+
+  async function consume(events: AsyncGenerator<StreamEvent>, view: AnswerView): Promise<Outcome> {
+    for await (const { event, data } of events) {
+      if (event === "session" && typeof data.id === "string" && sessionId !== data.id) {
+        sessionId = data.id;
+        void refreshList();
+      } else if (event === "text") view.text(String(data.delta ?? ""));
+      else if (event === "thinking") view.thinking(String(data.delta ?? ""));
+      else if (event === "notice") view.note(String(data.message ?? data.code), "progress");
+      else if (event === "refusal")
+        view.error(`The model declined to answer${data.explanation ? `: ${String(data.explanation)}` : "."} Rephrase, or start a new chat.`);
+      else if (event === "tool_use") view.toolUse(String(data.id), String(data.name), String(data.reason ?? ""));
+      else if (event === "tool_result") view.toolResult(String(data.id), data.ok === true);
+      else if (event === "memory_saved")
+        view.note(`${SAVED[String(data.target)] ?? `Saved (${String(data.target)})`}${data.truncated ? " — much shorter than before" : ""}`, "saved");
+      else if (event === "memory_pending")
+        view.note(`Proposed a change to ${String(data.target).toUpperCase()}: waiting for your review in Memory → Proposals`, "saved");
+      else if (event === "citation")
+        view.el.append(h("div", { class: "note" }, "Source: ", h("a", { href: String(data.url), rel: "noreferrer" }, String(data.title ?? data.url))));
+      else if (event === "done") return { kind: "done" };
+      else if (event === "tool_pending") return { kind: "pending", envelope: data as unknown as Envelope };
+      else if (event === "error") {
+        view.error(explain(new ApiError(0, String(data.code), String(data.message), null)));
+        return { kind: "error" };
+      }
+      scroll();
+    }
+    return { kind: "cut" };
+  }
+
+  /** Runs one streamed request into an answer view, then whatever the outcome asks for. */
+  async function run(path: string, body: unknown, view: AnswerView): Promise<void> {
+    controller = new AbortController();
+    busy(true);
+    let outcome: Outcome;
+    try {
+      outcome = await consume(api.stream(path, body, controller.signal), view);
+    } catch (err) {
+      if (controller.signal.aborted) outcome = { kind: "cut" };
+      else {
+        view.error(explain(err));
+        outcome = { kind: "error" };
+      }
+    } finally {
+      busy(false);
+    }
+    const stopped = controller.signal.aborted;
+    controller = null;
+    if (outcome.kind === "done") addContextButton(view, Date.now());
+    else if (outcome.kind === "pending") await answerPending(outcome.envelope, view);
+    else if (outcome.kind === "cut") {
+      view.note(
+        stopped ? "Stopped. What was written so far is kept." : "The connection dropped before the answer ended. Reloading the conversation…",
+        "progress",
+      );
+      // Reconnect-safe: the server kept the turn's state; read it back (a pending tool prompt included).
+      if (!stopped && sessionId) await openSession(sessionId);
+    }
+    void refreshList();
+    scroll();
+  }
+
+  function addContextButton(view: AnswerView, at: number): void {
+    const sid = sessionId;
+    if (!sid) return;
+    const box = h("div", { class: "context-box" });
+    const toggle = button(
+      "What it was shown",
+      async () => {
+        const open = toggle.getAttribute("aria-expanded") === "true";
+        toggle.setAttribute("aria-expanded", String(!open));
+        if (open) return fill(box);
+        fill(box, h("p", { class: "muted" }, "Loading…"));
+        fill(box, await contextFor(api, sid, at));
+      },
+      { class: "link", "aria-expanded": "false" },
+    );
+    view.el.append(toggle, box);
+  }
+
+  /** The turn waits on the client: approvals and the page's own tools, answered one call at a time. */
+  async function answerPending(envelope: Envelope, view: AnswerView): Promise<void> {
+    const call = envelope.pending_calls.find((c) => c.call_id === envelope.call_id) ?? envelope.pending_calls[0];
+    if (!call) return;
+    const sid = envelope.session_id;
+    const resume = (body: Record<string, unknown>) => run(`/v1/sessions/${encodeURIComponent(sid)}/tool_result`, { call_id: call.call_id, ...body }, view);
+    const tool = call.runs === "client" ? clientTool(call.tool_name) : undefined;
+    const runClient = async (): Promise<{ content: string; is_error?: boolean }> => {
+      if (!tool) return { content: `this page has no tool named ${call.tool_name}`, is_error: true };
+      view.note(`Running ${call.tool_name} in your browser…`, "progress");
+      try {
+        return { content: await tool.run() };
+      } catch (err) {
+        return { content: err instanceof Error ? err.message : String(err), is_error: true };
+      }
+    };
+    if (call.runs === "client" && !call.needs_approval) return resume(await runClient());
+
+    const reason = view.reasons.get(call.call_id);
+    const prompt = h("div", { class: "approval", role: "group", "aria-label": `Approve ${call.tool_name}` });
+    const decide = async (action: "allow" | "always" | "deny") => {
+      for (const b of prompt.querySelectorAll("button")) b.disabled = true;
+      prompt.append(h("span", { class: "muted" }, action === "deny" ? " Denied." : " Allowed."));
+      if (action === "deny") return resume({ action });
+      if (call.runs === "server") return resume({ action, tool_name: call.tool_name });
+      return resume({ action, tool_name: call.tool_name, ...(await runClient()) });
+    };
+    fill(
+      prompt,
+      h(
+        "p",
+        null,
+        h("strong", null, call.tool_name),
+        ` wants to run${reason ? `: ${reason}` : ""}`,
+        call.tool_input && Object.keys(call.tool_input).length ? h("code", null, ` ${JSON.stringify(call.tool_input)}`) : null,
+      ),
+      button("Allow", () => decide("allow")),
+      button("Deny", () => decide("deny"), { class: "secondary" }),
+      button("Always allow", () => decide("always"), { class: "secondary" }),
+    );
+    view.el.append(prompt);
+    prompt.querySelector("button")?.focus();
+  }
+
+  async function sendMessage(text: string): Promise<void> {
+    log.append(h("article", { class: "msg user", "aria-label": "You" }, h("p", null, text)));
+    const view = new AnswerView();
+    log.append(view.el);
+    scroll();
+    const body = { message: text, stream: true, client_tools: declarations(), ...(sessionId ? { session_id: sessionId } : {}) };
+    await run("/v1/chat", body, view);
+  }
+
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = input.value.trim();
+    if (!text || send.disabled) return;
+    input.value = "";
+    void sendMessage(text);
+  });
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) {
+      e.preventDefault();
+      form.requestSubmit();
+    }
+  });
+
+  function renderStored(m: Stored): HTMLElement | null {
+    const blocks: Block[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
+    if (m.role === "user") {
+      const text = blocks.filter((b) => b.type === "text").map((b) => b.text ?? "");
+      return text.length
+        ? h(
+            "article",
+            { class: "msg user", "aria-label": "You" },
+            text.map((t) => h("p", null, t)),
+          )
+        : null;
+    }
+    const view = new AnswerView();
+    for (const b of blocks) {
+      if (b.type === "text" && b.text) {
+        view.text(b.text);
+        view.note("", "sep");
+      } else if (b.type === "tool_use") view.note(`Used ${b.name}`, "tool");
+    }
+    addContextButton(view, m.created_at);
+    return view.el;
+  }
+
+  async function openSession(id: string): Promise<void> {
+    sessionId = id;
+    fill(log, h("p", { class: "muted" }, "Loading…"));
+    try {
+      const s = await api.get<{ messages: Stored[]; pending: (Envelope & { messages: unknown[] }) | null }>(`/v1/sessions/${encodeURIComponent(id)}`);
+      fill(log, s.messages.map(renderStored));
+      if (s.pending) {
+        const view = new AnswerView();
+        log.append(view.el);
+        await answerPending(s.pending, view);
+      }
+    } catch (err) {
+      fill(log, h("p", { class: "error", role: "alert" }, explain(err)));
+    }
+    markCurrent();
+    scroll();
+  }
+
+  function newChat(): void {
+    sessionId = null;
+    fill(log, h("p", { class: "muted" }, "Say hello. Tell it something about you and it will remember; ask “where am I?” to try a browser tool."));
+    markCurrent();
+    input.focus();
+  }
+
+  newChat();
+  void refreshList();
+  return h(
+    "div",
+    { class: "chat" },
+    h("aside", { "aria-label": "Conversations" }, h("h2", null, "Conversations"), button("New chat", newChat), sessions.el),
+    h("section", { class: "thread", "aria-label": "Chat" }, log, form),
+  );
+}

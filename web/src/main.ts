@@ -1,0 +1,164 @@
+/** The engram web app: sign in with an API key, then chat and the memory inspector. Hash routes, no framework. */
+import { contextLogsPanel, erasePanel, usagePanel } from "./account-panels";
+import { Api, explain } from "./api";
+import { clearKey, storedKey, storeKey } from "./auth";
+import { chatView } from "./chat";
+import { documentEditor, sitesPanel } from "./documents";
+import { button, fill, h } from "./dom";
+import { extensionPanels } from "./extensions";
+import { factsPanel, memoryEntries, observationsPanel, workingAndScaffold } from "./memory-panels";
+import { overviewPanel } from "./overview";
+
+const app = document.getElementById("app") as HTMLElement;
+
+/** Light / dark: follows the system unless the user picked one (a preference, not a secret). */
+function applyTheme(): void {
+  const t = localStorage.getItem("engram.theme");
+  if (t === "light" || t === "dark") document.documentElement.dataset.theme = t;
+  else delete document.documentElement.dataset.theme;
+}
+function toggleTheme(): void {
+  const dark = document.documentElement.dataset.theme ? document.documentElement.dataset.theme === "dark" : matchMedia("(prefers-color-scheme: dark)").matches;
+  localStorage.setItem("engram.theme", dark ? "light" : "dark");
+  applyTheme();
+}
+
+function signIn(message = ""): void {
+  const key = h("input", { id: "api-key", type: "password", autocomplete: "off", required: true, "aria-describedby": "key-help" });
+  const remember = h("input", { id: "remember", type: "checkbox" });
+  const error = h("p", { class: "error", role: "alert" }, message);
+  const form = h(
+    "form",
+    { class: "signin stack" },
+    h("h1", null, "engram"),
+    h("label", { for: "api-key" }, "API key"),
+    key,
+    h(
+      "p",
+      { id: "key-help", class: "muted" },
+      "Your engram API key. It stays in this tab (sessionStorage) unless you tick “remember me”; signing out removes it.",
+    ),
+    h("label", null, remember, " Remember me on this device"),
+    h("button", { type: "submit" }, "Sign in"),
+    error,
+  );
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const api = new Api(key.value.trim());
+    try {
+      await api.get("/v1/overview");
+      storeKey(key.value.trim(), remember.checked);
+      start(session(key.value.trim()));
+    } catch (err) {
+      error.textContent = explain(err);
+    }
+  });
+  fill(app, h("main", { id: "main" }, form));
+  key.focus();
+}
+
+/** The API client of a signed-in user: a key that stops working signs them out, saying why. */
+const session = (key: string) =>
+  new Api(key, () => {
+    clearKey();
+    location.hash = "";
+    signIn("Your API key is no longer accepted (revoked or rotated). Sign in with a current key.");
+  });
+
+type Route = { id: string; label: string; render: () => HTMLElement; keep?: boolean };
+
+function start(api: Api): void {
+  const memoryTabs: Route[] = [
+    { id: "soul", label: "SOUL", render: () => documentEditor(api, "/v1/brain/soul", "SOUL") },
+    { id: "sites", label: "BIBLE & HEARTBEAT", render: () => sitesPanel(api) },
+    { id: "entries", label: "MEMORY & review", render: () => memoryEntries(api) },
+    { id: "working", label: "Working memory & scaffold", render: () => workingAndScaffold(api) },
+    { id: "facts", label: "Facts", render: () => factsPanel(api) },
+    { id: "observations", label: "Observations", render: () => observationsPanel(api) },
+    { id: "context", label: "Context logs", render: () => contextLogsPanel(api) },
+    ...extensionPanels.map((p) => ({ id: p.id, label: p.label, render: () => p.render(api) })),
+  ];
+  const signOut = () => {
+    clearKey();
+    location.hash = "";
+    signIn("Signed out.");
+  };
+  const routes: Route[] = [
+    { id: "overview", label: "Overview", render: () => overviewPanel(api) },
+    { id: "chat", label: "Chat", render: () => chatView(api), keep: true },
+    { id: "memory", label: "Memory", render: () => memoryView() },
+    { id: "usage", label: "Usage", render: () => usagePanel(api) },
+    { id: "account", label: "Account", render: () => erasePanel(api, () => kept.delete("chat")) },
+  ];
+  const kept = new Map<string, HTMLElement>();
+  const main = h("main", { id: "main", tabindex: -1 });
+  const nav = h(
+    "nav",
+    { "aria-label": "Sections" },
+    h(
+      "ul",
+      null,
+      routes.map((r) => h("li", null, h("a", { href: `#${r.id}`, "data-route": r.id }, r.label))),
+    ),
+  );
+
+  function memoryView(): HTMLElement {
+    const sub = (location.hash.split("/")[1] ?? "soul").replace(/[^a-z]/g, "");
+    const current = memoryTabs.find((t) => t.id === sub) ?? (memoryTabs[0] as Route);
+    return h(
+      "div",
+      { class: "memory" },
+      h(
+        "nav",
+        { "aria-label": "Memory", class: "subnav" },
+        h(
+          "ul",
+          null,
+          memoryTabs.map((t) => h("li", null, h("a", { href: `#memory/${t.id}`, "aria-current": t === current ? "page" : false }, t.label))),
+        ),
+      ),
+      current.render(),
+    );
+  }
+
+  function route(): void {
+    const id = location.hash.slice(1).split("/")[0] || "overview";
+    const r = routes.find((x) => x.id === id) ?? (routes[0] as Route);
+    for (const a of nav.querySelectorAll("a")) {
+      if (a.dataset.route === r.id) a.setAttribute("aria-current", "page");
+      else a.removeAttribute("aria-current");
+    }
+    let view = r.keep ? kept.get(r.id) : undefined;
+    if (!view) {
+      view = r.render();
+      if (r.keep) kept.set(r.id, view);
+    }
+    fill(main, view);
+    document.title = `${r.label} · engram`;
+  }
+
+  fill(
+    app,
+    h("a", { href: "#main", class: "skip" }, "Skip to content"),
+    h(
+      "header",
+      null,
+      h("strong", { class: "brand" }, "engram"),
+      nav,
+      h(
+        "div",
+        { class: "row" },
+        button("Theme", toggleTheme, { class: "secondary", "aria-label": "Switch light or dark theme" }),
+        button("Sign out", signOut, { class: "secondary" }),
+      ),
+    ),
+    main,
+  );
+  window.onhashchange = route;
+  route();
+}
+
+applyTheme();
+const key = storedKey();
+if (key) start(session(key));
+else signIn();

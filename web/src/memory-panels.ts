@@ -1,0 +1,235 @@
+/** MEMORY entries and review proposals, working memory, the scaffold, facts and observations. */
+import { type Api, explain, q } from "./api";
+import { button, type Child, fill, h, when } from "./dom";
+import { asyncPanel } from "./panel";
+
+type Entry = { id: string; content: string; author: string; created_at: number };
+type Proposal = { id: string; target: string; content: string; diff: string | null; created_at: number };
+type Fact = { id: string; text: string; created_at?: number; event_at?: number; superseded_by: string | null; score?: number };
+type Event = { id: string; event_type: string; content: string; status: string; attempts: number; error: string | null; created_at: number };
+
+const errorLine = (err: unknown) => h("p", { class: "error", role: "alert" }, explain(err));
+
+export const memoryEntries = (api: Api) =>
+  asyncPanel("MEMORY entries", async (reload) => {
+    const [page, settings, proposals] = await Promise.all([
+      api.get<{ entries: Entry[]; total: number; cap: number }>("/v1/brain/memory?limit=50"),
+      api.get<{ review_mode: boolean }>("/v1/brain/settings"),
+      api.get<{ proposals: Proposal[] }>("/v1/brain/proposals?status=pending"),
+    ]);
+    const add = h("input", { "aria-label": "New MEMORY entry", placeholder: "Something to remember…" });
+    const addForm = h("form", { class: "inline" }, add, h("button", { type: "submit" }, "Add"));
+    addForm.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      if (!add.value.trim()) return;
+      try {
+        await api.json("POST", "/v1/brain/memory", { content: add.value.trim() });
+        reload();
+      } catch (err) {
+        addForm.append(errorLine(err));
+      }
+    });
+    const review = h("input", { type: "checkbox", checked: settings.review_mode });
+    review.addEventListener("change", async () => {
+      await api.json("PUT", "/v1/brain/settings", { review_mode: review.checked }).catch(() => undefined);
+      reload();
+    });
+    const decide = (p: Proposal, action: "approve" | "reject") => async () => {
+      try {
+        await api.json("POST", `/v1/brain/proposals/${encodeURIComponent(p.id)}/${action}`);
+        reload();
+      } catch (err) {
+        document.getElementById(`proposal-${p.id}`)?.append(errorLine(err));
+      }
+    };
+    return [
+      h("h3", null, `MEMORY (${page.total} of ${page.cap})`),
+      addForm,
+      h(
+        "ul",
+        { class: "items" },
+        page.entries.map((e) =>
+          h(
+            "li",
+            null,
+            h("span", null, e.content),
+            h("small", { class: "muted" }, ` ${e.author} · ${when(e.created_at)} `),
+            button(
+              "Delete",
+              async () => {
+                await api.json("DELETE", `/v1/brain/memory/${encodeURIComponent(e.id)}`).catch(() => undefined);
+                reload();
+              },
+              { class: "secondary", "aria-label": `Delete MEMORY entry: ${e.content.slice(0, 40)}` },
+            ),
+          ),
+        ),
+      ),
+      h("h3", null, "Review"),
+      h("label", null, review, " Review mode: the assistant proposes changes; nothing is saved until you approve"),
+      proposals.proposals.length
+        ? h(
+            "ul",
+            { class: "items" },
+            proposals.proposals.map((p) =>
+              h(
+                "li",
+                { id: `proposal-${p.id}` },
+                h("strong", null, p.target.toUpperCase()),
+                h("pre", { class: "diff" }, p.diff ?? p.content),
+                button("Approve", decide(p, "approve"), { "aria-label": `Approve proposal to ${p.target}` }),
+                button("Reject", decide(p, "reject"), { class: "secondary", "aria-label": `Reject proposal to ${p.target}` }),
+              ),
+            ),
+          )
+        : h("p", { class: "muted" }, "No proposals waiting."),
+    ];
+  });
+
+/** A JSON value as nested lists: objects open as <details>, so the tree is keyboard-navigable. */
+function tree(value: unknown, confidence?: Record<string, { confidence: number }>): Child {
+  if (value === null || typeof value !== "object") return h("span", { class: "leaf" }, String(value));
+  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
+  if (!entries.length) return h("span", { class: "muted" }, "(empty)");
+  return h(
+    "ul",
+    { class: "tree" },
+    entries.map(([k, v]) => {
+      const c = confidence?.[k] ? ` (confidence ${confidence[k].confidence.toFixed(2)})` : "";
+      return v !== null && typeof v === "object"
+        ? h("li", null, h("details", { open: true }, h("summary", null, k + c), tree(v)))
+        : h("li", null, h("strong", null, `${k}: `), tree(v), c);
+    }),
+  );
+}
+
+export const workingAndScaffold = (api: Api) =>
+  asyncPanel("Working memory and scaffold", async () => {
+    const [working, scaffold] = await Promise.all([
+      api.get<{ working_memory: string; words: number; updated_at: number; pending_events: number }>("/v1/memory/working"),
+      api.get<{ scaffold: Record<string, unknown>; confidence: Record<string, { confidence: number }> }>("/v1/memory/scaffold"),
+    ]);
+    return [
+      h("h3", null, "Working memory"),
+      h("p", { class: "muted" }, `${working.words} words · updated ${when(working.updated_at)} · ${working.pending_events} observations waiting`),
+      h("pre", { class: "system-text" }, working.working_memory || "(empty)"),
+      h("h3", null, "Scaffold"),
+      tree(scaffold.scaffold, scaffold.confidence),
+    ];
+  });
+
+export function factsPanel(api: Api): HTMLElement {
+  const results = h("div");
+  const qInput = h("input", { type: "search", "aria-label": "Search facts", placeholder: "Search facts (e.g. “where do I live”)" });
+  const after = h("input", { type: "date", "aria-label": "From date" });
+  const before = h("input", { type: "date", "aria-label": "Until date" });
+  const order = h(
+    "select",
+    { "aria-label": "Order" },
+    ["relevance", "newest", "oldest"].map((o) => h("option", { value: o }, o)),
+  );
+  const form = h(
+    "form",
+    { class: "inline wrap", role: "search" },
+    qInput,
+    h("label", null, "from ", after),
+    h("label", null, "until ", before),
+    order,
+    h("button", { type: "submit" }, "Search"),
+    button("Newest", () => list(), { class: "secondary" }),
+  );
+
+  const row = (f: Fact) =>
+    h(
+      "li",
+      { "data-id": f.id },
+      h("span", null, f.text),
+      h(
+        "small",
+        { class: "muted" },
+        ` ${when(f.event_at ?? f.created_at)}${f.score !== undefined ? ` · score ${f.score.toFixed(2)}` : ""}${f.superseded_by ? " · superseded" : ""} `,
+      ),
+      button(
+        "Forget",
+        async () => {
+          try {
+            await api.json("DELETE", `/v1/memory/facts/${encodeURIComponent(f.id)}`);
+            await (qInput.value.trim() ? search() : list());
+          } catch (err) {
+            results.append(errorLine(err));
+          }
+        },
+        { class: "secondary", "aria-label": `Forget fact: ${f.text.slice(0, 60)}` },
+      ),
+    );
+  const show = (facts: Fact[], note = "") =>
+    fill(
+      results,
+      note ? h("p", { class: "muted" }, note) : null,
+      facts.length ? h("ul", { class: "items" }, facts.map(row)) : h("p", { class: "muted" }, "No facts."),
+    );
+
+  async function list(): Promise<void> {
+    try {
+      const { facts } = await api.get<{ facts: Fact[] }>("/v1/memory/facts?limit=50");
+      show(facts);
+    } catch (err) {
+      fill(results, errorLine(err));
+    }
+  }
+  async function search(): Promise<void> {
+    try {
+      const r = await api.get<{ results: Fact[]; weak: boolean; when: { phrase: string } | null }>(
+        `/v1/memory/facts/search${q({ q: qInput.value.trim(), k: 20, after: after.value, before: before.value, order: order.value })}`,
+      );
+      show(
+        r.results,
+        [r.weak ? "Weak match: probably nothing relevant is stored." : "", r.when ? `Time read from the query: ${r.when.phrase}.` : ""].join(" ").trim(),
+      );
+    } catch (err) {
+      fill(results, errorLine(err));
+    }
+  }
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    void (qInput.value.trim() ? search() : list());
+  });
+  void list();
+  return h("section", { class: "panel", "aria-label": "Facts" }, h("h3", null, "Facts"), form, results);
+}
+
+export const observationsPanel = (api: Api) =>
+  asyncPanel("Observations", async (reload) => {
+    const { events } = await api.get<{ events: Event[] }>("/v1/memory/events?limit=50");
+    const failed = events.some((e) => e.status === "failed");
+    return [
+      h("h3", null, "Observations"),
+      failed
+        ? button("Retry failed", async () => {
+            await api.json("POST", "/v1/memory/events/retry").catch(() => undefined);
+            reload();
+          })
+        : null,
+      events.length
+        ? h(
+            "table",
+            null,
+            h("thead", null, h("tr", null, h("th", null, "When"), h("th", null, "Type"), h("th", null, "Observation"), h("th", null, "Status"))),
+            h(
+              "tbody",
+              null,
+              events.map((e) =>
+                h(
+                  "tr",
+                  null,
+                  h("td", null, when(e.created_at)),
+                  h("td", null, e.event_type),
+                  h("td", null, e.content),
+                  h("td", null, h("span", { class: `status-${e.status}` }, e.status), e.error ? h("small", null, ` ${e.error}`) : null),
+                ),
+              ),
+            ),
+          )
+        : h("p", { class: "muted" }, "No observations yet."),
+    ];
+  });
