@@ -140,7 +140,8 @@ describe("continuation storage", () => {
     const u = await createUser();
     const rnd = random(42);
     const input = { note: `${nastyString(rnd)}"\\\n🎉`, deep: nastyValue(rnd) };
-    const output = `${nastyString(rnd)}"quoted" \\ back\nslash ✓ \u2028`;
+    // A lone surrogate is not valid Unicode: the API refuses it in a request body (400), so the client's answer has none.
+    const output = `${nastyString(rnd)}"quoted" \\ back\nslash ✓ \u2028`.replaceAll("\ud800", "");
     await script(u.id, { ...toolCall("lookup_order", input, "toolu_rt"), chunk: 3, split_bytes: 5 }, textReply("ok"));
     const t = await chatTurn(u.key, { message: "go", client_tools: [lookupOrder] });
     expect(t.pending?.tool_input).toEqual(input);

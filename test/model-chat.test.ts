@@ -6,8 +6,6 @@
 import { describe, expect, it } from "vitest";
 import { api, chat, createUser, history, type SeenRequest, script, seenRaw, shape, textReply, toolCall } from "./helpers";
 
-type Block = { type: string; [k: string]: unknown };
-
 const T = 60_000;
 
 describe("chat on the current models", () => {

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { PLANS } from "../db/schema";
+import { ErrorBody } from "../http/errors";
 import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
 import { createUser, issueKey, listKeys, revokeKey, rotateKey } from "./service";
 
@@ -76,9 +77,10 @@ const revokeKeyRoute = createRoute({
   operationId: "revokeKey",
   tags: ["keys"],
   summary: "Revoke an API key",
+  description: "Your last active key cannot be revoked (409): issue another first, or rotate it.",
   security,
   request: { params: z.object({ id: z.string().min(1).max(100) }) },
-  responses: { 200: json(Ok, "Revoked"), ...errors },
+  responses: { 200: json(Ok, "Revoked"), ...errors, 409: json(ErrorBody, "It is your only active key (conflict)") },
 });
 
 export const authRoutes = newRouter()

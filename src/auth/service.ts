@@ -5,6 +5,7 @@ import { insertWhere } from "../db/insert-where";
 import { apiKeys, type Plan, users } from "../db/schema";
 import type { AuthedUser } from "../http/context";
 import { AppError, notFound } from "../lib/errors";
+import { cleanText } from "../lib/sanitize";
 import { displayPrefix, generateApiKey, hashApiKey } from "./keys";
 
 export async function createUser(db: Db, input: { name?: string; email?: string; plan?: Plan }) {
@@ -14,7 +15,7 @@ export async function createUser(db: Db, input: { name?: string; email?: string;
   const [user] = await db.batch([
     db
       .insert(users)
-      .values({ id, name: input.name ?? null, email: input.email ?? null, plan: input.plan ?? "free" })
+      .values({ id, name: input.name === undefined ? null : cleanText(input.name, 200, "name"), email: input.email ?? null, plan: input.plan ?? "free" })
       .returning(),
     db.insert(apiKeys).values({ id: keyId, userId: id, name: "default", prefix: displayPrefix(key), hash: await hashApiKey(key) }),
   ]);
@@ -42,7 +43,9 @@ export async function resolveApiKey(db: Db, key: string): Promise<AuthedUser | n
 export async function issueKey(db: Db, userId: string, name?: string) {
   const key = generateApiKey();
   const id = newId("key");
-  await db.insert(apiKeys).values({ id, userId, name: name ?? null, prefix: displayPrefix(key), hash: await hashApiKey(key) });
+  await db
+    .insert(apiKeys)
+    .values({ id, userId, name: name === undefined ? null : cleanText(name, 100, "name"), prefix: displayPrefix(key), hash: await hashApiKey(key) });
   return { id, key, prefix: displayPrefix(key) };
 }
 
@@ -51,14 +54,33 @@ export async function listKeys(db: Db, userId: string) {
   return rows.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, created_at: k.createdAt, revoked_at: k.revokedAt }));
 }
 
+/**
+ * Revokes one of the user's keys, never the last active one (that would lock the user out for good):
+ * the condition is inside the statement, so two racing revocations of a user's last two keys cannot
+ * both succeed.
+ */
 export async function revokeKey(db: Db, userId: string, keyId: string, at: number) {
   const done = await db
     .update(apiKeys)
     .set({ revokedAt: at })
-    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
+    .where(
+      and(
+        eq(apiKeys.id, keyId),
+        eq(apiKeys.userId, userId),
+        isNull(apiKeys.revokedAt),
+        sql`EXISTS (SELECT 1 FROM api_keys AS other WHERE other.user_id = ${userId} AND other.id <> ${keyId} AND other.revoked_at IS NULL)`,
+      ),
+    )
     .returning({ id: apiKeys.id })
     .get();
-  if (!done) throw notFound("key");
+  if (done) return;
+  const active = await db
+    .select({ id: apiKeys.id })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
+    .get();
+  if (!active) throw notFound("key");
+  throw new AppError("conflict", "this is your only active API key: issue another (POST /v1/keys) before revoking it, or replace it with POST /v1/keys/rotate");
 }
 
 /**

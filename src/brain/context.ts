@@ -124,8 +124,14 @@ export const brainContextProvider: ContextProvider = {
     }
     const picked = pickMemory(entries, ctx);
     if (picked.length) {
-      const body = `<remembered>\n${picked.map((e) => oneLine(e.content)).join("\n")}\n</remembered>`;
-      sections.push({ name: "brain.memory", title: "MEMORY: things you remembered, most relevant first", body, ids: picked.map((e) => e.id) });
+      const body = picked.map((e) => oneLine(e.content)).join("\n");
+      sections.push({
+        name: "brain.memory",
+        title: "MEMORY: things you remembered, most relevant first",
+        body,
+        tag: "remembered",
+        ids: picked.map((e) => e.id),
+      });
     }
     return sections;
   },

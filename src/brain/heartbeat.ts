@@ -12,6 +12,7 @@ import { newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
 import type { Plan } from "../db/schema";
 import { brainDocuments, type JsonObject, sites } from "../db/schema";
+import { EpochMs } from "../http/openapi";
 import { AppError, notFound } from "../lib/errors";
 import { type DocumentRow, findDocument } from "./documents";
 import { SYNC_MAX_BYTES } from "./limits";
@@ -44,7 +45,7 @@ export const SiteSync = z
       .max(50)
       .optional(),
     recent_changes: z
-      .array(z.strictObject({ at: z.number().int().nonnegative().optional(), summary: Line }))
+      .array(z.strictObject({ at: EpochMs.optional(), summary: Line }))
       .max(50)
       .optional(),
   })

@@ -7,6 +7,7 @@
  * BIBLE out. Sections that do not fit are dropped whole and reported for the audit log.
  */
 import type { ContextProvider, ContextSection, PromptContext } from "../core/context";
+import { escapePromptText } from "../lib/prompt-text";
 
 export type BuiltPrompt = {
   system: string;
@@ -24,10 +25,14 @@ Only save something to memory when you have genuinely learned something durable 
 their work, never on every message, and tell the user briefly when you did.`;
 
 /**
- * Section bodies hold user and model text (SOUL and BIBLE verbatim). A body line that looks like a
- * section header would forge one, so it is escaped and reads as text.
+ * Section bodies hold user and model text (SOUL and BIBLE verbatim, working memory, facts). Every body
+ * is escaped so it cannot forge the prompt's structure (a header, a closing tag, a speaker line); the
+ * one tag a section may have is written here, around the escaped body.
  */
-const fence = (body: string) => body.replace(/^(#{1,6})(?=\s)/gm, "\\$1");
+function sectionText(s: ContextSection): string {
+  const body = escapePromptText(s.body);
+  return `## ${s.title}\n${s.tag ? `<${s.tag}>\n${body}\n</${s.tag}>` : body}`;
+}
 
 /** Opens the per-turn context block; history recognises (and drops from older turns) a block starting with it. */
 export const TURN_CONTEXT_TAG = "<turn_context>";
@@ -51,7 +56,7 @@ export async function buildSystemPrompt(ctx: PromptContext, providers: readonly 
   let used = BASE.length + time.length;
   // Stable sections claim the budget first (in provider order), then the per-turn ones.
   for (const s of [...all.filter((x) => x.stable), ...all.filter((x) => !x.stable)]) {
-    const text = `## ${s.title}\n${fence(s.body)}`;
+    const text = sectionText(s);
     if (used + text.length > PROMPT_BUDGET_CHARS) {
       skipped.push({ name: s.name, reason: "over the prompt budget" });
       continue;

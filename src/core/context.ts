@@ -49,7 +49,10 @@ export function contextRead<T extends BatchReads>(ctx: PromptContext, queries: T
 export type ContextSection = {
   name: string;
   title: string;
+  /** Untrusted text is fine here: prompt assembly escapes it. */
   body: string;
+  /** Wraps the body in `<tag>...</tag>` (written by prompt assembly, so the body cannot close it). */
+  tag?: string;
   ids?: string[];
   /** Same text turn after turn (SOUL, BIBLE): goes in the cached system prompt. Otherwise per turn. */
   stable?: boolean;

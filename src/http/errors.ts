@@ -45,6 +45,7 @@ function toAppError(err: unknown): AppError {
   if (err instanceof ConfigError) return new AppError("config_error", err.message);
   if (err instanceof HTTPException) {
     if (err.status === 413) return new AppError("payload_too_large", "request body is too large");
+    if (err.status === 415) return new AppError("unsupported_media_type", "request body must be application/json");
     if (err.status === 400) return new AppError("invalid_request", err.message || "bad request");
     if (err.status === 401) return new AppError("unauthorized", err.message || "unauthorized");
   }

@@ -3,6 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { loadConfig } from "../config/config";
 import { createDb } from "../db/client";
 import { AppError } from "../lib/errors";
+import { parseGuardedJson } from "../lib/json-guard";
 import type { AppEnv } from "./context";
 
 /** Request id (echoed in `x-request-id`), validated config and the db handle for every request. */
@@ -16,26 +17,47 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
+const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
+export const isJsonType = (type: string | undefined) => JSON_TYPE.test(type ?? "");
+
 /**
- * Rejects oversize bodies (413) and non-JSON bodies on writes (415) before any handler runs. `larger` raises
- * the limit for exact paths that take big bodies (a capability declares them).
+ * Rejects oversize bodies (413) and non-JSON bodies on writes (415) before any handler runs. A JSON
+ * body is read once here and refused (400) when malformed, nested too deep or not valid Unicode, so
+ * no handler starts writing on a body it cannot finish. Routes that require a body also pass
+ * `requireJsonBody` (src/http/openapi.ts). `larger` raises the size limit for exact paths that take
+ * big bodies (a capability declares them).
  */
 export const guardBodyWith = (larger: ReadonlyMap<string, number>) =>
   createMiddleware<AppEnv>(async (c, next) => {
     const method = c.req.method;
     if (method === "GET" || method === "HEAD" || method === "DELETE" || method === "OPTIONS") return next();
-    const type = c.req.header("content-type") ?? "";
+    const type = c.req.header("content-type");
     const hasBody = c.req.header("content-length") !== "0" && c.req.raw.body !== null;
-    if (hasBody && !/^application\/json\b/i.test(type)) {
-      throw new AppError("unsupported_media_type", "request body must be application/json");
-    }
+    if (hasBody && !isJsonType(type)) throw new AppError("unsupported_media_type", "request body must be application/json");
     const maxSize = Math.max(c.var.config.maxBodyBytes, larger.get(c.req.path) ?? 0);
     return bodyLimit({
       maxSize,
       onError: () => {
         throw new AppError("payload_too_large", `request body exceeds ${maxSize} bytes`);
       },
-    })(c, next);
+    })(c, async () => {
+      if (hasBody) {
+        const text = await c.req.text();
+        if (text.trim() !== "") parseGuardedJson(text);
+        // Handlers that read the raw request (not through c.req) still get the body.
+        c.req.raw = new Request(c.req.raw, { body: text });
+      }
+      await next();
+    });
   });
 
 export const guardBody = guardBodyWith(new Map());
+
+/** For routes that declare a JSON body: no body at all, or a body of another type, is 415 (never read as `{}`). */
+export const requireJsonBody = createMiddleware<AppEnv>(async (c, next) => {
+  const empty = c.req.header("content-length") === "0" || c.req.raw.body === null;
+  if (empty || !isJsonType(c.req.header("content-type"))) {
+    throw new AppError("unsupported_media_type", "this route takes a JSON body (content-type: application/json)");
+  }
+  await next();
+});

@@ -1,11 +1,22 @@
-import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import { AppError } from "../lib/errors";
 import type { AppEnv } from "./context";
 import { ErrorBody } from "./errors";
+import { requireJsonBody } from "./middleware";
 
-/** Every router shares one validation hook: a zod failure becomes the one error shape. */
+/** A route declaring a required JSON body also gets `requireJsonBody`, so a bodiless request is never validated as `{}`. */
+function guarded<R extends RouteConfig>(route: R): R {
+  if (!route.request?.body?.required || !route.request.body.content["application/json"]) return route;
+  const own = route.middleware ? (Array.isArray(route.middleware) ? route.middleware : [route.middleware]) : [];
+  return { ...route, middleware: [requireJsonBody, ...own] };
+}
+
+/**
+ * Every router shares one validation hook (a zod failure becomes the one error shape) and the JSON
+ * body requirement above.
+ */
 export function newRouter() {
-  return new OpenAPIHono<AppEnv>({
+  const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
         const issues = result.error.issues.slice(0, 5).map((i) => `${i.path.join(".") || "body"}: ${i.message}`);
@@ -13,6 +24,9 @@ export function newRouter() {
       }
     },
   });
+  const register = app.openapi;
+  app.openapi = ((route, handler, hook) => register(guarded(route), handler, hook)) as typeof register;
+  return app;
 }
 
 /** A required JSON request body. */
@@ -43,5 +57,11 @@ export const Slug = z
   .min(1)
   .max(100)
   .regex(/^[\w.:-]+$/, "may contain letters, digits, _ . : -");
+
+/** The last millisecond of year 9999: later dates cannot be written as ISO 8601 (`toISOString` throws). */
+export const MAX_EPOCH_MS = 253_402_300_799_999;
+
+/** A point in time as epoch milliseconds, within what ISO 8601 can express. */
+export const EpochMs = z.number().int().min(0).max(MAX_EPOCH_MS, "must be a date no later than the year 9999 (epoch milliseconds)");
 
 export const Ok = z.object({ ok: z.literal(true) }).openapi("Ok");

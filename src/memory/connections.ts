@@ -4,6 +4,7 @@ import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { connections, contextEvents, facts, type JsonObject } from "../db/schema";
 import { AppError, describeFailure, notFound } from "../lib/errors";
+import { cleanText } from "../lib/sanitize";
 import { mergeScaffold } from "./consolidation-schema";
 import type { MemoryDeps } from "./deps";
 
@@ -35,7 +36,7 @@ export async function createConnection(db: Db, userId: string, input: { name: st
   checkSize(input.learnedInfo ?? {});
   const [row] = await db
     .insert(connections)
-    .values({ id: newId("con"), userId, name: input.name, active: input.active ?? true, learnedInfo: input.learnedInfo ?? {} })
+    .values({ id: newId("con"), userId, name: cleanText(input.name, 100, "name"), active: input.active ?? true, learnedInfo: input.learnedInfo ?? {} })
     .returning();
   if (!row) throw new Error("connection insert returned nothing");
   return row;
@@ -46,7 +47,11 @@ export async function updateConnection(db: Db, userId: string, id: string, input
   if (input.learnedInfo) checkSize(input.learnedInfo);
   const [row] = await db
     .update(connections)
-    .set({ name: input.name ?? current.name, active: input.active ?? current.active, learnedInfo: input.learnedInfo ?? current.learnedInfo })
+    .set({
+      name: input.name === undefined ? current.name : cleanText(input.name, 100, "name"),
+      active: input.active ?? current.active,
+      learnedInfo: input.learnedInfo ?? current.learnedInfo,
+    })
     .where(and(eq(connections.id, id), eq(connections.userId, userId)))
     .returning();
   if (!row) throw notFound("connection");

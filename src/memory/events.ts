@@ -10,8 +10,10 @@ import { afterCursor } from "../db/cursor";
 import type { Plan } from "../db/schema";
 import { contextEvents, type JsonObject } from "../db/schema";
 import { AppError, describeFailure } from "../lib/errors";
+import { cleanText, SANITIZE_MAX_CHARS } from "../lib/sanitize";
 import { type Budget, consolidationBudget, deferredReason } from "./budget";
 import { CONSOLIDATE_KIND, type MemoryDeps } from "./deps";
+import { canonicalJson } from "./ids";
 import { inJson } from "./vector";
 
 export const INTERACTIVE_TYPES = ["fact", "preference", "project_details", "correction"] as const;
@@ -55,6 +57,7 @@ export async function recordObservations(
   idempotencyKey?: string,
 ): Promise<{ events: EventRow[]; replayed: boolean; budget: Budget }> {
   const { db } = deps;
+  inputs = inputs.map((o) => ({ ...o, content: cleanText(o.content, SANITIZE_MAX_CHARS, "observation content") }));
   const budget = await consolidationBudget(db, user.id, user.plan, deps.now());
   const keys = inputs.map((_, i) => (idempotencyKey ? `${idempotencyKey}#${i}` : null));
   const replay = async () => {
@@ -73,9 +76,9 @@ export async function recordObservations(
       .all();
     if (!existing.length) return null;
     const byKey = new Map(existing.map((e) => [e.idempotencyKey, e]));
-    const same =
-      existing.length === inputs.length &&
-      inputs.every((o, i) => byKey.get(keys[i] ?? null)?.content === o.content && byKey.get(keys[i] ?? null)?.eventType === o.type);
+    const sameAs = (o: ObservationInput, e: EventRow | undefined) =>
+      e?.content === o.content && e.eventType === o.type && canonicalJson(e.sourceMetadata) === canonicalJson(o.sourceMetadata);
+    const same = existing.length === inputs.length && inputs.every((o, i) => sameAs(o, byKey.get(keys[i] ?? null)));
     if (!same) throw new AppError("conflict", "this Idempotency-Key was already used with a different body");
     const events = keys.flatMap((k) => byKey.get(k) ?? []);
     await enqueue(

@@ -8,6 +8,7 @@ import type { Statement } from "../db/batch";
 import { newId } from "../db/client";
 import type { JsonObject } from "../db/schema";
 import { facts, usage } from "../db/schema";
+import { cleanText, SANITIZE_MAX_CHARS } from "../lib/sanitize";
 import type { MemoryDeps } from "./deps";
 import { canonicalJson, uuidv5 } from "./ids";
 import { briefError } from "./retrieval";
@@ -49,7 +50,7 @@ export type PreparedFact = {
 export async function prepareFacts(userId: string, inputs: readonly FactInput[]): Promise<PreparedFact[]> {
   const prepared = await Promise.all(
     inputs.map(async (f): Promise<PreparedFact> => {
-      const text = normalizeText(f.text);
+      const text = normalizeText(cleanText(f.text, SANITIZE_MAX_CHARS, "fact text"));
       const scope = {
         user_id: userId,
         connection_id: f.connectionId ?? null,

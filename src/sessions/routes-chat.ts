@@ -8,6 +8,7 @@ import type { AppEnv } from "../http/context";
 import { ErrorBody } from "../http/errors";
 import { errors, json, jsonBody, newRouter, Slug, security } from "../http/openapi";
 import { AppError } from "../lib/errors";
+import { cleanText } from "../lib/sanitize";
 import { assertChatBudget } from "../usage/budget";
 import type { Started } from "./session-do";
 import { createSessionWithinBudget, requireProject, sessionStub } from "./store";
@@ -93,6 +94,8 @@ export const chatRoutes = (registry: Registry) =>
   newRouter().openapi(chatRoute, async (c) => {
     const body = c.req.valid("json");
     const { db, user } = c.var;
+    // Invisible and control characters never reach the model or the session title.
+    const message = cleanText(body.message, 32_000, "message");
     // Client tools may not take a server tool's name: checked before anything is written.
     const declared = clientToolSet(body.client_tools, body.mcp_servers, reservedToolNames(registry.tools));
     if (declared.issues.length)
@@ -109,7 +112,7 @@ export const chatRoutes = (registry: Registry) =>
     let sessionId = body.session_id;
     let created: { site_id: string | null; project_id: string | null } | undefined;
     if (!sessionId) {
-      const input = { title: body.message, siteId: body.site_id ?? null, projectId: body.project_id ?? null };
+      const input = { title: message, siteId: body.site_id ?? null, projectId: body.project_id ?? null };
       const row = await createSessionWithinBudget(db, user.id, input, c.var.config.dailyChatTokens || null, Date.now());
       // Refused by the budget: read it once more for the 429's message and Retry-After.
       if (!row) await assertChatBudget(db, user.id, c.var.config);
@@ -124,7 +127,7 @@ export const chatRoutes = (registry: Registry) =>
       userId: user.id,
       plan: user.plan,
       sessionId,
-      message: body.message,
+      message,
       siteId: body.site_id ?? null,
       projectId: body.project_id ?? null,
       stream: body.stream,

@@ -4,12 +4,12 @@ import { ToolPendingEnvelope } from "../core/events";
 import { CursorParam, nextCursor } from "../db/cursor";
 import { ErrorBody } from "../http/errors";
 import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
-import { AppError } from "../lib/errors";
+import { AppError, notFound } from "../lib/errors";
 import type { StoredMessage } from "./history";
 import type { SessionSummary } from "./history-budget";
 import { ChatResponse, turnResponse } from "./routes-chat";
 import type { PendingView } from "./session-do";
-import { deleteSessionRow, getSession, listSessions, publicSession, renameSession, sessionStub } from "./store";
+import { deleteSessionRow, getSession, listSessions, publicSession, reconcileSession, renameSession, sessionStub } from "./store";
 
 const Session = z
   .object({
@@ -138,8 +138,11 @@ export const sessionRoutes = newRouter()
       messages: StoredMessage[];
       pending: PendingView | null;
       summary: SessionSummary | null;
-    };
-    return c.json({ session: publicSession(session), ...state }, 200);
+    } | null;
+    // Deleted while this request was on its way.
+    if (!state) throw notFound("session");
+    const row = await reconcileSession(c.var.db, session, state.messages.length, state.pending !== null);
+    return c.json({ session: publicSession(row), ...state }, 200);
   })
   .openapi(renameRoute, async (c) => {
     const row = await renameSession(c.var.db, c.var.user.id, c.req.valid("param").id, c.req.valid("json").title);

@@ -71,8 +71,8 @@ type Segment = {
  * What a segment changed and the tokens it spent, and its bookkeeping: `rows` (D1 writes) go out in one
  * batch after the model call, beside `later` (other deferred work); both are awaited before the last event.
  */
-type Tally = { added: number; pending: boolean; rows: BatchItem<"sqlite">[]; later: (() => Promise<unknown>)[]; spent: SpentTokens };
-const newTally = (): Tally => ({ added: 0, pending: false, rows: [], later: [], spent: noTokens() });
+type Tally = { pending: boolean; rows: BatchItem<"sqlite">[]; later: (() => Promise<unknown>)[]; spent: SpentTokens };
+const newTally = (): Tally => ({ pending: false, rows: [], later: [], spent: noTokens() });
 export type Alarm = { set(at: number): Promise<void>; clear(): Promise<void> };
 
 export const pendingMessage = (sessionId: string) =>
@@ -149,7 +149,6 @@ export class TurnRunner {
         { type: "text", text: input.message },
       ];
       [userSeq] = this.store.append([{ role: "user", content }]);
-      tally.added = 1;
       if (userSeq !== undefined) rows.push({ seq: userSeq, role: "user", content, created_at: Date.now() });
       // Older turns over the history budget fold into the session summary before the model call.
       await this.foldHistory(scope, tally, rows);
@@ -170,11 +169,10 @@ export class TurnRunner {
       if (!isAbort(err) && !sink.signal.aborted) {
         if (userSeq === undefined) return this.fail(err, sink, input.sessionId);
         // The API rejected the turn: history goes back to exactly what it was, and the client can retry.
-        tally.added -= this.rollbackTurn();
+        this.rollbackTurn();
       } else if ((err as { answered?: boolean }).answered !== true && userSeq !== undefined) {
         // The client left before the model answered: the turn did not happen.
         this.store.deleteMessage(userSeq);
-        tally.added -= 1;
       }
       this.fail(err, sink, input.sessionId);
     } finally {
@@ -210,11 +208,11 @@ export class TurnRunner {
         tally.pending = await this.suspend({ ...cont, results, pending, counters: Object.fromEntries(seg.counters), expires_at: this.expiry() }, sink);
         return;
       }
-      tally.added += this.store.closeContinuation(completed(cont.messages, results)).length;
+      this.store.closeContinuation(completed(cont.messages, results));
       await this.alarm.clear();
       tally.pending = await this.run(seg, sink, tally);
     } catch (err) {
-      if (!isAbort(err) && !sink.signal.aborted) tally.added -= this.rollbackTurn();
+      if (!isAbort(err) && !sink.signal.aborted) this.rollbackTurn();
       this.fail(err, sink, input.sessionId);
     } finally {
       await this.settle(scope, cont.model, tally);
@@ -225,9 +223,9 @@ export class TurnRunner {
   async abandon(cont: Continuation, reason: string, expired: boolean): Promise<string[]> {
     const open = cont.pending.map((p) => p.call_id);
     const results = [...cont.results, ...open.map((id) => resultBlock(id, { content: reason, isError: true }))];
-    const added = this.store.closeContinuation(completed(cont.messages, results), expired ? open : []).length;
+    this.store.closeContinuation(completed(cont.messages, results), expired ? open : []);
     await this.alarm.clear();
-    await touchSession(createDb(this.env.DB), cont.user_id, cont.session_id, added, false);
+    await touchSession(createDb(this.env.DB), cont.user_id, cont.session_id, this.store.messageCount(), false);
     return open;
   }
 
@@ -250,14 +248,14 @@ export class TurnRunner {
       signal: sink.signal,
       emit: sink.emit,
       persist: async (msgs) => {
-        tally.added += this.store.append(msgs).length;
+        this.store.append(msgs);
       },
       onUsage: (u) => addTokens(tally.spent, u),
       ...(seg.progress ? { progress: seg.progress } : {}),
     });
     if (outcome.kind === "refused") {
       // A refused turn must leave the conversation, or every later turn is refused too (docs/models.md).
-      tally.added -= this.rollbackTurn();
+      this.rollbackTurn();
       sink.emit({ type: "done", stop_reason: "refusal", usage: outcome.usage, tools_used: outcome.toolsUsed });
       return false;
     }
@@ -294,11 +292,9 @@ export class TurnRunner {
   }
 
   /** Removes the latest turn (its opening user message and everything after it); returns how many rows. */
-  private rollbackTurn(): number {
+  private rollbackTurn(): void {
     const rows = this.store.messages();
-    const turn = rows.slice(currentTurnStart(rows));
-    for (const row of turn) this.store.deleteMessage(row.seq);
-    return turn.length;
+    for (const row of rows.slice(currentTurnStart(rows))) this.store.deleteMessage(row.seq);
   }
 
   /** What a model call sees: the running summary, then the messages not folded into it. */
@@ -355,7 +351,7 @@ export class TurnRunner {
       sessionId: scope.sessionId,
       prices: scope.config.modelPrices,
     });
-    const touch = touchSessionQuery(scope.db, scope.userId, scope.sessionId, tally.added, tally.pending);
+    const touch = touchSessionQuery(scope.db, scope.userId, scope.sessionId, this.store.messageCount(), tally.pending);
     const writes: [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]] = [touch, ...tally.rows, ...(spent ? [spent] : [])];
     const logged = (what: string) => (err: unknown) => console.error(JSON.stringify({ session: scope.sessionId, [what]: describeFailure(err) }));
     const batch = scope.db.batch(writes).catch(async (err: unknown) => {

@@ -27,6 +27,7 @@ export type Started = { error: TurnRefusal } | { events: ReadableStream<Uint8Arr
 export type PendingView = ToolPendingEnvelope & { messages: MessageParam[]; answered: { tool_use_id: string; is_error: boolean }[] };
 
 const EXPIRED = "The client did not answer this tool call in time.";
+const GONE: Refusal = { code: "not_found", message: "session not found (it was deleted)" };
 const CANCELLED = "The user cancelled this tool call.";
 
 /**
@@ -37,11 +38,18 @@ export class SessionObject extends DurableObject<Env> {
   private lock: Promise<void> = Promise.resolve();
   private readonly running = new Map<string, () => void>();
   private resuming = false;
+  /**
+   * Set once `destroy` has run: the runtime keeps this instance serving requests already queued for it,
+   * but its tables are gone, so every entry point answers not_found. A tombstone table keeps it set
+   * for a later instance of the same object.
+   */
+  private destroyed: boolean;
   private readonly store: SessionStorage;
   private readonly runner: TurnRunner;
 
   constructor(ctx: DurableObjectState, env: Env, registry: Registry) {
     super(ctx, env);
+    this.destroyed = ctx.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tombstone'").toArray().length > 0;
     this.store = new SessionStorage(ctx.storage);
     this.runner = new TurnRunner(this.store, env, { set: (at) => ctx.storage.setAlarm(at), clear: () => ctx.storage.deleteAlarm() }, registry);
   }
@@ -51,12 +59,14 @@ export class SessionObject extends DurableObject<Env> {
    * session's lock and has read its context: an unknown session or a spent budget is refused then.
    */
   async turn(input: TurnInput): Promise<Started> {
+    if (this.destroyed) return { error: GONE };
     if (this.resuming || this.live()) return { error: { code: "tool_pending", message: pendingMessage(input.sessionId) } };
     return this.start(input.turnId, input.stream, (sink, open) => this.runner.chat(input, sink, open));
   }
 
   /** Resumes the suspended turn with the client's answer to one pending call. */
   async resume(input: ResumeInput): Promise<Started> {
+    if (this.destroyed) return { error: GONE };
     if (this.resuming) return { error: { code: "session_busy", message: "an answer to this session's pending tool call is already being processed" } };
     const cont = this.live();
     if (!cont) {
@@ -78,6 +88,7 @@ export class SessionObject extends DurableObject<Env> {
 
   /** Ends the suspended turn without an answer (each open call becomes an is_error result). */
   async cancelPending(): Promise<{ error: Refusal } | { cancelled: string[] }> {
+    if (this.destroyed) return { error: GONE };
     if (this.resuming) return { error: { code: "session_busy", message: "the pending tool call is being answered" } };
     const cont = this.live();
     if (!cont) return { error: { code: "conflict", message: "no tool call is pending in this session" } };
@@ -89,7 +100,9 @@ export class SessionObject extends DurableObject<Env> {
     this.running.get(turnId)?.();
   }
 
-  read(): { messages: StoredMessage[]; pending: PendingView | null; summary: SessionSummary | null } {
+  /** null once the session was deleted. */
+  read(): { messages: StoredMessage[]; pending: PendingView | null; summary: SessionSummary | null } | null {
+    if (this.destroyed) return null;
     const cont = this.live();
     const pending = cont
       ? { ...envelopeOf(cont), messages: cont.messages, answered: cont.results.map((r) => ({ tool_use_id: r.tool_use_id, is_error: r.is_error === true })) }
@@ -99,15 +112,20 @@ export class SessionObject extends DurableObject<Env> {
 
   async destroy(): Promise<void> {
     await this.serialised(async () => {
+      if (this.destroyed) return;
+      this.destroyed = true;
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
       this.store.forget();
+      this.ctx.storage.sql.exec("CREATE TABLE tombstone (deleted_at INTEGER NOT NULL)");
+      this.ctx.storage.sql.exec("INSERT INTO tombstone VALUES (?)", Date.now());
     });
   }
 
   /** The continuation's deadline. */
   override async alarm(): Promise<void> {
     await this.serialised(async () => {
+      if (this.destroyed) return;
       const cont = this.store.continuation();
       if (!cont) return;
       if (cont.expires_at > Date.now()) return this.ctx.storage.setAlarm(cont.expires_at);
@@ -141,7 +159,8 @@ export class SessionObject extends DurableObject<Env> {
       if (refusal) sink.readable.cancel().catch(() => undefined);
       answer(refusal ? { error: refusal } : { events: sink.readable, stream });
     };
-    const done = this.serialised(() => work(sink, open)).finally(() => {
+    // A turn queued behind `destroy` finds the session gone when its turn comes.
+    const done = this.serialised(async () => (this.destroyed ? open(GONE) : work(sink, open))).finally(() => {
       this.running.delete(turnId);
       sink.close();
       open();

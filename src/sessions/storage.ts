@@ -57,6 +57,10 @@ export class SessionStorage {
       .map((r) => ({ seq: r.seq, role: r.role, content: JSON.parse(r.content) as MessageParam["content"], created_at: r.created_at }));
   }
 
+  messageCount(): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM messages").one().n;
+  }
+
   append(messages: readonly MessageParam[]): number[] {
     this.create();
     return this.storage.transactionSync(() => this.insert(messages));

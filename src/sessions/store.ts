@@ -60,15 +60,19 @@ export async function listSessions(db: Db, userId: string, limit: number, before
     .all();
 }
 
-/** The session row's counters after a turn segment, as a statement for the turn's bookkeeping batch. */
-export const touchSessionQuery = (db: Db, userId: string, id: string, added: number, pending: boolean) =>
+/**
+ * Copies the session object's own counts into its D1 row, as a statement for the turn's bookkeeping batch.
+ * Absolute values, not increments: the object's storage is the truth, so a write lost in a crash is
+ * corrected by the next one instead of drifting.
+ */
+export const touchSessionQuery = (db: Db, userId: string, id: string, messageCount: number, pending: boolean) =>
   db
     .update(sessions)
-    .set({ messageCount: sql`${sessions.messageCount} + ${added}`, pending, updatedAt: Date.now() })
+    .set({ messageCount, pending, updatedAt: Date.now() })
     .where(and(eq(sessions.id, id), eq(sessions.userId, userId)));
 
-export async function touchSession(db: Db, userId: string, id: string, added: number, pending: boolean) {
-  await touchSessionQuery(db, userId, id, added, pending);
+export async function touchSession(db: Db, userId: string, id: string, messageCount: number, pending: boolean) {
+  await touchSessionQuery(db, userId, id, messageCount, pending);
 }
 
 /** Whether the user has this session, as a read for the turn's context batch (one row or none). */
@@ -86,6 +90,16 @@ export async function sessionMetaRow(db: Db, userId: string, id: string): Promis
     .where(and(eq(sessions.id, id), eq(sessions.userId, userId)))
     .get();
   return row ?? null;
+}
+
+/** Repairs a row whose counts differ from the object's storage (read by GET /v1/sessions/{id}); the row as it now is. */
+export async function reconcileSession(db: Db, row: SessionRow, messageCount: number, pending: boolean): Promise<SessionRow> {
+  if (row.messageCount === messageCount && row.pending === pending) return row;
+  await db
+    .update(sessions)
+    .set({ messageCount, pending })
+    .where(and(eq(sessions.id, row.id), eq(sessions.userId, row.userId)));
+  return { ...row, messageCount, pending };
 }
 
 /** Renames the caller's session; another user's id matches no row (404). */
