@@ -17,11 +17,11 @@ const K = 25;
 const MODES = ["hybrid", "fulltext", "vector"] as const;
 const SYSTEMS = [...MODES, "bm25"] as const;
 type System = (typeof SYSTEMS)[number];
-type Ranked = { keys: string[]; signal: number };
+type Ranked = { keys: string[]; signal: number; hits?: SearchBody["results"] };
 
 const key = (text: string) => text.replace(/\s+/g, " ").trim().toLowerCase();
 
-type SearchBody = { results: { id: string; text: string; score: number; match?: number }[]; degraded?: string };
+type SearchBody = { results: { id: string; text: string; score: number; match?: number; superseded_by?: string | null }[]; degraded?: string };
 
 async function search(apiKey: string, q: string, mode: (typeof MODES)[number]): Promise<Ranked & { ms: number }> {
   const t0 = performance.now();
@@ -30,7 +30,7 @@ async function search(apiKey: string, q: string, mode: (typeof MODES)[number]): 
   const body = (await res.json()) as SearchBody;
   // The abstention signal is what the API's `weak` flag reads: the best `match` among the results.
   const signal = Math.max(0, ...body.results.map((r) => r.match ?? r.score));
-  return { keys: body.results.map((r) => key(r.text)), signal, ms: performance.now() - t0 };
+  return { keys: body.results.map((r) => key(r.text)), signal, hits: body.results, ms: performance.now() - t0 };
 }
 
 function bm25(turns: { id: string; text: string }[]) {
@@ -130,10 +130,40 @@ async function evaluate(label: string, corpus: Corpus) {
   lines.push(
     `| abstention | ${corpus.questions.filter((q) => q.type === "abstention").length} | AUC (best match) | ${SYSTEMS.map((s) => fmt(abst(s))).join(" | ")} | | | |`,
   );
+  // Why knowledge-update questions miss: the hybrid list's head, and where the current and stale statements ranked.
+  const misses: string[] = [];
+  // Printed for the original corpus only: the held-out one is the check on fitting, so its misses are not read.
+  for (const q of label === "original" ? ku : []) {
+    const r = ranked.get("hybrid")?.get(q);
+    const keys = r?.keys ?? [];
+    const current = ev(q)[0] ?? "";
+    const stale = (q.stale ?? []).map((id) => textOf.get(id) ?? "");
+    if (currentFirst(keys, current, stale)) continue;
+    const at = (k: string) => keys.indexOf(k) + 1 || "-";
+    misses.push(`- u${q.user} "${q.q}": current at ${at(current)} (${current}); stale at ${stale.map(at).join(", ")}`);
+    for (const [i, h] of (r?.hits ?? []).slice(0, 4).entries())
+      misses.push(`    ${i + 1}. ${h.score.toFixed(3)} m=${(h.match ?? 0).toFixed(2)}${h.superseded_by ? " [history]" : ""} ${h.text.slice(0, 90)}`);
+  }
+  // The abstention signal's overlap: the weakest answerable questions and the strongest unanswerable ones.
+  if (label === "original") {
+    const sig = (q: Question) => ranked.get("hybrid")?.get(q)?.signal ?? 0;
+    const top = (q: Question) =>
+      ranked
+        .get("hybrid")
+        ?.get(q)
+        ?.hits?.reduce((a, b) => ((b.match ?? 0) > (a.match ?? 0) ? b : a))
+        ?.text.slice(0, 70) ?? "";
+    const show = (qs: Question[]) => qs.map((q) => `    ${sig(q).toFixed(2)} ${q.type} "${q.q}" -> ${top(q)}`);
+    const answerable = corpus.questions.filter((q) => q.type !== "abstention").sort((a, b) => sig(a) - sig(b));
+    const none = corpus.questions.filter((q) => q.type === "abstention").sort((a, b) => sig(b) - sig(a));
+    misses.push("abstention signal: weakest answerable", ...show(answerable.slice(0, 12)), "strongest unanswerable", ...show(none.slice(0, 12)));
+  }
   lines.push(
     `searches returning fewer than ${K} results (answerable questions, all modes): ${shortLists}; session imports whose last user turn was not found right after: ${notSearchable}`,
   );
-  console.log(`\nRECALL_EVAL ${label}\n${lines.join("\n")}\n`);
+  console.log(
+    `\nRECALL_EVAL ${label}\n${lines.join("\n")}\n\nknowledge-update misses (hybrid)${label === "original" ? (misses.length ? "" : ": none") : ": not printed for this corpus"}\n${misses.join("\n")}\n`,
+  );
   const group = { group: `Recall eval (${label}): HTTP latency`, target: "figures only", description: "Per request over SELF.fetch inside workerd" };
   report(group, "import_session_ms", importMs);
   report(group, "search_ms", searchMs);

@@ -1,39 +1,27 @@
 /**
  * Contradiction detection without a model: a fact's slot names what it is about ("user|live_in",
- * "default jira project|is"). A newer fact with the same slot and scope supersedes the older one.
+ * "user|favourite colour", "default jira project|is"). A newer fact with the same slot and scope supersedes the
+ * older one, which stays as history.
  *
- * Two kinds of statement get a slot:
- * - the attributes of a person that change over time and that people state in many ways: where they live
- *   (`live_in`), who they work for (`work_at`), who they are with (`partner`). The subject is the user for
- *   first-person statements ("we're moving to Porto", "Felix and I broke up", "Signed the contract with Acme")
- *   and for third-person notes about the user ("User lives in Berlin"); another person otherwise
- *   ("My sister lives in Rome" -> "sister|live_in");
+ * Three kinds of statement get a slot:
+ * - the attributes of a person that change over time and that people state in many ways without naming the
+ *   attribute (slot-cues.ts): where they live, who they work for, who they are with, where they train, which
+ *   phone they have, what they drink. The subject is the user for first-person statements ("we're moving to
+ *   Porto", "I cancelled my membership and joined FlexHouse") and for third-person notes about the user ("User
+ *   lives in Berlin"); another person otherwise ("My sister lives in Rome" -> "sister|live_in", "my sister's
+ *   iPhone" -> "sister|phone"). Only a current, lasting state counts: plans ("thinking about switching to tea"),
+ *   the past ("I used to train at X", "I lived in Rome as a student") and visits ("tried a class at X") do not;
+ * - "my favourite X is Y" / "Y is my favourite X": the user's favourite X;
  * - attribute-like copulas with a possessive or multi-word subject ("The default Jira project is PROJ").
  * Deliberately conservative elsewhere: "Python is fun" gets none, so liking two things never erases one of them.
  * `questionSlot` reads the same attributes from a question about the user ("Where am I based these days?"), so
  * retrieval can fetch the current statement even when it shares no word with the question.
  */
+import { type Attribute, type Cue, ONE_OFF, PHONE_BRAND, QUESTIONS, STATEMENTS } from "./slot-cues";
 import { contentTerms, words } from "./text";
+import { timeCues } from "./when";
 
-export type Attribute = "live_in" | "work_at" | "partner";
-
-/** Statement cues. `subjectFirst`: the words before the cue name who it is about. */
-const STATEMENTS: { attribute: Attribute; re: RegExp; placeIsSubject?: boolean }[] = [
-  {
-    attribute: "live_in",
-    re: /\b(?:live|lives|living|lived|reside|resides|residing|relocate|relocated|relocating|moved|moves|moving|settled|settling)\s+(?:in|to|into|at|near|back to)\b/,
-  },
-  { attribute: "live_in", re: /\bbased\s+(?:in|out of)\b/ },
-  { attribute: "live_in", re: /\b(?:new|our|my)\s+(?:place|flat|apartment|house|home)\s+(?:in|near)\b/ },
-  { attribute: "live_in", re: /\b(?:lease|mortgage|keys)\s+(?:on|to|for)\s+(?:a|an|the|our|my)\s+(?:new\s+)?(?:place|flat|apartment|house|home)\b/ },
-  { attribute: "live_in", re: /\b(?:feels|felt)\s+like\s+home\b/, placeIsSubject: true },
-  { attribute: "work_at", re: /\b(?:work|works|working|worked|employed)\s+(?:as\s+(?:an?\s+)?[\w\s-]{1,40}?\s+)?(?:at|for)\b/ },
-  { attribute: "work_at", re: /\b(?:hired\s+by|(?:job|offer|contract|position|role)\s+(?:at|with|from)|my\s+employer|day\s+job)\b/ },
-  {
-    attribute: "partner",
-    re: /\b(?:dating|seeing\s+someone|(?:a\s+)?(?:first|second|third|another)\s+date\s+with|broke\s+up|split\s+up|called\s+it\s+off|made\s+it\s+official|in\s+a\s+relationship|got\s+(?:married|engaged)|(?:my|our)\s+(?:boyfriend|girlfriend|partner|fianc[eé]e?|husband|wife))\b/,
-  },
-];
+export type { Attribute };
 
 /** Third-person notes about the user, as consolidation writes them ("User lives in Berlin"). */
 const USER_NOTE = /^(?:the\s+)?(?:user|user's|users')\b/;
@@ -88,6 +76,62 @@ function subjectOf(before: string, original: string): string {
   return contentTerms(before).join(" ") || "user";
 }
 
+/** Plans and wishes are not the current state ("thinking about moving to Porto", "I might switch to tea"). */
+const INTENT =
+  /\b(?:need|needs|want|wants|wanted|thinking|considering|might|should|could|would|planning|plan\s+to|hoping|hope\s+to|tempted|wish|if|maybe|whether)\b/;
+/** Said of the past ("I used to train at X", "when I was a student I lived in Rome"). */
+const BYGONE =
+  /\b(?:used\s+to|previously|formerly|back\s+(?:when|then)|when\s+i\s+was|as\s+a\s+(?:kid|child|student|teen|teenager)|years\s+ago|in\s+the\s+past)\b/;
+/** Simple-past forms of state verbs: "I lived in Rome" is over; "I've lived in Rome for years" is not. */
+const SIMPLE_PAST = /^(?:lived|worked|trained|lifted|exercised|swam|climbed|bouldered|resided)\b/;
+const PERFECT = /\b(?:have|'ve|has|'s)\s+(?:[a-z]+ly\s+|always\s+|just\s+|now\s+)?$/;
+
+/** The clause a cue sits in, up to the cue: words past a comma, a semicolon or a "but" belong to another clause. */
+const clauseBefore = (before: string) => before.split(/[,;:.!?]|\bbut\b/).at(-1) ?? "";
+const clauseAfter = (after: string) => after.split(/[,;:.!?]|\bbut\b/)[0] ?? "";
+
+const global = new Map<RegExp, RegExp>();
+const allMatches = (re: RegExp, text: string) => {
+  let g = global.get(re);
+  if (!g) global.set(re, (g = new RegExp(re.source, `${re.flags}g`)));
+  return text.matchAll(g);
+};
+
+/** The first match of the cue that states a current, lasting value (see the file comment), or null. */
+function currentMatch(cue: Cue, lower: string, original: string): RegExpExecArray | RegExpMatchArray | null {
+  if (cue.requires && !cue.requires.test(lower)) return null;
+  for (const m of allMatches(cue.re, lower)) {
+    const before = lower.slice(0, m.index);
+    const clause = clauseBefore(before);
+    if (INTENT.test(clause) || BYGONE.test(clause)) continue;
+    if (SIMPLE_PAST.test(m[0]) && !PERFECT.test(before)) continue;
+    if (cue.habitual && (ONE_OFF.test(clause) || ONE_OFF.test(clauseAfter(lower.slice(m.index))))) continue;
+    if (cue.attribute === "phone" && /[a-z]$/.test(m[0])) {
+      // A maker's name as written ("Pixel 8"), not the common word ("each pixel").
+      const brand = original.slice(m.index, m.index + m[0].length).match(/[A-Za-z]+$/)?.[0] ?? "";
+      if (!PHONE_BRAND.test(brand) && !/\b(?:phone|smartphone|mobile)\b/.test(m[0])) continue;
+    }
+    return m;
+  }
+  return null;
+}
+
+/** "My favourite colour is green", "Green is my favourite colour now": the thing it is the favourite of. */
+const FAVOURITE_FIRST =
+  /\b(?:my|our|user's)\s+(?:new\s+|current\s+|all-time\s+|absolute\s+)?(?:favou?rite|fave)\s+([a-z]+(?:\s+[a-z]+)?)\s+(?:is|are|has\s+to\s+be|remains|would\s+be)\b/;
+const FAVOURITE_LAST =
+  /\b(?:is|are)\s+(?:now\s+|still\s+|easily\s+|definitely\s+)?(?:my|our|user's)\s+(?:new\s+|all-time\s+|absolute\s+)?(?:favou?rite|fave)\s+([a-z]+(?:\s+[a-z]+)?)/;
+/** The noun phrase after "favourite", up to a function word: "place in town" -> "place". */
+export function favouriteOf(phrase: string): string | null {
+  const out: string[] = [];
+  for (const w of words(phrase)) {
+    const [term] = contentTerms(w);
+    if (!term) break;
+    out.push(term);
+  }
+  return out.length ? `user|favourite ${out.join(" ")}` : null;
+}
+
 export function slotOf(text: string): string | null {
   const trimmed = text
     .trim()
@@ -95,11 +139,16 @@ export function slotOf(text: string): string | null {
     .replace(/[.!]+$/, "");
   if (trimmed.endsWith("?")) return null; // a question states nothing
   const lower = trimmed.toLowerCase();
-  for (const { attribute, re, placeIsSubject } of STATEMENTS) {
-    const m = re.exec(lower);
+  for (const cue of STATEMENTS) {
+    const m = currentMatch(cue, lower, trimmed);
     if (!m) continue;
-    if (placeIsSubject) return /\b(?:i|we|my|our)\b/.test(lower) || !/\b(?:my|our|his|her|their)\s+[a-z]+\b/.test(lower) ? `user|${attribute}` : null;
-    return `${subjectOf(lower.slice(0, m.index), trimmed)}|${attribute}`;
+    if (cue.placeIsSubject) return /\b(?:i|we|my|our)\b/.test(lower) || !/\b(?:my|our|his|her|their)\s+[a-z]+\b/.test(lower) ? `user|${cue.attribute}` : null;
+    return `${subjectOf(lower.slice(0, m.index), trimmed)}|${cue.attribute}`;
+  }
+  const fav = FAVOURITE_FIRST.exec(lower) ?? FAVOURITE_LAST.exec(lower);
+  if (fav?.[1] && !INTENT.test(clauseBefore(lower.slice(0, fav.index)))) {
+    const slot = favouriteOf(fav[1]);
+    if (slot) return slot;
   }
   const m = COPULA.exec(lower);
   if (!m) return null;
@@ -113,16 +162,11 @@ export function slotOf(text: string): string | null {
   return `${subject.join(" ")}|is${qualifier}`;
 }
 
-/** Question cues: which of the user's changing attributes a question asks about. */
-const QUESTIONS: [Attribute, RegExp][] = [
-  ["work_at", /\b(?:employer|employs|employed|company|firm|job|work|working)\b(?!\s+out)/],
-  ["live_in", /\b(?:live|living|reside|residing|based|home|address|city|town)\b/],
-  ["partner", /\b(?:partner|dating|seeing\s+(?:anyone|someone)|boyfriend|girlfriend|significant\s+other|relationship|spouse|husband|wife|together\s+with)\b/],
-];
 /** "my sister", "my friend's": the question is about someone else (attribute nouns themselves excepted). */
 const ABOUT_OTHER = new RegExp(
-  String.raw`\b(?:my|our)\s+(?!(?:partner|boyfriend|girlfriend|significant|spouse|husband|wife|employer|company|firm|job|home|address|city|town|current|new|main|present)\b)[a-z]+\b|${GENITIVE}`,
+  String.raw`\b(?:my|our)\s+(?!(?:partner|boyfriend|girlfriend|significant|spouse|husband|wife|employer|company|firm|job|home|address|city|town|current|new|main|present|usual|daily|morning|go|regular|gym|phone|smartphone|mobile|drink|coffee|tea|membership|favou?rite|fave)\b)[a-z]+\b|${GENITIVE}`,
 );
+const FAVOURITE_Q = /\b(?:my|user's)\s+(?:current\s+|all-time\s+)?(?:favou?rite|fave)\s+([a-z]+(?:\s+[a-z]+)?)/;
 
 /** The user's slot a question asks about ("Where am I based these days?" -> "user|live_in"), or null. */
 export function questionSlot(question: string): string | null {
@@ -130,6 +174,11 @@ export function questionSlot(question: string): string | null {
   // Only questions: "Help me plan a workout at home" is not asking where the user lives.
   if (!/\?\s*$/.test(q) && !/^\s*(?:where|which|what|who|whom|whose|when|how|am|do|does|did|is|are)\b/.test(q)) return null;
   if (!/\b(?:i|i'm|am|me|my|we|our|user|user's)\b/.test(q) || ABOUT_OTHER.test(q.replace(/\buser's\b/g, "my"))) return null;
+  // A question in the past tense asks about an event ("What did I drink at the wedding?"), not the current
+  // value, unless it asks for what was replaced ("Where did I live before?").
+  if (/\b(?:did|was|were)\b/.test(q) && !timeCues(q, 0).past) return null;
+  const fav = FAVOURITE_Q.exec(q);
+  if (fav?.[1]) return favouriteOf(fav[1]);
   for (const [attribute, re] of QUESTIONS) if (re.test(q)) return `user|${attribute}`;
   return null;
 }

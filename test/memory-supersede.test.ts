@@ -1,0 +1,106 @@
+/**
+ * Changing facts beyond where the user lives and works: a newer statement about the same attribute (the gym they
+ * train at, the phone they have, what they drink) supersedes the older one on import and through consolidation;
+ * the old one stays as history; statements about someone else's attribute, or a visit, replace nothing.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/config";
+import { consolidateUser } from "../src/memory/consolidate";
+import { CONSOLIDATION_FORMAT } from "../src/memory/consolidation-schema";
+import { offlineConsolidate } from "../src/memory/offline-consolidate";
+import { createModelClient } from "../src/model/anthropic";
+import { createUser } from "./helpers";
+import { captured, getJson, importFacts, observe } from "./memory-helpers";
+
+type Hit = { id: string; text: string; superseded_by: string | null };
+type Body = { results: Hit[] };
+const find = (key: string, q: string, extra = "") => getJson<Body>(key, `/v1/memory/facts/search?q=${encodeURIComponent(q)}&k=10${extra}`);
+const texts = (b: Body) => b.results.map((r) => r.text);
+const turn = (text: string, date: string) => ({ text, metadata: { date, role: "user", session_id: date } });
+
+const GYM_OLD = "I train at Ironworks three times a week, mostly weights.";
+const GYM_NEW = "I cancelled my membership and joined FlexHouse instead, it's closer and cheaper.";
+
+describe("supersession of changing attributes", { timeout: 60_000 }, () => {
+  it("puts the newer gym first, keeps the older as history, and finds it when asked about the past", async () => {
+    const u = await createUser();
+    const [old] = (await importFacts(u.key, [turn(GYM_OLD, "2024-02-01")])).facts;
+    const later = await importFacts(u.key, [turn(GYM_NEW, "2024-07-15")]);
+    const [current] = later.facts;
+    expect(later.superseded).toEqual([old?.id]);
+
+    // The current statement shares no word with the question; the old one is not among the results.
+    const now = await find(u.key, "Where do I work out these days?");
+    expect(now.results[0]?.text).toBe(GYM_NEW);
+    expect(texts(now)).not.toContain(GYM_OLD);
+    expect(texts(await find(u.key, "Which gym am I a member of now?"))[0]).toBe(GYM_NEW);
+
+    // History is not lost: a question about the past, the fact itself and the listing all show it.
+    expect((await find(u.key, "Which gym did I go to before?")).results[0]?.text).toBe(GYM_OLD);
+    const fact = await getJson<{ replaced: Hit[]; replaced_by: Hit | null }>(u.key, `/v1/memory/facts/${current?.id}`);
+    expect(fact.replaced.map((f) => f.text)).toEqual([GYM_OLD]);
+    const listed = await getJson<{ facts: Hit[] }>(u.key, "/v1/memory/facts?include_superseded=true");
+    expect(listed.facts.find((f) => f.id === old?.id)?.superseded_by).toBe(current?.id);
+  });
+
+  it("makes an older statement imported late history at once, and keeps phones and drinks apart", async () => {
+    const u = await createUser();
+    await importFacts(u.key, [turn("I upgraded to the iPhone 15 and the camera is unreal.", "2025-03-01")]);
+    const late = await importFacts(u.key, [
+      turn("My Pixel 6 is on its last legs, the battery dies by lunchtime.", "2024-05-01"),
+      turn("I'm a black coffee person, three cups before noon.", "2024-05-01"),
+    ]);
+    // The old phone is history the moment it arrives; the drink, another attribute, is untouched.
+    expect(late.superseded).toEqual([late.facts[0]?.id]);
+    expect((await find(u.key, "What phone do I have now?")).results[0]?.text).toBe("I upgraded to the iPhone 15 and the camera is unreal.");
+    await importFacts(u.key, [turn("I've switched to green tea completely, my sleep is so much better.", "2025-04-01")]);
+    const drink = await find(u.key, "What's my go-to morning drink now?");
+    expect(drink.results[0]?.text).toBe("I've switched to green tea completely, my sleep is so much better.");
+    expect(texts(drink)).not.toContain("I'm a black coffee person, three cups before noon.");
+  });
+
+  it("does not supersede the user's attribute with someone else's, a visit, or an incidental mention", async () => {
+    const u = await createUser();
+    await importFacts(u.key, [
+      turn("I upgraded to the Pixel 8 and the camera is unreal.", "2024-01-10"),
+      turn(GYM_OLD, "2024-01-10"),
+      turn("I'm a green tea person, a whole pot in the morning.", "2024-01-10"),
+    ]);
+    const later = await importFacts(u.key, [
+      turn("My sister's iPhone 12 keeps crashing, she wants my advice.", "2024-06-01"),
+      turn("Tried a drop-in class at Peak Fitness while visiting Sam.", "2024-06-01"),
+      turn("We walked past the Boulder Barn gym on the way to the station.", "2024-06-01"),
+      turn("I keep scrolling on my phone until 1am.", "2024-06-01"),
+      turn("I keep forgetting to drink water during the day.", "2024-06-01"),
+      turn("Grabbing a coffee with Sam later at the station.", "2024-06-01"),
+      turn("I'm thinking about switching to the Galaxy S24.", "2024-06-01"),
+    ]);
+    expect(later.superseded).toEqual([]);
+    expect(later.facts.every((f) => f.superseded_by === null)).toBe(true);
+    expect((await find(u.key, "What phone do I have now?")).results[0]?.text).toBe("I upgraded to the Pixel 8 and the camera is unreal.");
+    expect((await find(u.key, "Which gym am I a member of now?")).results[0]?.text).toBe(GYM_OLD);
+    expect((await find(u.key, "What do I drink in the mornings these days?")).results[0]?.text).toBe("I'm a green tea person, a whole pot in the morning.");
+    // Another user's statements never supersede this user's.
+    const other = await createUser();
+    expect((await importFacts(other.key, [turn(GYM_NEW, "2025-01-01")])).superseded).toEqual([]);
+    expect((await find(u.key, "Which gym am I a member of now?")).results[0]?.text).toBe(GYM_OLD);
+  });
+
+  it("supersedes through consolidation of observations too", async () => {
+    const u = await createUser();
+    const offline = {
+      client: createModelClient({ ...loadConfig(env), anthropicApiKey: undefined }, { [CONSOLIDATION_FORMAT]: offlineConsolidate }).client,
+      model: "offline",
+    };
+    const { deps } = captured();
+    await observe(u.id, [{ type: "fact", content: "I train at Ironworks three times a week" }]);
+    expect((await consolidateUser(deps, offline, u.id)).status).toBe("applied");
+    await observe(u.id, [{ type: "fact", content: "I cancelled my membership and joined Peak Fitness instead" }]);
+    expect((await consolidateUser(deps, offline, u.id)).status).toBe("applied");
+    const now = await find(u.key, "Which gym am I a member of now?");
+    expect(now.results.map((r) => [r.text, r.superseded_by])).toEqual([["User cancelled their membership and joined Peak Fitness instead", null]]);
+    const history = await find(u.key, "Which gym am I a member of now?", "&history=true");
+    expect(texts(history)).toContain("User train at Ironworks three times a week");
+  });
+});
