@@ -11,9 +11,9 @@ import type { JsonObject } from "../db/schema";
 import type { Embedder } from "./embed";
 import { expandTerms, relatedStems } from "./expand";
 import type { Candidate, Candidates, Scored, SearchHit, SearchInput, SearchMode } from "./search-types";
-import { questionSlot } from "./slots";
+import { askedSlot } from "./slots";
 import { isStopword, normalizeText, stem, words } from "./text";
-import { type TimeCues, timeCues } from "./when";
+import { cueWords, type TimeCues, timeCues } from "./when";
 
 const HALF_LIFE_DAYS = 90;
 /** Under this match the best hit is reported as weak (chosen on the recall evaluation's abstention questions). */
@@ -33,6 +33,10 @@ export type SearchPlan = {
   cues: TimeCues;
   /** The user's attribute the question asks about (see slots.ts), if any. */
   slot: string | null;
+  /** Stems of the words that named that attribute ("smartphone", "work out"): its statements contain their answer. */
+  slotStems: Set<string>;
+  /** Stems of the period the query names ("february 2024"): a fact from that period answers them. */
+  periodStems: Set<string>;
   terms: string[];
   /** Near-synonyms and irregular forms of the terms. */
   extra: string[];
@@ -47,11 +51,26 @@ export function planSearch(request: SearchInput, now: number): SearchPlan {
   const cues = timeCues(request.query, now);
   // "Where did I live before?": what was replaced is what the question is about.
   const input = cues.past ? { ...request, history: true } : request;
-  const slot = mode === "vector" ? null : questionSlot(input.query);
+  const asked = mode === "vector" ? null : askedSlot(input.query);
   const terms = queryTerms(input.query);
+  // "These days", "at the moment": the time logic answers them; they are not words a fact should contain.
+  const timeOnly = new Set(cueWords(input.query, cues).map(stem));
   const stems = new Map<string, string>();
-  for (const t of terms) if (!stems.has(stem(t))) stems.set(stem(t), t);
-  return { input, mode, now, cues, slot, terms, extra: expandTerms(terms), everyWord: [...new Set(words(input.query))].slice(0, 32), stems };
+  for (const t of terms) if (!stems.has(stem(t)) && !timeOnly.has(stem(t))) stems.set(stem(t), t);
+  const stemsOf = (ws: readonly string[]) => new Set(ws.filter((w) => !isStopword(w)).map(stem));
+  return {
+    input,
+    mode,
+    now,
+    cues,
+    slot: asked?.slot ?? null,
+    slotStems: stemsOf(asked?.words ?? []),
+    periodStems: stemsOf(words(cues.range?.phrase ?? "")),
+    terms,
+    extra: expandTerms(terms),
+    everyWord: [...new Set(words(input.query))].slice(0, 32),
+    stems,
+  };
 }
 
 /** Too few matches for k: the query's function words too, as BM25 over every word would, at a low weight. */
@@ -70,13 +89,19 @@ export function termWeights(plan: SearchPlan, docFrequency: ReadonlyMap<string, 
 
 /**
  * Share of the query's rarity-weighted words present in the text; a word absent but for a related word (a
- * near-synonym or irregular form from the expansion lists) counts half.
+ * near-synonym or irregular form from the expansion lists) counts half. `answered`: words the fact answers
+ * without containing them (the attribute a slot statement is about, the period its event time falls in).
  */
-export function matchOf(weights: ReadonlyMap<string, number>, text: string, related: ReadonlyMap<string, readonly string[]> = new Map()): number {
+export function matchOf(
+  weights: ReadonlyMap<string, number>,
+  text: string,
+  related: ReadonlyMap<string, readonly string[]> = new Map(),
+  answered: ReadonlySet<string> = new Set(),
+): number {
   let total = 0;
   for (const w of weights.values()) total += w;
   if (!total) return 0;
-  const present = new Set(words(text).map(stem));
+  const present = new Set([...words(text).map(stem), ...answered]);
   let got = 0;
   for (const [term, w] of weights) {
     if (present.has(term)) got += w;
@@ -133,9 +158,12 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
   addList(expanded, EXPANDED_WEIGHT);
   addList(filler, FILLER_WEIGHT);
   // The attribute's current statement (or, asked about the past, the ones it replaced) counts as a full match.
+  const answers = new Set<string>();
   for (const c of slotted) {
     const entry = fused.get(c.id) ?? { c, relevance: 0 };
-    entry.relevance += (c.superseded_by === null) === !cues.past ? SLOT_WEIGHT : SLOT_WEIGHT / 4;
+    const answer = (c.superseded_by === null) === !cues.past;
+    if (answer) answers.add(c.id);
+    entry.relevance += answer ? SLOT_WEIGHT : SLOT_WEIGHT / 4;
     fused.set(c.id, entry);
   }
   for (const c of found.vector) {
@@ -154,7 +182,8 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
       let score = relevance * tieBreak(quality(c, now));
       const at = eventOf(c);
       if (period) score *= at >= period.from && at < period.to ? PERIOD_BOOST : OUT_OF_PERIOD;
-      if (cues.current && newest > oldest) score *= 1 + RECENCY_BOOST * ((at - oldest) / (newest - oldest));
+      // The attribute's current statement is current by supersession, however long ago it was said.
+      if (cues.current && newest > oldest) score *= 1 + RECENCY_BOOST * (answers.has(c.id) ? 1 : (at - oldest) / (newest - oldest));
       // A statement that announces a change ("switched to", "instead", "no longer") is the newer state of its topic.
       if (cues.current && CHANGE.test(c.text)) score *= CHANGE_BOOST;
       // History ranks under what is current; asked about the past, the other way round.
@@ -175,11 +204,13 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
   if (input.order === "newest") chosen.sort((a, b) => eventOf(b.c) - eventOf(a.c));
   if (input.order === "oldest") chosen.sort((a, b) => eventOf(a.c) - eventOf(b.c));
   const related = new Map(terms.map((t) => [stem(t), relatedStems(t)]));
+  const inPeriod = (c: Candidate) => cues.range !== null && eventOf(c) >= cues.range.from && eventOf(c) < cues.range.to;
+  const answered = (c: Candidate) => new Set([...(answers.has(c.id) ? plan.slotStems : []), ...(inPeriod(c) ? plan.periodStems : [])]);
   const results: SearchHit[] = chosen.map(({ c, score }) => ({
     id: c.id,
     text: c.text,
     score: Math.round(score * 1e4) / 1e4,
-    match: Math.round(matchOf(weights, c.text, related) * 1e4) / 1e4,
+    match: Math.round(matchOf(weights, c.text, related, answered(c)) * 1e4) / 1e4,
     eventAt: eventOf(c),
     supersededBy: c.superseded_by,
     metadata: JSON.parse(c.metadata) as JsonObject,

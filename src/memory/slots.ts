@@ -168,8 +168,11 @@ const ABOUT_OTHER = new RegExp(
 );
 const FAVOURITE_Q = /\b(?:my|user's)\s+(?:current\s+|all-time\s+)?(?:favou?rite|fave)\s+([a-z]+(?:\s+[a-z]+)?)/;
 
-/** The user's slot a question asks about ("Where am I based these days?" -> "user|live_in"), or null. */
-export function questionSlot(question: string): string | null {
+/**
+ * The user's slot a question asks about ("Where am I based these days?" -> "user|live_in") and the words of the
+ * question that named the attribute ("based"), or null.
+ */
+export function askedSlot(question: string): { slot: string; words: string[] } | null {
   const q = question.toLowerCase().replace(/\u2019/g, "'");
   // Only questions: "Help me plan a workout at home" is not asking where the user lives.
   if (!/\?\s*$/.test(q) && !/^\s*(?:where|which|what|who|whom|whose|when|how|am|do|does|did|is|are)\b/.test(q)) return null;
@@ -178,7 +181,15 @@ export function questionSlot(question: string): string | null {
   // value, unless it asks for what was replaced ("Where did I live before?").
   if (/\b(?:did|was|were)\b/.test(q) && !timeCues(q, 0).past) return null;
   const fav = FAVOURITE_Q.exec(q);
-  if (fav?.[1]) return favouriteOf(fav[1]);
-  for (const [attribute, re] of QUESTIONS) if (re.test(q)) return `user|${attribute}`;
+  if (fav?.[1]) {
+    const slot = favouriteOf(fav[1]);
+    return slot ? { slot, words: words(fav[0]) } : null;
+  }
+  for (const [attribute, re] of QUESTIONS) {
+    const m = re.exec(q);
+    if (m) return { slot: `user|${attribute}`, words: words(m[0]) };
+  }
   return null;
 }
+
+export const questionSlot = (question: string): string | null => askedSlot(question)?.slot ?? null;

@@ -24,6 +24,16 @@ const MONTH_RE = `(${MONTHS.join("|")}|${SHORT.filter((m) => m !== "may" && m !=
 /** Asks about what used to be true ("where did I live before?", "my previous job"): the history of a changing fact. */
 const PAST = /\b(?:used to|previously|formerly|in the past|back then|before(?=\s*(?:that|then|this|now)?\s*[?.!]*\s*$)|previous|former|my old|originally)\b/;
 
+/**
+ * The words of the query that only say when (its present-tense or past cue: "these days", "at the moment",
+ * "previously"): they ask about time, which ranking reads from event times and history, not about content.
+ */
+export function cueWords(query: string, cues: TimeCues): string[] {
+  const q = query.toLowerCase();
+  const m = cues.past ? PAST.exec(q) : cues.current ? CURRENT.exec(q) : null;
+  return m ? (m[0].match(/[a-z]+/g) ?? []) : [];
+}
+
 export function timeCues(query: string, now: number): TimeCues {
   const q = query.toLowerCase();
   const past = PAST.test(q);
