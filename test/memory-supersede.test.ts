@@ -79,6 +79,8 @@ describe("supersession of changing attributes", { timeout: 60_000 }, () => {
     expect(later.superseded).toEqual([]);
     expect(later.facts.every((f) => f.superseded_by === null)).toBe(true);
     expect((await find(u.key, "What phone do I have now?")).results[0]?.text).toBe("I upgraded to the Pixel 8 and the camera is unreal.");
+    // Without a present-tense cue too: the attribute's statement answers, a line that only shares "phone" does not.
+    expect((await find(u.key, "Which phone do I have?")).results[0]?.text).toBe("I upgraded to the Pixel 8 and the camera is unreal.");
     expect((await find(u.key, "Which gym am I a member of now?")).results[0]?.text).toBe(GYM_OLD);
     expect((await find(u.key, "What do I drink in the mornings these days?")).results[0]?.text).toBe("I'm a green tea person, a whole pot in the morning.");
     // Another user's statements never supersede this user's.

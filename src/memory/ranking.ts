@@ -126,7 +126,7 @@ const FILLER_WEIGHT = 0.15;
 const PERIOD_BOOST = 1.6;
 const OUT_OF_PERIOD = 0.6;
 const RECENCY_BOOST = 1.0;
-const SLOT_WEIGHT = 1.0;
+const SLOT_WEIGHT = 1.5;
 const CHANGE_BOOST = 1.5;
 const CHANGE =
   /\b(?:switched|switching|swapped|changed|upgraded|replaced|instead|no longer|not anymore|quit|gave up|dropped|ditched|transferred|moved over|nowadays|these days|the old one)\b/i;
