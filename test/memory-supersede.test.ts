@@ -89,6 +89,15 @@ describe("supersession of changing attributes", { timeout: 60_000 }, () => {
     expect((await find(u.key, "Which gym am I a member of now?")).results[0]?.text).toBe(GYM_OLD);
   });
 
+  it("lets a newer change statement the slot cues missed outrank the attribute's older statement", async () => {
+    const u = await createUser();
+    await importFacts(u.key, [turn("I'm a black coffee person, three cups before noon.", "2024-01-05")]);
+    await importFacts(u.key, [turn("Nowadays it's rooibos for me first thing, no more coffee.", "2024-08-05")]);
+    const now = await find(u.key, "What do I drink first thing these days?");
+    expect(now.results[0]?.text).toBe("Nowadays it's rooibos for me first thing, no more coffee.");
+    expect(texts(now)).toContain("I'm a black coffee person, three cups before noon.");
+  });
+
   it("supersedes through consolidation of observations too", async () => {
     const u = await createUser();
     const offline = {

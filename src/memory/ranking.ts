@@ -126,7 +126,9 @@ const FILLER_WEIGHT = 0.15;
 const PERIOD_BOOST = 1.6;
 const OUT_OF_PERIOD = 0.6;
 const RECENCY_BOOST = 1.0;
-const SLOT_WEIGHT = 1.5;
+const SLOT_WEIGHT = 1.0;
+/** The attribute's current statement over a line that merely shares a word with the question. */
+const ANSWER_BONUS = 0.5;
 const CHANGE_BOOST = 1.5;
 const CHANGE =
   /\b(?:switched|switching|swapped|changed|upgraded|replaced|instead|no longer|not anymore|quit|gave up|dropped|ditched|transferred|moved over|nowadays|these days|the old one)\b/i;
@@ -166,6 +168,17 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
     entry.relevance += answer ? SLOT_WEIGHT : SLOT_WEIGHT / 4;
     fused.set(c.id, entry);
   }
+  const eventOf = (c: Candidate) => c.event_at ?? c.created_at;
+  // The slot's answer is the attribute's current statement as far as the slot cues saw. A later statement that
+  // shares the question's words and announces a change ("these days I have...", "switched to") may be a newer
+  // statement of the same attribute the cues missed: then the answer keeps no privilege over it.
+  const lexical = [...text, ...expanded].filter((c) => !answers.has(c.id) && CHANGE.test(c.text));
+  const latestChange = Math.max(Number.NEGATIVE_INFINITY, ...lexical.map(eventOf));
+  const privileged = (c: Candidate) => !cues.past && answers.has(c.id) && eventOf(c) >= latestChange;
+  for (const c of slotted) {
+    const entry = fused.get(c.id);
+    if (entry && privileged(c)) entry.relevance += ANSWER_BONUS;
+  }
   for (const c of found.vector) {
     const entry = fused.get(c.id) ?? { c, relevance: 0 };
     // Only the similarity above the embedder's noise floor is evidence; in vector-only mode the raw cosine ranks.
@@ -173,7 +186,6 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
     fused.set(c.id, entry);
   }
 
-  const eventOf = (c: Candidate) => c.event_at ?? c.created_at;
   const times = [...fused.values()].map(({ c }) => eventOf(c));
   const [oldest, newest] = [Math.min(...times), Math.max(...times)];
   const period = input.after === undefined && input.before === undefined ? cues.range : null;
@@ -182,8 +194,8 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
       let score = relevance * tieBreak(quality(c, now));
       const at = eventOf(c);
       if (period) score *= at >= period.from && at < period.to ? PERIOD_BOOST : OUT_OF_PERIOD;
-      // The attribute's current statement is current by supersession, however long ago it was said.
-      if (cues.current && newest > oldest) score *= 1 + RECENCY_BOOST * (answers.has(c.id) ? 1 : (at - oldest) / (newest - oldest));
+      // A privileged answer is current by supersession, however long ago it was said.
+      if (cues.current && newest > oldest) score *= 1 + RECENCY_BOOST * (privileged(c) ? 1 : (at - oldest) / (newest - oldest));
       // A statement that announces a change ("switched to", "instead", "no longer") is the newer state of its topic.
       if (cues.current && CHANGE.test(c.text)) score *= CHANGE_BOOST;
       // History ranks under what is current; asked about the past, the other way round.
