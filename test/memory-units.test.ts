@@ -8,8 +8,9 @@ import { canonicalJson, uuidv5 } from "../src/memory/ids";
 import { offlineConsolidate, thirdPerson } from "../src/memory/offline-consolidate";
 import { fitScaffold } from "../src/memory/providers";
 import { backoffSeconds } from "../src/memory/queue";
+import { matchOf, planSearch } from "../src/memory/ranking";
 import { ftsQuery, quality } from "../src/memory/retrieval";
-import { questionSlot, slotOf } from "../src/memory/slots";
+import { askedSlot, questionSlot, slotOf } from "../src/memory/slots";
 import { capWords, stem, wordCount } from "../src/memory/text";
 import { createModelClient } from "../src/model/anthropic";
 import { createUser } from "./helpers";
@@ -131,6 +132,20 @@ describe("slots (contradiction detection)", () => {
     ["where does the user live", "user|live_in"],
   ];
   for (const [q, slot] of questions) it(`question ${q} -> ${slot}`, () => expect(questionSlot(q)).toBe(slot));
+
+  it("scores the match of an attribute's statement by the words that named the attribute, without time words", () => {
+    expect(askedSlot("Which smartphone am I using at the moment?")).toEqual({ slot: "user|phone", words: ["smartphone"] });
+    const plan = planSearch({ userId: "u", query: "Which smartphone am I using at the moment?", k: 5, connectionIds: [] }, Date.UTC(2025, 0, 1));
+    // "moment" asks when, not what: it is not a word a fact should contain.
+    expect([...plan.stems.keys()].sort()).toEqual(["smartphon", "us"]);
+    const weights = new Map([...plan.stems.keys()].map((s) => [s, 1]));
+    const statement = "I upgraded to the iPhone 15 and the camera is unreal.";
+    expect(matchOf(weights, statement)).toBe(0);
+    expect(matchOf(weights, statement, new Map(), plan.slotStems)).toBe(0.5);
+    // A question's period is answered by a fact's event time, not by its words.
+    const trip = planSearch({ userId: "u", query: "Where did I go on holiday in February 2024?", k: 5, connectionIds: [] }, Date.UTC(2025, 0, 1));
+    expect([...trip.periodStems].sort()).toEqual(["2024", "februari"]);
+  });
 });
 
 describe("consolidation output", () => {
