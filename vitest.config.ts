@@ -22,6 +22,16 @@ export default defineConfig(async () => {
             ANTHROPIC_API_KEY: "sk-ant-test",
             ANTHROPIC_BASE_URL: "http://fake-anthropic.test",
           },
+          // The suite sends far more than a client would from one key, user and address: production's rate
+          // limits are raised here; test/limits-rate.test.ts swaps in the small TEST_* limiters to prove them.
+          ratelimits: {
+            KEY_RATE_LIMIT: { namespace_id: "1001", simple: { limit: 1_000_000, period: 60 } },
+            USER_RATE_LIMIT: { namespace_id: "1002", simple: { limit: 1_000_000, period: 60 } },
+            ADMIN_RATE_LIMIT: { namespace_id: "1003", simple: { limit: 1_000_000, period: 60 } },
+            TEST_KEY_RATE_LIMIT: { namespace_id: "1101", simple: { limit: 6, period: 60 } },
+            TEST_USER_RATE_LIMIT: { namespace_id: "1102", simple: { limit: 10, period: 60 } },
+            TEST_ADMIN_RATE_LIMIT: { namespace_id: "1103", simple: { limit: 3, period: 60 } },
+          },
           // Every outbound fetch of the Worker under test goes to the fake Messages API.
           outboundService: "fake-anthropic",
           serviceBindings: { FAKE_ANTHROPIC: "fake-anthropic" },
