@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { PLANS, type Plan } from "../db/schema";
+import { AppError } from "../lib/errors";
 
 /** Stored objects a plan caps. A quota counts what the user holds now (deleting frees room). */
 export const QUOTA_KINDS = ["facts", "api_keys", "connections", "sessions", "projects", "transcripts"] as const;
@@ -53,3 +54,11 @@ const LABEL: Readonly<Record<QuotaKind, string>> = {
 export function quotaMessage(kind: QuotaKind, plan: Plan, limit: number, extra = ""): string {
   return `the ${plan} plan allows ${limit} ${LABEL[kind]}${extra}; nothing was written. Delete some first or move to a larger plan.`;
 }
+
+/** One plan's cap on one kind of stored object, as a write path needs it (the limit and what to say). */
+export type Quota = { kind: QuotaKind; plan: Plan; limit: number };
+
+export const quotaOf = (quotas: PlanQuotas, plan: Plan, kind: QuotaKind): Quota => ({ kind, plan, limit: quotas[plan][kind] });
+
+/** 403 `quota_exceeded`: the write was refused whole. */
+export const quotaExceeded = (q: Quota, extra = "") => new AppError("quota_exceeded", quotaMessage(q.kind, q.plan, q.limit, extra));
