@@ -21,13 +21,12 @@ export default defineConfig(async () => {
             ADMIN_TOKEN: "test-admin-token-0123456789",
             ANTHROPIC_API_KEY: "sk-ant-test",
             ANTHROPIC_BASE_URL: "http://fake-anthropic.test",
+            // The suite sends far more than a client would from one key, user and address: request rate limits
+            // are off here; test/limits-rate.test.ts turns them on with the small TEST_* limiters below.
+            RATE_LIMITS: "off",
           },
-          // The suite sends far more than a client would from one key, user and address: production's rate
-          // limits are raised here; test/limits-rate.test.ts swaps in the small TEST_* limiters to prove them.
+          // Small limits for test/limits-rate.test.ts (swapped in for wrangler.toml's).
           ratelimits: {
-            KEY_RATE_LIMIT: { namespace_id: "1001", simple: { limit: 1_000_000, period: 60 } },
-            USER_RATE_LIMIT: { namespace_id: "1002", simple: { limit: 1_000_000, period: 60 } },
-            ADMIN_RATE_LIMIT: { namespace_id: "1003", simple: { limit: 1_000_000, period: 60 } },
             TEST_KEY_RATE_LIMIT: { namespace_id: "1101", simple: { limit: 6, period: 60 } },
             TEST_USER_RATE_LIMIT: { namespace_id: "1102", simple: { limit: 10, period: 60 } },
             TEST_ADMIN_RATE_LIMIT: { namespace_id: "1103", simple: { limit: 3, period: 60 } },

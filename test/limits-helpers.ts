@@ -32,8 +32,9 @@ export function withEnv(overrides: Partial<Env>) {
 
 export type Call = ReturnType<typeof withEnv>;
 
-/** The small limiters of vitest.config.ts (6 per key, 10 per user, 3 per address, each per 60 s). */
+/** Rate limits on (the suite runs with them off), with the small limiters of vitest.config.ts (6 per key, 10 per user, 3 per address, each per 60 s). */
 export const smallLimits = (): Partial<Env> => ({
+  RATE_LIMITS: "on",
   KEY_RATE_LIMIT: env.TEST_KEY_RATE_LIMIT,
   USER_RATE_LIMIT: env.TEST_USER_RATE_LIMIT,
   ADMIN_RATE_LIMIT: env.TEST_ADMIN_RATE_LIMIT,

@@ -92,8 +92,12 @@ describe("rate limits per key and per user", () => {
     expect(() => loadConfig({ ...env, RATE_COST_TURN: "0" })).toThrow(/RATE_COST_TURN/);
   });
 
-  it("a deployment without a limiter binding limits nothing", async () => {
+  it("a deployment without a limiter binding limits nothing; RATE_LIMITS=off turns every limit off", async () => {
     expect(await charge(undefined, "key:x", 50)).toBe(true);
+    const off = withEnv({ ...smallLimits(), RATE_LIMITS: "off" });
+    const u = await createUser();
+    expect(await statuses(off, u.key, 12)).toEqual(Array(12).fill(200));
+    expect(() => loadConfig({ ...env, RATE_LIMITS: "maybe" })).toThrow(/RATE_LIMITS/);
   });
 });
 

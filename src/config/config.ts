@@ -39,6 +39,8 @@ const ConfigSchema = z.object({
   VECTOR_BACKEND: z.enum(["local", "vectorize"]).default("local"),
   HISTORY_BUDGET_TOKENS: intSetting("HISTORY_BUDGET_TOKENS", 16_000, 1_000, 1_000_000),
   DAILY_CHAT_TOKENS: intSetting("DAILY_CHAT_TOKENS", 2_000_000, 0, 1_000_000_000),
+  // "off" skips the request rate limits (a local load test from one key); quotas always hold.
+  RATE_LIMITS: z.enum(["on", "off"], { error: 'RATE_LIMITS must be "on" or "off"' }).default("on"),
   RATE_COST_TURN: intSetting("RATE_COST_TURN", DEFAULT_COSTS.turn, 1, 100),
   RATE_COST_IMPORT: intSetting("RATE_COST_IMPORT", DEFAULT_COSTS.import, 1, 100),
   PLAN_QUOTAS: z
@@ -91,6 +93,8 @@ export type Config = {
   dailyChatTokens: number;
   /** Price overrides by model id, on top of the built-in prices. */
   modelPrices: Record<string, Prices>;
+  /** Whether requests are rate limited at all (the bindings' limits apply when on). */
+  rateLimits: boolean;
   /** What a chat turn and a bulk import count as against the request rate limits. */
   requestCosts: RequestCosts;
   /** Stored objects each plan may hold. */
@@ -136,6 +140,7 @@ export function loadConfig(env: Env): Config {
     historyBudgetTokens: c.HISTORY_BUDGET_TOKENS,
     dailyChatTokens: c.DAILY_CHAT_TOKENS,
     modelPrices: c.MODEL_PRICES,
+    rateLimits: c.RATE_LIMITS === "on",
     requestCosts: { turn: c.RATE_COST_TURN, import: c.RATE_COST_IMPORT },
     quotas: c.PLAN_QUOTAS,
   };

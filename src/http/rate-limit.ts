@@ -4,7 +4,8 @@
  * or a hop to another object, so it adds nothing sequential to a chat turn's path to the model. Every
  * authenticated request is charged to its API key and to its user (all their keys together); admin
  * routes, which mint users and keys, to the client's address before the token is even checked. A
- * binding left out of the configuration limits nothing (a deployment can opt out of one limit).
+ * binding left out of the configuration limits nothing (a deployment can opt out of one limit), and
+ * RATE_LIMITS=off turns them all off (a local load test).
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -49,6 +50,7 @@ const refused = (who: string, seconds: number) =>
 /** After authentication: the request is charged to its key and its user; over either limit is 429 with Retry-After. */
 export const rateLimitUser: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(async (c, next) => {
   const { user, config } = c.var;
+  if (!config.rateLimits) return next();
   const cost = requestCost(c.req.method, c.req.path, config.requestCosts);
   const [byKey, byUser] = await Promise.all([charge(c.env.KEY_RATE_LIMIT, `key:${user.keyId}`, cost), charge(c.env.USER_RATE_LIMIT, `user:${user.id}`, cost)]);
   if (!byKey) throw refused("API key", LIMIT_PERIOD_SECONDS.key);
@@ -61,6 +63,7 @@ export const clientAddress = (c: Context<AppEnv>) => c.req.header("cf-connecting
 
 /** Before the admin token is checked: guessing the token and minting users are limited per client address. */
 export const rateLimitAdmin: MiddlewareHandler<AppEnv> = createMiddleware<AppEnv>(async (c, next) => {
+  if (!c.var.config.rateLimits) return next();
   if (!(await charge(c.env.ADMIN_RATE_LIMIT, `ip:${clientAddress(c)}`, 1))) throw refused("client address", LIMIT_PERIOD_SECONDS.admin);
   await next();
 });
