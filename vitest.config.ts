@@ -22,7 +22,8 @@ export default defineConfig(async () => {
             ANTHROPIC_API_KEY: "sk-ant-test",
             ANTHROPIC_BASE_URL: "http://fake-anthropic.test",
             // The suite sends far more than a client would from one key, user and address: request rate limits
-            // are off here; test/limits-rate.test.ts turns them on with the small TEST_* limiters below.
+            // stay off here (as in wrangler.toml's local vars); test/limits-rate.test.ts turns them on with the
+            // small TEST_* limiters below.
             RATE_LIMITS: "off",
           },
           // Small limits for test/limits-rate.test.ts (swapped in for wrangler.toml's).

@@ -19,7 +19,6 @@ declare global {
       DAILY_CHAT_TOKENS?: string;
       MODEL_PRICES?: string;
       PLAN_QUOTAS?: string;
-      RATE_LIMITS?: string;
       RATE_COST_TURN?: string;
       RATE_COST_IMPORT?: string;
     }
