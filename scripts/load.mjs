@@ -244,6 +244,7 @@ function writeSection(figures, machine, command) {
     `| observations pending / deferred / failed after the drain | ${figures.observations.pending} / ${figures.observations.deferred} / ${figures.observations.failed} |`,
     `| lost observations | ${figures.observations.lost} (target 0) |`,
     `| drain after the last observation (s) | ${(figures.drainMs / 1000).toFixed(1)} |`,
+    `| machine load average (1 / 5 min) at the end | ${figures.loadavg.map((v) => v.toFixed(2)).join(" / ")} on ${os.cpus().length} cores |`,
     "<!-- bench:end load -->",
   ];
   const file = "BENCHMARKS.md";
@@ -286,6 +287,8 @@ async function main() {
       errors: out.errors.length,
       observations,
       drainMs: performance.now() - drainStart,
+      // The machine is shared: the figures mean little without how busy it was.
+      loadavg: os.loadavg().slice(0, 2),
     };
     console.log(JSON.stringify(figures, null, 2));
     for (const e of out.errors.slice(0, 10)) console.log(`load: error: ${e}`);

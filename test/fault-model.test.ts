@@ -61,7 +61,8 @@ describe("model faults mid-turn", () => {
 describe("a model stream that stops sending", () => {
   const saved = env.MODEL_TIMEOUT_MS;
   afterEach(() => {
-    env.MODEL_TIMEOUT_MS = saved;
+    if (saved === undefined) delete env.MODEL_TIMEOUT_MS;
+    else env.MODEL_TIMEOUT_MS = saved;
   });
 
   it("is cut after the model timeout with an error event, and the session takes the next turn", async () => {
