@@ -27,7 +27,8 @@ const ADMIN = "bench-admin-token-0123456789";
 const benchVars = (fakeUrl) => ({ ADMIN_TOKEN: ADMIN, ANTHROPIC_API_KEY: "sk-ant-bench", ANTHROPIC_BASE_URL: fakeUrl });
 const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
 
-async function serveFake() {
+/** The fake Messages API over HTTP on a free loopback port (also used by scripts/load.mjs). */
+export async function serveFake() {
   const file = await buildFakeAnthropic(path.resolve(".wrangler/bench/fake-anthropic.mjs"));
   const fake = (await import(pathToFileURL(file).href)).default;
   const server = createServer(async (req, res) => {
@@ -152,7 +153,9 @@ function microBenchmarks() {
   return [...groups.values()];
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+// Run only as a script: scripts/load.mjs imports serveFake from here.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href)
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });

@@ -1,5 +1,6 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { Config } from "../config/config";
+import { idleLimitedFetch } from "./idle";
 import { createOfflineFetch, type OfflineSkills } from "./offline";
 
 export type ModelClient = Anthropic;
@@ -16,7 +17,8 @@ export function createModelClient(config: Config, offlineSkills?: OfflineSkills)
     baseURL: offline ? "http://offline.engram.invalid" : config.anthropicBaseUrl,
     maxRetries: config.modelMaxRetries,
     timeout: config.modelTimeoutMs,
-    ...(offline ? { fetch: createOfflineFetch(offlineSkills) } : {}),
+    // `timeout` ends a wait for headers; the idle limit ends a stream that stops sending.
+    fetch: offline ? createOfflineFetch(offlineSkills) : idleLimitedFetch(config.modelTimeoutMs),
   });
   return { client, offline };
 }

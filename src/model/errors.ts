@@ -1,10 +1,26 @@
 import { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
 import type { ErrorCode } from "../lib/errors";
 
+/** A model response that stopped sending mid-way (see idle.ts). */
+export class ModelStalled extends Error {
+  override name = "ModelStalled";
+  constructor(readonly idleMs: number) {
+    super(`the model sent nothing for ${Math.round(idleMs / 1000)} s`);
+  }
+}
+
+/** The SDK wraps errors raised while reading a stream: look through `cause`. */
+const stalledIn = (err: unknown): ModelStalled | null => {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (e instanceof ModelStalled) return e;
+  return null;
+};
+
 export const isAbort = (err: unknown) => err instanceof APIUserAbortError || (err instanceof Error && err.name === "AbortError");
 
 /** Maps a Messages API failure (HTTP status or mid-stream `error` event) to our error code and a user-safe message. */
 export function modelFailure(err: unknown): { code: ErrorCode; message: string } | null {
+  const stalled = stalledIn(err);
+  if (stalled) return { code: "model_error", message: `the model stopped responding (${stalled.message}); try again` };
   if (err instanceof APIConnectionError) return { code: "model_error", message: "could not reach the model" };
   if (err instanceof APIError) {
     const type = err.type ?? (err.error as { error?: { type?: string } } | undefined)?.error?.type ?? null;

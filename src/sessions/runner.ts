@@ -343,6 +343,9 @@ export class TurnRunner {
    * work. If the batch fails, each write is tried on its own, so one bad row does not lose the others.
    */
   private async settle(scope: TurnScope, model: string, tally: Tally): Promise<void> {
+    // Tokens an earlier segment could not record go out with this one's (carried once, then cleared).
+    const owed = this.store.owedTokens();
+    if (owed) addTokens(tally.spent, owed);
     const spent = usageInsert(scope.db, {
       userId: scope.userId,
       kind: "chat",
@@ -354,11 +357,30 @@ export class TurnRunner {
     const touch = touchSessionQuery(scope.db, scope.userId, scope.sessionId, this.store.messageCount(), tally.pending);
     const writes: [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]] = [touch, ...tally.rows, ...(spent ? [spent] : [])];
     const logged = (what: string) => (err: unknown) => console.error(JSON.stringify({ session: scope.sessionId, [what]: describeFailure(err) }));
-    const batch = scope.db.batch(writes).catch(async (err: unknown) => {
-      logged("bookkeeping_batch")(err);
-      await Promise.all(writes.map((row) => scope.db.batch([row]).catch(logged("bookkeeping"))));
+    const batch = scope.db.batch(writes).then(
+      () => true,
+      async (err: unknown) => {
+        logged("bookkeeping_batch")(err);
+        const landed = await Promise.all(
+          writes.map((row) =>
+            scope.db.batch([row]).then(
+              () => true,
+              (e: unknown) => {
+                logged("bookkeeping")(e);
+                return false;
+              },
+            ),
+          ),
+        );
+        // The usage row is the last write: if it did not land, the session keeps the tokens for its next turn.
+        return !spent || landed.at(-1) === true;
+      },
+    );
+    const billed = batch.then((ok) => {
+      if (!ok) this.store.saveOwedTokens(tally.spent);
+      else if (owed) this.store.saveOwedTokens(null);
     });
-    await Promise.all([batch, ...tally.later.map((work) => work().catch(logged("deferred")))]);
+    await Promise.all([billed, ...tally.later.map((work) => work().catch(logged("deferred")))]);
   }
 
   private async suspend(c: Continuation, sink: EventSink): Promise<true> {

@@ -9,6 +9,7 @@
 
 import { type Continuation, decodeContinuation, encodeContinuation } from "../bridge/continuation";
 import type { MessageParam } from "../chat/loop";
+import type { SpentTokens } from "../usage/spent";
 import type { StoredMessage } from "./history";
 import type { SessionSummary } from "./history-budget";
 
@@ -116,6 +117,16 @@ export class SessionStorage {
 
   saveSessionMeta(meta: SessionMeta): void {
     this.setState("session", meta);
+  }
+
+  /** Tokens a turn spent whose usage row could not be written: the next turn's bookkeeping writes them. */
+  owedTokens(): SpentTokens | null {
+    return this.state<SpentTokens>("owed_tokens");
+  }
+
+  saveOwedTokens(owed: SpentTokens | null): void {
+    if (owed) this.setState("owed_tokens", owed);
+    else if (this.created) this.sql.exec("DELETE FROM state WHERE key = 'owed_tokens'");
   }
 
   wasExpired(callId: string): boolean {
