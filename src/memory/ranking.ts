@@ -1,0 +1,190 @@
+/**
+ * Ranking of fact search, pure: no reads, no clock. `planSearch` reads the query (terms, expansion, time
+ * cues, the attribute it asks about); `rankCandidates` orders the candidate lists the reads found.
+ * Fusion is by score, not by rank: BM25 scaled by the best BM25 of the query, plus the cosine times the
+ * embedder's weight (a weak local embedder moves close calls, it cannot bury a strong lexical match; a
+ * vector list under the embedder's noise floor is dropped). Confidence and reinforcement reorder near-ties
+ * only. Time: a query that names a period prefers facts from it, one that asks about the present prefers
+ * the latest statements, one about the past prefers what was replaced.
+ */
+import type { JsonObject } from "../db/schema";
+import type { Embedder } from "./embed";
+import { expandTerms, relatedStems } from "./expand";
+import type { Candidate, Candidates, Scored, SearchHit, SearchInput, SearchMode } from "./search-types";
+import { questionSlot } from "./slots";
+import { isStopword, normalizeText, stem, words } from "./text";
+import { type TimeCues, timeCues } from "./when";
+
+const HALF_LIFE_DAYS = 90;
+/** Under this match the best hit is reported as weak (chosen on the recall evaluation's abstention questions). */
+export const WEAK_MATCH = 0.45;
+
+/** Content words of a query, as typed (FTS5's porter tokenizer stems them). */
+export function queryTerms(text: string): string[] {
+  return [...new Set(words(text).filter((w) => !isStopword(w) && (w.length > 1 || /\d/.test(w))))].slice(0, 32);
+}
+
+/** What a search reads and ranks by, from its input alone. */
+export type SearchPlan = {
+  /** The input, with `history` on when the query asks about the past. */
+  input: SearchInput;
+  mode: SearchMode;
+  now: number;
+  cues: TimeCues;
+  /** The user's attribute the question asks about (see slots.ts), if any. */
+  slot: string | null;
+  terms: string[];
+  /** Near-synonyms and irregular forms of the terms. */
+  extra: string[];
+  /** Every word of the query, function words too (the filler list's terms). */
+  everyWord: string[];
+  /** One term per stem: the words whose rarity weighs the match signal. */
+  stems: Map<string, string>;
+};
+
+export function planSearch(request: SearchInput, now: number): SearchPlan {
+  const mode = request.mode ?? "hybrid";
+  const cues = timeCues(request.query, now);
+  // "Where did I live before?": what was replaced is what the question is about.
+  const input = cues.past ? { ...request, history: true } : request;
+  const slot = mode === "vector" ? null : questionSlot(input.query);
+  const terms = queryTerms(input.query);
+  const stems = new Map<string, string>();
+  for (const t of terms) if (!stems.has(stem(t))) stems.set(stem(t), t);
+  return { input, mode, now, cues, slot, terms, extra: expandTerms(terms), everyWord: [...new Set(words(input.query))].slice(0, 32), stems };
+}
+
+/** Too few matches for k: the query's function words too, as BM25 over every word would, at a low weight. */
+export function needsFiller(plan: SearchPlan, text: readonly Scored[], expanded: readonly Scored[]): boolean {
+  const found = new Set([...text, ...expanded].map((c) => c.id));
+  return plan.mode !== "vector" && found.size < plan.input.k && plan.everyWord.length > plan.terms.length;
+}
+
+/**
+ * Rarity of each query word in this user's own facts, as an inverse-frequency weight for the match
+ * signal: `1 / ln(e + df)`.
+ */
+export function termWeights(plan: SearchPlan, docFrequency: ReadonlyMap<string, number>): Map<string, number> {
+  return new Map([...plan.stems.keys()].map((s) => [s, 1 / Math.log(Math.E + (docFrequency.get(s) ?? 0))]));
+}
+
+/**
+ * Share of the query's rarity-weighted words present in the text; a word absent but for a related word (a
+ * near-synonym or irregular form from the expansion lists) counts half.
+ */
+export function matchOf(weights: ReadonlyMap<string, number>, text: string, related: ReadonlyMap<string, readonly string[]> = new Map()): number {
+  let total = 0;
+  for (const w of weights.values()) total += w;
+  if (!total) return 0;
+  const present = new Set(words(text).map(stem));
+  let got = 0;
+  for (const [term, w] of weights) {
+    if (present.has(term)) got += w;
+    else if (related.get(term)?.some((x) => present.has(x))) got += w / 2;
+  }
+  return got / total;
+}
+
+/** Confidence, reinforcement and decay: a multiplier around 1. */
+export function quality(c: Pick<Candidate, "confidence" | "recall_count" | "last_recalled_at" | "created_at">, now: number): number {
+  const touched = Math.max(c.created_at, c.last_recalled_at ?? 0);
+  const ageDays = Math.max(0, now - touched) / 86_400_000;
+  const freshness = 0.6 + 0.4 * 2 ** (-ageDays / HALF_LIFE_DAYS);
+  return (0.6 + 0.4 * c.confidence) * (1 + 0.15 * Math.log1p(c.recall_count)) * freshness;
+}
+
+/** Quality may reorder near-ties only: +-5% at most, so a fact restated often never outranks a better match. */
+const tieBreak = (q: number) => 1 + 0.05 * Math.max(-1, Math.min(1, (q - 0.9) / 0.3));
+
+const EXPANDED_WEIGHT = 0.5;
+const FILLER_WEIGHT = 0.15;
+const PERIOD_BOOST = 1.6;
+const OUT_OF_PERIOD = 0.6;
+const RECENCY_BOOST = 1.0;
+const SLOT_WEIGHT = 1.0;
+const CHANGE_BOOST = 1.5;
+const CHANGE =
+  /\b(?:switched|switching|swapped|changed|upgraded|replaced|instead|no longer|not anymore|quit|gave up|dropped|ditched|transferred|moved over|nowadays|these days|the old one)\b/i;
+
+export type Ranked = {
+  /** The chosen candidates, best first (or in the requested time order), at most k. */
+  chosen: { c: Candidate; score: number }[];
+  results: SearchHit[];
+  weak: boolean;
+};
+
+export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pick<Embedder, "minScore" | "fusionWeight">): Ranked {
+  const { input, mode, now, cues, terms } = plan;
+  const { text, expanded, slotted } = found;
+  const filler = needsFiller(plan, text, expanded) ? found.filler : [];
+  const weights = termWeights(plan, found.docFrequency);
+
+  const vectorWeight = mode === "vector" ? 1 : (embedder.fusionWeight ?? 0.5);
+  const fused = new Map<string, { c: Candidate; relevance: number }>();
+  const addList = (list: Scored[], weight: number) => {
+    const best = Math.max(0, ...list.map((c) => c.lexical));
+    for (const c of list) {
+      const entry = fused.get(c.id) ?? { c, relevance: 0 };
+      entry.relevance += best > 0 ? (weight * c.lexical) / best : 0;
+      fused.set(c.id, entry);
+    }
+  };
+  addList(text, 1);
+  addList(expanded, EXPANDED_WEIGHT);
+  addList(filler, FILLER_WEIGHT);
+  // The attribute's current statement (or, asked about the past, the ones it replaced) counts as a full match.
+  for (const c of slotted) {
+    const entry = fused.get(c.id) ?? { c, relevance: 0 };
+    entry.relevance += (c.superseded_by === null) === !cues.past ? SLOT_WEIGHT : SLOT_WEIGHT / 4;
+    fused.set(c.id, entry);
+  }
+  for (const c of found.vector) {
+    const entry = fused.get(c.id) ?? { c, relevance: 0 };
+    // Only the similarity above the embedder's noise floor is evidence; in vector-only mode the raw cosine ranks.
+    entry.relevance += mode === "vector" ? c.cosine : vectorWeight * Math.max(0, (c.cosine - embedder.minScore) / (1 - embedder.minScore));
+    fused.set(c.id, entry);
+  }
+
+  const eventOf = (c: Candidate) => c.event_at ?? c.created_at;
+  const times = [...fused.values()].map(({ c }) => eventOf(c));
+  const [oldest, newest] = [Math.min(...times), Math.max(...times)];
+  const period = input.after === undefined && input.before === undefined ? cues.range : null;
+  const ranked = [...fused.values()]
+    .map(({ c, relevance }) => {
+      let score = relevance * tieBreak(quality(c, now));
+      const at = eventOf(c);
+      if (period) score *= at >= period.from && at < period.to ? PERIOD_BOOST : OUT_OF_PERIOD;
+      if (cues.current && newest > oldest) score *= 1 + RECENCY_BOOST * ((at - oldest) / (newest - oldest));
+      // A statement that announces a change ("switched to", "instead", "no longer") is the newer state of its topic.
+      if (cues.current && CHANGE.test(c.text)) score *= CHANGE_BOOST;
+      // History ranks under what is current; asked about the past, the other way round.
+      if ((c.superseded_by !== null) !== cues.past) score *= 0.5;
+      return { c, score };
+    })
+    .sort((a, b) => b.score - a.score || eventOf(b.c) - eventOf(a.c));
+
+  const seen = new Set<string>();
+  const chosen: { c: Candidate; score: number }[] = [];
+  for (const entry of ranked) {
+    const key = normalizeText(entry.c.text).toLowerCase();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    chosen.push(entry);
+    if (chosen.length >= input.k) break;
+  }
+  if (input.order === "newest") chosen.sort((a, b) => eventOf(b.c) - eventOf(a.c));
+  if (input.order === "oldest") chosen.sort((a, b) => eventOf(a.c) - eventOf(b.c));
+  const related = new Map(terms.map((t) => [stem(t), relatedStems(t)]));
+  const results: SearchHit[] = chosen.map(({ c, score }) => ({
+    id: c.id,
+    text: c.text,
+    score: Math.round(score * 1e4) / 1e4,
+    match: Math.round(matchOf(weights, c.text, related) * 1e4) / 1e4,
+    eventAt: eventOf(c),
+    supersededBy: c.superseded_by,
+    metadata: JSON.parse(c.metadata) as JsonObject,
+    confidence: c.confidence,
+  }));
+  const best = Math.max(0, ...results.map((r) => r.match));
+  return { chosen, results, weak: best < WEAK_MATCH };
+}
