@@ -20,7 +20,8 @@ const EMPTY_DOC: Doc = { paths: {} };
 describe("fuzzing tool inputs from the model", () => {
   it("every server tool answers arbitrary input with a result, never a throw; an is_error result writes nothing", async () => {
     const user = await createUser("pro");
-    const tools = registry.tools.filter((t) => t.runs === "server");
+    // The test capability's `filibuster` answers only when its turn is stopped, by design (test/sessions-stop.test.ts).
+    const tools = registry.tools.filter((t) => t.runs === "server" && t.name !== "filibuster");
     expect(tools.length).toBeGreaterThan(2);
     for (const [i, tool] of tools.entries()) {
       const shaped = valueFor(EMPTY_DOC, z.toJSONSchema(tool.input, { unrepresentable: "any" }) as Parameters<typeof valueFor>[1]);

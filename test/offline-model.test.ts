@@ -63,6 +63,28 @@ describe("offline model", () => {
     expect(JSON.stringify(then.content)).toContain("current_time says: 2026-01-01T00:00:00Z");
   });
 
+  it("answers the new message when a stopped turn's tool results come with it", () => {
+    // History merges the stopped turn's tool results and the next message into one user message.
+    const reply = offlineReply({
+      model: "m",
+      messages: [
+        { role: "user", content: "what time is it?" },
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "current_time" }] },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "toolu_1", content: "2026-01-01T00:00:00Z" },
+            { type: "text", text: "<turn_context>\nnow\n</turn_context>" },
+            { type: "text", text: "Are you still there?" },
+          ],
+        },
+      ],
+    });
+    const text = JSON.stringify(reply.content);
+    expect(text).toContain('You said: \\"Are you still there?\\"');
+    expect(text).not.toContain("current_time says");
+  });
+
   it("does not call tools it was not given, and quotes what it remembers", () => {
     const reply = offlineReply({
       model: "m",

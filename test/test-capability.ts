@@ -1,6 +1,7 @@
 /**
  * A capability only the test Worker has: a server tool that needs the user's approval (none of the
- * production tools does yet) and one that shows what a tool sees of the turn.
+ * production tools does yet), one that shows what a tool sees of the turn, and one that holds the turn
+ * open until it is cancelled (so a browser can press Stop mid-turn).
  */
 import { z } from "zod";
 import type { Capability } from "../src/core/capability";
@@ -33,4 +34,29 @@ const showContext = defineTool({
   },
 });
 
-export const testCapability: Capability = { name: "test", tools: [wipeCache, showContext] };
+const holding = new Set<() => void>();
+
+/** Ends every `filibuster` call in this isolate; the test Worker's session object calls it when a turn is cancelled. */
+export function endFilibusters(): void {
+  for (const end of holding) end();
+  holding.clear();
+}
+
+/**
+ * Keeps the turn streaming until the turn is cancelled (the client pressed Stop, or went away): nothing else
+ * ends it. The offline model calls it for a message that says "filibuster".
+ */
+const filibuster = defineTool({
+  name: "filibuster",
+  description: "Keep talking until the user stops the turn",
+  input: z.object({}),
+  runs: "server",
+  needsApproval: false,
+  describe: () => "Talking until stopped",
+  run: async () => {
+    await new Promise<void>((resolve) => holding.add(resolve));
+    return { content: "stopped by the user" };
+  },
+});
+
+export const testCapability: Capability = { name: "test", tools: [wipeCache, showContext, filibuster] };

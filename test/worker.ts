@@ -9,7 +9,7 @@ import { composeRegistry } from "../src/core/capability";
 import type { QueueMessage } from "../src/core/queue";
 import { SessionObject } from "../src/sessions/session-do";
 import { meteredD1, meteredFetch } from "./d1-meter";
-import { testCapability } from "./test-capability";
+import { endFilibusters, testCapability } from "./test-capability";
 
 export const registry = composeRegistry([...capabilities, testCapability]);
 
@@ -19,6 +19,12 @@ globalThis.fetch = meteredFetch(globalThis.fetch);
 export class SessionDO extends SessionObject {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, metered(env), registry);
+  }
+
+  /** A stopped or cancelled turn (stopTurns goes through here) also ends the test capability's `filibuster` call, which nothing else ends. */
+  override cancelTurn(turnId: string): void {
+    super.cancelTurn(turnId);
+    endFilibusters();
   }
 }
 

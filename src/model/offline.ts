@@ -83,8 +83,9 @@ export function offlineReply(req: OfflineRequest, skills: OfflineSkills = {}): P
   const last = req.messages.at(-1);
   const blocks = last && typeof last.content !== "string" ? last.content : [];
   const results = blocks.filter((b) => b.type === "tool_result");
-  if (results.length > 0) return afterTools(req, results);
   const said = last ? textOf(last.content).trim() : "";
+  // Results with words after them: a turn stopped after its tools ran, then a new message. Answer the message.
+  if (results.length > 0 && said === "") return afterTools(req, results);
   const plan = planCalls(said, req.tools ?? []);
   if (plan) {
     const content: WireBlock[] = [

@@ -125,6 +125,19 @@ const cancelRoute = createRoute({
   responses: { 200: json(z.object({ ok: z.literal(true), cancelled: z.array(z.string()) }), "Cancelled"), ...errors, ...conflict },
 });
 
+const stopRoute = createRoute({
+  method: "post",
+  path: "/v1/sessions/{id}/stop",
+  operationId: "stopTurn",
+  tags: ["sessions"],
+  summary: "Stop the turn this session is answering; what it wrote so far is kept",
+  description:
+    "What a Stop button calls. Closing the stream alone does not reliably reach the server, so the turn could run on to its end. The turn stops at its next step (a tool already running finishes first) and sends nothing more; its partial reply stays in history, and the session takes the next message as usual. `stopped` is 0 when nothing was running.",
+  security,
+  request: { params: IdParam },
+  responses: { 200: json(z.object({ ok: z.literal(true), stopped: z.number().int() }), "Stopped"), ...errors },
+});
+
 export const sessionRoutes = newRouter()
   .openapi(listRoute, async (c) => {
     const { limit, before } = c.req.valid("query");
@@ -160,6 +173,11 @@ export const sessionRoutes = newRouter()
     const stub = sessionStub(c.env, user.id, session.id);
     const started = await stub.resume({ turnId: requestId, userId: user.id, plan: user.plan, sessionId: session.id, answer: c.req.valid("json") });
     return turnResponse(c, started, () => stub.cancelTurn(requestId));
+  })
+  .openapi(stopRoute, async (c) => {
+    const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);
+    const stopped = await sessionStub(c.env, c.var.user.id, session.id).stopTurns();
+    return c.json({ ok: true as const, stopped }, 200);
   })
   .openapi(cancelRoute, async (c) => {
     const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);

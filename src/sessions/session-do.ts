@@ -100,6 +100,13 @@ export class SessionObject extends DurableObject<Env> {
     this.running.get(turnId)?.();
   }
 
+  /** The user pressed Stop: every turn this session is running stops as `cancelTurn` stops one. Returns how many. */
+  stopTurns(): number {
+    const ids = [...this.running.keys()];
+    for (const id of ids) this.cancelTurn(id);
+    return ids.length;
+  }
+
   /** null once the session was deleted. */
   read(): { messages: StoredMessage[]; pending: PendingView | null; summary: SessionSummary | null } | null {
     if (this.destroyed) return null;

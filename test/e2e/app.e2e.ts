@@ -127,6 +127,59 @@ describe("engram web app", () => {
     await browser.shot("06-client-tool");
   });
 
+  it("stops a turn mid-stream: the reply stops, the page says so, and the conversation carries on", async () => {
+    await page.getByRole("link", { name: "Chat", exact: true }).click();
+    await page.getByLabel("Message").fill("Start a filibuster");
+    await page.getByLabel("Message").press("Enter");
+    // The test Worker's `filibuster` tool holds the turn open until it is stopped: the reply is still streaming.
+    await lastAnswer().getByText("Talking until stopped").waitFor();
+    const stopped = page.locator(".msg.assistant").nth((await page.locator(".msg.assistant").count()) - 1);
+    const stop = page.getByRole("button", { name: "Stop", exact: true });
+    expect(await stop.isEnabled()).toBe(true);
+    expect(await page.getByRole("button", { name: "Send", exact: true }).isDisabled()).toBe(true);
+    await browser.shot("12-streaming");
+    // Keyboard: focus Stop and press Enter.
+    await stop.focus();
+    await page.keyboard.press("Enter");
+    await stopped.getByText("Stopped. What was written so far is kept.").waitFor();
+    await turnEnded();
+    expect(await stop.isDisabled()).toBe(true);
+    // Focus is back in the message box: the next message can be typed straight away.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("message");
+    await browser.shot("13-stopped");
+
+    await page.keyboard.type("Are you still there?");
+    await page.keyboard.press("Enter");
+    await page.locator(".msg.user", { hasText: "Are you still there?" }).waitFor();
+    await turnEnded();
+    await lastAnswer().getByText('You said: "Are you still there?"').waitFor();
+    // Nothing reached the stopped answer after Stop: not the tool's result, not a reply to it.
+    expect(await stopped.locator(".text").allTextContents()).toEqual(["Let me use filibuster."]);
+    expect(await stopped.textContent()).not.toContain("filibuster says");
+
+    // History keeps what was written before Stop (the words, the call and its result) and no answer to it.
+    const [current] = (await api<{ sessions: { id: string }[] }>("/v1/sessions")).sessions;
+    type Row = { role: string; content: string | { type: string; text?: string; name?: string }[] };
+    const { messages } = await api<{ messages: Row[] }>(`/v1/sessions/${current?.id}`);
+    const blocks = (m: Row | undefined) => (typeof m?.content === "string" ? [{ type: "text", text: m.content }] : (m?.content ?? []));
+    const at = messages.findIndex((m) => blocks(m).some((b) => b.text === "Start a filibuster"));
+    expect(at).toBeGreaterThanOrEqual(0);
+    expect(messages.slice(at + 1, at + 4).map((m) => [m.role, blocks(m).map((b) => b.name ?? b.type)])).toEqual([
+      ["assistant", ["text", "filibuster"]],
+      ["user", ["tool_result"]],
+      ["user", ["text", "text"]],
+    ]);
+    expect(blocks(messages[at + 1])[0]?.text).toBe("Let me use filibuster.");
+
+    // Reopened from the list, the conversation shows the stopped turn as it was kept.
+    await page
+      .locator(".sessions li")
+      .first()
+      .getByRole("button", { name: /^Open conversation/ })
+      .click();
+    await page.locator(".msg.assistant", { hasText: "Let me use filibuster." }).getByText("Used filibuster").waitFor();
+  });
+
   it("renames a conversation", async () => {
     const first = page.locator(".sessions li").first();
     await first.getByRole("button", { name: /^Rename / }).click();

@@ -30,14 +30,27 @@ export function chatView(api: Api): HTMLElement {
   const log = h("div", { class: "log", role: "log", "aria-label": "Conversation" });
   const input = h("textarea", { id: "message", rows: 2, placeholder: "Message engram… (Enter sends, Shift+Enter for a new line)", "aria-label": "Message" });
   const send = h("button", { type: "submit" }, "Send");
-  const stop = h("button", { type: "button", class: "secondary", disabled: true, onclick: () => controller?.abort() }, "Stop");
+  const stop = h("button", { type: "button", class: "secondary", disabled: true, onclick: () => stopTurn() }, "Stop");
   const form = h("form", { class: "composer" }, input, send, stop);
 
   const busy = (on: boolean) => {
+    // Stop is about to be disabled: focus on it would fall to the page, so it goes back to the message box.
+    if (!on && document.activeElement === stop) input.focus();
     send.disabled = on;
     stop.disabled = !on;
     log.setAttribute("aria-busy", String(on));
   };
+  /**
+   * Stop: the page stops reading at once, and tells the server, since a closed stream alone may not reach it
+   * (the turn would run on). The next turn waits for that call, so it can never stop the next turn instead.
+   */
+  let stopping: Promise<unknown> = Promise.resolve();
+  function stopTurn(): void {
+    if (!controller) return;
+    if (document.activeElement === stop) input.focus();
+    if (sessionId) stopping = api.json("POST", `/v1/sessions/${encodeURIComponent(sessionId)}/stop`).catch(() => undefined);
+    controller.abort();
+  }
   const scroll = () => log.lastElementChild?.scrollIntoView({ block: "end" });
 
   async function consume(events: AsyncGenerator<StreamEvent>, view: AnswerView): Promise<Outcome> {
@@ -71,6 +84,7 @@ export function chatView(api: Api): HTMLElement {
 
   /** Runs one streamed request into an answer view, then whatever the outcome asks for. */
   async function run(path: string, body: unknown, view: AnswerView): Promise<void> {
+    await stopping;
     controller = new AbortController();
     busy(true);
     let outcome: Outcome;

@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import type { ChatEvent } from "../src/core/events";
+import { api, chat, createUser, history, parseSse, script, seen, textOf, textReply, toolCall } from "./helpers";
+
+// `filibuster` (the test Worker's capability) holds its turn open until the turn is stopped or cancelled.
+
+/** Starts a streamed turn that calls filibuster and reads it until the call is under way. */
+async function holdingTurn() {
+  const u = await createUser();
+  await script(u.id, toolCall("filibuster", {}, "toolu_s1", "Let me keep talking."));
+  const res = await api(u.key, "POST", "/v1/chat", { message: "keep going" });
+  expect(res.status).toBe(200);
+  const reader = (res.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("event: tool_use")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the turn ended early: ${text}`);
+    text += value;
+  }
+  const session = parseSse(text).find((e): e is Extract<ChatEvent, { type: "session" }> => e.type === "session");
+  const rest = async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return parseSse(text);
+      text += value;
+    }
+  };
+  return { u, sessionId: session?.id ?? "", rest };
+}
+
+describe("POST /v1/sessions/{id}/stop", () => {
+  it("stops the running turn: its stream ends, what it wrote stays in history, the next message is answered", { timeout: 60_000 }, async () => {
+    const { u, sessionId, rest } = await holdingTurn();
+    const stop = await api(u.key, "POST", `/v1/sessions/${sessionId}/stop`);
+    expect(stop.status).toBe(200);
+    expect(await stop.json()).toEqual({ ok: true, stopped: 1 });
+
+    const events = await rest();
+    expect(textOf(events)).toBe("Let me keep talking.");
+    expect(events.some((e) => e.type === "error")).toBe(false);
+    // The model was not asked to go on after the stopped tool call.
+    expect(await seen(u.id)).toHaveLength(1);
+    const kept = (await history(u.key, sessionId)).messages.map((m) => [m.role, m.content.map((b) => b.type).filter((t) => t !== "thinking")]);
+    expect(kept).toEqual([
+      ["user", ["text", "text"]],
+      ["assistant", ["text", "tool_use"]],
+      ["user", ["tool_result"]],
+    ]);
+
+    await script(u.id, textReply("Still here."));
+    const next = await chat(u.key, { message: "are you there?", session_id: sessionId });
+    expect(next.text).toBe("Still here.");
+  });
+
+  it("answers stopped: 0 when nothing is running, and changes nothing", { timeout: 60_000 }, async () => {
+    const u = await createUser();
+    await script(u.id, textReply("Hello."));
+    const first = await chat(u.key, { message: "hi" });
+    const before = await history(u.key, first.sessionId);
+    const stop = await api(u.key, "POST", `/v1/sessions/${first.sessionId}/stop`);
+    expect(await stop.json()).toEqual({ ok: true, stopped: 0 });
+    expect(await history(u.key, first.sessionId)).toEqual(before);
+  });
+
+  it("cannot stop another user's turn: 404, and that turn runs on", { timeout: 60_000 }, async () => {
+    const { u, sessionId, rest } = await holdingTurn();
+    const other = await createUser();
+    const res = await api(other.key, "POST", `/v1/sessions/${sessionId}/stop`);
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("not_found");
+    // Still holding: the owner's stop finds it running.
+    expect(await (await api(u.key, "POST", `/v1/sessions/${sessionId}/stop`)).json()).toEqual({ ok: true, stopped: 1 });
+    await rest();
+  });
+
+  it("refuses an unknown session (404), a blank id (400) and a missing key (401)", async () => {
+    const u = await createUser();
+    expect((await api(u.key, "POST", "/v1/sessions/ses_nope/stop")).status).toBe(404);
+    expect((await api(u.key, "POST", "/v1/sessions/%20/stop")).status).toBe(400);
+    expect((await api(null, "POST", "/v1/sessions/ses_nope/stop")).status).toBe(401);
+  });
+});
