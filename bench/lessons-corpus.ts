@@ -23,7 +23,7 @@ const GROUP = (corpus: string) => ({
   targets: { recall_ms: { p95: 10 }, search_ms: { p95: 10 } },
   description:
     "brain_recall's path: FTS5 BM25 in the user's partition (owner token), then signal, confirmations and recency, project first; limit 5. " +
-    "recall_ms includes the recall-log write and the per-lesson recall counters (one D1 batch); search_ms is the search alone. " +
+    "recall_ms is what the MCP client or HTTP caller waits for (the search and ranking; the recall log and the per-lesson counters are written after the answer is sent, one D1 batch, shown as log_ms); search_ms is the search function alone. " +
     "minisearch_ms: the same queries through MiniSearch (BM25, in process) over the user's 10,000 lessons, for comparison; its index build is not timed and would run on every cold start. " +
     (corpus === "dense"
       ? "Dense corpus: 170 common coding words, Zipf-drawn (every query term matches thousands of the user's lessons: a worst case)."
@@ -129,17 +129,24 @@ export async function measureRecall(corpus: "dense" | "zipf") {
 
     const searchMs: number[] = [];
     const recallMs: number[] = [];
+    const logMs: number[] = [];
     for (let i = 0; i < RUNS + 20; i++) {
       const input = { userId, query: queries[i % queries.length] ?? "", project: projects[i % 3] ?? null, limit: 5 };
       let t = performance.now();
       await searchLessons(db, input, Date.now());
       if (i >= 20) searchMs.push(performance.now() - t);
+      // As the MCP tool and the HTTP route call it: the log and counters are handed to `defer` (written after the answer).
+      const later: (() => Promise<unknown>)[] = [];
       t = performance.now();
-      await recall(db, { ...input, client: "bench" }, Date.now());
+      await recall(db, { ...input, client: "bench" }, Date.now(), (work) => later.push(work));
       if (i >= 20) recallMs.push(performance.now() - t);
+      t = performance.now();
+      await Promise.all(later.map((work) => work()));
+      if (i >= 20) logMs.push(performance.now() - t);
     }
     report(GROUP(corpus), "search_ms", searchMs);
     report(GROUP(corpus), "recall_ms", recallMs);
+    report(GROUP(corpus), "log_ms", logMs);
 
     const index = new MiniSearch<{ id: string; title: string; content: string; tags: string }>({ fields: ["title", "content", "tags"] });
     index.addAll(target.map((l) => ({ id: l.id, title: l.title, content: l.content, tags: l.tags.join(" ") })));

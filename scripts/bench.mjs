@@ -5,23 +5,26 @@
 // BENCH_RESULT lines); then writes the medians and p95s to BENCHMARKS.md with the machine and the command.
 //
 // Adding a benchmark: an HTTP scenario is a file in bench/scenarios/ exporting { name, target, targets,
-// description, runs, warmup?, setup?(h), sample(h, state, i) -> { metric: ms }, report?(h, state) -> markdown };
+// description, runs, warmup?, setup?(h), sample(h, state, i) -> { metric: ms }, report?(h, state) -> markdown }
+// (h: the server's url, api(), createUser(), script() for the fake model, startWorker() for a Worker of its own);
 // a micro-benchmark is bench/<name>.test.ts calling report() from bench/report.ts with the same
 // { group, target, targets, description }. `target` is the sentence a reader sees; `targets` is what each row
 // is checked against: { metric | "*": { p50?, p95?, mean?, max?: upper bound } }; rows without one are context.
 // BENCHMARKS.md is one section per name (scripts/bench-report.mjs): `npm run bench -- <filter>` runs the
 // scenario and micro-benchmark files whose name contains <filter> and replaces only their sections.
-import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { createServer } from "node:http";
-import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { fmt, writeReport } from "./bench-report.mjs";
 import { buildFakeAnthropic } from "./build-fake.mjs";
+import { startLocalWorker } from "./local-worker.mjs";
 
 const filter = process.argv[2] ?? "";
 const ADMIN = "bench-admin-token-0123456789";
+/** What every benchmarked Worker runs with: a known admin token and the fake Messages API as the model. */
+const benchVars = (fakeUrl) => ({ ADMIN_TOKEN: ADMIN, ANTHROPIC_API_KEY: "sk-ant-bench", ANTHROPIC_BASE_URL: fakeUrl });
 const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
 
 async function serveFake() {
@@ -40,43 +43,9 @@ async function serveFake() {
   return { server, url: `http://127.0.0.1:${server.address().port}` };
 }
 
-async function startEngram(fakeUrl) {
-  const persist = mkdtempSync(path.join(os.tmpdir(), "engram-bench-"));
-  const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], {
-    env,
-    input: "y\n",
-    encoding: "utf8",
-  });
-  if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`);
-  const port = 8700 + Math.floor(Math.random() * 200);
-  const vars = [`ADMIN_TOKEN:${ADMIN}`, "ANTHROPIC_API_KEY:sk-ant-bench", `ANTHROPIC_BASE_URL:${fakeUrl}`];
-  const child = spawn("npx", ["wrangler", "dev", "--port", String(port), "--persist-to", persist, "--test-scheduled", ...vars.flatMap((v) => ["--var", v])], {
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let log = "";
-  child.stdout.on("data", (d) => (log += d));
-  child.stderr.on("data", (d) => (log += d));
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    const ok = await fetch(`${url}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok)
-      return {
-        url,
-        stop: () => {
-          try {
-            process.kill(-child.pid, "SIGTERM");
-          } catch {}
-          rmSync(persist, { recursive: true, force: true });
-        },
-      };
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`wrangler dev did not start:\n${log}`);
+/** The production Worker against the fake model, cron triggers callable (GET /__scheduled). */
+function startEngram(fakeUrl) {
+  return startLocalWorker({ vars: benchVars(fakeUrl), testScheduled: true });
 }
 
 function harness(url, fakeUrl) {
@@ -89,7 +58,10 @@ function harness(url, fakeUrl) {
   return {
     url,
     fakeUrl,
+    adminToken: ADMIN,
     api,
+    /** Another local Worker (e.g. { entry: "bench/worker.ts" }) with the same vars: the scenario stops it. */
+    startWorker: (options) => startLocalWorker({ ...options, vars: benchVars(fakeUrl) }),
     async createUser(plan = "pro") {
       const res = await api(ADMIN, "POST", "/v1/admin/users", { name: "bench", plan });
       const body = await res.json();
@@ -132,7 +104,7 @@ async function main() {
 async function httpScenarios(files) {
   const fake = await serveFake();
   const engram = await startEngram(fake.url);
-  const h = harness(engram.url, fake.url);
+  const h = harness(engram.origin, fake.url);
   const sections = [];
   try {
     for (const file of files) {
@@ -154,7 +126,7 @@ async function httpScenarios(files) {
       console.log(rows.map((r) => `${r.metric} p50=${fmt(r.p50)} p95=${fmt(r.p95)}`).join(", "));
     }
   } finally {
-    engram.stop();
+    await engram.stop();
     fake.server.close();
   }
   return sections;

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { MAX_CONTENT_BYTES } from "../src/lessons/transcripts";
 import { fixture } from "./fixtures/transcripts";
 import { api, createUser } from "./helpers";
@@ -146,11 +146,14 @@ describe("/v1/lessons", () => {
     expect(((await restored.json()) as { lesson: LessonBody }).lesson.unlearned).toBe(false);
     expect((await searchLessons(u.key, "fts5 tokens")).map((h) => h.id)).toContain(global.id);
 
-    const recalls = (await (await api(u.key, "GET", "/v1/lessons/recalls?limit=5", undefined, {})).json()) as {
-      recalls: { query: string; client: string; result_ids: string[] }[];
-    };
-    expect(recalls.recalls[0]).toMatchObject({ query: "fts5 tokens", client: "api" });
-    expect(recalls.recalls).toHaveLength(3);
+    // Recalls are logged after the answer is sent: all three show up within moments.
+    await vi.waitFor(async () => {
+      const recalls = (await (await api(u.key, "GET", "/v1/lessons/recalls?limit=5", undefined, {})).json()) as {
+        recalls: { query: string; client: string; result_ids: string[] }[];
+      };
+      expect(recalls.recalls[0]).toMatchObject({ query: "fts5 tokens", client: "api" });
+      expect(recalls.recalls).toHaveLength(3);
+    });
 
     const stats = (await (await api(u.key, "GET", "/v1/lessons/stats")).json()) as Record<string, unknown>;
     expect(stats).toMatchObject({ by_type: { lesson: 2, pattern: 1 }, sync: { transcripts: 0, pending: 0, failed: 0 } });

@@ -1,7 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { EXTRACT_KIND } from "../src/lessons/deps";
 import { ingest } from "../src/lessons/transcripts";
 import { fixture } from "./fixtures/transcripts";
@@ -63,8 +63,11 @@ describe("MCP server at /mcp", () => {
       expect(recalled.isError).toBe(false);
       expect(recalled.text).toContain("Exponential backoff with jitter for 429 retries");
       expect(recalled.text).toContain("project=billing-api");
-      const log = (await (await api(u.key, "GET", "/v1/lessons/recalls")).json()) as { recalls: { client: string; query: string }[] };
-      expect(log.recalls[0]).toMatchObject({ client: "mcp", query: "retry 429 with sleep" });
+      // The recall log is written after the answer is sent: it shows up within moments.
+      await vi.waitFor(async () => {
+        const log = (await (await api(u.key, "GET", "/v1/lessons/recalls")).json()) as { recalls: { client: string; query: string }[] };
+        expect(log.recalls[0]).toMatchObject({ client: "mcp", query: "retry 429 with sleep" });
+      });
       const synced = (await (await api(u.key, "GET", `/v1/transcripts/${f.session_id}`)).json()) as { transcript: { status: string } };
       expect(synced.transcript.status).toBe("synced");
       await client.close();

@@ -1,55 +1,10 @@
 // The Worker's own overhead per chat turn against a model that answers instantly, beside the floor of
 // an authenticated read measured in the same run, and the D1 round trips the turn waited for before its
-// model call. It runs its own `wrangler dev` of bench/worker.ts: the production Worker with a D1 binding
+// model call. It runs its own local Worker (h.startWorker) of bench/worker.ts: the production Worker with a D1 binding
 // that counts calls (test/d1-meter.ts), read back from GET /__meter after each turn.
-import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
-import path from "node:path";
 
 const now = () => performance.now();
-const ADMIN = "bench-admin-token-0123456789";
-const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
-
-async function startMetered(fakeUrl) {
-  const persist = mkdtempSync(path.join(os.tmpdir(), "engram-bench-turn-"));
-  const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], {
-    env,
-    input: "y\n",
-    encoding: "utf8",
-  });
-  if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`);
-  const port = 8900 + Math.floor(Math.random() * 90);
-  const vars = [`ADMIN_TOKEN:${ADMIN}`, "ANTHROPIC_API_KEY:sk-ant-bench", `ANTHROPIC_BASE_URL:${fakeUrl}`];
-  const child = spawn("npx", ["wrangler", "dev", "bench/worker.ts", "--port", String(port), "--persist-to", persist, ...vars.flatMap((v) => ["--var", v])], {
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let log = "";
-  child.stdout.on("data", (d) => (log += d));
-  child.stderr.on("data", (d) => (log += d));
-  const stop = () => {
-    try {
-      process.kill(-child.pid, "SIGTERM");
-    } catch {}
-    rmSync(persist, { recursive: true, force: true });
-  };
-  process.once("exit", stop);
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    if (
-      await fetch(`${url}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      return { url, stop };
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  stop();
-  throw new Error(`wrangler dev bench/worker.ts did not start:\n${log}`);
-}
 
 const call = (url, key, method, p, body) =>
   fetch(`${url}${p}`, {
@@ -90,14 +45,14 @@ export default {
   runs: 200,
   warmup: 20,
   async setup(h) {
-    const engram = await startMetered(h.fakeUrl);
-    const res = await call(engram.url, ADMIN, "POST", "/v1/admin/users", { name: "bench", plan: "pro" });
+    const engram = await h.startWorker({ entry: "bench/worker.ts" });
+    const res = await call(engram.origin, h.adminToken, "POST", "/v1/admin/users", { name: "bench", plan: "pro" });
     const key = (await res.json()).api_key.key;
-    const first = await turn(engram.url, key);
+    const first = await turn(engram.origin, key);
     return { engram, key, sessionId: first.sessionId };
   },
   async sample(h, state) {
-    const { url } = state.engram;
+    const url = state.engram.origin;
     const t = await turn(url, state.key, state.sessionId);
     const d1 = await (await fetch(`${url}/__meter`)).json();
     if (!d1) throw new Error("the turn made no model call");
@@ -119,7 +74,7 @@ export default {
     };
   },
   async report(_h, state) {
-    state.engram.stop();
+    await state.engram.stop();
     // Every figure here scales with how busy the machine was: say so beside them.
     const [one, five] = os.loadavg();
     return `Load average at the end of the run: ${one.toFixed(2)} (1 min), ${five.toFixed(2)} (5 min) on ${os.cpus().length} cores.`;

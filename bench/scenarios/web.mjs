@@ -1,18 +1,8 @@
 // The web app's first paint in Debian's Chromium (headless) against `wrangler dev`, and its page weight.
 // Cold: a new browser context (empty cache) per sample; warm: the same page reloaded from cache.
 import { gzipSync } from "node:zlib";
-import { chromium } from "playwright-core";
+import { launchChromium } from "../../scripts/chromium.mjs";
 
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const ASSETS = ["/", "/app.js", "/app.css"];
 
 async function paint(page) {
@@ -32,7 +22,7 @@ export default {
   runs: 30,
   warmup: 3,
   async setup() {
-    const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: FLAGS });
+    const browser = await launchChromium();
     return { browser };
   },
   async sample(h, state) {

@@ -14,6 +14,17 @@ export interface ToolContext extends TurnScope {
    * Lets a tool refuse to overwrite what the model never saw, or saw at an older version.
    */
   injected: ReadonlyMap<string, string[]>;
+  /**
+   * Work the answer need not wait for (a log write, a counter): it finishes after the response is sent.
+   * Absent where nothing outlives the call; the tool then awaits the work itself (see `deferOrRun`).
+   */
+  defer?: (work: () => Promise<unknown>) => void;
+}
+
+/** Hands `work` to the context's `defer` when it has one, else runs it now. */
+export async function deferOrRun(ctx: Pick<ToolContext, "defer">, work: () => Promise<unknown>): Promise<void> {
+  if (ctx.defer) ctx.defer(work);
+  else await work();
 }
 
 /** Expected failures are values the model can read, not exceptions. */

@@ -40,6 +40,7 @@ export const brainRecall = defineMcpTool({
       ctx.db,
       { userId: ctx.userId, query: input.query, project: input.project ?? null, type: input.type, limit: input.limit, client: "mcp" },
       Date.now(),
+      ctx.defer,
     );
     if (!hits.length) return { content: "No lessons match. Nothing learned about this yet." };
     return { content: `${hits.length} lesson(s), most relevant first:\n${hits.map((h) => formatLesson(h.lesson)).join("\n")}` };

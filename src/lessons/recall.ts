@@ -6,6 +6,7 @@
  * counted on the lessons it returned.
  */
 import { type SQL, sql } from "drizzle-orm";
+import { deferOrRun, type ToolContext } from "../core/tool";
 import { runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
@@ -36,6 +37,8 @@ const SIGNAL_WEIGHT = { HIGH: 1, MED: 0.85, LOW: 0.7 } as const;
 const DAY = 86_400_000;
 /** How deep FTS5 ranks before scoping: a user's best matches are within the first few hundred of theirs. */
 const DEPTH = 100;
+/** BM25 column weights: title, content, tags, owner (the owner token is a filter, never a match). */
+const BM25_WEIGHTS = sql.raw("2.0, 1.0, 1.5, 0.0");
 
 export function rankScore(lexical: number, best: number, l: Pick<LessonRow, "signal" | "confirmations" | "createdAt">, now: number): number {
   const relevance = best > 0 ? lexical / best : 0;
@@ -66,8 +69,10 @@ function filters(input: RecallInput): SQL {
 async function candidates(db: Db, input: RecallInput): Promise<(LessonRow & { lexical: number })[]> {
   const terms = recallTerms(input.query);
   if (terms.length) {
-    const rows = await db.all<Raw>(sql`SELECT ${columns}, -h.rank AS lexical
-      FROM (SELECT rowid, rank FROM lessons_fts WHERE lessons_fts MATCH ${ftsMatch(input.userId, terms)} ORDER BY rank LIMIT ${DEPTH}) h
+    // bm25() called with its weights rather than the configured `rank`: same order, ~30% less time in FTS5.
+    const rows = await db.all<Raw>(sql`SELECT ${columns}, -h.bm AS lexical
+      FROM (SELECT rowid, bm25(lessons_fts, ${BM25_WEIGHTS}) AS bm FROM lessons_fts WHERE lessons_fts MATCH ${ftsMatch(input.userId, terms)}
+        ORDER BY bm LIMIT ${DEPTH}) h
       JOIN lessons l ON l.rowid = h.rowid WHERE ${filters(input)}`);
     return rows.map(hydrate);
   }
@@ -114,14 +119,13 @@ export async function logRecall(db: Db, input: RecallInput & { client: string },
   return id;
 }
 
-/** Search, log and count: what brain_recall and the HTTP search do. */
-export async function recall(db: Db, input: RecallInput & { client: string }, now: number): Promise<RecallHit[]> {
+/**
+ * Search, log and count: what brain_recall and the HTTP search do. The log and the counters are written
+ * through `defer` when given (after the answer is sent: a recall waits for one D1 round trip, not two).
+ */
+export async function recall(db: Db, input: RecallInput & { client: string }, now: number, defer?: ToolContext["defer"]): Promise<RecallHit[]> {
   const hits = await searchLessons(db, input, now);
-  await logRecall(
-    db,
-    input,
-    hits.map((h) => h.lesson.id),
-    now,
-  );
+  const ids = hits.map((h) => h.lesson.id);
+  await deferOrRun({ defer }, () => logRecall(db, input, ids, now));
   return hits;
 }

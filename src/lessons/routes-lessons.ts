@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { desc, eq } from "drizzle-orm";
 import { CursorParam, nextCursor } from "../db/cursor";
 import { lessonRecalls } from "../db/schema";
+import { afterResponse } from "../http/after-response";
 import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
 import { compactLessons } from "./compact";
 import { LESSON_TYPES } from "./extraction-schema";
@@ -184,7 +185,12 @@ export const lessonRoutes = newRouter()
     const { q, project, type, limit, cursor } = c.req.valid("query");
     const userId = c.var.user.id;
     if (q) {
-      const hits = await recall(c.var.db, { userId, query: q, project, type, limit, client: clientOf(c.req.header("x-engram-client")) }, Date.now());
+      const hits = await recall(
+        c.var.db,
+        { userId, query: q, project, type, limit, client: clientOf(c.req.header("x-engram-client")) },
+        Date.now(),
+        afterResponse(c),
+      );
       return c.json({ lessons: hits.map((h) => ({ ...publicLesson(h.lesson), score: h.score })), next_cursor: null }, 200);
     }
     const rows = await listLessons(c.var.db, userId, { project, type, limit, cursor });

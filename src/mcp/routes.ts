@@ -8,6 +8,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { Hono } from "hono";
 import { requireUser } from "../auth/middleware";
 import type { Registry } from "../core/capability";
+import { afterResponse } from "../http/after-response";
 import type { AppEnv } from "../http/context";
 import { AppError } from "../lib/errors";
 import { createMcpServer } from "./server";
@@ -21,7 +22,14 @@ export function mcpRoutes(registry: Registry) {
   });
   app.post("/mcp", async (c) => {
     const user = c.var.user;
-    const server = createMcpServer(registry.mcpTools, { db: c.var.db, env: c.env, config: c.var.config, userId: user.id, plan: user.plan });
+    const server = createMcpServer(registry.mcpTools, {
+      db: c.var.db,
+      env: c.env,
+      config: c.var.config,
+      userId: user.id,
+      plan: user.plan,
+      defer: afterResponse(c),
+    });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {

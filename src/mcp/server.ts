@@ -7,12 +7,12 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { toolByName } from "../core/capability";
 import type { TurnScope } from "../core/context";
-import { runTool, type Tool, toAnthropicTool } from "../core/tool";
+import { runTool, type Tool, type ToolContext, toAnthropicTool } from "../core/tool";
 
 export const SERVER_INFO = { name: "engram", version: "0.1.0" };
 
 /** Who the MCP request is for; MCP calls are not part of a chat session. */
-export type McpScope = Omit<TurnScope, "sessionId" | "siteId" | "projectId">;
+export type McpScope = Omit<TurnScope, "sessionId" | "siteId" | "projectId"> & Pick<ToolContext, "defer">;
 
 export function createMcpServer(tools: readonly Tool[], scope: McpScope): Server {
   const server = new Server(SERVER_INFO, {

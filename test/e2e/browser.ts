@@ -1,20 +1,10 @@
-/** Debian's Chromium driven by playwright-core: a fresh profile, offline-safe flags, every request and console error recorded. */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+/** Debian's Chromium (scripts/chromium.mjs) on a fresh profile, every request and console error recorded. */
+import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
+import { launchChromiumProfile } from "../../scripts/chromium.mjs";
 
 export const ARTIFACTS = path.join(import.meta.dirname, "artifacts");
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 export type Browser = {
   context: BrowserContext;
@@ -28,13 +18,8 @@ export type Browser = {
 };
 
 export async function openBrowser(origin: string): Promise<Browser> {
-  const profile = mkdtempSync(path.join(tmpdir(), "engram-chromium-"));
   mkdirSync(ARTIFACTS, { recursive: true });
-  // launchPersistentContext is how playwright takes --user-data-dir: a new, empty profile every run.
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    headless: true,
-    args: FLAGS,
+  const { context, close } = await launchChromiumProfile({
     viewport: { width: 1280, height: 800 },
     geolocation: { latitude: 48.8584, longitude: 2.2945, accuracy: 10 },
     permissions: ["geolocation"],
@@ -65,9 +50,6 @@ export async function openBrowser(origin: string): Promise<Browser> {
     shot: async (name) => {
       await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
     },
-    close: async () => {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
-    },
+    close,
   };
 }

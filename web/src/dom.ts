@@ -41,3 +41,15 @@ export const when = (ms: number | null | undefined): string => (ms ? new Date(ms
 
 /** A labelled button; `label` is its accessible name when the visible text is a symbol. */
 export const button = (text: string, onClick: (e: Event) => void, extra: Attrs = {}) => h("button", { type: "button", onclick: onClick, ...extra }, text);
+
+/**
+ * For a list that reloads on demand (a search, a refresh after a change): each call starts a load and returns
+ * whether that load is still the newest, so an older answer arriving late never overwrites a newer one.
+ */
+export function newestOnly(): () => () => boolean {
+  let current = 0;
+  return () => {
+    const mine = ++current;
+    return () => mine === current;
+  };
+}

@@ -1,6 +1,6 @@
 /** Coding lessons learned from transcripts: search, type and signal, unlearn and restore. */
 import { type Api, explain, q } from "./api";
-import { button, fill, h, when } from "./dom";
+import { button, fill, h, newestOnly, when } from "./dom";
 
 type Lesson = {
   id: string;
@@ -62,12 +62,15 @@ export function lessonsPanel(api: Api): HTMLElement {
     return li;
   };
 
+  const begin = newestOnly();
   async function load(): Promise<void> {
+    const newest = begin();
     try {
       const { lessons } = await api.get<{ lessons: Lesson[] }>(`/v1/lessons${q({ q: qInput.value.trim(), type: type.value, limit: 50 })}`);
+      if (!newest()) return;
       fill(results, lessons.length ? h("ul", { class: "items", "aria-label": "Lessons" }, lessons.map(row)) : h("p", { class: "muted" }, "No lessons found."));
     } catch (err) {
-      fill(results, errorLine(err));
+      if (newest()) fill(results, errorLine(err));
     }
   }
   async function stats(): Promise<void> {

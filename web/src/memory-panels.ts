@@ -1,6 +1,6 @@
 /** MEMORY entries and review proposals, working memory, the scaffold, facts and observations. */
 import { type Api, explain, q } from "./api";
-import { button, type Child, fill, h, when } from "./dom";
+import { button, type Child, fill, h, newestOnly, when } from "./dom";
 import { asyncPanel } from "./panel";
 
 type Entry = { id: string; content: string; author: string; created_at: number };
@@ -169,25 +169,29 @@ export function factsPanel(api: Api): HTMLElement {
       facts.length ? h("ul", { class: "items" }, facts.map(row)) : h("p", { class: "muted" }, "No facts."),
     );
 
+  const begin = newestOnly();
   async function list(): Promise<void> {
+    const newest = begin();
     try {
       const { facts } = await api.get<{ facts: Fact[] }>("/v1/memory/facts?limit=50");
-      show(facts);
+      if (newest()) show(facts);
     } catch (err) {
-      fill(results, errorLine(err));
+      if (newest()) fill(results, errorLine(err));
     }
   }
   async function search(): Promise<void> {
+    const newest = begin();
     try {
       const r = await api.get<{ results: Fact[]; weak: boolean; when: { phrase: string } | null }>(
         `/v1/memory/facts/search${q({ q: qInput.value.trim(), k: 20, after: after.value, before: before.value, order: order.value })}`,
       );
+      if (!newest()) return;
       show(
         r.results,
         [r.weak ? "Weak match: probably nothing relevant is stored." : "", r.when ? `Time read from the query: ${r.when.phrase}.` : ""].join(" ").trim(),
       );
     } catch (err) {
-      fill(results, errorLine(err));
+      if (newest()) fill(results, errorLine(err));
     }
   }
   form.addEventListener("submit", (e) => {
