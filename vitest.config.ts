@@ -21,6 +21,16 @@ export default defineConfig(async () => {
             ADMIN_TOKEN: "test-admin-token-0123456789",
             ANTHROPIC_API_KEY: "sk-ant-test",
             ANTHROPIC_BASE_URL: "http://fake-anthropic.test",
+            // The suite sends far more than a client would from one key, user and address: request rate limits
+            // stay off here (as in wrangler.toml's local vars); test/limits-rate.test.ts turns them on with the
+            // small TEST_* limiters below.
+            RATE_LIMITS: "off",
+          },
+          // Small limits for test/limits-rate.test.ts (swapped in for wrangler.toml's).
+          ratelimits: {
+            TEST_KEY_RATE_LIMIT: { namespace_id: "1101", simple: { limit: 6, period: 60 } },
+            TEST_USER_RATE_LIMIT: { namespace_id: "1102", simple: { limit: 10, period: 60 } },
+            TEST_ADMIN_RATE_LIMIT: { namespace_id: "1103", simple: { limit: 3, period: 60 } },
           },
           // Every outbound fetch of the Worker under test goes to the fake Messages API.
           outboundService: "fake-anthropic",

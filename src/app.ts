@@ -9,6 +9,7 @@ import { healthRoutes } from "./health/routes";
 import { onError, onNotFound } from "./http/errors";
 import { guardBodyWith, requestContext } from "./http/middleware";
 import { newRouter } from "./http/openapi";
+import { rateLimitAdmin, rateLimitUser } from "./http/rate-limit";
 import { mcpRoutes } from "./mcp/routes";
 import { overviewRoutes } from "./overview/routes";
 import { sessionRoutes } from "./sessions/routes";
@@ -21,8 +22,17 @@ export function createApp(registry: Registry) {
   const app = newRouter();
   app.use("*", requestContext);
   app.use("*", guardBodyWith(registry.bodyLimits));
-  // Every /v1 route is authenticated: admin routes by ADMIN_TOKEN, all others by a user's key.
-  app.use("/v1/*", async (c, next) => (c.req.path.startsWith("/v1/admin/") ? requireAdmin(c, next) : requireUser(c, next)));
+  // Every /v1 route is authenticated: admin routes by ADMIN_TOKEN (rate limited per client address first),
+  // all others by a user's key (then rate limited per key and per user).
+  app.use("/v1/*", async (c, next) =>
+    c.req.path.startsWith("/v1/admin/")
+      ? rateLimitAdmin(c, async () => {
+          await requireAdmin(c, next);
+        })
+      : requireUser(c, async () => {
+          await rateLimitUser(c, next);
+        }),
+  );
   app.onError(onError);
   app.notFound(onNotFound);
 

@@ -165,7 +165,7 @@ describe("BIBLE over HTTP", () => {
     const db = testDb();
     const [c, d] = [await planWrite(db, bibleWrite(u.id, "c", "C")), await planWrite(db, bibleWrite(u.id, "d", "D"))];
     await commitWrite(db, c);
-    await expect(commitWrite(db, d)).rejects.toMatchObject({ code: "conflict", message: expect.stringMatching(/3 sites/) });
+    await expect(commitWrite(db, d)).rejects.toMatchObject({ code: "quota_exceeded", message: expect.stringMatching(/3 sites/) });
     expect(await brainRows(u.id)).toMatchObject({ sites: 3, documents: 1, versions: 1 });
   });
 
@@ -180,11 +180,11 @@ describe("BIBLE over HTTP", () => {
     expect((await call<Doc>(u.key, "GET", "/v1/sites/blog/bible")).body).toMatchObject({ content: "A food blog.", version: 1 });
   });
 
-  it("caps the number of sites per plan (409) and the BIBLE length (413)", async () => {
+  it("caps the number of sites per plan (403) and the BIBLE length (413)", async () => {
     const u = await createUser();
     for (const s of ["a", "b", "c"]) expect((await call(u.key, "PUT", `/v1/sites/${s}/bible`, { content: s })).status).toBe(200);
     const fourth = await call<ErrorShape>(u.key, "PUT", "/v1/sites/d/bible", { content: "d" });
-    expect(fourth.status).toBe(409);
+    expect(fourth.status).toBe(403);
     expect(fourth.body.error.message).toMatch(/3 sites/);
     expect((await call(u.key, "PUT", "/v1/sites/a/bible", { content: "y".repeat(4001) })).status).toBe(413);
     expect(await brainRows(u.id)).toMatchObject({ sites: 3, documents: 3, versions: 3 });

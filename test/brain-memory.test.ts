@@ -99,7 +99,7 @@ describe("MEMORY over HTTP", () => {
     expect(await brainRows(u.id)).toMatchObject({ entries: 1, sites: 0 });
   });
 
-  it("registers the site an entry is about, so deleting the site forgets the entry; over the site cap it is 409", async () => {
+  it("registers the site an entry is about, so deleting the site forgets the entry; over the site cap it is 403 quota_exceeded", async () => {
     const u = await createUser();
     expect((await call(u.key, "POST", "/v1/brain/memory", { content: "ships to the EU", site: "shop" })).status).toBe(201);
     expect((await call(u.key, "GET", "/v1/sites/shop")).status).toBe(200);
@@ -107,7 +107,7 @@ describe("MEMORY over HTTP", () => {
     expect((await memory(u.key)).total).toBe(0);
     for (const s of ["a", "b", "c"]) await call(u.key, "POST", "/v1/sites", { id: s });
     const over = await call<ErrorShape>(u.key, "POST", "/v1/brain/memory", { content: "about a fourth site", site: "d" });
-    expect([over.status, over.body.error.message]).toEqual([409, expect.stringMatching(/3 sites/)]);
+    expect([over.status, over.body.error.code, over.body.error.message]).toEqual([403, "quota_exceeded", expect.stringMatching(/3 sites/)]);
     expect((await call(u.key, "POST", "/v1/brain/memory", { content: "about an existing site", site: "a" })).status).toBe(201);
     expect(await brainRows(u.id)).toMatchObject({ entries: 1, sites: 3 });
   });
@@ -163,7 +163,7 @@ describe("sites and HEARTBEAT", () => {
     const results = await db.batch([siteInsert(db, u.id, "free", "x"), siteInsert(db, u.id, "free", "y"), siteInsert(db, u.id, "free", "z")]);
     expect(results.map((r) => r.meta.changes)).toEqual([1, 1, 0]);
     expect((await call<ErrorShape>(u.key, "POST", "/v1/sites", { id: "w" })).body.error.message).toMatch(/3 sites/);
-    expect((await call<ErrorShape>(u.key, "PUT", "/v1/sites/w/sync", { status: "ok" })).status).toBe(409);
+    expect((await call<ErrorShape>(u.key, "PUT", "/v1/sites/w/sync", { status: "ok" })).status).toBe(403);
     expect((await call<Doc>(u.key, "PUT", "/v1/sites/x/sync", { status: "ok" })).body).toMatchObject({ site: "x", version: 1 });
     expect(await brainRows(u.id)).toMatchObject({ sites: 3, documents: 1 });
   });

@@ -7,6 +7,10 @@ declare global {
     interface Env {
       TEST_MIGRATIONS: D1Migration[];
       FAKE_ANTHROPIC: Fetcher;
+      /** Small rate limits (vitest.config.ts) that test/limits-rate.test.ts swaps in for the production ones. */
+      TEST_KEY_RATE_LIMIT: RateLimit;
+      TEST_USER_RATE_LIMIT: RateLimit;
+      TEST_ADMIN_RATE_LIMIT: RateLimit;
     }
   }
 }

@@ -1,7 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { quotaOf } from "../config/limits";
 import { PLANS } from "../db/schema";
 import { ErrorBody } from "../http/errors";
-import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
+import { errors, json, jsonBody, newRouter, Ok, quotaErrors, security } from "../http/openapi";
 import { createUser, issueKey, listKeys, revokeKey, rotateKey } from "./service";
 
 export const User = z
@@ -56,9 +57,10 @@ const createKeyRoute = createRoute({
   operationId: "createKey",
   tags: ["keys"],
   summary: "Issue an additional API key",
+  description: "Your plan caps how many active keys you hold (403 quota_exceeded); revoked keys do not count.",
   security,
   request: jsonBody(z.strictObject({ name: z.string().trim().min(1).max(100).optional() })),
-  responses: { 201: json(NewKey, "Created"), ...errors },
+  responses: { 201: json(NewKey, "Created"), ...errors, ...quotaErrors },
 });
 
 const rotateKeyRoute = createRoute({
@@ -89,7 +91,10 @@ export const authRoutes = newRouter()
     return c.json({ user, api_key: apiKey }, 201);
   })
   .openapi(listKeysRoute, async (c) => c.json({ keys: await listKeys(c.var.db, c.var.user.id) }, 200))
-  .openapi(createKeyRoute, async (c) => c.json(await issueKey(c.var.db, c.var.user.id, c.req.valid("json").name), 201))
+  .openapi(createKeyRoute, async (c) => {
+    const quota = quotaOf(c.var.config.quotas, c.var.user.plan, "api_keys");
+    return c.json(await issueKey(c.var.db, c.var.user.id, quota, c.req.valid("json").name), 201);
+  })
   .openapi(rotateKeyRoute, async (c) => c.json(await rotateKey(c.var.db, c.var.user, Date.now()), 201))
   .openapi(revokeKeyRoute, async (c) => {
     await revokeKey(c.var.db, c.var.user.id, c.req.valid("param").id, Date.now());

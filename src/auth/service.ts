@@ -1,7 +1,9 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
+import { type Quota, quotaExceeded } from "../config/limits";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
+import { belowQuota } from "../db/quota";
 import { apiKeys, type Plan, users } from "../db/schema";
 import type { AuthedUser } from "../http/context";
 import { AppError, notFound } from "../lib/errors";
@@ -40,12 +42,22 @@ export async function resolveApiKey(db: Db, key: string): Promise<AuthedUser | n
   return row ? { id: row.userId, plan: row.plan, keyId: row.keyId } : null;
 }
 
-export async function issueKey(db: Db, userId: string, name?: string) {
+/** Issues another key while the user holds fewer active keys than the plan allows (counted inside the INSERT). */
+export async function issueKey(db: Db, userId: string, quota: Quota, name?: string) {
   const key = generateApiKey();
   const id = newId("key");
-  await db
-    .insert(apiKeys)
-    .values({ id, userId, name: name === undefined ? null : cleanText(name, 100, "name"), prefix: displayPrefix(key), hash: await hashApiKey(key) });
+  const row = {
+    id,
+    userId,
+    name: name === undefined ? null : cleanText(name, 100, "name"),
+    prefix: displayPrefix(key),
+    hash: await hashApiKey(key),
+    createdAt: Date.now(),
+  };
+  const inserted = await insertWhere(db, apiKeys, row, belowQuota(apiKeys.userId, userId, quota.limit, isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id })
+    .get();
+  if (!inserted) throw quotaExceeded(quota);
   return { id, key, prefix: displayPrefix(key) };
 }
 

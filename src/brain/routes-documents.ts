@@ -25,7 +25,8 @@ import { diffVersions, getVersion, listVersions, publicVersion, rollback } from 
 
 const writeErrors = {
   ...errors,
-  409: json(ErrorBody, "The document changed since expected_version, or a limit on the number of sites"),
+  403: json(ErrorBody, "A new site would pass the plan's site limit (quota_exceeded); nothing was written"),
+  409: json(ErrorBody, "The document changed since expected_version"),
   413: json(ErrorBody, "Over the plan's length limit"),
 };
 

@@ -40,7 +40,8 @@ const addRoute = createRoute({
     201: json(MemoryEntry, "Added"),
     ...errors,
     404: json(ErrorBody, "project_id is not one of your projects"),
-    409: json(ErrorBody, "MEMORY is full for your plan, or the entry's site would be over the plan's site limit"),
+    403: json(ErrorBody, "The entry's site would be over the plan's site limit (quota_exceeded); nothing was written"),
+    409: json(ErrorBody, "MEMORY is full for your plan"),
     413: json(ErrorBody, "The entry is over the plan's length limit"),
   },
 });

@@ -27,7 +27,12 @@ const createSiteRoute = createRoute({
   summary: "Register a site",
   security,
   request: jsonBody(z.strictObject({ id: SiteId, name: Name }).openapi("NewSite")),
-  responses: { 201: json(Site, "Created"), ...errors, 409: json(ErrorBody, "The site exists, or the plan's site limit is reached") },
+  responses: {
+    201: json(Site, "Created"),
+    ...errors,
+    403: json(ErrorBody, "The plan's site limit is reached (quota_exceeded); nothing was written"),
+    409: json(ErrorBody, "The site exists"),
+  },
 });
 
 const getRoute = createRoute({
@@ -85,7 +90,7 @@ const syncRoute = createRoute({
   responses: {
     200: json(BrainDocument, "The new HEARTBEAT"),
     ...errors,
-    409: json(ErrorBody, "The plan's site limit is reached"),
+    403: json(ErrorBody, "The plan's site limit is reached (quota_exceeded); nothing was written"),
     413: json(ErrorBody, "Sync data over the size limit"),
   },
 });

@@ -10,6 +10,7 @@ import { insertWhere } from "../db/insert-where";
 import type { Plan } from "../db/schema";
 import { brainDocuments, brainEntries, brainProposals, brainVersions, sites } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
+import { cleanText } from "../lib/sanitize";
 import { BRAIN_LIMITS } from "./limits";
 
 export type SiteRow = typeof sites.$inferSelect;
@@ -32,8 +33,9 @@ export async function listSites(db: Db, userId: string): Promise<SiteRow[]> {
   return db.select().from(sites).where(eq(sites.userId, userId)).orderBy(asc(sites.createdAt), asc(sites.id)).all();
 }
 
+/** 403 `quota_exceeded`, like every other cap on stored objects (src/config/limits.ts). */
 export const siteCapError = (plan: Plan) =>
-  new AppError("conflict", `You have ${BRAIN_LIMITS[plan].sites} sites, the most the ${plan} plan allows; delete one first.`);
+  new AppError("quota_exceeded", `You have ${BRAIN_LIMITS[plan].sites} sites, the most the ${plan} plan allows; nothing was written. Delete one first.`);
 
 /** True while the user has the site; a guard for statements later in a batch that registers it. */
 export const siteExists = (userId: string, id: string) => sql`EXISTS (SELECT 1 FROM sites WHERE user_id = ${userId} AND id = ${id})`;
@@ -49,14 +51,22 @@ export function siteInsert(db: Db, userId: string, plan: Plan, id: string, name:
   return insertWhere(db, sites, row, allOf(underCap, also)).onConflictDoNothing();
 }
 
+/** A site's display name goes through the shared sanitizer like every stored name. */
+const cleanName = (name: string | null) => (name === null ? null : cleanText(name, 200, "name"));
+
 export async function createSite(db: Db, userId: string, plan: Plan, input: { id: string; name: string | null }): Promise<SiteRow> {
-  const [inserted] = await runBatch(db, siteInsert(db, userId, plan, input.id, input.name));
+  const [inserted] = await runBatch(db, siteInsert(db, userId, plan, input.id, cleanName(input.name)));
   if (changes(inserted) === 0) throw (await findSite(db, userId, input.id)) ? new AppError("conflict", `site ${input.id} already exists`) : siteCapError(plan);
   return getSite(db, userId, input.id);
 }
 
 export async function renameSite(db: Db, userId: string, id: string, name: string | null): Promise<SiteRow> {
-  const row = await db.update(sites).set({ name }).where(mine(userId, id)).returning().get();
+  const row = await db
+    .update(sites)
+    .set({ name: cleanName(name) })
+    .where(mine(userId, id))
+    .returning()
+    .get();
   if (!row) throw notFound("site");
   return row;
 }

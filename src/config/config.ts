@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Env } from "./env";
+import { DEFAULT_COSTS, type PlanQuotas, parsePlanQuotas, type RequestCosts } from "./limits";
 import { DEFAULT_BACKGROUND_MODEL, DEFAULT_CHAT_MODEL, EFFORTS, type Effort, type Prices, type ThinkingDisplay } from "./models";
 
 const optionalSecret = z.string().trim().optional();
@@ -38,6 +39,19 @@ const ConfigSchema = z.object({
   VECTOR_BACKEND: z.enum(["local", "vectorize"]).default("local"),
   HISTORY_BUDGET_TOKENS: intSetting("HISTORY_BUDGET_TOKENS", 16_000, 1_000, 1_000_000),
   DAILY_CHAT_TOKENS: intSetting("DAILY_CHAT_TOKENS", 2_000_000, 0, 1_000_000_000),
+  // "off" skips the request rate limits (a local load test from one key); quotas always hold.
+  RATE_LIMITS: z.enum(["on", "off"], { error: 'RATE_LIMITS must be "on" or "off"' }).default("on"),
+  RATE_COST_TURN: intSetting("RATE_COST_TURN", DEFAULT_COSTS.turn, 1, 100),
+  RATE_COST_IMPORT: intSetting("RATE_COST_IMPORT", DEFAULT_COSTS.import, 1, 100),
+  PLAN_QUOTAS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const quotas = parsePlanQuotas(v);
+      if (typeof quotas !== "string") return quotas;
+      ctx.addIssue({ code: "custom", message: quotas });
+      return z.NEVER;
+    }),
   MODEL_PRICES: z
     .string()
     .optional()
@@ -79,6 +93,12 @@ export type Config = {
   dailyChatTokens: number;
   /** Price overrides by model id, on top of the built-in prices. */
   modelPrices: Record<string, Prices>;
+  /** Whether requests are rate limited at all (the bindings' limits apply when on). */
+  rateLimits: boolean;
+  /** What a chat turn and a bulk import count as against the request rate limits. */
+  requestCosts: RequestCosts;
+  /** Stored objects each plan may hold. */
+  quotas: PlanQuotas;
 };
 
 export class ConfigError extends Error {
@@ -120,6 +140,9 @@ export function loadConfig(env: Env): Config {
     historyBudgetTokens: c.HISTORY_BUDGET_TOKENS,
     dailyChatTokens: c.DAILY_CHAT_TOKENS,
     modelPrices: c.MODEL_PRICES,
+    rateLimits: c.RATE_LIMITS === "on",
+    requestCosts: { turn: c.RATE_COST_TURN, import: c.RATE_COST_IMPORT },
+    quotas: c.PLAN_QUOTAS,
   };
   cache.set(env, config);
   return config;

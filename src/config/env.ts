@@ -18,6 +18,9 @@ declare global {
       HISTORY_BUDGET_TOKENS?: string;
       DAILY_CHAT_TOKENS?: string;
       MODEL_PRICES?: string;
+      PLAN_QUOTAS?: string;
+      RATE_COST_TURN?: string;
+      RATE_COST_IMPORT?: string;
     }
   }
 }

@@ -19,6 +19,7 @@ export const ERROR_STATUS = {
   limit_exceeded: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  quota_exceeded: 403,
   internal: 500,
   config_error: 500,
   model_error: 502,

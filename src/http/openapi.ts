@@ -41,11 +41,27 @@ export const json = <T extends z.ZodType>(schema: T, description: string) => ({
 
 const err = (description: string) => json(ErrorBody, description);
 
+const retryAfter = { "Retry-After": { description: "Seconds to wait before trying again", schema: { type: "integer" as const, minimum: 1 } } };
+
+/** 429 `rate_limited`: every authenticated route is rate limited per API key and per user (admin routes per client address). */
+export const rateLimited = {
+  ...err(
+    "Too many requests (rate_limited) for this API key, user or client address; wait Retry-After seconds. Chat turns and bulk imports count as several requests.",
+  ),
+  headers: retryAfter,
+};
+
 /** Error responses most authenticated routes can give. */
 export const errors = {
   400: err("Invalid request"),
   401: err("Missing or invalid credentials"),
   404: err("Not found"),
+  429: rateLimited,
+} as const;
+
+/** For routes that store a new object the plan caps: over the cap is 403 `quota_exceeded`, and nothing is written. */
+export const quotaErrors = {
+  403: err("The plan's quota for this kind of object is reached (quota_exceeded); nothing was written. Delete some first."),
 } as const;
 
 export const security = [{ bearer: [] }];

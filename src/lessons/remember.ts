@@ -2,6 +2,7 @@
 import { z } from "zod";
 import type { Db } from "../db/client";
 import { AppError } from "../lib/errors";
+import { cleanText } from "../lib/sanitize";
 import { ExtractedLesson, FLAGS, LESSON_TYPES, SIGNALS } from "./extraction-schema";
 import { getLesson, type LessonRow, writeLessons } from "./store";
 
@@ -30,8 +31,11 @@ export async function remember(db: Db, userId: string, raw: RememberInput, now: 
     );
   }
   const input = parsed.data;
-  const { scope: _scope, ...lesson } = checked.data as ExtractedLesson;
-  const out = await writeLessons(db, userId, [{ ...lesson, project: input.project, sourceSession: null, origin: "remembered" }], now);
+  const { scope: _scope, ...checkedLesson } = checked.data as ExtractedLesson;
+  // Read back into prompts (recall), so cleaned like every other stored text.
+  const lesson = { ...checkedLesson, title: cleanText(checkedLesson.title, 200, "title"), content: cleanText(checkedLesson.content, 4000, "content") };
+  const project = input.project === null ? null : cleanText(input.project, 200, "project");
+  const out = await writeLessons(db, userId, [{ ...lesson, project, sourceSession: null, origin: "remembered" }], now);
   const id = out.ids[0];
   if (!id) throw new Error("remember wrote no lesson");
   return { lesson: await getLesson(db, userId, id), created: out.created > 0 };

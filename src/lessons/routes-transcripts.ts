@@ -1,9 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { quotaOf } from "../config/limits";
 import { CursorParam, nextCursor } from "../db/cursor";
 import type { AppEnv } from "../http/context";
 import { ErrorBody } from "../http/errors";
-import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
+import { errors, json, jsonBody, newRouter, quotaErrors, security } from "../http/openapi";
 import { lessonsDeps } from "./deps";
 import { getTranscript, ingest, listTranscripts, MAX_CONTENT_BYTES, OffsetMismatch, publicTranscript } from "./transcripts";
 
@@ -65,6 +66,8 @@ const uploadRoute = createRoute({
   operationId: "uploadTranscript",
   tags: ["lessons"],
   summary: "Upload a Claude Code transcript, whole or from a byte offset; queues lesson extraction",
+  description:
+    "Your plan caps how many transcripts you store: the first upload of a new session over the cap is 403 quota_exceeded (nothing written); uploads to a stored one always pass. Counts as RATE_COST_IMPORT requests against the rate limit.",
   security,
   request: jsonBody(UploadBody),
   responses: {
@@ -72,6 +75,7 @@ const uploadRoute = createRoute({
     409: json(OffsetMismatchBody, "offset is not the server's bytes_received: resend from bytes_received"),
     413: json(ErrorBody, `content over ${MAX_CONTENT_BYTES} bytes`),
     ...errors,
+    ...quotaErrors,
   },
 });
 
@@ -101,13 +105,18 @@ export const transcriptRoutes = newRouter()
   .openapi(uploadRoute, async (c) => {
     const body = c.req.valid("json");
     try {
-      const out = await ingest(depsOf(c), c.var.user.id, {
-        sessionId: body.session_id,
-        project: body.project,
-        offset: body.offset,
-        content: body.content,
-        totalBytes: body.total_bytes,
-      });
+      const out = await ingest(
+        depsOf(c),
+        c.var.user.id,
+        {
+          sessionId: body.session_id,
+          project: body.project,
+          offset: body.offset,
+          content: body.content,
+          totalBytes: body.total_bytes,
+        },
+        quotaOf(c.var.config.quotas, c.var.user.plan, "transcripts"),
+      );
       return c.json({ transcript: publicTranscript(out.transcript), queued: out.queued }, 202);
     } catch (err) {
       if (!(err instanceof OffsetMismatch)) throw err;

@@ -6,11 +6,13 @@
  * REGROW_BYTES since its last successful extraction. A smaller tail is picked up by the sweep once idle.
  */
 import { and, asc, desc, eq, lt, sql } from "drizzle-orm";
+import { type Quota, quotaExceeded } from "../config/limits";
 import { runStatements, type Statement } from "../db/batch";
 import { newId } from "../db/client";
 import { afterCursor } from "../db/cursor";
 import { transcriptSegments, transcripts } from "../db/schema";
 import { AppError, describeFailure, notFound } from "../lib/errors";
+import { cleanText } from "../lib/sanitize";
 import { EXTRACT_KIND, type LessonsDeps } from "./deps";
 import { sha256Hex } from "./ids";
 import { parseTranscript, type TranscriptEvent } from "./parse";
@@ -110,7 +112,8 @@ export async function enqueueExtraction(deps: LessonsDeps, userId: string, trans
 export const extractionDue = (t: Pick<TranscriptRow, "bytesReceived" | "bytesSynced" | "syncedAt" | "status">) =>
   t.bytesReceived > t.bytesSynced && (t.syncedAt === null || t.status === "failed" || t.bytesReceived - t.bytesSynced >= REGROW_BYTES);
 
-export async function ingest(deps: LessonsDeps, userId: string, upload: Upload): Promise<{ transcript: TranscriptRow; queued: boolean }> {
+/** `quota`: the plan's cap on stored transcripts, checked inside the INSERT of a new one (uploads to a known one always pass). */
+export async function ingest(deps: LessonsDeps, userId: string, upload: Upload, quota?: Quota): Promise<{ transcript: TranscriptRow; queued: boolean }> {
   const bytes = byteLength(upload.content);
   if (bytes > MAX_CONTENT_BYTES) throw new AppError("payload_too_large", `content exceeds ${MAX_CONTENT_BYTES} bytes: upload the file in parts`);
   if (upload.content && !upload.content.endsWith("\n")) throw new AppError("invalid_request", "content: must be whole JSONL lines, ending with a newline");
@@ -126,11 +129,14 @@ export async function ingest(deps: LessonsDeps, userId: string, upload: Upload):
   const id = existing?.id ?? newId("trn");
   const end = upload.offset + bytes;
   const contentHash = bytes ? await sha256Hex(`${existing?.contentHash ?? ""}${chunkHash}`) : (existing?.contentHash ?? "");
-  const project = upload.project === undefined ? (existing?.project ?? null) : upload.project;
+  // The project name is stored and recalled with lessons: cleaned like every stored name.
+  const project = upload.project === undefined ? (existing?.project ?? null) : upload.project === null ? null : cleanText(upload.project, 200, "project");
   const statements: Statement[] = [];
   if (!existing) {
+    const withinQuota = quota ? sql`(SELECT count(*) FROM transcripts WHERE user_id = ${userId}) < ${quota.limit}` : sql`true`;
     statements.push(sql`INSERT INTO transcripts (id, user_id, session_id, project, bytes_received, total_bytes, content_hash, last_chunk_hash, status, created_at, updated_at)
-      VALUES (${id}, ${userId}, ${upload.sessionId}, ${project}, ${end}, ${upload.totalBytes}, ${contentHash}, ${bytes ? chunkHash : ""}, 'pending', ${now}, ${now})
+      SELECT ${id}, ${userId}, ${upload.sessionId}, ${project}, ${end}, ${upload.totalBytes}, ${contentHash}, ${bytes ? chunkHash : ""}, 'pending', ${now}, ${now}
+      WHERE ${withinQuota}
       ON CONFLICT(user_id, session_id) DO NOTHING`);
   } else {
     // Guarded by the byte count read above: of two racing uploads at one offset, only one applies.
@@ -160,6 +166,8 @@ export async function ingest(deps: LessonsDeps, userId: string, upload: Upload):
   }
   await runStatements(deps.db, statements);
   const after = await findTranscript(deps, userId, upload.sessionId);
+  // No row at all: the quota refused the new transcript (its segments are guarded by it, so none were written).
+  if (!after && !existing && quota) throw quotaExceeded(quota);
   if (!after || after.id !== id || after.updatedAt !== now || after.bytesReceived !== end) throw new OffsetMismatch(after?.bytesReceived ?? 0);
   const queued = extractionDue(after) || (existing?.status === "failed" && bytes > 0) ? await enqueueExtraction(deps, userId, id) : false;
   return { transcript: after, queued };

@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   "limit_exceeded",
   "unsupported_media_type",
   "rate_limited",
+  "quota_exceeded",
   "internal",
   "config_error",
   "model_error",

@@ -10,6 +10,7 @@ import { requireUser } from "../auth/middleware";
 import type { Registry } from "../core/capability";
 import { afterResponse } from "../http/after-response";
 import type { AppEnv } from "../http/context";
+import { rateLimitUser } from "../http/rate-limit";
 import { AppError } from "../lib/errors";
 import { createMcpServer } from "./server";
 
@@ -18,7 +19,9 @@ export function mcpRoutes(registry: Registry) {
   app.use("/mcp", async (c, next) => {
     // RFC 9728-style hint for MCP clients: the credential is a bearer API key.
     c.header("WWW-Authenticate", 'Bearer realm="engram"');
-    return requireUser(c, next);
+    return requireUser(c, async () => {
+      await rateLimitUser(c, next);
+    });
   });
   app.post("/mcp", async (c) => {
     const user = c.var.user;

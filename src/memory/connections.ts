@@ -1,7 +1,10 @@
 /** Tool connections and their per-connection learned info, always scoped by user. */
 import { and, asc, eq } from "drizzle-orm";
+import { type Quota, quotaExceeded } from "../config/limits";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
+import { insertWhere } from "../db/insert-where";
+import { belowQuota } from "../db/quota";
 import { connections, contextEvents, facts, type JsonObject } from "../db/schema";
 import { AppError, describeFailure, notFound } from "../lib/errors";
 import { cleanText } from "../lib/sanitize";
@@ -32,13 +35,19 @@ function checkSize(info: JsonObject) {
   if (size > LEARNED_INFO_MAX_CHARS) throw new AppError("limit_exceeded", `learned_info would be ${size} characters; the limit is ${LEARNED_INFO_MAX_CHARS}`);
 }
 
-export async function createConnection(db: Db, userId: string, input: { name: string; active?: boolean; learnedInfo?: JsonObject }) {
+/** Adds a connection while the user holds fewer than the plan allows (counted inside the INSERT). */
+export async function createConnection(db: Db, userId: string, quota: Quota, input: { name: string; active?: boolean; learnedInfo?: JsonObject }) {
   checkSize(input.learnedInfo ?? {});
-  const [row] = await db
-    .insert(connections)
-    .values({ id: newId("con"), userId, name: cleanText(input.name, 100, "name"), active: input.active ?? true, learnedInfo: input.learnedInfo ?? {} })
-    .returning();
-  if (!row) throw new Error("connection insert returned nothing");
+  const values = {
+    id: newId("con"),
+    userId,
+    name: cleanText(input.name, 100, "name"),
+    active: input.active ?? true,
+    learnedInfo: input.learnedInfo ?? {},
+    createdAt: Date.now(),
+  };
+  const [row] = await insertWhere(db, connections, values, belowQuota(connections.userId, userId, quota.limit)).returning();
+  if (!row) throw quotaExceeded(quota);
   return row;
 }
 

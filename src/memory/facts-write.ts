@@ -92,26 +92,44 @@ export async function prepareFacts(userId: string, inputs: readonly FactInput[])
 }
 
 /**
- * Statements that upsert the facts and supersede what they contradict. `RETURNING id` statements name
- * the facts that were superseded, whose vectors the caller removes after the commit.
+ * True while the user's facts (history included), with those of `ids` not stored yet, stay within
+ * `limit`. Inserting them leaves the value unchanged, so every statement of the batch sees the same
+ * answer: a batch over the quota writes nothing at all, one within it writes everything.
  */
-export function factStatements(deps: MemoryDeps, userId: string, prepared: readonly PreparedFact[]): { statements: Statement[]; supersedingAt: number[] } {
+const withinFactQuota = (userId: string, ids: readonly string[], limit: number) =>
+  sql`(SELECT count(*) FROM facts WHERE user_id = ${userId})
+    + (SELECT count(*) FROM json_each(${JSON.stringify(ids)}) j WHERE NOT EXISTS (SELECT 1 FROM facts f WHERE f.id = j.value)) <= ${limit}`;
+
+/**
+ * Statements that upsert the facts and supersede what they contradict. `RETURNING id` statements name
+ * the facts that were superseded, whose vectors the caller removes after the commit. With `maxFacts`
+ * every statement is guarded by the quota and the upsert (the first statement) returns the ids it
+ * wrote: none means the quota refused the whole batch.
+ */
+export function factStatements(
+  deps: MemoryDeps,
+  userId: string,
+  prepared: readonly PreparedFact[],
+  maxFacts?: number,
+): { statements: Statement[]; supersedingAt: number[] } {
   if (!prepared.length) return { statements: [], supersedingAt: [] };
   const now = deps.now();
   const ids = prepared.map((p) => p.id);
+  const quota = maxFacts === undefined ? sql`true` : withinFactQuota(userId, ids, maxFacts);
+  const returning = maxFacts === undefined ? sql`` : sql` RETURNING id`;
   const winners = prepared.filter((p) => p.slot && !p.superseded_by).map((p) => [p.id, p.slot, p.connection_id, p.project_id, p.event_at ?? now]);
   const statements: Statement[] = [
     sql`INSERT INTO facts (id, user_id, text, metadata, connection_id, context_type, source, project_id, confidence, slot, superseded_by, event_at, created_at)
       SELECT value->>'id', ${userId}, value->>'text', value->'metadata', value->>'connection_id', value->>'context_type', value->>'source',
         value->>'project_id', value->>'confidence', value->>'slot', value->>'superseded_by', coalesce(value->>'event_at', ${now}), ${now}
-      FROM json_each(${JSON.stringify(prepared)}) WHERE true
+      FROM json_each(${JSON.stringify(prepared)}) WHERE ${quota}
       ON CONFLICT(id) DO UPDATE SET
         confidence = min(0.99, max(facts.confidence, excluded.confidence) + (1 - max(facts.confidence, excluded.confidence)) * 0.25),
         metadata = json_set(json_patch(facts.metadata, excluded.metadata), '$.connection_id', excluded.connection_id, '$.project_id', excluded.project_id),
         embedded_at = CASE WHEN facts.superseded_by IS NULL THEN facts.embedded_at ELSE NULL END,
         event_at = max(coalesce(facts.event_at, facts.created_at), excluded.event_at),
         superseded_by = excluded.superseded_by
-      WHERE facts.user_id = excluded.user_id`,
+      WHERE facts.user_id = excluded.user_id${returning}`,
   ];
   const supersedingAt: number[] = [];
   if (winners.length) {
@@ -122,7 +140,7 @@ export function factStatements(deps: MemoryDeps, userId: string, prepared: reado
     statements.push(
       sql`UPDATE facts SET superseded_by = (SELECT j.value->>0 FROM json_each(${w}) j WHERE ${sameSlot})
         WHERE user_id = ${userId} AND superseded_by IS NULL AND slot IN (SELECT value->>1 FROM json_each(${w}))
-          AND NOT ${inJson(facts.id, ids)} AND EXISTS (SELECT 1 FROM json_each(${w}) j WHERE ${sameSlot})
+          AND NOT ${inJson(facts.id, ids)} AND EXISTS (SELECT 1 FROM json_each(${w}) j WHERE ${sameSlot}) AND ${quota}
         RETURNING id`,
     );
     // ...and a new statement older than a live one of the same slot becomes that one's history at once.
@@ -135,7 +153,7 @@ export function factStatements(deps: MemoryDeps, userId: string, prepared: reado
         WHERE user_id = ${userId} AND superseded_by IS NULL AND ${inJson(
           facts.id,
           winners.map((x) => String(x[0])),
-        )} AND EXISTS (${newer})
+        )} AND EXISTS (${newer}) AND ${quota}
         RETURNING id`,
     );
   }
@@ -144,7 +162,7 @@ export function factStatements(deps: MemoryDeps, userId: string, prepared: reado
     supersedingAt.push(statements.length);
     statements.push(
       sql`UPDATE facts SET superseded_by = ${p.id}
-        WHERE user_id = ${userId} AND superseded_by IS NULL AND ${inJson(facts.id, p.supersedes)} AND NOT ${inJson(facts.id, ids)}
+        WHERE user_id = ${userId} AND superseded_by IS NULL AND ${inJson(facts.id, p.supersedes)} AND NOT ${inJson(facts.id, ids)} AND ${quota}
         RETURNING id`,
     );
   }

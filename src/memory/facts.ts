@@ -1,6 +1,7 @@
 /** Facts: bulk import (verbatim, no model), the inspector's reads, and forgetting one fact. */
 
 import { and, desc, eq, isNull } from "drizzle-orm";
+import { type Quota, quotaExceeded } from "../config/limits";
 import { returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { afterCursor } from "../db/cursor";
@@ -43,8 +44,12 @@ export type ImportItem = {
   } & JsonObject;
 };
 
-/** Stores facts as given. Connection ids must be the user's own. Searchable by text at once, by vector once indexed. */
-export async function importFacts(deps: MemoryDeps, userId: string, items: readonly ImportItem[]) {
+/**
+ * Stores facts as given. Connection ids must be the user's own. Searchable by text at once, by vector once
+ * indexed. With `quota`, a batch that would take the user's stored facts past the plan's cap is refused
+ * whole (403 `quota_exceeded`, nothing written); facts already stored do not count again.
+ */
+export async function importFacts(deps: MemoryDeps, userId: string, items: readonly ImportItem[], quota?: Quota) {
   const wanted = [...new Set(items.flatMap((i) => (i.metadata?.connection_id ? [i.metadata.connection_id] : [])))];
   if (wanted.length) {
     const owned = await deps.db
@@ -61,8 +66,9 @@ export async function importFacts(deps: MemoryDeps, userId: string, items: reado
       return { text, connectionId: connection_id, projectId: project_id, contextType: context_type, source, confidence: confidence ?? 0.8, metadata: rest };
     }),
   );
-  const writes = factStatements(deps, userId, prepared);
+  const writes = factStatements(deps, userId, prepared, quota?.limit);
   const results = await runStatements(deps.db, writes.statements);
+  if (quota && prepared.length && returnedIds(results[0]).length === 0) throw quotaExceeded(quota, `; this import of ${prepared.length} would pass it`);
   const superseded = writes.supersedingAt.flatMap((i) => returnedIds(results[i]));
   const indexed = await indexFacts(deps, userId, prepared, superseded);
   return {

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
+import { quotaOf } from "../config/limits";
+import { errors, json, jsonBody, newRouter, quotaErrors, security } from "../http/openapi";
 import { createConnection, deleteConnection, getConnection, listConnections, publicConnection, updateConnection } from "./connections";
 import { JsonValue } from "./json";
 import { depsOf } from "./routes-facts";
@@ -19,8 +20,9 @@ const createRouteDef = route({
   path: "/v1/connections",
   operationId: "createConnection",
   summary: "Add a tool connection; its learned info is injected while it is active",
+  description: "Your plan caps how many connections you hold (403 quota_exceeded, nothing written).",
   request: jsonBody(z.strictObject({ name: Name, active: z.boolean().optional(), learned_info: LearnedInfo.optional() }).openapi("NewConnection")),
-  responses: { 201: json(Connection, "Created"), ...errors },
+  responses: { 201: json(Connection, "Created"), ...errors, ...quotaErrors },
 });
 
 const listRouteDef = route({
@@ -65,7 +67,13 @@ export const connectionRoutes = newRouter()
   .openapi(createRouteDef, async (c) => {
     const body = c.req.valid("json");
     return c.json(
-      publicConnection(await createConnection(c.var.db, c.var.user.id, { name: body.name, active: body.active, learnedInfo: body.learned_info })),
+      publicConnection(
+        await createConnection(c.var.db, c.var.user.id, quotaOf(c.var.config.quotas, c.var.user.plan, "connections"), {
+          name: body.name,
+          active: body.active,
+          learnedInfo: body.learned_info,
+        }),
+      ),
       201,
     );
   })

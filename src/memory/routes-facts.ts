@@ -1,8 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { quotaOf } from "../config/limits";
 import { CursorParam, nextCursor } from "../db/cursor";
 import type { AppEnv } from "../http/context";
-import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
+import { errors, json, jsonBody, newRouter, Ok, quotaErrors, security } from "../http/openapi";
 import { listConnections } from "./connections";
 import { memoryDeps } from "./deps";
 import { CONTEXT_TYPES, deleteFact, getFact, importFacts, listFacts, publicFact, SOURCES } from "./facts";
@@ -75,6 +76,8 @@ const importRoute = createRoute({
   operationId: "importFacts",
   tags: ["memory"],
   summary: "Import facts verbatim, in bulk (no model call)",
+  description:
+    "All or nothing. Your plan caps the facts you store (history included): an import that would pass the cap is refused whole (403 quota_exceeded, nothing written). Counts as RATE_COST_IMPORT requests against the rate limit.",
   security,
   request: jsonBody(ImportBody),
   responses: {
@@ -88,6 +91,7 @@ const importRoute = createRoute({
       "Stored",
     ),
     ...errors,
+    ...quotaErrors,
   },
 });
 
@@ -177,7 +181,10 @@ const deleteRoute = createRoute({
 });
 
 export const factRoutes = newRouter()
-  .openapi(importRoute, async (c) => c.json(await importFacts(depsOf(c), c.var.user.id, c.req.valid("json").facts), 201))
+  .openapi(importRoute, async (c) => {
+    const quota = quotaOf(c.var.config.quotas, c.var.user.plan, "facts");
+    return c.json(await importFacts(depsOf(c), c.var.user.id, c.req.valid("json").facts, quota), 201);
+  })
   .openapi(searchRoute, async (c) => {
     const { q, k, mode, after, before, order, history, neighbours } = c.req.valid("query");
     const active = (await listConnections(c.var.db, c.var.user.id)).filter((x) => x.active).map((x) => x.id);

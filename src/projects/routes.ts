@@ -4,9 +4,10 @@
  * assistant's. Another user's project, memory or entry is a 404, exactly like one that does not exist.
  */
 import { createRoute, z } from "@hono/zod-openapi";
+import { quotaOf } from "../config/limits";
 import { nextCursor } from "../db/cursor";
 import { ErrorBody } from "../http/errors";
-import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
+import { errors, json, jsonBody, newRouter, quotaErrors, security } from "../http/openapi";
 import { listActivity, publicActivity, undoActivity } from "./activity";
 import { counts, deleteProject, mergeProjects, moveMemory } from "./moves";
 import { Activity, ActivityQuery, ListQuery, MergeBody, MoveBody, Moved, NewProject, Project, ProjectIdParam, ProjectPatch } from "./schemas";
@@ -33,9 +34,15 @@ const createRouteDef = createRoute({
   operationId: "createProject",
   tags,
   summary: "Create a project",
+  description: "Your plan caps how many projects you hold, archived ones included (403 quota_exceeded, nothing written).",
   security,
   request: jsonBody(NewProject),
-  responses: { 201: json(Project, "Created"), ...errors, ...conflict("A project with this name (ignoring case) exists, archived ones included") },
+  responses: {
+    201: json(Project, "Created"),
+    ...errors,
+    ...quotaErrors,
+    ...conflict("A project with this name (ignoring case) exists, archived ones included"),
+  },
 });
 
 const getRoute = createRoute({
@@ -146,7 +153,8 @@ export const projectRoutes = newRouter()
   })
   .openapi(createRouteDef, async (c) => {
     const body = c.req.valid("json");
-    const { project } = await createProject(c.var.db, { ...user(c.var.user.id), name: body.name, description: body.description ?? null });
+    const quota = quotaOf(c.var.config.quotas, c.var.user.plan, "projects");
+    const { project } = await createProject(c.var.db, { ...user(c.var.user.id), name: body.name, description: body.description ?? null, quota });
     return c.json(publicProject(project), 201);
   })
   .openapi(getRoute, async (c) => c.json(publicProject(await getProject(c.var.db, c.var.user.id, c.req.valid("param").id)), 200))

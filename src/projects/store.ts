@@ -4,12 +4,15 @@
  * did not happen. Names are unique per user ignoring case (a unique index decides under races).
  */
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
+import { type Quota, quotaExceeded } from "../config/limits";
 import { isConstraintError, runBatch } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
+import { belowQuota } from "../db/quota";
 import { projects, sessions } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
+import { cleanText } from "../lib/sanitize";
 import { type Actor, activityRow } from "./activity-row";
 
 export type ProjectRow = typeof projects.$inferSelect;
@@ -27,7 +30,6 @@ export const publicProject = (p: ProjectRow) => ({
 });
 
 /** At most this many projects per user: the prompt lists them, and a runaway model must not flood it. */
-export const MAX_PROJECTS = 200;
 
 /** The user's projects, oldest first, as a query (a prompt reads it in the turn's one batch). */
 export function projectsQuery(db: Db, userId: string, opts: { includeArchived: boolean }) {
@@ -66,16 +68,22 @@ export async function guardName<T>(name: string, write: () => Promise<T>): Promi
   }
 }
 
-export type CreateInput = Actor & { name: string; description: string | null; reason: string | null; fileSessionId?: string | null };
+/** `quota`: the plan's cap on projects (archived ones count until deleted). */
+/** Names and descriptions go through the shared sanitizer (invisible characters removed) like every stored name. */
+const cleanName = (name: string) => cleanText(name, 80, "name");
+const cleanDescription = (d: string | null) => (d === null || d.trim() === "" ? d : cleanText(d, 1000, "description"));
+
+export type CreateInput = Actor & { name: string; description: string | null; reason: string | null; fileSessionId?: string | null; quota: Quota };
 
 /**
  * Creates a project. `fileSessionId`: the conversation the assistant created it in, filed under it when
  * that conversation has no project yet (its later turns then see the project's memory).
  */
-export async function createProject(db: Db, input: CreateInput): Promise<{ project: ProjectRow; filedSession: boolean; activityId: string }> {
+export async function createProject(db: Db, raw: CreateInput): Promise<{ project: ProjectRow; filedSession: boolean; activityId: string }> {
+  const input = { ...raw, name: cleanName(raw.name), description: cleanDescription(raw.description) };
   const id = newId("prj");
   const now = Date.now();
-  const count = sql`(SELECT count(*) FROM projects WHERE user_id = ${input.userId}) < ${MAX_PROJECTS}`;
+  const count = belowQuota(projects.userId, input.userId, input.quota.limit);
   const row = {
     id,
     userId: input.userId,
@@ -105,14 +113,19 @@ export async function createProject(db: Db, input: CreateInput): Promise<{ proje
     : null;
   const [created, , filed] = await guardName(input.name, () => (file ? runBatch(db, insert, log.statement, file) : runBatch(db, insert, log.statement)));
   const project = created[0];
-  if (!project) throw new AppError("limit_exceeded", `at most ${MAX_PROJECTS} projects per user: archive or delete some first`);
+  if (!project) throw quotaExceeded(input.quota, " (archived ones count until deleted)");
   return { project, filedSession: (filed?.length ?? 0) > 0, activityId: log.id };
 }
 
 export type UpdateInput = Actor & { name?: string; description?: string | null; archived?: boolean; reason: string | null };
 
 /** Renames, re-describes and/or archives one project; each change is its own activity entry (undone one by one). */
-export async function updateProject(db: Db, projectId: string, input: UpdateInput): Promise<{ project: ProjectRow; activityIds: string[] }> {
+export async function updateProject(db: Db, projectId: string, raw: UpdateInput): Promise<{ project: ProjectRow; activityIds: string[] }> {
+  const input = {
+    ...raw,
+    name: raw.name === undefined ? undefined : cleanName(raw.name),
+    description: raw.description === undefined ? undefined : cleanDescription(raw.description),
+  };
   const before = await getProject(db, input.userId, projectId);
   const now = Date.now();
   const logs: ReturnType<typeof activityRow>[] = [];

@@ -6,7 +6,9 @@
 import { sql } from "drizzle-orm";
 import type { Config } from "../config/config";
 import type { Env } from "../config/env";
+import { quotaOf } from "../config/limits";
 import type { Db } from "../db/client";
+import type { Plan } from "../db/schema";
 import { memoryDeps } from "../memory/deps";
 import { importFacts } from "../memory/facts";
 import { type Actor, activityRow } from "./activity-row";
@@ -19,21 +21,26 @@ export type Suggestion = { content: string; projectId: string | null; confidence
 
 export type Placed = { factId: string; scoped: boolean; projectId: string | null; projectName: string | null; activityId: string | null };
 
-export async function placeMemory(deps: { env: Env; config: Config; db: Db }, who: Actor, s: Suggestion): Promise<Placed> {
+export async function placeMemory(deps: { env: Env; config: Config; db: Db; plan: Plan }, who: Actor, s: Suggestion): Promise<Placed> {
   const { db } = deps;
   const project = s.projectId ? await getProject(db, who.userId, s.projectId) : null;
   const scoped = project !== null && project.archivedAt === null && s.confidence >= SUGGESTION_THRESHOLD;
-  const saved = await importFacts(memoryDeps(deps.env, deps.config, db), who.userId, [
-    {
-      text: s.content,
-      metadata: {
-        ...(scoped && project ? { project_id: project.id } : {}),
-        source: "system_learned",
-        confidence: Math.min(1, Math.max(0, s.confidence)),
-        ...(who.sessionId ? { session_id: who.sessionId } : {}),
+  const saved = await importFacts(
+    memoryDeps(deps.env, deps.config, db),
+    who.userId,
+    [
+      {
+        text: s.content,
+        metadata: {
+          ...(scoped && project ? { project_id: project.id } : {}),
+          source: "system_learned",
+          confidence: Math.min(1, Math.max(0, s.confidence)),
+          ...(who.sessionId ? { session_id: who.sessionId } : {}),
+        },
       },
-    },
-  ]);
+    ],
+    quotaOf(deps.config.quotas, deps.plan, "facts"),
+  );
   const factId = saved.facts[0]?.id;
   if (!factId) throw new Error("the memory was not written");
   if (!project) return { factId, scoped: false, projectId: null, projectName: null, activityId: null };

@@ -5,6 +5,7 @@
  * and every change lands in the activity log, where the user can undo it.
  */
 import { z } from "zod";
+import { quotaOf } from "../config/limits";
 import { defineTool, type ToolContext, type ToolResult } from "../core/tool";
 import { AppError } from "../lib/errors";
 import { findMemory, mergeProjects, moveMemory } from "./moves";
@@ -84,6 +85,7 @@ export const createProjectTool = defineTool({
         name: input.name,
         description: input.description ?? null,
         fileSessionId: ctx.projectId ? null : ctx.sessionId,
+        quota: quotaOf(ctx.config.quotas, ctx.plan, "projects"),
       });
       // The rest of this turn's tool calls (e.g. an observation about the new goal) belong to the project too.
       if (filedSession) ctx.projectId = project.id;

@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ClientToolSpec, clientToolSet, McpServerSpec } from "../bridge/client-tools";
 import { reservedToolNames } from "../bridge/toolset";
+import { quotaExceeded, quotaOf } from "../config/limits";
 import type { Registry } from "../core/capability";
 import { type ChatEvent, collectTurn, parseNdjson, sseFrame, ToolPendingEnvelope, UsageSchema } from "../core/events";
 import type { AppEnv } from "../http/context";
@@ -53,7 +54,8 @@ const chatRoute = createRoute({
       content: { "text/event-stream": { schema: z.string() }, "application/json": { schema: ChatResponse } },
     },
     ...errors,
-    429: json(ErrorBody, "Today's chat token budget is used up (rate_limited, with Retry-After)"),
+    403: json(ErrorBody, "A new session would exceed the plan's session quota (quota_exceeded); nothing was written"),
+    429: json(ErrorBody, "Today's chat token budget is used up, or too many requests for this key or user (rate_limited, with Retry-After)"),
     502: json(ErrorBody, "The model failed (JSON mode)"),
   },
 });
@@ -113,10 +115,11 @@ export const chatRoutes = (registry: Registry) =>
     let created: { site_id: string | null; project_id: string | null } | undefined;
     if (!sessionId) {
       const input = { title: message, siteId: body.site_id ?? null, projectId: body.project_id ?? null };
-      const row = await createSessionWithinBudget(db, user.id, input, c.var.config.dailyChatTokens || null, Date.now());
-      // Refused by the budget: read it once more for the 429's message and Retry-After.
+      const quota = quotaOf(c.var.config.quotas, user.plan, "sessions");
+      const row = await createSessionWithinBudget(db, user.id, input, c.var.config.dailyChatTokens || null, Date.now(), quota.limit);
+      // Refused by the budget (read it once more for the 429's message and Retry-After), else by the session quota.
       if (!row) await assertChatBudget(db, user.id, c.var.config);
-      if (!row) throw new AppError("rate_limited", "today's chat budget is used up");
+      if (!row) throw quotaExceeded(quota, " (start the chat in an existing session, or delete old ones)");
       sessionId = row.id;
       created = { site_id: row.siteId, project_id: row.projectId };
     }

@@ -1,11 +1,14 @@
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Env } from "../config/env";
+import { allOf } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { afterCursor } from "../db/cursor";
 import { insertWhere } from "../db/insert-where";
+import { belowQuota } from "../db/quota";
 import { projects, sessions } from "../db/schema";
 import { notFound } from "../lib/errors";
+import { clamp, cleanText } from "../lib/sanitize";
 import { chatSpentQuery } from "../usage/budget";
 
 /** The Durable Object of a session. Its name includes the owner, so another user's id reaches a different object. */
@@ -24,8 +27,9 @@ export async function getSession(db: Db, userId: string, id: string): Promise<Se
 }
 
 /**
- * Creates a session only while the user's chat budget for today is not spent (`limit` null: no budget), in
- * one guarded statement: a request the budget refuses writes nothing. Null when refused.
+ * Creates a session only while the user's chat budget for today is not spent (`limit` null: no budget) and
+ * they hold fewer sessions than `maxSessions` (the plan's quota), in one guarded statement: a request
+ * either refuses writes nothing. Null when refused.
  */
 export async function createSessionWithinBudget(
   db: Db,
@@ -33,11 +37,12 @@ export async function createSessionWithinBudget(
   input: { title: string; siteId: string | null; projectId: string | null },
   limit: number | null,
   now: number,
+  maxSessions?: number,
 ): Promise<SessionRow | null> {
   const row = {
     id: newId("ses"),
     userId,
-    title: input.title.slice(0, 80),
+    title: clamp(input.title, 80),
     siteId: input.siteId,
     projectId: input.projectId,
     messageCount: 0,
@@ -46,7 +51,8 @@ export async function createSessionWithinBudget(
     updatedAt: now,
   };
   const withinBudget = limit === null ? sql`1` : sql`(${chatSpentQuery(db, userId, now)}) < ${limit}`;
-  const [created] = await insertWhere(db, sessions, row, withinBudget).returning();
+  const withinQuota = maxSessions === undefined ? undefined : belowQuota(sessions.userId, userId, maxSessions);
+  const [created] = await insertWhere(db, sessions, row, allOf(withinBudget, withinQuota)).returning();
   return created ?? null;
 }
 
@@ -102,11 +108,11 @@ export async function reconcileSession(db: Db, row: SessionRow, messageCount: nu
   return { ...row, messageCount, pending };
 }
 
-/** Renames the caller's session; another user's id matches no row (404). */
+/** Renames the caller's session (the title cleaned like every stored name); another user's id matches no row (404). */
 export async function renameSession(db: Db, userId: string, id: string, title: string): Promise<SessionRow> {
   const [row] = await db
     .update(sessions)
-    .set({ title })
+    .set({ title: cleanText(title, 80, "title") })
     .where(and(eq(sessions.id, id), eq(sessions.userId, userId)))
     .returning();
   if (!row) throw notFound("session");

@@ -20,7 +20,7 @@ export function explain(err: unknown): string {
   if (!(err instanceof ApiError)) return `Could not reach engram (${err instanceof Error ? err.message : String(err)}). Check your connection and try again.`;
   const advice: Record<string, string> = {
     unauthorized: "Your API key was not accepted. Sign out and sign in with a valid key.",
-    rate_limited: "The model is rate-limited right now. Wait a minute and send again.",
+    rate_limited: "Too many requests right now. Wait a little and send again.",
     model_overloaded: "The model is overloaded. Try again in a moment.",
     model_error: "The model failed to answer. Send your message again.",
     session_busy: "This conversation is still answering. Wait for it or press Stop.",
@@ -28,6 +28,7 @@ export function explain(err: unknown): string {
     continuation_expired: "The paused step expired. Send your message again.",
     conflict: "It changed in the meantime. Reload and try again.",
     limit_exceeded: "That is over your plan's limit.",
+    quota_exceeded: "Nothing was saved. Delete something first, or move to a larger plan.",
   };
   const ref = err.requestId ? ` (request ${err.requestId})` : "";
   return `${err.message}. ${advice[err.code] ?? ""}${ref}`.replace(/\.\s*\./, ".").trim();

@@ -1,0 +1,176 @@
+/**
+ * Per-plan quotas on stored objects: the cap is counted inside the INSERT, so concurrent writes at the
+ * boundary cannot both pass; a refused write is 403 `quota_exceeded` and writes nothing; a bulk import
+ * that would cross the cap is refused whole.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/config";
+import { DEFAULT_QUOTAS } from "../src/config/limits";
+import { createDb } from "../src/db/client";
+import { createSessionWithinBudget } from "../src/sessions/store";
+import { createUser, readSse, script, textReply } from "./helpers";
+import { withEnv } from "./limits-helpers";
+
+type ErrorJson = { error: { code: string; message: string; request_id: string } };
+
+const SMALL = {
+  free: { api_keys: 3, connections: 2, sessions: 1, projects: 2, facts: 5, transcripts: 1 },
+  pro: { api_keys: 5, projects: 4 },
+};
+const call = withEnv({ PLAN_QUOTAS: JSON.stringify(SMALL) });
+
+async function rows(table: string, userId: string, where = ""): Promise<number> {
+  const row = await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?1 ${where}`).bind(userId).first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+async function expectQuota(res: Response, what: RegExp) {
+  expect(res.status).toBe(403);
+  const body = (await res.json()) as ErrorJson;
+  expect(body.error.code).toBe("quota_exceeded");
+  expect(body.error.message).toMatch(what);
+  expect(body.error.message).toContain("nothing was written");
+}
+
+const statusesOf = (responses: Response[]) => responses.map((r) => r.status).sort();
+
+describe("API keys", () => {
+  it("free: up to 3 active keys; the 4th is 403 and stores nothing; revoking one makes room", async () => {
+    const u = await createUser();
+    expect((await call(u.key, "POST", "/v1/keys", { name: "two" })).status).toBe(201);
+    const three = (await (await call(u.key, "POST", "/v1/keys", { name: "three" })).json()) as { id: string };
+    await expectQuota(await call(u.key, "POST", "/v1/keys", { name: "four" }), /free plan allows 3 active API keys/);
+    expect(await rows("api_keys", u.id)).toBe(3);
+    expect((await call(u.key, "DELETE", `/v1/keys/${three.id}`)).status).toBe(200);
+    expect((await call(u.key, "POST", "/v1/keys", { name: "four" })).status).toBe(201);
+    expect(await rows("api_keys", u.id, "AND revoked_at IS NULL")).toBe(3);
+  });
+
+  it("racing issues at the boundary: of 6 concurrent requests with room for 2, exactly 2 succeed", async () => {
+    const u = await createUser();
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => call(u.key, "POST", "/v1/keys", { name: `k${i}` })));
+    expect(statusesOf(results)).toEqual([201, 201, 403, 403, 403, 403]);
+    expect(await rows("api_keys", u.id)).toBe(3);
+  });
+
+  it("the cap is the plan's: a pro user holds 5", async () => {
+    const u = await createUser("pro");
+    const results = await Promise.all(Array.from({ length: 6 }, () => call(u.key, "POST", "/v1/keys", {})));
+    expect(statusesOf(results)).toEqual([201, 201, 201, 201, 403, 403]);
+    expect(await rows("api_keys", u.id)).toBe(5);
+  });
+});
+
+describe("connections and projects", () => {
+  it("connections: of 5 concurrent creates with room for 2, exactly 2 are stored", async () => {
+    const u = await createUser();
+    const results = await Promise.all(Array.from({ length: 5 }, (_, i) => call(u.key, "POST", "/v1/connections", { name: `Tool ${i}` })));
+    expect(statusesOf(results)).toEqual([201, 201, 403, 403, 403]);
+    expect(await rows("connections", u.id)).toBe(2);
+    await expectQuota(await call(u.key, "POST", "/v1/connections", { name: "One more" }), /2 connections/);
+  });
+
+  it("projects: free 2 and pro 4 under racing creates; a refused create logs no activity", async () => {
+    const free = await createUser();
+    const pro = await createUser("pro");
+    const create = (key: string, n: number) => Promise.all(Array.from({ length: n }, (_, i) => call(key, "POST", "/v1/projects", { name: `Project ${i}` })));
+    expect(statusesOf(await create(free.key, 4))).toEqual([201, 201, 403, 403]);
+    expect(statusesOf(await create(pro.key, 6))).toEqual([201, 201, 201, 201, 403, 403]);
+    expect([await rows("projects", free.id), await rows("projects", pro.id)]).toEqual([2, 4]);
+    expect(await rows("project_activity", free.id)).toBe(2);
+  });
+});
+
+describe("sessions", () => {
+  it("a chat that would open a session over the quota is 403 before any model call; the existing session still chats", async () => {
+    const u = await createUser();
+    await script(u.id, textReply("first"), textReply("second"));
+    const first = await call(u.key, "POST", "/v1/chat", { message: "hello", stream: true });
+    expect(first.status).toBe(200);
+    const opened = (await readSse(first)).find((e) => e.type === "session");
+    const sessionId = opened?.type === "session" ? opened.id : "";
+    await expectQuota(await call(u.key, "POST", "/v1/chat", { message: "a new conversation" }), /1 sessions/);
+    expect(await rows("sessions", u.id)).toBe(1);
+    const again = await call(u.key, "POST", "/v1/chat", { message: "more", session_id: sessionId, stream: true });
+    expect(again.status).toBe(200);
+    expect((await readSse(again)).some((e) => e.type === "done")).toBe(true);
+  });
+
+  it("racing creations in one statement each: with room for 2, exactly 2 of 6 rows go in", async () => {
+    const u = await createUser();
+    const db = createDb(env.DB);
+    const input = { title: "t", siteId: null, projectId: null };
+    const made = await Promise.all(Array.from({ length: 6 }, () => createSessionWithinBudget(db, u.id, input, null, Date.now(), 2)));
+    expect(made.filter(Boolean)).toHaveLength(2);
+    expect(await rows("sessions", u.id)).toBe(2);
+  });
+});
+
+describe("facts (bulk import, all or nothing)", () => {
+  const facts = (...texts: string[]) => ({ facts: texts.map((text) => ({ text })) });
+
+  it("an import that would cross the quota is refused whole; facts already stored do not count again", async () => {
+    const u = await createUser();
+    expect((await call(u.key, "POST", "/v1/memory/facts", facts("Lives in Lisbon", "Has a cat named Miso", "Works as a baker"))).status).toBe(201);
+    await expectQuota(await call(u.key, "POST", "/v1/memory/facts", facts("Plays the cello", "Speaks Portuguese", "Runs on Sundays")), /5 facts.*import of 3/);
+    expect(await rows("facts", u.id)).toBe(3);
+    const texts = (await env.DB.prepare("SELECT text FROM facts WHERE user_id = ?1").bind(u.id).all<{ text: string }>()).results.map((r) => r.text);
+    expect(texts).not.toContain("Plays the cello");
+    // Two new facts and one already stored reach exactly the quota.
+    expect((await call(u.key, "POST", "/v1/memory/facts", facts("Plays the cello", "Speaks Portuguese", "Lives in Lisbon"))).status).toBe(201);
+    expect(await rows("facts", u.id)).toBe(5);
+    // Restating stored facts (a reinforcement) still works at the cap; one more new fact does not.
+    expect((await call(u.key, "POST", "/v1/memory/facts", facts("Works as a baker"))).status).toBe(201);
+    await expectQuota(await call(u.key, "POST", "/v1/memory/facts", facts("Collects vinyl")), /5 facts/);
+    expect(await rows("facts", u.id)).toBe(5);
+  });
+
+  it("two imports racing for the last 2 places: one is stored whole, the other not at all", async () => {
+    const u = await createUser();
+    expect((await call(u.key, "POST", "/v1/memory/facts", facts("Fact one here", "Fact two here", "Fact three here"))).status).toBe(201);
+    const [a, b] = await Promise.all([
+      call(u.key, "POST", "/v1/memory/facts", facts("Batch A first fact", "Batch A second fact")),
+      call(u.key, "POST", "/v1/memory/facts", facts("Batch B first fact", "Batch B second fact")),
+    ]);
+    expect(statusesOf([a, b])).toEqual([201, 403]);
+    const texts = (await env.DB.prepare("SELECT text FROM facts WHERE user_id = ?1").bind(u.id).all<{ text: string }>()).results.map((r) => r.text);
+    expect(texts).toHaveLength(5);
+    const fromA = texts.filter((t) => t.startsWith("Batch A")).length;
+    expect([fromA, 2 - fromA].sort()).toEqual([0, 2]);
+  });
+});
+
+describe("transcripts", () => {
+  const line = `${JSON.stringify({ type: "user", message: { role: "user", content: "hello there" } })}\n`;
+  const body = (sessionId: string, offset = 0) => ({
+    session_id: sessionId,
+    project: "repo",
+    offset,
+    content: line,
+    total_bytes: offset + new TextEncoder().encode(line).length,
+  });
+
+  it("a new transcript over the quota is 403 with no row and no segment; the stored one keeps syncing", async () => {
+    const u = await createUser();
+    const first = await call(u.key, "POST", "/v1/transcripts", body("11111111-1111-4111-8111-111111111111"));
+    expect(first.status).toBe(202);
+    await expectQuota(await call(u.key, "POST", "/v1/transcripts", body("22222222-2222-4222-8222-222222222222")), /1 synced transcripts/);
+    expect([await rows("transcripts", u.id), await rows("transcript_segments", u.id)]).toEqual([1, 1]);
+    const more = await call(u.key, "POST", "/v1/transcripts", body("11111111-1111-4111-8111-111111111111", new TextEncoder().encode(line).length));
+    expect(more.status).toBe(202);
+  });
+});
+
+describe("configuration", () => {
+  it("PLAN_QUOTAS overrides some numbers and keeps the other defaults; a bad value names the setting", () => {
+    const quotas = loadConfig({ ...env, PLAN_QUOTAS: JSON.stringify(SMALL) }).quotas;
+    expect(quotas.free).toMatchObject(SMALL.free);
+    expect(quotas.pro).toEqual({ ...DEFAULT_QUOTAS.pro, ...SMALL.pro });
+    expect(loadConfig({ ...env }).quotas).toEqual(DEFAULT_QUOTAS);
+    expect(() => loadConfig({ ...env, PLAN_QUOTAS: "{" })).toThrow(/PLAN_QUOTAS/);
+    expect(() => loadConfig({ ...env, PLAN_QUOTAS: '{"free": {"widgets": 3}}' })).toThrow(/PLAN_QUOTAS/);
+    expect(() => loadConfig({ ...env, PLAN_QUOTAS: '{"gold": {"facts": 3}}' })).toThrow(/PLAN_QUOTAS/);
+    expect(() => loadConfig({ ...env, PLAN_QUOTAS: '{"free": {"facts": -1}}' })).toThrow(/PLAN_QUOTAS/);
+  });
+});
