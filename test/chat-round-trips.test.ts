@@ -3,7 +3,10 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { meter } from "./d1-meter";
-import { api, chat, createUser, readSse, script, textReply } from "./helpers";
+import { api, chat, createUser, promptOf, readSse, script, seen, textReply } from "./helpers";
+import { getJson, importFacts } from "./memory-helpers";
+
+type ContextLog = { injected: { sections: { name: string; ids: string[] }[] } };
 
 const T = 60_000;
 
@@ -39,13 +42,25 @@ describe("D1 round trips before the model call", () => {
   );
 
   it(
-    "fact retrieval adds its own queries after the batch: at most two more sequential round trips",
+    "fact retrieval joins that batch: a user with stored facts gets them injected, still in two round trips",
     async () => {
       const u = await createUser("pro");
-      const { sessionId } = await chat(u.key, { message: "My name is Ana; I grow tomatoes in Lisbon." });
-      const reading = await meteredTurn(u.key, { message: "what do I grow?", session_id: sessionId });
-      expect(reading.sequential).toBeGreaterThan(2);
-      expect(reading.sequential).toBeLessThanOrEqual(4);
+      await importFacts(u.key, [
+        { text: "User grows tomatoes and basil on a balcony in Lisbon" },
+        { text: "User's sister Marta is a nurse in Porto" },
+        { text: "User prefers oat milk in coffee" },
+      ]);
+      await script(u.id, textReply("Hello."), textReply("Tomatoes and basil."));
+      const { sessionId } = await chat(u.key, { message: "hi" });
+      const reading = await meteredTurn(u.key, { message: "what do I grow on my balcony?", session_id: sessionId });
+      expect(reading.sequential).toBeLessThanOrEqual(2);
+      const prompt = promptOf((await seen(u.id)).at(-1));
+      expect(prompt).toContain("Relevant Retrieved Facts");
+      expect(prompt).toContain("User grows tomatoes and basil on a balcony in Lisbon");
+      // Only what matches: the unrelated facts stay out of this turn's context.
+      expect(prompt).not.toContain("oat milk");
+      const log = (await getJson<{ context_logs: ContextLog[] }>(u.key, "/v1/memory/context-logs")).context_logs[0];
+      expect(log?.injected.sections.find((s) => s.name === "retrieved_facts")?.ids).toHaveLength(1);
     },
     T,
   );

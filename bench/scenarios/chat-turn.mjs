@@ -13,9 +13,20 @@ const call = (url, key, method, p, body) =>
     body: body ? JSON.stringify(body) : undefined,
   });
 
+// The user's long-term facts: a few hundred, two of which the turn's message is about, so fact retrieval
+// finds and injects something every turn (its reads are part of what is measured).
+const TOPICS = ["cycling", "chess", "sourdough", "jazz", "hiking", "pottery", "sailing", "climbing", "birdwatching", "knitting"];
+const PLACES = ["Lisbon", "Porto", "Berlin", "Lyon", "Turin", "Ghent", "Bergen", "Krakow"];
+const FACTS = [
+  "User grows tomatoes and basil on the balcony of their flat",
+  "User's balcony gets afternoon sun, so the tomatoes ripen in August",
+  ...Array.from({ length: 298 }, (_, i) => `User went ${TOPICS[i % TOPICS.length]} with a friend in ${PLACES[i % PLACES.length]} (note ${i})`),
+];
+const MESSAGE = "what do I grow on my balcony?";
+
 async function turn(url, key, sessionId) {
   const t0 = now();
-  const res = await call(url, key, "POST", "/v1/chat", { message: "hello there", ...(sessionId ? { session_id: sessionId } : {}) });
+  const res = await call(url, key, "POST", "/v1/chat", { message: MESSAGE, ...(sessionId ? { session_id: sessionId } : {}) });
   const reader = res.body.getReader();
   let first = 0;
   let doneAt = 0;
@@ -37,7 +48,7 @@ export default {
   target: "Worker overhead per turn p50 <= 10 ms above the authenticated-read floor of the same run; <= 2 sequential D1 round trips before the model call",
   targets: { above_floor_ms: { p50: 10 }, d1_sequential_before_model: { p50: 2, max: 2 } },
   description: [
-    "Each sample is one streamed turn in an existing session (history grows to 420 messages; older turns fold into the session summary past the 16k-token history budget), then one authenticated read, in the same `wrangler dev` instance.",
+    `Each sample is one streamed turn (\`${MESSAGE}\`, by a user with ${FACTS.length} stored facts, two of them about it: fact retrieval injects them every turn) in an existing session (history grows to 420 messages; older turns fold into the session summary past the 16k-token history budget), then one authenticated read, in the same \`wrangler dev\` instance.`,
     "`ttfb_ms`: request sent to first SSE byte. `done_ms`: request to the `done` event (the reply and its usage are with the client). `turn_ms`: request to end of stream, after the turn's bookkeeping batch (usage row, audit row, session counters), so a read that follows sees them. `fake_model_ms`: the fake model's own HTTP round trip, measured separately.",
     "`overhead_ms` = turn_ms - fake_model_ms. `authed_read_ms`: GET /v1/sessions?limit=1 (key lookup + one query), the floor. `above_floor_ms` = overhead_ms - authed_read_ms of the same sample.",
     "`d1_sequential_before_model`: D1 round trips the turn waited for one after another before its first model call (a call started after another finished counts one further); `d1_calls_before_model`: all of them, concurrent ones included.",
@@ -48,7 +59,12 @@ export default {
     const engram = await h.startWorker({ entry: "bench/worker.ts" });
     const res = await call(engram.origin, h.adminToken, "POST", "/v1/admin/users", { name: "bench", plan: "pro" });
     const key = (await res.json()).api_key.key;
+    const imported = await call(engram.origin, key, "POST", "/v1/memory/facts", { facts: FACTS.map((text) => ({ text })) });
+    if (imported.status !== 201) throw new Error(`importing facts: ${imported.status} ${await imported.text()}`);
     const first = await turn(engram.origin, key);
+    const logs = await (await call(engram.origin, key, "GET", "/v1/memory/context-logs?limit=1")).json();
+    const sections = logs.context_logs?.[0]?.injected?.sections ?? [];
+    if (!sections.some((x) => x.name === "retrieved_facts")) throw new Error(`the turn injected no retrieved facts: ${JSON.stringify(sections)}`);
     return { engram, key, sessionId: first.sessionId };
   },
   async sample(h, state) {

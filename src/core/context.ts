@@ -39,11 +39,21 @@ export type PromptContext = TurnScope & {
 };
 
 export type BatchReads = readonly [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]];
-export type BatchedRead = <T extends BatchReads>(queries: T) => Promise<BatchResponse<T>>;
+export interface BatchedRead {
+  <T extends BatchReads>(queries: T): Promise<BatchResponse<T>>;
+  /**
+   * Reads still being prepared (they need the query's embedding, or a remote index's matches, first): the
+   * batch waits for them rather than cost a round trip of their own after it. Null: nothing to read.
+   */
+  <T extends BatchReads>(queries: Promise<T | null>): Promise<BatchResponse<T> | null>;
+}
 
 /** A provider's first reads: in the turn's shared batch when there is one, else their own batch. */
-export function contextRead<T extends BatchReads>(ctx: PromptContext, queries: T): Promise<BatchResponse<T>> {
-  return ctx.read ? ctx.read(queries) : ctx.db.batch(queries);
+export function contextRead<T extends BatchReads>(ctx: PromptContext, queries: T): Promise<BatchResponse<T>>;
+export function contextRead<T extends BatchReads>(ctx: PromptContext, queries: Promise<T | null>): Promise<BatchResponse<T> | null>;
+export function contextRead<T extends BatchReads>(ctx: PromptContext, queries: T | Promise<T | null>): Promise<BatchResponse<T> | null> {
+  if (ctx.read) return Array.isArray(queries) ? ctx.read(queries as T) : ctx.read(queries as Promise<T | null>);
+  return Promise.resolve(queries).then((q) => (q ? ctx.db.batch(q) : null));
 }
 
 export type ContextSection = {

@@ -1,7 +1,7 @@
 /**
  * Context providers, in the seed's injection order: working memory, scaffold, learned info, retrieved
  * facts. The first three are one D1 read shared by the turn; retrieval is hybrid search on the turn's
- * query. A provider that throws (e.g. the vector index is down) is left out and the audit row says why.
+ * query, whose reads join the same batch. A provider that throws (e.g. the vector index is down) is left out and the audit row says why.
  */
 import { and, eq } from "drizzle-orm";
 import { type ContextProvider, type ContextSection, contextRead, type PromptContext } from "../core/context";
@@ -124,14 +124,12 @@ export const retrievedFactsProvider: ContextProvider = {
   async build(ctx): Promise<ContextSection | null> {
     if (!ctx.query.trim()) return null;
     const deps = memoryDeps(ctx.env, ctx.config, ctx.db);
-    const v = await view(ctx);
-    const found = await searchFacts(deps, {
-      userId: ctx.userId,
-      query: ctx.query,
-      k: RETRIEVED_FACTS,
-      connectionIds: v.connections.map((c) => c.id),
-      projectId: ctx.projectId,
-    });
+    // Its reads join the turn's one batch: nothing is awaited before they are queued.
+    const found = await searchFacts(
+      deps,
+      { userId: ctx.userId, query: ctx.query, k: RETRIEVED_FACTS, connectionIds: "active", projectId: ctx.projectId },
+      ctx.read,
+    );
     // Without the vector half the block would silently change meaning; leave it out and say why.
     if (found.degraded) throw new Error(found.degraded);
     const recall = () =>

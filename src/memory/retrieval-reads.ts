@@ -1,16 +1,19 @@
 /**
  * The reads of fact search: the candidate lists ranking.ts orders. Full text ranks by FTS5 BM25 inside the
  * user's partition; the vector half by cosine similarity. Every read is filtered to user_id = me AND
- * (connection_id IN active OR NULL). Read-your-writes: full text reads D1 directly, and the vector index is
- * D1 too (locally) or has a D1 overlay of recent writes (Vectorize).
+ * (connection_id IN active OR NULL). They depend only on the query and the user, so they all go to D1 as
+ * one batch: the full-text reads at once, the vector read once the query is embedded (and a remote index
+ * has answered), its matches hydrated by a subquery in the same statement. In a chat turn that batch is
+ * the turn's own context read. Read-your-writes: full text reads D1 directly, and the vector index is D1
+ * too (locally) or has a D1 overlay of recent writes (Vectorize).
  */
 import { type SQL, sql } from "drizzle-orm";
+import type { BatchedRead, BatchReads } from "../core/context";
 import type { Db } from "../db/client";
 import type { MemoryDeps } from "./deps";
-import { needsFiller, type SearchPlan } from "./ranking";
+import type { SearchPlan } from "./ranking";
 import type { Candidate, Candidates, Scored, SearchInput, VectorCandidate } from "./search-types";
 import { stem } from "./text";
-import { inJson } from "./vector";
 
 const CANDIDATES = 100;
 
@@ -19,11 +22,13 @@ export const quoted = (ws: readonly string[]): string | null => (ws.length ? ws.
 
 const columns = sql`f.id, f.rowid, f.text, f.metadata, f.confidence, f.recall_count, f.last_recalled_at, f.created_at, f.event_at, f.superseded_by`;
 
+const connectionsOf = (input: SearchInput): SQL =>
+  input.connectionIds === "active"
+    ? sql`SELECT id FROM connections WHERE user_id = ${input.userId} AND active = 1`
+    : sql`SELECT value FROM json_each(${JSON.stringify(input.connectionIds)})`;
+
 function scoped(input: SearchInput): SQL {
-  const parts = [
-    sql`f.user_id = ${input.userId}`,
-    sql`(f.connection_id IS NULL OR f.connection_id IN (SELECT value FROM json_each(${JSON.stringify(input.connectionIds)})))`,
-  ];
+  const parts = [sql`f.user_id = ${input.userId}`, sql`(f.connection_id IS NULL OR f.connection_id IN (${connectionsOf(input)}))`];
   if (!input.history) parts.push(sql`f.superseded_by IS NULL`);
   if (input.projectId !== undefined) parts.push(input.projectId ? sql`(f.project_id IS NULL OR f.project_id = ${input.projectId})` : sql`f.project_id IS NULL`);
   if (input.after !== undefined) parts.push(sql`coalesce(f.event_at, f.created_at) >= ${input.after}`);
@@ -34,36 +39,23 @@ function scoped(input: SearchInput): SQL {
 /** The user's partition of `facts_fts` (see migration 0005): `facts.owner` is the user id without underscores. */
 const ownerToken = (userId: string) => `"${userId.replace(/_/g, "").replace(/"/g, '""')}"`;
 
-function fullText(db: Db, input: SearchInput, terms: string | null): Promise<Scored[]> {
-  if (!terms) return Promise.resolve([]);
+const CANDIDATE_KEYS = ["id", "rowid", "text", "metadata", "confidence", "recall_count", "last_recalled_at", "created_at", "event_at", "superseded_by"];
+
+/** A raw read as a drizzle select over it: drizzle's batch takes no raw statement with parameters. */
+const rowsOf = (db: Db, query: SQL, keys: readonly string[]) =>
+  db.select(Object.fromEntries(keys.map((k) => [k, sql`${sql.identifier(k)}`]))).from(sql`(${query})`);
+
+function fullText(db: Db, input: SearchInput, terms: string) {
   const match = `owner : ${ownerToken(input.userId)} AND text : (${terms})`;
   // Ranked inside FTS5 first (its ORDER BY rank LIMIT fast path), then scoped and hydrated. A time filter
   // drops many of the best-ranked rows, so it reads deeper.
   const depth = input.after !== undefined || input.before !== undefined || input.history ? CANDIDATES * 20 : CANDIDATES * 4;
-  return db.all<Scored>(sql`SELECT ${columns}, -h.rank AS lexical FROM (SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH ${match} ORDER BY rank LIMIT ${depth}) h
-    JOIN facts f ON f.rowid = h.rowid WHERE ${scoped(input)} ORDER BY h.rank LIMIT ${Math.max(CANDIDATES, input.k * 2)}`);
-}
-
-async function vectorSearch(deps: MemoryDeps, input: SearchInput): Promise<{ hits: VectorCandidate[]; tokens: number }> {
-  const { vectors, tokens } = await deps.embedder.embed([input.query]);
-  const [vector] = vectors;
-  if (!vector) return { hits: [], tokens };
-  const matches = (await deps.vectors.query(input.userId, vector, CANDIDATES)).filter((m) => m.score >= deps.embedder.minScore);
-  if (!matches.length) return { hits: [], tokens };
-  const rows = await deps.db.all<Candidate>(
-    sql`SELECT ${columns} FROM facts f WHERE ${inJson(
-      sql`f.id`,
-      matches.map((m) => m.id),
-    )} AND ${scoped(input)}`,
+  return rowsOf(
+    db,
+    sql`SELECT ${columns}, -h.rank AS lexical FROM (SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH ${match} ORDER BY rank LIMIT ${depth}) h
+    JOIN facts f ON f.rowid = h.rowid WHERE ${scoped(input)} ORDER BY h.rank LIMIT ${Math.max(CANDIDATES, input.k * 2)}`,
+    [...CANDIDATE_KEYS, "lexical"],
   );
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return {
-    hits: matches.flatMap((m) => {
-      const c = byId.get(m.id);
-      return c ? [{ ...c, cosine: m.score }] : [];
-    }),
-    tokens,
-  };
 }
 
 /**
@@ -71,25 +63,80 @@ async function vectorSearch(deps: MemoryDeps, input: SearchInput): Promise<{ hit
  * user lives), newest first: the current one even when it shares no word with the question, and with `history`
  * the ones it replaced. One range read on the (user_id, slot) index.
  */
-function slotFacts(db: Db, input: SearchInput, slot: string): Promise<Candidate[]> {
-  return db.all<Candidate>(
+function slotFacts(db: Db, input: SearchInput, slot: string) {
+  return rowsOf(
+    db,
     sql`SELECT ${columns} FROM facts f WHERE f.slot = ${slot} AND ${scoped(input)} ORDER BY coalesce(f.event_at, f.created_at) DESC LIMIT 10`,
+    CANDIDATE_KEYS,
   );
 }
 
 /** Document frequencies above this count as this: rarity barely changes past it, and counting stops there. */
 const DF_CAP = 200;
 
-/** How many of this user's own facts (their partition of the full-text index) contain each word, by stem. */
-async function docFrequency(db: Db, userId: string, plan: SearchPlan): Promise<Map<string, number>> {
-  if (!plan.stems.size) return new Map();
+/** How many of this user's own facts (their partition of the full-text index) contain each word. */
+function docFrequency(db: Db, userId: string, plan: SearchPlan) {
   const owner = ownerToken(userId);
   // Words are letters and digits only (see `words`), so quoting them needs no escaping.
-  const rows = await db.all<{ term: string; doc: number }>(
+  return rowsOf(
+    db,
     sql`SELECT value AS term, (SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH ${`owner : ${owner} AND text : "`} || value || '"' LIMIT ${DF_CAP})) AS doc
       FROM json_each(${JSON.stringify([...plan.stems.values()])})`,
+    ["term", "doc"],
   );
-  return new Map(rows.map((r) => [stem(r.term), r.doc]));
+}
+
+type Lexical = Pick<Candidates, "text" | "expanded" | "filler" | "slotted" | "docFrequency">;
+type Statement = ReturnType<typeof rowsOf>;
+
+/** The full-text reads: they need nothing but the plan. Null when the plan calls for none. */
+function lexicalReads(db: Db, plan: SearchPlan): { queries: BatchReads; decode(results: readonly unknown[]): Lexical } | null {
+  const { input, mode } = plan;
+  const named: [keyof Lexical, Statement][] = [];
+  const lists: [keyof Lexical, string | null][] =
+    mode === "vector"
+      ? []
+      : [
+          ["text", quoted(plan.terms)],
+          ["expanded", quoted(plan.extra)],
+          // Read with the rest, though ranking uses it only when the other lists are short (needsFiller).
+          ["filler", plan.everyWord.length > plan.terms.length ? quoted(plan.everyWord) : null],
+        ];
+  for (const [name, terms] of lists) if (terms) named.push([name, fullText(db, input, terms)]);
+  if (plan.slot) named.push(["slotted", slotFacts(db, input, plan.slot)]);
+  if (plan.stems.size) named.push(["docFrequency", docFrequency(db, input.userId, plan)]);
+  const [first, ...rest] = named.map(([, q]) => q);
+  if (!first) return null;
+  return {
+    queries: [first, ...rest],
+    decode(results) {
+      const out: Lexical = { text: [], expanded: [], filler: [], slotted: [], docFrequency: new Map() };
+      named.forEach(([name, _], i) => {
+        const rows = (results[i] ?? []) as unknown[];
+        if (name === "docFrequency") out.docFrequency = new Map((rows as { term: string; doc: number }[]).map((r) => [stem(r.term), r.doc]));
+        else if (name === "slotted") out.slotted = rows as Candidate[];
+        else out[name] = rows as Scored[];
+      });
+      return out;
+    },
+  };
+}
+
+/** The vector read, once the query is embedded: the index's matches over the noise floor, hydrated and scoped. */
+async function vectorRead(deps: MemoryDeps, input: SearchInput): Promise<{ tokens: number; query: Statement | null }> {
+  const { vectors, tokens } = await deps.embedder.embed([input.query]);
+  const [vector] = vectors;
+  if (!vector) return { tokens, query: null };
+  const matches = await deps.vectors.matchesQuery(input.userId, vector, CANDIDATES);
+  return {
+    tokens,
+    query: rowsOf(
+      deps.db,
+      sql`SELECT ${columns}, m.score AS cosine FROM (${matches}) m JOIN facts f ON f.id = m.id
+        WHERE m.score >= ${deps.embedder.minScore} AND ${scoped(input)} ORDER BY m.score DESC`,
+      [...CANDIDATE_KEYS, "cosine"],
+    ),
+  };
 }
 
 /** The root cause in one short line: audit rows and API answers carry no query text. */
@@ -98,22 +145,37 @@ export function briefError(err: unknown): string {
   return (root instanceof Error ? root.message : String(root)).split("\n")[0]?.slice(0, 200) ?? "unknown error";
 }
 
-/** Every candidate list the plan calls for. A vector index that fails degrades the search, it does not fail it. */
-export async function readCandidates(deps: MemoryDeps, plan: SearchPlan): Promise<Candidates> {
-  const { input, mode } = plan;
+/**
+ * Every candidate list the plan calls for, read through `read` (the caller flushes it: its reads are
+ * queued before this returns its promise). A vector half that fails degrades the search, it does not fail it.
+ */
+export async function readCandidates(deps: MemoryDeps, plan: SearchPlan, read: BatchedRead): Promise<Candidates> {
+  const lexical = lexicalReads(deps.db, plan);
+  const lexicalRows = lexical ? read(lexical.queries) : null;
+  let tokens = 0;
+  const prepared =
+    plan.mode === "fulltext"
+      ? null
+      : vectorRead(deps, plan.input).then(({ tokens: t, query }) => {
+          tokens = t;
+          return query ? ([query] as const) : null;
+        });
+  const vectorRows = prepared ? read(prepared) : null;
   let degraded: string | null = null;
-  const [text, expanded, vector, df, slotted] = await Promise.all([
-    mode === "vector" ? [] : fullText(deps.db, input, quoted(plan.terms)),
-    mode === "vector" ? [] : fullText(deps.db, input, quoted(plan.extra)),
-    mode === "fulltext"
-      ? { hits: [], tokens: 0 }
-      : vectorSearch(deps, input).catch((err: unknown) => {
-          degraded = `vector search unavailable: ${briefError(err)}`;
-          return { hits: [], tokens: 0 };
-        }),
-    docFrequency(deps.db, input.userId, plan),
-    plan.slot ? slotFacts(deps.db, input, plan.slot) : [],
+  const [lists, vector] = await Promise.all([
+    lexicalRows && lexical ? lexicalRows.then((r) => lexical.decode(r)) : null,
+    vectorRows?.then(
+      (r) => (r?.[0] ?? []) as VectorCandidate[],
+      (err: unknown) => {
+        degraded = `vector search unavailable: ${briefError(err)}`;
+        return [];
+      },
+    ) ?? [],
   ]);
-  const filler = needsFiller(plan, text, expanded) ? await fullText(deps.db, input, quoted(plan.everyWord)) : [];
-  return { text, expanded, filler, slotted, vector: vector.hits, docFrequency: df, embeddingTokens: vector.tokens, degraded };
+  return {
+    ...(lists ?? { text: [], expanded: [], filler: [], slotted: [], docFrequency: new Map() }),
+    vector,
+    embeddingTokens: tokens,
+    degraded,
+  };
 }

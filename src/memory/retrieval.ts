@@ -3,6 +3,8 @@
  * neighbours if asked. Callers may filter (`after`/`before`) or order by time, and include superseded history.
  */
 import { sql } from "drizzle-orm";
+import { readBatch } from "../chat/read-batch";
+import type { BatchedRead } from "../core/context";
 import { runStatements } from "../db/batch";
 import { newId } from "../db/client";
 import { facts, usage } from "../db/schema";
@@ -23,9 +25,16 @@ export function ftsQuery(text: string): string | null {
   return terms.length ? terms.map((t) => `"${t}"`).join(" OR ") : null;
 }
 
-export async function searchFacts(deps: MemoryDeps, request: SearchInput): Promise<SearchResult> {
+/**
+ * `read`: a batch the caller flushes (a chat turn's context read), which these reads join; without it the
+ * search reads in one batch of its own.
+ */
+export async function searchFacts(deps: MemoryDeps, request: SearchInput, read?: BatchedRead): Promise<SearchResult> {
   const plan = planSearch(request, deps.now());
-  const found = await readCandidates(deps, plan);
+  const batch = read ? { read, flush: async () => {} } : readBatch(deps.db);
+  const reading = readCandidates(deps, plan, batch.read);
+  await batch.flush();
+  const found = await reading;
   const { chosen, results, weak } = rankCandidates(plan, found, deps.embedder);
   if (plan.input.neighbours && results.length) {
     const around = await neighboursOf(

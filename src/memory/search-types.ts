@@ -9,7 +9,8 @@ export type SearchInput = {
   userId: string;
   query: string;
   k: number;
-  connectionIds: readonly string[];
+  /** The connections whose facts count besides the user's own; "active": every active one, read in the same statement. */
+  connectionIds: readonly string[] | "active";
   mode?: SearchMode;
   /** Only facts whose event time is at or after / before these (epoch ms). */
   after?: number;

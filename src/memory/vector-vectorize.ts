@@ -3,11 +3,11 @@
  * overlay (rows of `local_vectors` marked `overlay`) and scored in the Worker, so a fact is found by
  * similarity the moment it is stored; a sweep drops overlay rows once Vectorize has caught up.
  */
-import { and, sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { localVectors } from "../db/schema";
-import { dot, type SparseVector, toDense } from "./embed";
-import { inJson, type VectorIndex, type VectorMatch, type VectorRecord } from "./vector";
+import { type SparseVector, toDense } from "./embed";
+import { inJson, matchesOf, type VectorIndex, type VectorMatch, type VectorRecord } from "./vector";
 
 /** How long a write stays in the overlay: comfortably longer than Vectorize's indexing delay. */
 export const OVERLAY_WINDOW_MS = 10 * 60_000;
@@ -29,6 +29,10 @@ export class VectorizeVectorIndex implements VectorIndex {
   async query(userId: string, vector: SparseVector, topK: number): Promise<VectorMatch[]> {
     const res = await this.index.query(toDense(vector, this.dimensions), { topK: Math.min(topK, 100), filter: { user_id: userId }, returnMetadata: "none" });
     return res.matches.map((m) => ({ id: m.id, score: m.score }));
+  }
+
+  async matchesQuery(userId: string, vector: SparseVector, topK: number): Promise<SQL> {
+    return matchesOf(await this.query(userId, vector, topK));
   }
 
   async delete(_userId: string, ids: string[]): Promise<void> {
@@ -63,21 +67,24 @@ export class FreshOverlayIndex implements VectorIndex {
   }
 
   async query(userId: string, vector: SparseVector, topK: number): Promise<VectorMatch[]> {
+    return this.db.all<VectorMatch>(await this.matchesQuery(userId, vector, topK));
+  }
+
+  /**
+   * The primary's matches and the overlay's recent vectors, scored in SQL (the dot product over shared
+   * dimensions), best score per id: the overlay costs no D1 round trip of its own.
+   */
+  async matchesQuery(userId: string, vector: SparseVector, topK: number): Promise<SQL> {
     const since = this.now() - OVERLAY_WINDOW_MS;
-    const [primary, recent] = await Promise.all([
-      this.primary.query(userId, vector, topK),
-      this.db
-        .select({ id: localVectors.id, values: localVectors.values })
-        .from(localVectors)
-        .where(and(sql`${localVectors.userId} = ${userId}`, sql`${localVectors.metadata}->>'indexed_at' > ${since}`))
-        .all(),
-    ]);
-    const best = new Map(primary.map((m) => [m.id, m.score]));
-    for (const r of recent) best.set(r.id, Math.max(best.get(r.id) ?? -1, dot(vector, r.values)));
-    return [...best]
-      .map(([id, score]) => ({ id, score }))
-      .sort((a, b) => b.score - a.score)
-      .slice(0, topK);
+    const primary = await this.primary.query(userId, vector, topK);
+    const q = JSON.stringify(vector.indices.map((dim, k) => [dim, vector.values[k] ?? 0]));
+    return sql`SELECT id, max(score) AS score FROM (${matchesOf(primary)}
+        UNION ALL
+        SELECT lv.id AS id, SUM(q.w * json_extract(lv.vector_values, '$.values[' || d.key || ']')) AS score
+        FROM local_vectors lv, json_each(lv.vector_values, '$.indices') d, (SELECT value->>0 AS dim, value->>1 AS w FROM json_each(${q})) q
+        WHERE lv.user_id = ${userId} AND lv.metadata->>'indexed_at' > ${since} AND d.value = q.dim
+        GROUP BY lv.id)
+      GROUP BY id ORDER BY score DESC LIMIT ${topK}`;
   }
 
   async delete(userId: string, ids: string[]): Promise<void> {

@@ -16,6 +16,11 @@ export interface VectorIndex {
   readonly name: string;
   upsert(records: VectorRecord[]): Promise<void>;
   query(userId: string, vector: SparseVector, topK: number): Promise<VectorMatch[]>;
+  /**
+   * The same top matches as a D1 subquery of `(id, score)` rows, after whatever the index does outside D1
+   * (a remote query): a reader joins it with its own statements, so hydrating the matches costs no round trip.
+   */
+  matchesQuery(userId: string, vector: SparseVector, topK: number): Promise<SQL>;
   delete(userId: string, ids: string[]): Promise<void>;
   /** Removes every vector of the user (`ids`: the ones the caller knows of); returns how many were removed. */
   erase(userId: string, ids: string[]): Promise<number>;
@@ -24,6 +29,10 @@ export interface VectorIndex {
 /** `column IN (...)` over one JSON parameter: D1 allows at most 100 bound parameters a statement. */
 export const inJson = (column: AnyColumn | SQL, values: readonly (string | number)[]) =>
   sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
+
+/** Matches already known (e.g. from a remote index) as a D1 subquery of `(id, score)` rows. */
+export const matchesOf = (matches: readonly VectorMatch[]) =>
+  sql`SELECT value->>0 AS id, value->>1 AS score FROM json_each(${JSON.stringify(matches.map((m) => [m.id, m.score]))})`;
 
 /** Chunks rows so that each JSON parameter stays well under D1's 2 MB value limit. */
 export function chunkByJsonSize<T>(rows: T[], maxChars = 500_000): T[][] {
@@ -80,13 +89,17 @@ export class LocalVectorIndex implements VectorIndex {
 
   async query(userId: string, vector: SparseVector, topK: number): Promise<VectorMatch[]> {
     if (!vector.indices.length) return [];
+    return this.db.all<VectorMatch>(await this.matchesQuery(userId, vector, topK));
+  }
+
+  async matchesQuery(userId: string, vector: SparseVector, topK: number): Promise<SQL> {
     const q = JSON.stringify(vector.indices.map((dim, k) => [dim, vector.values[k] ?? 0]));
     // CROSS JOIN fixes the loop order: the query's few dimensions outside, index seeks on (user_id, dim) inside.
     // Left to itself the planner scans the user's whole partition (measured: 830k rows read instead of 24k).
-    return this.db.all<VectorMatch>(sql`WITH q(dim, w) AS (SELECT value->>0, value->>1 FROM json_each(${q}))
+    return sql`WITH q(dim, w) AS (SELECT value->>0, value->>1 FROM json_each(${q}))
       SELECT p.vector_id AS id, SUM(p.weight * q.w) AS score
       FROM q CROSS JOIN local_vector_postings p ON p.user_id = ${userId} AND p.dim = q.dim
-      GROUP BY p.vector_id ORDER BY score DESC LIMIT ${topK}`);
+      GROUP BY p.vector_id ORDER BY score DESC LIMIT ${topK}`;
   }
 
   async delete(userId: string, ids: string[]): Promise<void> {
