@@ -213,7 +213,10 @@ describe("engram web app", () => {
     await browser.shot("07-facts");
     // Pin the row by its id: more than one fact may mention Lisbon, and `first()` re-resolves on every use.
     const id = await fact.getAttribute("data-id");
-    await page.locator(`.items li[data-id="${id}"]`).getByRole("button", { name: /^Forget fact/ }).click();
+    await page
+      .locator(`.items li[data-id="${id}"]`)
+      .getByRole("button", { name: /^Forget fact/ })
+      .click();
     await page.locator(`.items li[data-id="${id}"]`).waitFor({ state: "detached" });
     const res = await fetch(`${server.origin}/v1/memory/facts/${id}`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(404);
