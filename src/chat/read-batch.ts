@@ -10,6 +10,15 @@ import type { Db } from "../db/client";
 
 type Queued = { queries: BatchReads; resolve(results: readonly unknown[]): void; reject(err: unknown): void };
 
+/**
+ * A read's failure reaches whoever awaits it; a turn that already failed on another read may never await
+ * this one, and its rejection must not surface as an unhandled error.
+ */
+function settledLater<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
+}
+
 export function readBatch(db: Db): { read: BatchedRead; flush(): Promise<void> } {
   const queued: Queued[] = [];
   const preparing: Promise<void>[] = [];
@@ -17,16 +26,18 @@ export function readBatch(db: Db): { read: BatchedRead; flush(): Promise<void> }
   function read<T extends BatchReads>(queries: T): Promise<BatchResponse<T>>;
   function read<T extends BatchReads>(queries: Promise<T | null>): Promise<BatchResponse<T> | null>;
   function read<T extends BatchReads>(queries: T | Promise<T | null>): Promise<BatchResponse<T> | null> {
-    if (flushed) return Promise.resolve(queries).then((q) => (q ? db.batch(q) : null));
+    if (flushed) return settledLater(Promise.resolve(queries).then((q) => (q ? db.batch(q) : null)));
     // The slice of the batch's results for these queries, in their order: drizzle's BatchResponse<T>.
-    return new Promise((resolve, reject) => {
-      const enqueue = (q: T | null) => {
-        if (q) queued.push({ queries: q, resolve: (r) => resolve(r as BatchResponse<T>), reject });
-        else resolve(null);
-      };
-      if (Array.isArray(queries)) enqueue(queries as T);
-      else preparing.push((queries as Promise<T | null>).then(enqueue, reject));
-    });
+    return settledLater(
+      new Promise((resolve, reject) => {
+        const enqueue = (q: T | null) => {
+          if (q) queued.push({ queries: q, resolve: (r) => resolve(r as BatchResponse<T>), reject });
+          else resolve(null);
+        };
+        if (Array.isArray(queries)) enqueue(queries as T);
+        else preparing.push((queries as Promise<T | null>).then(enqueue, reject));
+      }),
+    );
   }
   const flush = async () => {
     if (flushed) return;
