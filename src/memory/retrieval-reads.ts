@@ -45,35 +45,17 @@ const CANDIDATE_KEYS = ["id", "rowid", "text", "metadata", "confidence", "recall
 const rowsOf = (db: Db, query: SQL, keys: readonly string[]) =>
   db.select(Object.fromEntries(keys.map((k) => [k, sql`${sql.identifier(k)}`]))).from(sql`(${query})`);
 
-const ftsMatchOf = (input: SearchInput, terms: string) => `owner : ${ownerToken(input.userId)} AND text : (${terms})`;
-
-/** A full-text candidate list: `match` is the FTS5 query, as a bound value or an SQL expression that yields one. */
-function fullTextSql(input: SearchInput, match: string | SQL): SQL {
+function fullText(db: Db, input: SearchInput, terms: string) {
+  const match = `owner : ${ownerToken(input.userId)} AND text : (${terms})`;
   // Ranked inside FTS5 first (its ORDER BY rank LIMIT fast path), then scoped and hydrated. A time filter
   // drops many of the best-ranked rows, so it reads deeper.
   const depth = input.after !== undefined || input.before !== undefined || input.history ? CANDIDATES * 20 : CANDIDATES * 4;
-  return sql`SELECT ${columns}, -h.rank AS lexical FROM (SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH ${match} ORDER BY rank LIMIT ${depth}) h
-    JOIN facts f ON f.rowid = h.rowid WHERE ${scoped(input)} ORDER BY h.rank LIMIT ${Math.max(CANDIDATES, input.k * 2)}`;
-}
-
-const fullText = (db: Db, input: SearchInput, match: string | SQL) => rowsOf(db, fullTextSql(input, match), [...CANDIDATE_KEYS, "lexical"]);
-
-/** A token no fact holds: FTS5 answers it from one index lookup. */
-const NO_MATCH = '"engramnofillerneeded"';
-
-/**
- * The filler list (every query word, function words too) is used only when the content-word lists find
- * fewer than k facts (ranking.ts `needsFiller`), yet it is read in the same batch as them. Its words match
- * nearly every fact, so its FTS5 scan runs only when needed: the MATCH argument is chosen by counting the
- * other lists' facts first (the same statements, counted inside this one), else a token that matches nothing.
- */
-function fillerMatch(input: SearchInput, filler: string, others: readonly string[]): string | SQL {
-  if (!others.length) return ftsMatchOf(input, filler);
-  const found = sql.join(
-    others.map((terms) => sql`SELECT id FROM (${fullTextSql(input, ftsMatchOf(input, terms))})`),
-    sql` UNION `,
+  return rowsOf(
+    db,
+    sql`SELECT ${columns}, -h.rank AS lexical FROM (SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH ${match} ORDER BY rank LIMIT ${depth}) h
+    JOIN facts f ON f.rowid = h.rowid WHERE ${scoped(input)} ORDER BY h.rank LIMIT ${Math.max(CANDIDATES, input.k * 2)}`,
+    [...CANDIDATE_KEYS, "lexical"],
   );
-  return sql`CASE WHEN (SELECT count(*) FROM (${found})) < ${input.k} THEN ${ftsMatchOf(input, filler)} ELSE ${NO_MATCH} END`;
 }
 
 /**
@@ -117,13 +99,10 @@ function lexicalReads(db: Db, plan: SearchPlan): { queries: BatchReads; decode(r
       : [
           ["text", quoted(plan.terms)],
           ["expanded", quoted(plan.extra)],
-          // Read with the rest; its scan runs only when the other lists are short (fillerMatch, needsFiller).
+          // Read with the rest, though ranking uses it only when the other lists are short (needsFiller).
           ["filler", plan.everyWord.length > plan.terms.length ? quoted(plan.everyWord) : null],
         ];
-  const others = lists.flatMap(([name, terms]) => (name !== "filler" && terms ? [terms] : []));
-  for (const [name, terms] of lists) {
-    if (terms) named.push([name, fullText(db, input, name === "filler" ? fillerMatch(input, terms, others) : ftsMatchOf(input, terms))]);
-  }
+  for (const [name, terms] of lists) if (terms) named.push([name, fullText(db, input, terms)]);
   if (plan.slot) named.push(["slotted", slotFacts(db, input, plan.slot)]);
   if (plan.stems.size) named.push(["docFrequency", docFrequency(db, input.userId, plan)]);
   const [first, ...rest] = named.map(([, q]) => q);
