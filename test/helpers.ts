@@ -1,10 +1,27 @@
 import { env, SELF } from "cloudflare:test";
 import { createParser } from "eventsource-parser";
 import { expect } from "vitest";
+import { loadConfig } from "../src/config/config";
+import type { PromptContext } from "../src/core/context";
 import type { ChatEvent } from "../src/core/events";
+import { createDb } from "../src/db/client";
 import type { Step } from "./fake-anthropic/worker";
 
 export const BASE = "http://engram.test";
+
+/** A prompt-building context for a made-up user, at a fixed time: for tests of prompt assembly alone. */
+export const promptContext = (): PromptContext => ({
+  db: createDb(env.DB),
+  env,
+  config: loadConfig(env),
+  userId: "usr_x",
+  plan: "free",
+  sessionId: "ses_x",
+  siteId: null,
+  projectId: null,
+  query: "hello",
+  now: Date.UTC(2026, 0, 1),
+});
 
 export async function api(key: string | null, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   return SELF.fetch(`${BASE}${path}`, {

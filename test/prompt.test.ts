@@ -1,22 +1,9 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { buildSystemPrompt, PROMPT_BUDGET_CHARS } from "../src/chat/prompt";
-import { loadConfig } from "../src/config/config";
-import type { ContextProvider, PromptContext } from "../src/core/context";
-import { createDb } from "../src/db/client";
+import type { ContextProvider } from "../src/core/context";
+import { promptContext } from "./helpers";
 
-const ctx = (): PromptContext => ({
-  db: createDb(env.DB),
-  env,
-  config: loadConfig(env),
-  userId: "usr_x",
-  plan: "free",
-  sessionId: "ses_x",
-  siteId: null,
-  projectId: null,
-  query: "hello",
-  now: Date.UTC(2026, 0, 1),
-});
+const ctx = promptContext;
 
 const provider = (name: string, body: string, ids: string[] = [], stable = false): ContextProvider => ({
   name,
