@@ -98,32 +98,37 @@ export function wideVocabulary(): string[] {
   return [...TECH, ...extra];
 }
 
+/** Seeds 100,000 lessons (10 users) in one corpus; returns the user asked, their lessons and the queries. */
+export async function seedCorpus(corpus: "dense" | "zipf") {
+  const draw = zipf(corpus === "dense" ? TECH : wideVocabulary());
+  const users: string[] = [];
+  const target: (ReturnType<typeof makeLesson> & { id: string })[] = [];
+  const t0 = performance.now();
+  for (let u = 0; u < USERS; u++) {
+    const user = await createUser();
+    users.push(user.id);
+    const r = rng(u + 1);
+    for (let i = 0; i < PER_USER; i += 1000) {
+      const rows = Array.from({ length: 1000 }, (_, j) => ({ id: `les_${u}_${i + j}`, ...makeLesson(r, draw, i + j) }));
+      if (u === 3) target.push(...rows);
+      await env.DB.prepare(
+        `INSERT INTO lessons (id, user_id, type, signal, title, content, tags, project, created_at)
+         SELECT json_extract(value, '$.id'), ?, json_extract(value, '$.type'), json_extract(value, '$.signal'), json_extract(value, '$.title'),
+           json_extract(value, '$.content'), json_extract(value, '$.tags'), json_extract(value, '$.project'), ? - (key * 60000) FROM json_each(?)`,
+      )
+        .bind(user.id, Date.now(), JSON.stringify(rows.map((x) => ({ ...x, tags: JSON.stringify(x.tags) }))))
+        .run();
+    }
+  }
+  console.log(`[lessons ${corpus}] seeded ${USERS * PER_USER} lessons for ${USERS} users in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  const qr = rng(999);
+  const queries = Array.from({ length: 60 }, () => Array.from({ length: 2 + Math.floor(qr() * 3) }, () => draw(qr)).join(" "));
+  return { userId: users[3] ?? "", target, queries };
+}
+
 export async function measureRecall(corpus: "dense" | "zipf") {
   {
-    const draw = zipf(corpus === "dense" ? TECH : wideVocabulary());
-    const users: string[] = [];
-    const target: (ReturnType<typeof makeLesson> & { id: string })[] = [];
-    const t0 = performance.now();
-    for (let u = 0; u < USERS; u++) {
-      const user = await createUser();
-      users.push(user.id);
-      const r = rng(u + 1);
-      for (let i = 0; i < PER_USER; i += 1000) {
-        const rows = Array.from({ length: 1000 }, (_, j) => ({ id: `les_${u}_${i + j}`, ...makeLesson(r, draw, i + j) }));
-        if (u === 3) target.push(...rows);
-        await env.DB.prepare(
-          `INSERT INTO lessons (id, user_id, type, signal, title, content, tags, project, created_at)
-           SELECT json_extract(value, '$.id'), ?, json_extract(value, '$.type'), json_extract(value, '$.signal'), json_extract(value, '$.title'),
-             json_extract(value, '$.content'), json_extract(value, '$.tags'), json_extract(value, '$.project'), ? - (key * 60000) FROM json_each(?)`,
-        )
-          .bind(user.id, Date.now(), JSON.stringify(rows.map((x) => ({ ...x, tags: JSON.stringify(x.tags) }))))
-          .run();
-      }
-    }
-    console.log(`[lessons ${corpus}] seeded ${USERS * PER_USER} lessons for ${USERS} users in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    const userId = users[3] ?? "";
-    const qr = rng(999);
-    const queries = Array.from({ length: 60 }, () => Array.from({ length: 2 + Math.floor(qr() * 3) }, () => draw(qr)).join(" "));
+    const { userId, target, queries } = await seedCorpus(corpus);
     const projects = [undefined, "proj-1", "proj-3"];
     const db = createDb(env.DB);
 

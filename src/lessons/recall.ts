@@ -48,15 +48,20 @@ function ownerTag(userId: string): SQL {
 /** Ranking: relevance (BM25 relative to the best candidate) times signal, confirmations (+15% each, up to 5) and recency. */
 const SIGNAL_WEIGHT = { HIGH: 1, MED: 0.85, LOW: 0.7 } as const;
 const DECAY_MS = 90 * 86_400_000;
-const SIGNAL = sql.raw(`CASE l.signal ${Object.entries(SIGNAL_WEIGHT).map(([k, w]) => `WHEN '${k}' THEN ${w}`).join(" ")} END`);
+const SIGNAL = sql.raw(
+  `CASE c.signal ${Object.entries(SIGNAL_WEIGHT)
+    .map(([k, w]) => `WHEN '${k}' THEN ${w}`)
+    .join(" ")} END`,
+);
 
 /** How deep FTS5 ranks before scoping: a user's best matches are within the first few hundred of theirs. */
 const DEPTH = 100;
 /** BM25 column weights: title, content, tags. */
 const BM25_WEIGHTS = sql.raw("2.0, 1.0, 1.5");
 
-const columns = sql`id, user_id AS userId, type, signal, flags, title, content, tags, project, source_session AS sourceSession,
-  origin, unlearned, merged_into AS mergedInto, confirmations, recalls, last_recalled_at AS lastRecalledAt, created_at AS createdAt, updated_at AS updatedAt`;
+const columns = sql`l.id, l.user_id AS userId, l.type, l.signal, l.flags, l.title, l.content, l.tags, l.project, l.source_session AS sourceSession,
+  l.origin, l.unlearned, l.merged_into AS mergedInto, l.confirmations, l.recalls, l.last_recalled_at AS lastRecalledAt,
+  l.created_at AS createdAt, l.updated_at AS updatedAt`;
 
 type Raw = Omit<LessonRow, "flags" | "tags" | "unlearned" | "owner"> & { flags: string; tags: string; unlearned: number; score: number; tier: 0 | 1 | 2 };
 
@@ -65,6 +70,9 @@ const hydrate = ({ score, tier, ...r }: Raw): RecallHit => ({
   score: Math.round(score * 1e4) / 1e4,
   tier,
 });
+
+/** What ranking reads of a candidate: the full rows are read for the `limit` winners only. */
+const RANKED = sql.raw("l.rowid AS doc, l.signal, l.confirmations, l.created_at, l.project");
 
 function filters(input: RecallInput): SQL {
   const parts = [sql`l.user_id = ${input.userId}`, sql`l.unlearned = 0`];
@@ -80,16 +88,18 @@ function candidates(input: RecallInput): SQL | null {
   const terms = recallTerms(input.query);
   if (terms.length) {
     // bm25() called with its weights rather than the configured `rank`: same order, ~30% less time in FTS5.
-    return sql`SELECT l.rowid AS doc, -h.bm AS lexical
+    // CROSS JOIN keeps the FTS5 hits as the outer loop: left to itself the planner walks the user's 10,000 rows by
+    // index and probes the hits (measured 2-3x slower in this statement).
+    return sql`SELECT ${RANKED}, -h.bm AS lexical
       FROM (SELECT rowid, bm25(lessons_fts, ${BM25_WEIGHTS}) AS bm FROM lessons_fts
         WHERE lessons_fts MATCH (SELECT replace(${ftsMatch(terms)}, '@', ${ownerTag("u")}) FROM (SELECT ${input.userId} AS u))
         ORDER BY bm LIMIT ${DEPTH}) h
-      JOIN lessons l ON l.rowid = h.rowid WHERE ${filters(input)}`;
+      CROSS JOIN lessons l ON l.rowid = h.rowid WHERE ${filters(input)}`;
   }
   const needle = input.query.trim().slice(0, 200);
   if (!needle) return null;
   const like = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  return sql`SELECT l.rowid AS doc, 1.0 AS lexical FROM lessons l
+  return sql`SELECT ${RANKED}, 1.0 AS lexical FROM lessons l
     WHERE ${filters(input)} AND (l.title LIKE ${like} ESCAPE '\\' OR l.content LIKE ${like} ESCAPE '\\') ORDER BY l.created_at DESC LIMIT ${DEPTH}`;
 }
 
@@ -98,18 +108,23 @@ function candidates(input: RecallInput): SQL | null {
  * recency), the caller's project first, then global lessons, then other projects'; only `limit` rows come back.
  */
 export async function searchLessons(db: Db, input: RecallInput, now: number): Promise<RecallHit[]> {
+  const statement = searchStatement(input, now);
+  return statement ? (await db.all<Raw>(statement)).map(hydrate) : [];
+}
+
+export function searchStatement(input: RecallInput, now: number): SQL | null {
   const found = candidates(input);
-  if (!found) return [];
+  if (!found) return null;
   const project = input.project || null;
-  const rows = await db.all<Raw>(sql`WITH c AS (${found}),
-    s AS (SELECT l.*, CASE WHEN max(c.lexical) OVER () > 0 THEN c.lexical / max(c.lexical) OVER () ELSE 0 END
+  return sql`WITH c AS (${found}),
+    s AS (SELECT c.doc, c.created_at, CASE WHEN max(c.lexical) OVER () > 0 THEN c.lexical / max(c.lexical) OVER () ELSE 0 END
         * ${SIGNAL}
-        * (1 + 0.15 * min(l.confirmations, 5))
-        * (0.8 + 0.2 * exp(-max(0, ${now} - l.created_at) / ${sql.raw(`${DECAY_MS}.0`)})) AS score,
-      CASE WHEN l.project = ${project} THEN 0 WHEN l.project IS NULL THEN 1 ELSE 2 END AS tier
-      FROM c JOIN lessons l ON l.rowid = c.doc)
-    SELECT ${columns}, score, tier FROM s ORDER BY tier, score DESC, created_at DESC LIMIT ${input.limit}`);
-  return rows.map(hydrate);
+        * (1 + 0.15 * min(c.confirmations, 5))
+        * (0.8 + 0.2 * exp(-max(0, ${now} - c.created_at) / ${sql.raw(`${DECAY_MS}.0`)})) AS score,
+      CASE WHEN c.project = ${project} THEN 0 WHEN c.project IS NULL THEN 1 ELSE 2 END AS tier
+      FROM c),
+    top AS (SELECT doc, score, tier FROM s ORDER BY tier, score DESC, created_at DESC LIMIT ${input.limit})
+    SELECT ${columns}, score, tier FROM top CROSS JOIN lessons l ON l.rowid = top.doc ORDER BY tier, score DESC, l.created_at DESC`;
 }
 
 /** Logs the recall and counts it on each returned lesson, in one batch. */
