@@ -22,7 +22,7 @@ const GROUP = (corpus: string) => ({
   target: "p95 <= 10 ms",
   targets: { recall_ms: { p95: 10 }, search_ms: { p95: 10 } },
   description:
-    "brain_recall's path: FTS5 BM25 in the user's partition (owner token), then signal, confirmations and recency, project first; limit 5. " +
+    "brain_recall's path, one D1 statement: FTS5 BM25 over the user's own postings (every indexed word is tagged with its owner), then signal, confirmations and recency, project first, ranked in SQL; limit 5. " +
     "recall_ms is what the MCP client or HTTP caller waits for (the search and ranking; the recall log and the per-lesson counters are written after the answer is sent, one D1 batch, shown as log_ms); search_ms is the search function alone. " +
     "minisearch_ms: the same queries through MiniSearch (BM25, in process) over the user's 10,000 lessons, for comparison; its index build is not timed and would run on every cold start. " +
     (corpus === "dense"
