@@ -53,10 +53,11 @@ function fullText(input: SearchInput, match: string | SQL): SQL {
   // Ranked inside the user's partition first, then scoped and hydrated. A time filter drops many of the
   // best-ranked rows, so it reads deeper. `bm25(...)` is the table's configured rank (text 1.0, owner 0.0):
   // ordering by it through SQLite's own sorter measured a third cheaper than FTS5's `ORDER BY rank` path,
-  // which re-reads every row it returns; same scores, same order.
+  // which re-reads every row it returns; same scores, same order. CROSS JOIN keeps the ranked rows outside:
+  // left to itself the planner walks the user's whole partition on facts_user and probes them.
   const depth = input.after !== undefined || input.before !== undefined || input.history ? CANDIDATES * 20 : CANDIDATES * 4;
   return sql`SELECT ${columns}, -h.bm25 AS lexical FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.0) AS bm25 FROM facts_fts WHERE facts_fts MATCH ${match} ORDER BY bm25 LIMIT ${depth}) h
-    JOIN facts f ON f.rowid = h.rowid WHERE ${scoped(input)} ORDER BY h.bm25 LIMIT ${Math.max(CANDIDATES, input.k * 2)}`;
+    CROSS JOIN facts f ON f.rowid = h.rowid WHERE ${scoped(input)} ORDER BY h.bm25 LIMIT ${Math.max(CANDIDATES, input.k * 2)}`;
 }
 
 /** The filler MATCH when the filler is not needed: one index lookup (ranking ignores the list then anyway). */
@@ -161,7 +162,7 @@ async function vectorRead(deps: MemoryDeps, input: SearchInput): Promise<{ token
     tokens,
     query: rowsOf(
       deps.db,
-      sql`SELECT ${columns}, m.score AS cosine FROM (${matches}) m JOIN facts f ON f.id = m.id
+      sql`SELECT ${columns}, m.score AS cosine FROM (${matches}) m CROSS JOIN facts f ON f.id = m.id
         WHERE m.score >= ${deps.embedder.minScore} AND ${scoped(input)} ORDER BY m.score DESC`,
       [...CANDIDATE_KEYS, "cosine"],
     ),
