@@ -176,6 +176,7 @@ export class TurnRunner {
       }
       this.fail(err, sink, input.sessionId);
     } finally {
+      await handedOver(sink);
       await this.settle(scope, scope.config.chatModel, tally);
     }
   }
@@ -215,6 +216,7 @@ export class TurnRunner {
       if (!isAbort(err) && !sink.signal.aborted) this.rollbackTurn();
       this.fail(err, sink, input.sessionId);
     } finally {
+      await handedOver(sink);
       await this.settle(scope, cont.model, tally);
     }
   }
@@ -409,6 +411,25 @@ export class TurnRunner {
     if (!failure) console.error(JSON.stringify({ session: sessionId, error: describeFailure(err) }));
     sink.emit({ type: "error", ...(failure ?? { code: "internal", message: "internal error" }) });
   }
+}
+
+/** How long a turn's bookkeeping waits for the reader to take its last event (it is never held longer). */
+const HANDOVER_MS = 2_000;
+
+/**
+ * Waits until the reader has taken every event emitted so far, so `done` (or `tool_pending`, or `error`)
+ * leaves before the bookkeeping batch rather than behind it; the stream itself still ends after the
+ * bookkeeping, so a read made once it has ended sees the turn's usage. Bounded: a reader that stops
+ * reading never holds the session's lock.
+ */
+async function handedOver(sink: EventSink): Promise<void> {
+  if (!sink.drained) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, HANDOVER_MS);
+  });
+  await Promise.race([sink.drained(), bound]);
+  clearTimeout(timer);
 }
 
 /** The suspended assistant message(s), then one user message with every tool_result, in call order. */
