@@ -99,8 +99,9 @@ export class TurnRunner {
     }
     if (!meta) return open({ code: "not_found", message: "session not found" });
     let scope = this.scope(input, input.siteId ?? meta.site_id, input.projectId ?? meta.project_id);
-    const rows = this.store.messages();
-    const lastReply = rows.findLast((m) => m.role === "assistant");
+    // What model calls can still see (the folded part of a long history is neither read nor parsed).
+    const rows = this.store.liveMessages();
+    const lastReply = rows.findLast((m) => m.role === "assistant") ?? this.store.lastMessage("assistant");
     const tally = newTally();
     const now = Date.now();
     // One D1 round trip before the model call: the session and budget checks and every provider's reads.
@@ -231,8 +232,8 @@ export class TurnRunner {
     return open;
   }
 
-  /** Runs the loop for one segment and ends it; true when it suspended. `rows`: the stored history, when the caller has it. */
-  private async run(seg: Segment, sink: EventSink, tally: Tally, rows = this.store.messages()): Promise<boolean> {
+  /** Runs the loop for one segment and ends it; true when it suspended. `rows`: the live history, when the caller has it. */
+  private async run(seg: Segment, sink: EventSink, tally: Tally, rows = this.store.liveMessages()): Promise<boolean> {
     const { scope } = seg;
     const history = modelHistory(this.requestRows(rows));
     const outcome = await runAgentLoop({
