@@ -31,16 +31,18 @@ async function turn(url, key, sessionId) {
   let first = 0;
   let doneAt = 0;
   let text = "";
+  let chunks = 0;
   const decoder = new TextDecoder();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
+    chunks += 1;
     if (!first) first = now();
     text += decoder.decode(value, { stream: true });
     if (!doneAt && text.includes("event: done")) doneAt = now();
   }
   if (!text.includes("event: done")) throw new Error(`turn did not finish: ${text.slice(-300)}`);
-  return { ttfb: first - t0, done: doneAt - t0, total: now() - t0, sessionId: /"id":"(ses_[^"]+)"/.exec(text)?.[1] };
+  return { ttfb: first - t0, done: doneAt - t0, total: now() - t0, chunks, sessionId: /"id":"(ses_[^"]+)"/.exec(text)?.[1] };
 }
 
 export default {
@@ -52,6 +54,7 @@ export default {
     "`ttfb_ms`: request sent to first SSE byte. `done_ms`: request to the `done` event (the reply and its usage are with the client). `turn_ms`: request to end of stream, after the turn's bookkeeping batch (usage row, audit row, session counters), so a read that follows sees them. `fake_model_ms`: the fake model's own HTTP round trip, measured separately.",
     "`overhead_ms` = turn_ms - fake_model_ms. `authed_read_ms`: GET /v1/sessions?limit=1 (key lookup + one query), the floor. `above_floor_ms` = overhead_ms - authed_read_ms of the same sample.",
     "`d1_sequential_before_model`: D1 round trips the turn waited for one after another before its first model call (a call started after another finished counts one further); `d1_calls_before_model`: all of them, concurrent ones included.",
+    "`sse_chunks`: how many reads the client's stream took (each is one write through every hop between the session object and the client; events the client has not taken yet leave together).",
   ].join(" "),
   runs: 200,
   warmup: 20,
@@ -87,6 +90,7 @@ export default {
       above_floor_ms: overhead - floor,
       d1_sequential_before_model: d1.sequential,
       d1_calls_before_model: d1.calls,
+      sse_chunks: t.chunks,
     };
   },
   async report(_h, state) {

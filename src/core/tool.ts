@@ -51,10 +51,17 @@ export const defineTool = <S extends z.ZodType>(tool: Tool<S>): Tool => tool as 
 
 export type AnthropicToolDef = { name: string; description: string; input_schema: { type: "object"; [k: string]: unknown } };
 
+/** Tools are fixed for the life of the isolate: each one's definition is built once, not on every model call. */
+const definitions = new WeakMap<Tool, AnthropicToolDef>();
+
 /** The tool's JSON Schema comes from its zod schema; nothing is written twice. */
 export function toAnthropicTool(tool: Tool): AnthropicToolDef {
+  const known = definitions.get(tool);
+  if (known) return known;
   const { $schema: _ignored, ...schema } = z.toJSONSchema(tool.input) as Record<string, unknown>;
-  return { name: tool.name, description: tool.description, input_schema: { ...schema, type: "object" } };
+  const def = { name: tool.name, description: tool.description, input_schema: { ...schema, type: "object" as const } };
+  definitions.set(tool, def);
+  return def;
 }
 
 /** Validates the model's input and runs the tool; bad input and failures become `is_error` results. */

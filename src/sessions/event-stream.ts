@@ -1,35 +1,38 @@
-import { type ChatEvent, ndjson } from "../core/events";
+import { type ChatEvent, ndjson, sseFrame } from "../core/events";
+import { coalescingStream } from "./coalesce";
 
 export type EventSink = {
   emit(event: ChatEvent): void;
   /** Aborted when the client goes away (the stream is cancelled) or the turn is cancelled. */
   signal: AbortSignal;
+  /** Resolves once every event emitted so far has been taken by the reader (or the reader is gone). */
+  drained?(): Promise<void>;
 };
 
+const encoder = new TextEncoder();
+
 /**
- * The NDJSON byte stream a turn writes its events to. Writing never throws: once the reader is gone,
- * events are dropped and the signal aborts, so the turn stops at its next await.
+ * How a turn's events travel to the Worker: as the SSE frames the client receives (the Worker passes
+ * the bytes on without parsing them), or as NDJSON for a Worker that collects them into one JSON body.
  */
-export function eventStream(): EventSink & { readable: ReadableStream<Uint8Array>; abort(): void; close(): void } {
-  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-  const writer = writable.getWriter();
+export type EventFormat = "sse" | "ndjson";
+
+/**
+ * The byte stream a turn writes its events to. Writing never throws: once the reader is gone, events
+ * are dropped and the signal aborts, so the turn stops at its next await. Events the reader has not
+ * taken yet leave together as one chunk (see coalesce.ts).
+ */
+export function eventStream(format: EventFormat): EventSink & { readable: ReadableStream<Uint8Array>; abort(): void; close(): void } {
   const controller = new AbortController();
-  let open = true;
-  writer.closed.catch(() => controller.abort());
+  const out = coalescingStream(() => controller.abort());
   return {
-    readable,
+    readable: out.readable,
     signal: controller.signal,
     emit(event) {
-      if (!open) return;
-      writer.write(ndjson(event)).catch(() => {
-        open = false;
-        controller.abort();
-      });
+      out.push(format === "sse" ? encoder.encode(sseFrame(event)) : ndjson(event));
     },
+    drained: out.drained,
     abort: () => controller.abort(),
-    close() {
-      open = false;
-      writer.close().catch(() => undefined);
-    },
+    close: out.close,
   };
 }

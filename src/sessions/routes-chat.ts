@@ -4,13 +4,14 @@ import { ClientToolSpec, clientToolSet, McpServerSpec } from "../bridge/client-t
 import { reservedToolNames } from "../bridge/toolset";
 import { quotaExceeded, quotaOf } from "../config/limits";
 import type { Registry } from "../core/capability";
-import { type ChatEvent, collectTurn, parseNdjson, sseFrame, ToolPendingEnvelope, UsageSchema } from "../core/events";
+import { type ChatEvent, collectTurn, parseNdjson, ToolPendingEnvelope, UsageSchema } from "../core/events";
 import type { AppEnv } from "../http/context";
 import { ErrorBody } from "../http/errors";
 import { errors, json, jsonBody, newRouter, Slug, security } from "../http/openapi";
 import { AppError } from "../lib/errors";
 import { cleanText } from "../lib/sanitize";
 import { assertChatBudget } from "../usage/budget";
+import { coalescingStream } from "./coalesce";
 import type { Started } from "./session-do";
 import { createSessionWithinBudget, requireProject, sessionStub } from "./store";
 
@@ -62,30 +63,32 @@ const chatRoute = createRoute({
 
 const sseHeaders = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" };
 
-/** SSE bytes of the turn's events; when the client goes away, `onCancel` stops the turn. */
-function toSse(events: ReadableStream<ChatEvent>, onCancel: () => Promise<void>): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
+/**
+ * The turn's SSE bytes, as the session object wrote them; when the client goes away, `onCancel` stops
+ * the turn. They are read as they arrive, and whatever the client has not taken yet leaves as one chunk.
+ */
+function relay(events: ReadableStream<Uint8Array>, onCancel: () => Promise<void>): ReadableStream<Uint8Array> {
   const reader = events.getReader();
-  return new ReadableStream({
-    async pull(controller) {
-      const { done, value } = await reader.read();
-      if (done) controller.close();
-      else controller.enqueue(encoder.encode(sseFrame(value)));
-    },
-    async cancel() {
-      await onCancel();
-      await reader.cancel();
-    },
+  const out = coalescingStream(async () => {
+    await onCancel();
+    await reader.cancel();
   });
+  (async () => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return out.close();
+      out.push(value);
+    }
+  })().catch((err: unknown) => out.error(err));
+  return out.readable;
 }
 
 /** Answers a started turn as SSE or, with stream:false, as one JSON body (an error event becomes the error shape). */
 export async function turnResponse(c: Context<AppEnv>, started: Started, cancel: () => Promise<void>): Promise<Response> {
   if ("error" in started) throw new AppError(started.error.code, started.error.message, undefined, started.error.retryAfter);
-  const events = started.events.pipeThrough(parseNdjson());
-  if (started.stream) return new Response(toSse(events, cancel), { headers: { ...sseHeaders, "x-request-id": c.var.requestId } });
+  if (started.stream) return new Response(relay(started.events, cancel), { headers: { ...sseHeaders, "x-request-id": c.var.requestId } });
   const collected: ChatEvent[] = [];
-  for await (const event of events) collected.push(event);
+  for await (const event of started.events.pipeThrough(parseNdjson())) collected.push(event);
   const end = collected.at(-1);
   if (end?.type === "error") throw new AppError(end.code as ConstructorParameters<typeof AppError>[0], end.message);
   return c.json(collectTurn(collected), 200);

@@ -99,8 +99,9 @@ export class TurnRunner {
     }
     if (!meta) return open({ code: "not_found", message: "session not found" });
     let scope = this.scope(input, input.siteId ?? meta.site_id, input.projectId ?? meta.project_id);
-    const rows = this.store.messages();
-    const lastReply = rows.findLast((m) => m.role === "assistant");
+    // What model calls can still see (the folded part of a long history is neither read nor parsed).
+    const rows = this.store.liveMessages();
+    const lastReply = rows.findLast((m) => m.role === "assistant") ?? this.store.lastMessage("assistant");
     const tally = newTally();
     const now = Date.now();
     // One D1 round trip before the model call: the session and budget checks and every provider's reads.
@@ -176,6 +177,7 @@ export class TurnRunner {
       }
       this.fail(err, sink, input.sessionId);
     } finally {
+      await handedOver(sink);
       await this.settle(scope, scope.config.chatModel, tally);
     }
   }
@@ -215,6 +217,7 @@ export class TurnRunner {
       if (!isAbort(err) && !sink.signal.aborted) this.rollbackTurn();
       this.fail(err, sink, input.sessionId);
     } finally {
+      await handedOver(sink);
       await this.settle(scope, cont.model, tally);
     }
   }
@@ -229,8 +232,8 @@ export class TurnRunner {
     return open;
   }
 
-  /** Runs the loop for one segment and ends it; true when it suspended. `rows`: the stored history, when the caller has it. */
-  private async run(seg: Segment, sink: EventSink, tally: Tally, rows = this.store.messages()): Promise<boolean> {
+  /** Runs the loop for one segment and ends it; true when it suspended. `rows`: the live history, when the caller has it. */
+  private async run(seg: Segment, sink: EventSink, tally: Tally, rows = this.store.liveMessages()): Promise<boolean> {
     const { scope } = seg;
     const history = modelHistory(this.requestRows(rows));
     const outcome = await runAgentLoop({
@@ -409,6 +412,25 @@ export class TurnRunner {
     if (!failure) console.error(JSON.stringify({ session: sessionId, error: describeFailure(err) }));
     sink.emit({ type: "error", ...(failure ?? { code: "internal", message: "internal error" }) });
   }
+}
+
+/** How long a turn's bookkeeping waits for the reader to take its last event (it is never held longer). */
+const HANDOVER_MS = 2_000;
+
+/**
+ * Waits until the reader has taken every event emitted so far, so `done` (or `tool_pending`, or `error`)
+ * leaves before the bookkeeping batch rather than behind it; the stream itself still ends after the
+ * bookkeeping, so a read made once it has ended sees the turn's usage. Bounded: a reader that stops
+ * reading never holds the session's lock.
+ */
+async function handedOver(sink: EventSink): Promise<void> {
+  if (!sink.drained) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, HANDOVER_MS);
+  });
+  await Promise.race([sink.drained(), bound]);
+  clearTimeout(timer);
 }
 
 /** The suspended assistant message(s), then one user message with every tool_result, in call order. */

@@ -20,7 +20,7 @@ import { SessionStorage } from "./storage";
 
 export type { Gate, ResumeInput, TurnInput, TurnRefusal } from "./runner";
 
-/** A started turn's NDJSON events and how the client wants them; or why it did not start. */
+/** A started turn's events (SSE frames when `stream`, else NDJSON) and how the client wants them; or why it did not start. */
 export type Started = { error: TurnRefusal } | { events: ReadableStream<Uint8Array>; stream: boolean };
 
 /** What GET /v1/sessions/{id} shows of a suspended turn: the envelope, and the messages held back from history until it resumes. */
@@ -153,7 +153,7 @@ export class SessionObject extends DurableObject<Env> {
 
   /** Runs `work` under the lock; answers when it opens the gate (or ends without opening it: its events then say how). */
   private start(turnId: string, stream: boolean, work: (sink: EventSink, open: Gate) => Promise<void>): Promise<Started> {
-    const sink = eventStream();
+    const sink = eventStream(stream ? "sse" : "ndjson");
     this.running.set(turnId, sink.abort);
     let answer: (started: Started) => void = () => undefined;
     const started = new Promise<Started>((resolve) => {

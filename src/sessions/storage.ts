@@ -17,6 +17,8 @@ type Row = { seq: number; role: "user" | "assistant"; content: string; created_a
 
 const KEEP_EXPIRED = 20;
 
+const stored = (r: Row): StoredMessage => ({ seq: r.seq, role: r.role, content: JSON.parse(r.content) as MessageParam["content"], created_at: r.created_at });
+
 /** The session row's defaults a turn needs before its context read (they never change after creation). */
 export type SessionMeta = { site_id: string | null; project_id: string | null };
 
@@ -52,10 +54,24 @@ export class SessionStorage {
 
   messages(): StoredMessage[] {
     if (!this.created) return [];
-    return this.sql
-      .exec<Row>("SELECT seq, role, content, created_at FROM messages ORDER BY seq")
-      .toArray()
-      .map((r) => ({ seq: r.seq, role: r.role, content: JSON.parse(r.content) as MessageParam["content"], created_at: r.created_at }));
+    return this.sql.exec<Row>("SELECT seq, role, content, created_at FROM messages ORDER BY seq").toArray().map(stored);
+  }
+
+  /**
+   * The messages a model call can still see: those after the running summary (all of them without one).
+   * A long session's folded turns stay on disk instead of being read and parsed on every turn.
+   */
+  liveMessages(): StoredMessage[] {
+    const through = this.summary()?.through;
+    if (through === undefined) return this.messages();
+    return this.sql.exec<Row>("SELECT seq, role, content, created_at FROM messages WHERE seq > ? ORDER BY seq", through).toArray().map(stored);
+  }
+
+  /** The latest message of `role`, wherever it is in the history. */
+  lastMessage(role: StoredMessage["role"]): StoredMessage | undefined {
+    if (!this.created) return undefined;
+    const row = this.sql.exec<Row>("SELECT seq, role, content, created_at FROM messages WHERE role = ? ORDER BY seq DESC LIMIT 1", role).toArray()[0];
+    return row ? stored(row) : undefined;
   }
 
   messageCount(): number {
