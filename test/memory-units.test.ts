@@ -117,6 +117,11 @@ describe("slots (contradiction detection)", () => {
     ["I'm thinking about matcha instead.", null],
     ["I used to drink espresso, now I don't.", null],
     ["The pixel art on the poster is lovely now.", "pixel art poster|is"],
+    ["Home is Utrecht now, we got the keys on Friday.", "user|live_in"],
+    ["My home is a mess now.", "home|is"],
+    ["On Monday I begin as lead copywriter at Basalt Software.", "user|work_at"],
+    ["I've got a new girlfriend, Noemi, we met at a climbing wall.", "user|partner"],
+    ["It's over with Ravi. We want different things.", "user|partner"],
     // A thing named as replaced or new is its own attribute, whatever it is.
     ["Sold the old car and bought a Ford Fiesta, so quiet on the motorway.", "user|thing car"],
     ["I've lost interest in my old hobby, it's pottery now every weekend.", "user|thing hobbi"],

@@ -141,6 +141,27 @@ const isChange = (text: string) => {
   return CHANGE_MARK.test(lower) || CHANGE_EXTRA.test(lower);
 };
 
+/**
+ * Among candidates that contain the same words of the question (at least two of them, so the same subject),
+ * the one said last: asked about the present, it is the current statement of that subject.
+ */
+function latestOfSubject(plan: SearchPlan, candidates: readonly Candidate[], eventOf: (c: Candidate) => number): Set<string> {
+  const groups = new Map<string, Candidate[]>();
+  for (const c of candidates) {
+    const present = new Set(words(c.text).map(stem));
+    const key = [...plan.stems.keys()].filter((s) => present.has(s)).join(" ");
+    if (!key) continue;
+    groups.set(key, [...(groups.get(key) ?? []), c]);
+  }
+  const out = new Set<string>();
+  for (const group of groups.values()) {
+    if (group.length < 2) continue;
+    const last = group.reduce((a, b) => (eventOf(b) > eventOf(a) ? b : a));
+    out.add(last.id);
+  }
+  return out;
+}
+
 export type Ranked = {
   /** The chosen candidates, best first (or in the requested time order), at most k. */
   chosen: { c: Candidate; score: number }[];
@@ -195,6 +216,13 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
   }
 
   const times = [...fused.values()].map(({ c }) => eventOf(c));
+  const latest = cues.current
+    ? latestOfSubject(
+        plan,
+        [...fused.values()].map(({ c }) => c),
+        eventOf,
+      )
+    : new Set<string>();
   const [oldest, newest] = [Math.min(...times), Math.max(...times)];
   const period = input.after === undefined && input.before === undefined ? cues.range : null;
   const ranked = [...fused.values()]
@@ -203,7 +231,8 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
       const at = eventOf(c);
       if (period) score *= at >= period.from && at < period.to ? PERIOD_BOOST : OUT_OF_PERIOD;
       // A privileged answer is current by supersession, however long ago it was said.
-      if (cues.current && newest > oldest) score *= 1 + RECENCY_BOOST * (privileged(c) ? 1 : (at - oldest) / (newest - oldest));
+      // ...and so is the latest of the candidates that match the same words of the question (the same subject).
+      if (cues.current && newest > oldest) score *= 1 + RECENCY_BOOST * (privileged(c) || latest.has(c.id) ? 1 : (at - oldest) / (newest - oldest));
       // A statement that announces a change ("switched to", "instead", "no longer") is the newer state of its topic.
       if (cues.current && isChange(c.text)) score *= CHANGE_BOOST;
       // History ranks under what is current; asked about the past, the other way round.

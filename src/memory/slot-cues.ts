@@ -35,11 +35,22 @@ export const STATEMENTS: Cue[] = [
   { attribute: "live_in", re: /\b(?:new|our|my)\s+(?:place|flat|apartment|house|home)\s+(?:in|near)\b/ },
   { attribute: "live_in", re: /\b(?:lease|mortgage|keys)\s+(?:on|to|for)\s+(?:a|an|the|our|my)\s+(?:new\s+)?(?:place|flat|apartment|house|home)\b/ },
   { attribute: "live_in", re: /\b(?:feels|felt)\s+like\s+home\b/, placeIsSubject: true },
+  // "Home is Lisbon now", "Lisbon is home these days".
+  {
+    attribute: "live_in",
+    re: /^(?:[a-z]+\s+)?home\s+is\s+(?:now\s+)?[a-z]+(?:\s+now\b|\s+these\s+days\b|,)|\bis\s+(?:now\s+)?(?:my\s+|our\s+)?home\s+(?:now|these\s+days|nowadays)\b/,
+    placeIsSubject: true,
+  },
   { attribute: "work_at", re: /\b(?:work|works|working|worked|employed)\s+(?:as\s+(?:an?\s+)?[\w\s-]{1,40}?\s+)?(?:at|for)\b/ },
   { attribute: "work_at", re: /\b(?:hired\s+by|(?:job|offer|contract|position|role)\s+(?:at|with|from)|my\s+employer|day\s+job)\b/ },
+  // Starting a job: "on Monday I begin as lead designer at X", "I start there as a senior analyst".
+  {
+    attribute: "work_at",
+    re: /\b(?:start|starts|starting|begin|begins|beginning|join|joins|joining)\s+(?:there\s+|on\s+[a-z]+\s+)?as\s+(?:an?\s+|the\s+|their\s+)?[\w\s-]{1,40}?\s+(?:at|with|for)\b/,
+  },
   {
     attribute: "partner",
-    re: /\b(?:dating|seeing\s+someone|(?:a\s+)?(?:first|second|third|another)\s+date\s+with|broke\s+up|split\s+up|called\s+it\s+off|made\s+it\s+official|in\s+a\s+relationship|got\s+(?:married|engaged)|(?:my|our)\s+(?:boyfriend|girlfriend|partner|fianc[eé]e?|husband|wife))\b/,
+    re: /\b(?:dating|seeing\s+someone|(?:been\s+)?going\s+out\s+(?:with|for|together)|it's\s+over\s+(?:with|between)|(?:a|my|our)\s+new\s+(?:boyfriend|girlfriend|partner)|(?:a\s+)?(?:first|second|third|another)\s+date\s+with|broke\s+up|split\s+up|called\s+it\s+off|made\s+it\s+official|in\s+a\s+relationship|got\s+(?:married|engaged)|(?:my|our)\s+(?:boyfriend|girlfriend|partner|fianc[eé]e?|husband|wife))\b/,
   },
   // Where one trains: a place after a training verb, a membership that moves, a gym joined, "my gym is ...".
   {
