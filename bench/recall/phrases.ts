@@ -2,6 +2,7 @@
  * How the generated users say things and how they ask about them. `ORIGINAL` is the phrasing the recall eval was
  * first written with (and which retrieval was later tuned on). `HELD_OUT` says the same facts and asks the same
  * questions in other words; it was written before any figure on it was seen and is not to be edited to move one.
+ * `FRESH` (at the end) has its own wording, entity lists and more kinds of changing fact.
  * Lists of questions are picked from with the corpus's seeded generator.
  */
 

@@ -11,11 +11,14 @@
  *   lives in Berlin"); another person otherwise ("My sister lives in Rome" -> "sister|live_in", "my sister's
  *   iPhone" -> "sister|phone"). Only a current, lasting state counts: plans ("thinking about switching to tea"),
  *   the past ("I used to train at X", "I lived in Rome as a student") and visits ("tried a class at X") do not;
+ * - a first-person statement of change that names a value of an attribute's kind ("These days the first thing I
+ *   have is matcha"), and a thing of the user's named as replaced or new ("Sold the old car and bought a Kia":
+ *   "user|thing car", whatever the thing);
  * - "my favourite X is Y" / "Y is my favourite X": the user's favourite X;
  * - attribute-like copulas with a possessive or multi-word subject ("The default Jira project is PROJ").
  * Deliberately conservative elsewhere: "Python is fun" gets none, so liking two things never erases one of them.
- * `questionSlot` reads the same attributes from a question about the user ("Where am I based these days?"), so
- * retrieval can fetch the current statement even when it shares no word with the question.
+ * `questionSlot` reads the same attributes from a question about the user ("Where am I based these days?", "What
+ * car do I drive now?"), so retrieval can fetch the current statement even when it shares no word with the question.
  */
 import {
   ASKED_THING,
