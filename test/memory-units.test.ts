@@ -129,6 +129,7 @@ describe("slots (contradiction detection)", () => {
     ["My old phone is in a drawer somewhere.", "old phone|is"],
     ["Sam bought the new Pixel 9 last week.", "sam|phone"],
     ["My old friend Ravi is visiting.", "old friend ravi|is"],
+    ["My new desk neighbour Sam brings homemade kimchi every Friday.", null],
   ];
   for (const [text, slot] of cases) it(`${text} -> ${slot}`, () => expect(slotOf(text)).toBe(slot));
 

@@ -151,9 +151,11 @@ export const VALUES: [Attribute, RegExp][] = [
 /**
  * A thing of the user's named as replaced or new ("sold the old car and bought...", "lost interest in my old
  * hobby", "the new phone arrived"): the noun is the attribute, whatever it is. "Old" needs a change in the same
- * statement ("my old phone is in a drawer" states nothing current); nouns for people and time are not things.
+ * statement ("my old phone is in a drawer" states nothing current); nouns for people and time are not things,
+ * and the noun must end its phrase ("my new desk neighbour" is not a desk).
  */
-export const THING = /\b(?:my|our|the)\s+(old|previous|former|new)\s+([a-z]+)\b/;
+export const THING =
+  /\b(?:my|our|the)\s+(old|previous|former|new)\s+([a-z]+)(?=\s*$|\s*[,:;.!-]|\s+(?:is|was|arrived|came|and|for|from|has|had|went|got)\b|'s\b)/;
 export const NOT_A_THING = new Set([
   "one",
   "ones",
