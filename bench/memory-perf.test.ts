@@ -31,14 +31,16 @@ const INJECTION = {
   description:
     "buildSystemPrompt with the working-memory and scaffold providers for a user with a 500-word working memory and a 30-key scaffold (one D1 read).",
 };
+const HOW =
+  "k=5, `searchFacts` directly (no HTTP). Hybrid = the full-text lists (FTS5 bm25) + the local vector index, fused by score; `fulltext` / `vector`: one half alone. `provider_search_and_recall_update`: the chat turn's retrieved-facts provider, i.e. the search plus counting the recall (a turn defers that write until after the model call). Inside workerd the clock advances only at I/O: these figures are D1's time, not the ranking's CPU.";
 const RETRIEVAL = (corpus: string) => ({
   group: `Memory: retrieval among 10,000 facts for the user, 100,000 across users (${corpus} corpus)`,
   target: "p95 <= 30 ms locally (the product budget is 300 ms)",
   targets: { "*": { p95: 30 } },
   description:
     corpus === "dense"
-      ? "Dense, repetitive vocabulary: every query term matches thousands of the user's facts (a worst case). k=5. Hybrid = FTS5 BM25 + local vectors fused by reciprocal rank."
-      : "Zipf-distributed vocabulary of 5,000 content words (like natural text without stopwords). k=5. Hybrid = FTS5 BM25 + local vectors fused by reciprocal rank.",
+      ? `Dense, repetitive vocabulary: every query term matches thousands of the user's facts (a worst case). ${HOW}`
+      : `Zipf-distributed vocabulary of 5,000 content words (like natural text without stopwords). ${HOW}`,
 });
 
 const QUERIES = [...DENSE_QUERIES];

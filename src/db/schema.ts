@@ -351,7 +351,8 @@ export const projectActivity = sqliteTable(
 
 /**
  * Coding lessons; content-hash ids (user, project, type, normalised text) make re-extraction idempotent.
- * Full text in `lessons_fts` (title, content, tags and the owner token, so a search reads one user's partition).
+ * Full text in `lessons_fts` (title, content, tags; every word tagged with its owner, so a search reads only its
+ * user's postings). `owner` is no longer indexed; it is a virtual column and costs no storage.
  */
 export const lessons = sqliteTable(
   "lessons",

@@ -26,39 +26,53 @@ export function recallTerms(text: string): string[] {
 const quoted = (term: string) => `"${term.replace(/"/g, '""')}"`;
 
 /**
- * The FTS5 query: the owner's partition AND any of the words. The words are not restricted to the text columns
- * (a column filter measured ~30% slower): the owner column holds only the owner's own token, weighted 0 in rank.
+ * The FTS5 query: any of the words, each tagged with the owner (`@` stands for the user's tag, substituted in SQL).
+ * The index stores every word prefixed with its owner's tag (see the lessons_fts migration), so a term's postings
+ * are that user's only: FTS5 neither walks other users' postings nor counts them in BM25's document frequencies.
  */
-export function ftsMatch(userId: string, terms: readonly string[]): string {
-  return `owner : ${quoted(userId.replace(/_/g, ""))} AND (${terms.map(quoted).join(" OR ")})`;
+export function ftsMatch(terms: readonly string[]): string {
+  return terms.map((t) => quoted(`@${t}`)).join(" OR ");
 }
 
+const digit = (userId: string, i: number) => sql.raw(`instr('0123456789abcdefghijkmnpqrstuvwxyz', substr(${userId}, ${i}, 1))`);
+/**
+ * The user's index tag: 8 digits from the random part of the user id, the same expression as the migration's
+ * (digits leave porter's stemming of the word after them unchanged). Two users may share a tag; a search still
+ * keeps only rows whose user_id is the caller's.
+ */
+function ownerTag(userId: string): SQL {
+  const d = (i: number) => digit(userId, i);
+  return sql`(10000000 + (${d(5)} + 35 * (${d(6)} + 35 * (${d(7)} + 35 * (${d(8)} + 35 * (${d(9)} + 35 * ${d(10)}))))) % 90000000)`;
+}
+
+/** Ranking: relevance (BM25 relative to the best candidate) times signal, confirmations (+15% each, up to 5) and recency. */
 const SIGNAL_WEIGHT = { HIGH: 1, MED: 0.85, LOW: 0.7 } as const;
-const DAY = 86_400_000;
+const DECAY_MS = 90 * 86_400_000;
+const SIGNAL = sql.raw(
+  `CASE c.signal ${Object.entries(SIGNAL_WEIGHT)
+    .map(([k, w]) => `WHEN '${k}' THEN ${w}`)
+    .join(" ")} END`,
+);
+
 /** How deep FTS5 ranks before scoping: a user's best matches are within the first few hundred of theirs. */
 const DEPTH = 100;
-/** BM25 column weights: title, content, tags, owner (the owner token is a filter, never a match). */
-const BM25_WEIGHTS = sql.raw("2.0, 1.0, 1.5, 0.0");
-
-export function rankScore(lexical: number, best: number, l: Pick<LessonRow, "signal" | "confirmations" | "createdAt">, now: number): number {
-  const relevance = best > 0 ? lexical / best : 0;
-  const confirmed = 1 + 0.15 * Math.min(l.confirmations, 5);
-  const recency = 0.8 + 0.2 * Math.exp(-Math.max(0, now - l.createdAt) / (90 * DAY));
-  return relevance * SIGNAL_WEIGHT[l.signal] * confirmed * recency;
-}
+/** BM25 column weights: title, content, tags. */
+const BM25_WEIGHTS = sql.raw("2.0, 1.0, 1.5");
 
 const columns = sql`l.id, l.user_id AS userId, l.type, l.signal, l.flags, l.title, l.content, l.tags, l.project, l.source_session AS sourceSession,
-  l.origin, l.unlearned, l.merged_into AS mergedInto, l.confirmations, l.recalls, l.last_recalled_at AS lastRecalledAt, l.created_at AS createdAt, l.updated_at AS updatedAt`;
+  l.origin, l.unlearned, l.merged_into AS mergedInto, l.confirmations, l.recalls, l.last_recalled_at AS lastRecalledAt,
+  l.created_at AS createdAt, l.updated_at AS updatedAt`;
 
-type Raw = Omit<LessonRow, "flags" | "tags" | "unlearned" | "owner"> & { flags: string; tags: string; unlearned: number; lexical: number };
+type Raw = Omit<LessonRow, "flags" | "tags" | "unlearned" | "owner"> & { flags: string; tags: string; unlearned: number; score: number; tier: 0 | 1 | 2 };
 
-const hydrate = (r: Raw): LessonRow & { lexical: number } => ({
-  ...r,
-  flags: JSON.parse(r.flags) as string[],
-  tags: JSON.parse(r.tags) as string[],
-  unlearned: !!r.unlearned,
-  owner: null,
+const hydrate = ({ score, tier, ...r }: Raw): RecallHit => ({
+  lesson: { ...r, flags: JSON.parse(r.flags) as string[], tags: JSON.parse(r.tags) as string[], unlearned: !!r.unlearned, owner: null },
+  score: Math.round(score * 1e4) / 1e4,
+  tier,
 });
+
+/** What ranking reads of a candidate: the full rows are read for the `limit` winners only. */
+const RANKED = sql.raw("l.rowid AS doc, l.signal, l.confirmations, l.created_at, l.project");
 
 function filters(input: RecallInput): SQL {
   const parts = [sql`l.user_id = ${input.userId}`, sql`l.unlearned = 0`];
@@ -66,38 +80,51 @@ function filters(input: RecallInput): SQL {
   return sql.join(parts, sql` AND `);
 }
 
-async function candidates(db: Db, input: RecallInput): Promise<(LessonRow & { lexical: number })[]> {
+/**
+ * The candidates (rowid, lexical): the user's best BM25 matches, or for a query without a searchable word
+ * ("#!", "++") a literal substring match (LIKE's wildcards escaped), newest first, all equally relevant.
+ */
+function candidates(input: RecallInput): SQL | null {
   const terms = recallTerms(input.query);
   if (terms.length) {
     // bm25() called with its weights rather than the configured `rank`: same order, ~30% less time in FTS5.
-    const rows = await db.all<Raw>(sql`SELECT ${columns}, -h.bm AS lexical
-      FROM (SELECT rowid, bm25(lessons_fts, ${BM25_WEIGHTS}) AS bm FROM lessons_fts WHERE lessons_fts MATCH ${ftsMatch(input.userId, terms)}
+    // CROSS JOIN keeps the FTS5 hits as the outer loop: left to itself the planner walks the user's 10,000 rows by
+    // index and probes the hits (measured 2-3x slower in this statement).
+    return sql`SELECT ${RANKED}, -h.bm AS lexical
+      FROM (SELECT rowid, bm25(lessons_fts, ${BM25_WEIGHTS}) AS bm FROM lessons_fts
+        WHERE lessons_fts MATCH (SELECT replace(${ftsMatch(terms)}, '@', ${ownerTag("u")}) FROM (SELECT ${input.userId} AS u))
         ORDER BY bm LIMIT ${DEPTH}) h
-      JOIN lessons l ON l.rowid = h.rowid WHERE ${filters(input)}`);
-    return rows.map(hydrate);
+      CROSS JOIN lessons l ON l.rowid = h.rowid WHERE ${filters(input)}`;
   }
-  // No searchable word ("#!", "++"): a literal substring match, with LIKE's wildcards escaped.
   const needle = input.query.trim().slice(0, 200);
-  if (!needle) return [];
+  if (!needle) return null;
   const like = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  const rows = await db.all<Raw>(sql`SELECT ${columns}, 1.0 AS lexical FROM lessons l
-    WHERE ${filters(input)} AND (l.title LIKE ${like} ESCAPE '\\' OR l.content LIKE ${like} ESCAPE '\\') ORDER BY l.created_at DESC LIMIT ${DEPTH}`);
-  return rows.map(hydrate);
+  return sql`SELECT ${RANKED}, 1.0 AS lexical FROM lessons l
+    WHERE ${filters(input)} AND (l.title LIKE ${like} ESCAPE '\\' OR l.content LIKE ${like} ESCAPE '\\') ORDER BY l.created_at DESC LIMIT ${DEPTH}`;
 }
 
-const tierOf = (l: LessonRow, project: string | null | undefined): 0 | 1 | 2 => {
-  if (project && l.project === project) return 0;
-  return l.project === null ? 1 : 2;
-};
-
+/**
+ * One statement: the candidates, ranked in SQL (relevance relative to the best candidate, signal, confirmations,
+ * recency), the caller's project first, then global lessons, then other projects'; only `limit` rows come back.
+ */
 export async function searchLessons(db: Db, input: RecallInput, now: number): Promise<RecallHit[]> {
-  const rows = await candidates(db, input);
-  const best = Math.max(0, ...rows.map((r) => r.lexical));
-  return rows
-    .map(({ lexical, ...lesson }) => ({ lesson, score: rankScore(lexical, best, lesson, now), tier: tierOf(lesson, input.project) }))
-    .sort((a, b) => a.tier - b.tier || b.score - a.score || b.lesson.createdAt - a.lesson.createdAt)
-    .slice(0, input.limit)
-    .map((h) => ({ ...h, score: Math.round(h.score * 1e4) / 1e4 }));
+  const statement = searchStatement(input, now);
+  return statement ? (await db.all<Raw>(statement)).map(hydrate) : [];
+}
+
+export function searchStatement(input: RecallInput, now: number): SQL | null {
+  const found = candidates(input);
+  if (!found) return null;
+  const project = input.project || null;
+  return sql`WITH c AS (${found}),
+    s AS (SELECT c.doc, c.created_at, CASE WHEN max(c.lexical) OVER () > 0 THEN c.lexical / max(c.lexical) OVER () ELSE 0 END
+        * ${SIGNAL}
+        * (1 + 0.15 * min(c.confirmations, 5))
+        * (0.8 + 0.2 * exp(-max(0, ${now} - c.created_at) / ${sql.raw(`${DECAY_MS}.0`)})) AS score,
+      CASE WHEN c.project = ${project} THEN 0 WHEN c.project IS NULL THEN 1 ELSE 2 END AS tier
+      FROM c),
+    top AS (SELECT doc, score, tier FROM s ORDER BY tier, score DESC, created_at DESC LIMIT ${input.limit})
+    SELECT ${columns}, score, tier FROM top CROSS JOIN lessons l ON l.rowid = top.doc ORDER BY tier, score DESC, l.created_at DESC`;
 }
 
 /** Logs the recall and counts it on each returned lesson, in one batch. */

@@ -44,18 +44,57 @@ const CANDIDATE_KEYS = ["id", "rowid", "text", "metadata", "confidence", "recall
 /** A raw read as a drizzle select over it: drizzle's batch takes no raw statement with parameters. */
 const rowsOf = (db: Db, query: SQL, keys: readonly string[]) =>
   db.select(Object.fromEntries(keys.map((k) => [k, sql`${sql.identifier(k)}`]))).from(sql`(${query})`);
+type Statement = ReturnType<typeof rowsOf>;
 
-function fullText(db: Db, input: SearchInput, terms: string) {
-  const match = `owner : ${ownerToken(input.userId)} AND text : (${terms})`;
-  // Ranked inside FTS5 first (its ORDER BY rank LIMIT fast path), then scoped and hydrated. A time filter
-  // drops many of the best-ranked rows, so it reads deeper.
+const ftsMatch = (input: SearchInput, terms: string) => `owner : ${ownerToken(input.userId)} AND text : (${terms})`;
+
+/** A full-text candidate list; `match` is the FTS5 query, bound as a value or an expression that yields one. */
+function fullText(input: SearchInput, match: string | SQL): SQL {
+  // Ranked inside the user's partition first, then scoped and hydrated. A time filter drops many of the
+  // best-ranked rows, so it reads deeper. `bm25(...)` is the table's configured rank (text 1.0, owner 0.0):
+  // ordering by it through SQLite's own sorter measured a third cheaper than FTS5's `ORDER BY rank` path,
+  // which re-reads every row it returns; same scores, same order. CROSS JOIN keeps the ranked rows outside:
+  // left to itself the planner walks the user's whole partition on facts_user and probes them.
   const depth = input.after !== undefined || input.before !== undefined || input.history ? CANDIDATES * 20 : CANDIDATES * 4;
-  return rowsOf(
-    db,
-    sql`SELECT ${columns}, -h.rank AS lexical FROM (SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH ${match} ORDER BY rank LIMIT ${depth}) h
-    JOIN facts f ON f.rowid = h.rowid WHERE ${scoped(input)} ORDER BY h.rank LIMIT ${Math.max(CANDIDATES, input.k * 2)}`,
-    [...CANDIDATE_KEYS, "lexical"],
-  );
+  return sql`SELECT ${columns}, -h.bm25 AS lexical FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.0) AS bm25 FROM facts_fts WHERE facts_fts MATCH ${match} ORDER BY bm25 LIMIT ${depth}) h
+    CROSS JOIN facts f ON f.rowid = h.rowid WHERE ${scoped(input)} ORDER BY h.bm25 LIMIT ${Math.max(CANDIDATES, input.k * 2)}`;
+}
+
+/** The filler MATCH when the filler is not needed: one index lookup (ranking ignores the list then anyway). */
+const NO_MATCH = '"engramnofillerneeded"';
+
+type ListName = "text" | "expanded" | "filler";
+
+/**
+ * Every full-text list as one statement, rows tagged with their list. Ranking uses the filler list (every
+ * query word, function words too: they match nearly every fact, so it is the costliest scan) only when the
+ * content-word lists found fewer than k facts (`needsFiller`). Here those lists are computed once
+ * (materialized) and counted, and the filler list's MATCH is a token that matches nothing unless it is
+ * needed: the same lists ranking would use, without paying for the filler scan when it would be ignored.
+ */
+function fullTextLists(db: Db, plan: SearchPlan): Statement | null {
+  const { input } = plan;
+  const text = quoted(plan.terms);
+  const expanded = quoted(plan.extra);
+  const filler = plan.everyWord.length > plan.terms.length ? quoted(plan.everyWord) : null;
+  const lists: [ListName, SQL][] = [];
+  if (text) lists.push(["text", fullText(input, ftsMatch(input, text))]);
+  if (expanded) lists.push(["expanded", fullText(input, ftsMatch(input, expanded))]);
+  if (!lists.length && !filler) return null;
+  const ctes = lists.map(([name, q]) => sql`${sql.identifier(`l_${name}`)} AS MATERIALIZED (${q})`);
+  const arms = lists.map(([name]) => sql`SELECT ${name} AS list, * FROM ${sql.identifier(`l_${name}`)}`);
+  if (filler) {
+    const found = sql.join(
+      lists.map(([name]) => sql`SELECT id FROM ${sql.identifier(`l_${name}`)}`),
+      sql` UNION `,
+    );
+    const match = lists.length
+      ? sql`CASE WHEN (SELECT count(*) FROM (${found})) < ${input.k} THEN ${ftsMatch(input, filler)} ELSE ${NO_MATCH} END`
+      : ftsMatch(input, filler);
+    arms.push(sql`SELECT ${"filler"} AS list, * FROM (${fullText(input, match)})`);
+  }
+  const query = ctes.length ? sql`WITH ${sql.join(ctes, sql`, `)} ${sql.join(arms, sql` UNION ALL `)}` : sql.join(arms, sql` UNION ALL `);
+  return rowsOf(db, query, ["list", ...CANDIDATE_KEYS, "lexical"]);
 }
 
 /**
@@ -87,22 +126,13 @@ function docFrequency(db: Db, userId: string, plan: SearchPlan) {
 }
 
 type Lexical = Pick<Candidates, "text" | "expanded" | "filler" | "slotted" | "docFrequency">;
-type Statement = ReturnType<typeof rowsOf>;
 
 /** The full-text reads: they need nothing but the plan. Null when the plan calls for none. */
 function lexicalReads(db: Db, plan: SearchPlan): { queries: BatchReads; decode(results: readonly unknown[]): Lexical } | null {
   const { input, mode } = plan;
   const named: [keyof Lexical, Statement][] = [];
-  const lists: [keyof Lexical, string | null][] =
-    mode === "vector"
-      ? []
-      : [
-          ["text", quoted(plan.terms)],
-          ["expanded", quoted(plan.extra)],
-          // Read with the rest, though ranking uses it only when the other lists are short (needsFiller).
-          ["filler", plan.everyWord.length > plan.terms.length ? quoted(plan.everyWord) : null],
-        ];
-  for (const [name, terms] of lists) if (terms) named.push([name, fullText(db, input, terms)]);
+  const lists = mode === "vector" ? null : fullTextLists(db, plan);
+  if (lists) named.push(["text", lists]);
   if (plan.slot) named.push(["slotted", slotFacts(db, input, plan.slot)]);
   if (plan.stems.size) named.push(["docFrequency", docFrequency(db, input.userId, plan)]);
   const [first, ...rest] = named.map(([, q]) => q);
@@ -115,7 +145,7 @@ function lexicalReads(db: Db, plan: SearchPlan): { queries: BatchReads; decode(r
         const rows = (results[i] ?? []) as unknown[];
         if (name === "docFrequency") out.docFrequency = new Map((rows as { term: string; doc: number }[]).map((r) => [stem(r.term), r.doc]));
         else if (name === "slotted") out.slotted = rows as Candidate[];
-        else out[name] = rows as Scored[];
+        else for (const { list, ...row } of rows as (Scored & { list: ListName })[]) out[list].push(row);
       });
       return out;
     },
@@ -132,7 +162,7 @@ async function vectorRead(deps: MemoryDeps, input: SearchInput): Promise<{ token
     tokens,
     query: rowsOf(
       deps.db,
-      sql`SELECT ${columns}, m.score AS cosine FROM (${matches}) m JOIN facts f ON f.id = m.id
+      sql`SELECT ${columns}, m.score AS cosine FROM (${matches}) m CROSS JOIN facts f ON f.id = m.id
         WHERE m.score >= ${deps.embedder.minScore} AND ${scoped(input)} ORDER BY m.score DESC`,
       [...CANDIDATE_KEYS, "cosine"],
     ),

@@ -50,8 +50,10 @@ export async function searchFacts(deps: MemoryDeps, request: SearchInput, read?:
 /** Injected facts were recalled: they rank up, and stop decaying, from now on. Records the query's embedding cost. */
 export async function recordRecall(deps: MemoryDeps, userId: string, ids: readonly string[], embeddingTokens: number): Promise<void> {
   await runStatements(deps.db, [
+    // `+user_id`: the primary key finds the few ids; left to itself the planner walks the user's whole
+    // partition on a user_id index instead (measured: 10,000 rows for 5 ids, 25x slower).
     ...(ids.length
-      ? [sql`UPDATE facts SET recall_count = recall_count + 1, last_recalled_at = ${deps.now()} WHERE user_id = ${userId} AND ${inJson(facts.id, [...ids])}`]
+      ? [sql`UPDATE facts SET recall_count = recall_count + 1, last_recalled_at = ${deps.now()} WHERE +user_id = ${userId} AND ${inJson(facts.id, [...ids])}`]
       : []),
     ...(embeddingTokens
       ? [

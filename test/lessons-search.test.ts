@@ -1,0 +1,134 @@
+/**
+ * The lessons full-text index stores every word tagged with its owner: these tests pin what that must not change
+ * (every word findable whatever punctuation surrounds it, one user's lessons never in another's results even when
+ * two users share a tag, erasure leaves nothing in the index) and that the re-index works on existing lessons.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { api, createUser } from "./helpers";
+
+type Hit = { id: string };
+
+const remember = async (key: string, body: Record<string, unknown>) => {
+  const res = await api(key, "POST", "/v1/lessons", body);
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { lesson: Hit }).lesson;
+};
+
+const search = async (key: string, q: string) => {
+  const res = await api(key, "GET", `/v1/lessons?q=${encodeURIComponent(q)}`);
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { lessons: Hit[] }).lessons.map((l) => l.id);
+};
+
+/** FTS5's own check that the index holds exactly what the content (the tagged view) says. */
+const integrityCheck = () => env.DB.prepare("INSERT INTO lessons_fts(lessons_fts, rank) VALUES ('integrity-check', 1)").run();
+
+/** Whether any segment of the lessons index still holds the bytes of a word (past its first three letters). */
+async function indexHolds(word: string): Promise<boolean> {
+  const rows = await env.DB.prepare("SELECT block FROM lessons_fts_data").all<{ block: ArrayBuffer | number[] | null }>();
+  const needle = new TextEncoder().encode(word.slice(3));
+  return rows.results.some((r) => {
+    if (!r.block) return false;
+    const bytes = r.block instanceof ArrayBuffer ? new Uint8Array(r.block) : Uint8Array.from(r.block);
+    outer: for (let i = 0; i + needle.length <= bytes.length; i++) {
+      for (let j = 0; j < needle.length; j++) if (bytes[i + j] !== needle[j]) continue outer;
+      return true;
+    }
+    return false;
+  });
+}
+
+describe("lessons full-text index", () => {
+  it("finds every word whatever punctuation surrounds it, in title, content and tags", async () => {
+    const u = await createUser();
+    const l = await remember(u.key, {
+      title: "Prefer pnpm—never npm (monorepo)",
+      content:
+        "Don’t mock “drizzle”; retry→backoff… result: path/to_file.ts, a-b, x=1, [brackets], {braces}, «guillemets», 2×speedup.\n\tIndented line, trailing",
+      tags: ["workspaces", "lockfile-v9"],
+    });
+    for (const q of [
+      "pnpm",
+      "never",
+      "monorepo",
+      "mock",
+      "drizzle",
+      "retry",
+      "backoff",
+      "result",
+      "path",
+      "file",
+      "brackets",
+      "braces",
+      "guillemets",
+      "speedup",
+      "indented",
+      "trailing",
+      "workspaces",
+      "lockfile",
+      "v9",
+    ]) {
+      expect(await search(u.key, q), q).toEqual([l.id]);
+    }
+    await integrityCheck();
+  });
+
+  it("keeps users apart even when their ids give the same index tag", async () => {
+    const a = await createUser();
+    // The tag comes from the id's characters 5-10: this user's id shares them with a's.
+    const twin = `usr_${a.id.slice(4, 10)}twin${crypto.randomUUID().replace(/-/g, "").slice(0, 10)}`;
+    await env.DB.prepare("INSERT INTO users (id) VALUES (?)").bind(twin).run();
+    await env.DB.prepare("INSERT INTO lessons (id, user_id, type, title, content) VALUES (?, ?, 'lesson', ?, ?)")
+      .bind("les_twin_1", twin, "Twin's private kvothe lesson", "Only the twin may recall kvothe and shared words.")
+      .run();
+    const own = await remember(a.key, { title: "A's own shared words lesson", content: "Shared words, but A's own." });
+    expect(await search(a.key, "kvothe")).toEqual([]);
+    expect(await search(a.key, "shared words")).toEqual([own.id]);
+    await integrityCheck();
+  });
+
+  it("keeps the index in step with edits, unlearn and erasure, leaving no trace of erased words", async () => {
+    const u = await createUser();
+    const keep = await createUser();
+    const l = await remember(u.key, { title: "The zqxwvplumb deploy lesson", content: "Deploy zqxwvplumb after the qzyxmarrow migration." });
+    await remember(keep.key, { title: "The kvothefrond lesson", content: "Keep kvothefrond searchable." });
+    await env.DB.prepare("UPDATE lessons SET title = 'The renamed plumbline lesson' WHERE id = ?").bind(l.id).run();
+    expect(await search(u.key, "plumbline")).toEqual([l.id]);
+    await integrityCheck();
+    expect((await api(u.key, "DELETE", `/v1/lessons/${l.id}`)).status).toBe(200);
+    expect(await search(u.key, "plumbline")).toEqual([]);
+    expect(await indexHolds("qzyxmarrow")).toBe(true);
+    expect((await api(u.key, "DELETE", "/v1/memory")).status).toBe(200);
+    expect(await indexHolds("qzyxmarrow")).toBe(false);
+    expect(await indexHolds("zqxwvplumb")).toBe(false);
+    expect(await indexHolds("kvothefrond")).toBe(true);
+    expect(await search(keep.key, "kvothefrond")).toHaveLength(1);
+    await integrityCheck();
+  });
+
+  it("re-indexes lessons stored before the tagged index (the migration's backfill)", async () => {
+    const migration = (prefix: string) => {
+      const m = env.TEST_MIGRATIONS.find((x) => x.name.startsWith(prefix));
+      if (!m) throw new Error(`migration ${prefix} not found`);
+      return m.queries;
+    };
+    const run = async (queries: string[]) => {
+      for (const q of queries) await env.DB.prepare(q).run();
+    };
+    // Back to the index as it was before the re-index (owner-token column), with lessons written through it.
+    await run(["DROP TRIGGER lessons_ai", "DROP TRIGGER lessons_ad", "DROP TRIGGER lessons_au", "DROP TABLE lessons_fts", "DROP VIEW lessons_search"]);
+    await run(migration("0011_"));
+    await run(migration("0012_"));
+    const a = await createUser();
+    const b = await createUser();
+    const la = await remember(a.key, { title: "Pin the wrangler version", content: "Wrangler 4.157 breaks npm ci; pin it." });
+    const lb = await remember(b.key, { title: "Pin the wrangler version too", content: "B also pins wrangler." });
+    await run(migration("0013_"));
+    expect(await search(a.key, "wrangler")).toEqual([la.id]);
+    expect(await search(b.key, "wrangler")).toEqual([lb.id]);
+    await integrityCheck();
+    const secure = await env.DB.prepare("SELECT v FROM lessons_fts_config WHERE k = 'secure-delete'").first<{ v: number }>();
+    expect(secure?.v).toBe(1);
+  });
+});
