@@ -26,6 +26,10 @@ describe("time in questions", () => {
     expect(timeCues("what is my cat called", now)).toEqual({ range: null, current: false, past: false });
     expect(timeCues("where did I live before?", now)).toMatchObject({ current: false, past: true });
     expect(timeCues("what did I do before the meeting", now)).toMatchObject({ past: false });
+    // What was replaced: before the current one, what one used to have, what one gave up.
+    expect(timeCues("What car did I have before the current one?", now)).toMatchObject({ current: false, past: true });
+    expect(timeCues("How did I use to commute?", now)).toMatchObject({ past: true });
+    expect(timeCues("Which course did I drop out of?", now)).toMatchObject({ past: true });
   });
 });
 

@@ -89,13 +89,35 @@ describe("supersession of changing attributes", { timeout: 60_000 }, () => {
     expect((await find(u.key, "Which gym am I a member of now?")).results[0]?.text).toBe(GYM_OLD);
   });
 
-  it("lets a newer change statement the slot cues missed outrank the attribute's older statement", async () => {
+  it("reads a change statement that names a drink as the drink's new value, without a cue of its own", async () => {
     const u = await createUser();
-    await importFacts(u.key, [turn("I'm a black coffee person, three cups before noon.", "2024-01-05")]);
-    await importFacts(u.key, [turn("Nowadays it's rooibos for me first thing, no more coffee.", "2024-08-05")]);
+    const [old] = (await importFacts(u.key, [turn("I'm a black coffee person, three cups before noon.", "2024-01-05")])).facts;
+    const later = await importFacts(u.key, [turn("Nowadays it's rooibos for me first thing, no more coffee.", "2024-08-05")]);
+    expect(later.superseded).toEqual([old?.id]);
     const now = await find(u.key, "What do I drink first thing these days?");
     expect(now.results[0]?.text).toBe("Nowadays it's rooibos for me first thing, no more coffee.");
-    expect(texts(now)).toContain("I'm a black coffee person, three cups before noon.");
+    expect(texts(now)).not.toContain("I'm a black coffee person, three cups before noon.");
+  });
+
+  it("supersedes any thing of the user's named as replaced, and finds the old one when asked what came before", async () => {
+    const u = await createUser();
+    const OLD = "My new car is a Volvo V60, second hand but spotless.";
+    const NEW = "Sold the old car and bought a Kia Niro, so quiet on the motorway.";
+    const [old] = (await importFacts(u.key, [turn(OLD, "2024-02-01")])).facts;
+    const later = await importFacts(u.key, [turn(NEW, "2024-09-01"), turn("My dad's new car is a Fiat Panda.", "2024-09-02")]);
+    // Only the user's own car statement is replaced; the father's car is someone else's.
+    expect(later.superseded).toEqual([old?.id]);
+    expect((await find(u.key, "What car do I drive now?")).results[0]?.text).toBe(NEW);
+    expect((await find(u.key, "What car did I have before the current one?")).results[0]?.text).toBe(OLD);
+  });
+
+  it("lets a newer change statement without any slot outrank an older statement of the same thing", async () => {
+    const u = await createUser();
+    await importFacts(u.key, [turn("I get to work by bike, about forty minutes each way.", "2024-01-05")]);
+    await importFacts(u.key, [turn("These days I get to work on the tram, I've given up cycling in the rain.", "2024-08-05")]);
+    const now = await find(u.key, "How do I get to work now?");
+    expect(now.results[0]?.text).toBe("These days I get to work on the tram, I've given up cycling in the rain.");
+    expect(texts(now)).toContain("I get to work by bike, about forty minutes each way.");
   });
 
   it("supersedes through consolidation of observations too", async () => {

@@ -107,6 +107,29 @@ describe("slots (contradiction detection)", () => {
     ["My Netflix membership renews on Friday.", null],
     ["I lived in Rome as a student.", null],
     ["We might move to Porto next year.", null],
+    // A sentence that opens with a verb has the user as its subject, not a name.
+    ["Transferred my membership over to Peak Fitness, it's a five minute walk from the flat.", "user|gym"],
+    ["Moved to Leeds in the spring, still finding my way around.", "user|live_in"],
+    // A change statement naming a value of an attribute's kind states that attribute, without a cue of its own.
+    ["These days the first thing I have is matcha, I've dropped the old habit.", "user|drink"],
+    ["Got rid of the old one, the Pixel 8 is what I carry now.", "user|phone"],
+    ["My sister's on rooibos now.", null],
+    ["I'm thinking about matcha instead.", null],
+    ["I used to drink espresso, now I don't.", null],
+    ["The pixel art on the poster is lovely now.", "pixel art poster|is"],
+    ["Home is Utrecht now, we got the keys on Friday.", "user|live_in"],
+    ["My home is a mess now.", "home|is"],
+    ["On Monday I begin as lead copywriter at Basalt Software.", "user|work_at"],
+    ["I've got a new girlfriend, Noemi, we met at a climbing wall.", "user|partner"],
+    ["It's over with Ravi. We want different things.", "user|partner"],
+    // A thing named as replaced or new is its own attribute, whatever it is.
+    ["Sold the old car and bought a Ford Fiesta, so quiet on the motorway.", "user|thing car"],
+    ["I've lost interest in my old hobby, it's pottery now every weekend.", "user|thing hobbi"],
+    ["The new phone arrived: the Pixel 8.", "user|phone"],
+    ["My old phone is in a drawer somewhere.", "old phone|is"],
+    ["Sam bought the new Pixel 9 last week.", "sam|phone"],
+    ["My old friend Ravi is visiting.", "old friend ravi|is"],
+    ["My new desk neighbour Sam brings homemade kimchi every Friday.", null],
   ];
   for (const [text, slot] of cases) it(`${text} -> ${slot}`, () => expect(slotOf(text)).toBe(slot));
 
@@ -121,6 +144,13 @@ describe("slots (contradiction detection)", () => {
     ["What's my go-to morning drink now?", "user|drink"],
     ["What did I drink at the wedding?", null],
     ["What did I drink before?", "user|drink"],
+    ["What phone did I have before the current one?", "user|phone"],
+    ["Which gym did I use to go to?", "user|gym"],
+    ["What car do I drive now?", "user|thing car"],
+    ["What's my hobby these days?", "user|thing hobbi"],
+    ["What car did I have before the current one?", "user|thing car"],
+    ["What car does my dad drive now?", null],
+    ["Which book did I finish?", null],
     ["What's my favourite colour?", "user|favourite colour"],
     ["Which phone does my sister have?", null],
     ["Who am I seeing at the moment?", null],

@@ -9,7 +9,8 @@
 import { ORIGINAL, type Phrasebook } from "./phrases";
 
 export type Turn = { id: string; session: number; date: string; role: "user" | "assistant"; text: string };
-export type QuestionType = "single-hop" | "multi-hop" | "temporal" | "knowledge-update" | "abstention";
+/** `history`: asks what a changing fact was before its current value (evidence: the statement just before it). */
+export type QuestionType = "single-hop" | "multi-hop" | "temporal" | "knowledge-update" | "history" | "abstention";
 export type Question = {
   user: number;
   type: QuestionType;
@@ -109,7 +110,7 @@ const EMPLOYERS = [
 const ROLES = ["data analyst", "product designer", "backend engineer", "project manager", "UX researcher", "accountant", "marketing lead", "QA engineer"];
 const GYMS = ["Ironworks", "Peak Fitness", "the Boulder Barn", "Urban Strength", "FlexHouse", "the municipal pool"];
 const PHONES = ["Pixel 6", "iPhone 12", "Galaxy S21", "Fairphone 4", "iPhone 15", "Pixel 8"];
-const DRINKS = [
+const DRINKS: (readonly [string, string])[] = [
   ["black coffee", "three cups before noon"],
   ["green tea", "a whole pot in the morning"],
   ["oat flat whites", "one from the cafe downstairs"],
@@ -197,8 +198,65 @@ const ACKS = ["That's great news!", "Oh wow, tell me more.", "Nice, thanks for s
 
 type Planned = { session: number; user: string; reply?: string; key?: string };
 
+/** The entity lists a phrasebook may replace (the fresh corpus shares none of them with the other two). */
+export type Pools = {
+  people: readonly string[];
+  cities: readonly string[];
+  trips: readonly string[];
+  employers: readonly string[];
+  roles: readonly string[];
+  gyms: readonly string[];
+  phones: readonly string[];
+  drinks: readonly (readonly [string, string])[];
+  cars: readonly string[];
+  books: readonly string[];
+  instruments: readonly string[];
+  teams: readonly string[];
+  allergens: readonly string[];
+  meds: readonly string[];
+  restaurants: readonly string[];
+  villages: readonly string[];
+  languages: readonly string[];
+  plants: readonly string[];
+  fears: readonly string[];
+  podcasts: readonly string[];
+  jobs2: readonly string[];
+  dogs: readonly string[];
+  chewed: readonly string[];
+  hobbies: readonly string[];
+  races: readonly string[];
+};
+const DEFAULT_POOLS: Pools = {
+  people: PEOPLE,
+  cities: CITIES,
+  trips: TRIPS,
+  employers: EMPLOYERS,
+  roles: ROLES,
+  gyms: GYMS,
+  phones: PHONES,
+  drinks: DRINKS,
+  cars: CARS,
+  books: BOOKS,
+  instruments: INSTRUMENTS,
+  teams: TEAMS,
+  allergens: ALLERGENS,
+  meds: MEDS,
+  restaurants: RESTAURANTS,
+  villages: VILLAGES,
+  languages: LANGUAGES,
+  plants: PLANTS,
+  fears: FEARS,
+  podcasts: PODCASTS,
+  jobs2: JOBS2,
+  dogs: DOGS,
+  chewed: CHEWED,
+  hobbies: HOBBIES,
+  races: RACES,
+};
+
 /** Builds one user's conversations and questions. */
 function buildUser(P: Phrasebook, r: Rng, index: number, name: string, start: Date, sessions: number): { corpus: UserCorpus; questions: Question[] } {
+  const E: Pools = { ...DEFAULT_POOLS, ...P.pools };
   const plan: Planned[] = [];
   const questions: Question[] = [];
   const keyed = new Map<string, string>(); // fact key -> turn id, filled while laying turns out
@@ -210,12 +268,12 @@ function buildUser(P: Phrasebook, r: Rng, index: number, name: string, start: Da
     dates.push(new Date(t).toISOString().slice(0, 10));
   }
   const at = (session: number, user: string, key?: string, reply?: string) => plan.push({ session, user, key, reply });
-  const people = shuffle(r, PEOPLE);
+  const people = shuffle(r, E.people);
   const person = () => people.pop() ?? "Sam";
 
   // Knowledge updates: an attribute stated 2-3 times across the months; the latest is current.
-  const cities = some(r, CITIES, 3);
-  const friendCity = shuffle(r, CITIES).find((c) => !cities.includes(c)) ?? "Oslo";
+  const cities = some(r, E.cities, 3);
+  const friendCity = shuffle(r, E.cities).find((c) => !cities.includes(c)) ?? "Oslo";
   const [s1, s2, s3] = [0, 6 + Math.floor(r() * 5), 15 + Math.floor(r() * 6)];
   at(s1, P.cityStay(cities[0] ?? ""), "city0", P.cityStayReply(cities[0] ?? ""));
   at(s2, P.cityMoving(cities[1] ?? ""), "city1", P.cityMovingReply(cities[1] ?? ""));
@@ -223,8 +281,8 @@ function buildUser(P: Phrasebook, r: Rng, index: number, name: string, start: Da
   at(Math.floor(r() * sessions), P.friendCity(person(), friendCity));
   pending.push({ type: "knowledge-update", q: pick(r, P.cityQ), keys: ["city2"], stale: ["city0", "city1"] });
 
-  const [emp0 = "", emp1 = ""] = some(r, EMPLOYERS, 2);
-  const role = pick(r, ROLES);
+  const [emp0 = "", emp1 = ""] = some(r, E.employers, 2);
+  const role = pick(r, E.roles);
   const j1 = 3 + Math.floor(r() * 8);
   at(0 + Math.floor(r() * 2), P.job0(role, emp0), "job0");
   at(j1, P.job1(role, emp1), "job1", P.job1Reply(emp1));
@@ -239,42 +297,57 @@ function buildUser(P: Phrasebook, r: Rng, index: number, name: string, start: Da
   at(Math.min(b3, sessions - 1), P.rel2(partner), "rel2", P.rel2Reply(partner));
   pending.push({ type: "knowledge-update", q: pick(r, P.relQ), keys: ["rel2"], stale: ["rel0", "rel1"] });
 
-  const [d0, d1] = some(r, DRINKS, 2);
+  const [d0, d1] = some(r, E.drinks, 2);
   const dr = 8 + Math.floor(r() * 8);
   at(1 + Math.floor(r() * 3), P.drink0(d0?.[0] ?? "", d0?.[1] ?? ""), "drink0");
   at(dr, P.drink1(d1?.[0] ?? "", d1?.[1] ?? ""), "drink1");
   pending.push({ type: "knowledge-update", q: pick(r, P.drinkQ), keys: ["drink1"], stale: ["drink0"] });
 
-  const [g0 = "", g1 = ""] = some(r, GYMS, 2);
+  const [g0 = "", g1 = ""] = some(r, E.gyms, 2);
   const gy = 5 + Math.floor(r() * 12);
   at(Math.floor(r() * 4), P.gym0(g0), "gym0");
   at(gy, P.gym1(g1), "gym1");
   pending.push({ type: "knowledge-update", q: pick(r, P.gymQ), keys: ["gym1"], stale: ["gym0"] });
 
-  const [p0 = "", p1 = ""] = some(r, PHONES, 2);
+  const [p0 = "", p1 = ""] = some(r, E.phones, 2);
   const ph = 6 + Math.floor(r() * 14);
   at(Math.floor(r() * 5), P.phone0(p0), "phone0");
   at(ph, P.phone1(p1), "phone1", P.phone1Reply(p1));
   pending.push({ type: "knowledge-update", q: pick(r, P.phoneQ), keys: ["phone1"], stale: ["phone0"] });
 
+  // More kinds of changing fact, for phrasebooks that bring them (the original and held-out ones do not, so
+  // their corpora are unchanged): each value stated in turn, sessions apart; the last is current.
+  for (const u of P.updates ?? []) {
+    const values = some(r, u.values, u.states.length);
+    let s = Math.floor(r() * 4);
+    u.states.forEach((state, i) => {
+      if (i > 0) s = Math.min(sessions - (u.states.length - i), s + 3 + Math.floor(r() * 6));
+      at(s, state(values[i] ?? ""), `${u.key}${i}`, u.replies?.[i]?.(values[i] ?? ""));
+    });
+    const last = u.states.length - 1;
+    const stale = Array.from({ length: last }, (_, i) => `${u.key}${i}`);
+    pending.push({ type: "knowledge-update", q: pick(r, u.currentQ), keys: [`${u.key}${last}`], stale });
+    if (u.historyQ?.length) pending.push({ type: "history", q: pick(r, u.historyQ), keys: [`${u.key}${last - 1}`] });
+  }
+
   // Single-hop facts: stated once, asked in other words.
   const sister = person();
   const singles: [string, string, string][] = [
     [P.sister(sister), "sister", pick(r, P.sisterQ)],
-    [P.allergy(pick(r, ALLERGENS)), "allergy", pick(r, P.allergyQ)],
-    [P.car(pick(r, CARS)), "car", pick(r, P.carQ)],
-    [P.book(pick(r, BOOKS)), "book", pick(r, P.bookQ)],
-    [P.instrument(pick(r, INSTRUMENTS)), "instrument", pick(r, P.instrumentQ)],
+    [P.allergy(pick(r, E.allergens)), "allergy", pick(r, P.allergyQ)],
+    [P.car(pick(r, E.cars)), "car", pick(r, P.carQ)],
+    [P.book(pick(r, E.books)), "book", pick(r, P.bookQ)],
+    [P.instrument(pick(r, E.instruments)), "instrument", pick(r, P.instrumentQ)],
     [P.mom(pick(r, ["3rd of May", "14th of August", "22nd of October", "9th of February"])), "mom", pick(r, P.momQ)],
-    [P.team(pick(r, TEAMS)), "team", pick(r, P.teamQ)],
+    [P.team(pick(r, E.teams)), "team", pick(r, P.teamQ)],
     [P.desk(person()), "desk", pick(r, P.deskQ)],
-    [P.meds(pick(r, MEDS)), "meds", pick(r, P.medsQ)],
-    [P.ramen(pick(r, RESTAURANTS)), "ramen", pick(r, P.ramenQ)],
-    [P.village(pick(r, VILLAGES)), "village", pick(r, P.villageQ)],
-    [P.language(pick(r, LANGUAGES)), "language", pick(r, P.languageQ)],
-    [P.plant(pick(r, PLANTS)), "plant", pick(r, P.plantQ)],
-    [P.fear(pick(r, FEARS)), "fear", pick(r, P.fearQ)],
-    [P.podcast(pick(r, PODCASTS)), "podcast", pick(r, P.podcastQ)],
+    [P.meds(pick(r, E.meds)), "meds", pick(r, P.medsQ)],
+    [P.ramen(pick(r, E.restaurants)), "ramen", pick(r, P.ramenQ)],
+    [P.village(pick(r, E.villages)), "village", pick(r, P.villageQ)],
+    [P.language(pick(r, E.languages)), "language", pick(r, P.languageQ)],
+    [P.plant(pick(r, E.plants)), "plant", pick(r, P.plantQ)],
+    [P.fear(pick(r, E.fears)), "fear", pick(r, P.fearQ)],
+    [P.podcast(pick(r, E.podcasts)), "podcast", pick(r, P.podcastQ)],
   ];
   for (const [text, key, q] of some(r, singles, 12)) {
     at(Math.floor(r() * sessions), text, key, pick(r, ACKS));
@@ -285,31 +358,31 @@ function buildUser(P: Phrasebook, r: Rng, index: number, name: string, start: Da
   const fiance = person();
   const m1 = Math.floor(r() * 10);
   at(m1, P.engaged(fiance), "engaged", P.engagedReply);
-  at(m1 + 3 + Math.floor(r() * 8), P.fianceJob(fiance, pick(r, JOBS2)), "fiancejob");
+  at(m1 + 3 + Math.floor(r() * 8), P.fianceJob(fiance, pick(r, E.jobs2)), "fiancejob");
   pending.push({ type: "multi-hop", q: P.fianceQ, keys: ["engaged", "fiancejob"] });
 
   const friend = person();
-  const friendTo = shuffle(r, CITIES).find((c) => !cities.includes(c) && c !== friendCity) ?? "Riga";
+  const friendTo = shuffle(r, E.cities).find((c) => !cities.includes(c) && c !== friendCity) ?? "Riga";
   const m2 = Math.floor(r() * 12);
   at(m2, P.bff(friend, friendTo), "bff");
   at(m2 + 2 + Math.floor(r() * 8), P.bffVisit(friend), "bffvisit");
   pending.push({ type: "multi-hop", q: P.bffQ, keys: ["bff", "bffvisit"] });
 
-  const dog = pick(r, DOGS);
+  const dog = pick(r, E.dogs);
   const m3 = Math.floor(r() * 10);
   at(m3, P.dog(dog), "dog", P.dogReply(dog));
-  at(m3 + 2 + Math.floor(r() * 10), P.chewed(dog, pick(r, CHEWED)), "chewed");
+  at(m3 + 2 + Math.floor(r() * 10), P.chewed(dog, pick(r, E.chewed)), "chewed");
   pending.push({ type: "multi-hop", q: P.dogQ, keys: ["dog", "chewed"] });
 
   const manager = person();
-  const hobby = pick(r, HOBBIES);
+  const hobby = pick(r, E.hobbies);
   const m4 = Math.floor(r() * 12);
   at(m4, P.manager(manager), "manager");
   at(m4 + 1 + Math.floor(r() * 9), P.teamHobby(manager, hobby), "teamhobby");
   pending.push({ type: "multi-hop", q: P.managerQ, keys: ["manager", "teamhobby"] });
 
   // Temporal: dated events; questions name the time or ask for it.
-  const trips = some(r, TRIPS, 3);
+  const trips = some(r, E.trips, 3);
   const tripSessions = some(
     r,
     Array.from({ length: sessions }, (_, i) => i),
@@ -322,7 +395,7 @@ function buildUser(P: Phrasebook, r: Rng, index: number, name: string, start: Da
   const month = (s: number) => new Date(`${dates[s]}T00:00:00Z`).toLocaleString("en-GB", { month: "long", year: "numeric", timeZone: "UTC" });
   const tripAsk = Math.floor(r() * 3);
   pending.push({ type: "temporal", q: P.tripQ(month(tripSessions[tripAsk] ?? 0)), keys: [`trip${tripAsk}`] });
-  const race = pick(r, RACES);
+  const race = pick(r, E.races);
   const rs = Math.floor(r() * sessions);
   at(rs, P.race(race), "race", "Amazing, congratulations!");
   pending.push({ type: "temporal", q: P.raceQ(race), keys: ["race"] });
@@ -370,6 +443,8 @@ function buildUser(P: Phrasebook, r: Rng, index: number, name: string, start: Da
 /** The corpus the eval was first written with; `HELD_OUT` phrasing with another seed is the check that nothing was fitted to it. */
 export const ORIGINAL_SEED = 20240601;
 export const HELD_OUT_SEED = 77031;
+/** The third corpus (`FRESH` phrasing): written before the ranking work that followed the held-out figure. */
+export const FRESH_SEED = 5150917;
 
 export function generateCorpus(seed = ORIGINAL_SEED, users = 6, sessions = 24, P: Phrasebook = ORIGINAL): Corpus {
   const r = mulberry32(seed);

@@ -2,11 +2,30 @@
  * How the generated users say things and how they ask about them. `ORIGINAL` is the phrasing the recall eval was
  * first written with (and which retrieval was later tuned on). `HELD_OUT` says the same facts and asks the same
  * questions in other words; it was written before any figure on it was seen and is not to be edited to move one.
+ * `FRESH` (at the end) has its own wording, entity lists and more kinds of changing fact.
  * Lists of questions are picked from with the corpus's seeded generator.
  */
 
+import type { Pools } from "./corpus";
+
+/** A fact that changes over time: `states[i]` says the i-th value; the last one is current. */
+export type ChangingFact = {
+  key: string;
+  values: readonly string[];
+  states: ((v: string) => string)[];
+  /** The assistant's reply to each state (an acknowledgement when absent). */
+  replies?: (((v: string) => string) | undefined)[];
+  currentQ: string[];
+  /** Asks for the value before the current one. */
+  historyQ?: string[];
+};
+
 export type Phrasebook = {
   name: string;
+  /** Entity lists replacing the generator's own. */
+  pools?: Partial<Pools>;
+  /** Kinds of changing fact beyond the city, job, partner, drink, gym and phone every phrasebook has. */
+  updates?: ChangingFact[];
   cityStay: (c: string) => string;
   cityStayReply: (c: string) => string;
   cityMoving: (c: string) => string;
@@ -282,5 +301,245 @@ export const HELD_OUT: Phrasebook = {
     "What's my shoe size?",
     "Which hospital was I born in?",
     "What's the name of my landlord?",
+  ],
+};
+
+/**
+ * A third corpus, written before any change to ranking that followed the held-out figure: other wording, other
+ * entity lists, and kinds of changing fact the slot cues were never written for (car, course, diet, commute,
+ * hobby, team at work, volunteering), each also asked about in the past ("what did I drive before?").
+ * Not to be edited to move a figure.
+ */
+export const FRESH: Phrasebook = {
+  name: "fresh",
+  pools: {
+    people: [
+      "Odile",
+      "Ravi",
+      "Sunniva",
+      "Tariq",
+      "Mirela",
+      "Jakub",
+      "Elif",
+      "Caspar",
+      "Noemi",
+      "Dmitri",
+      "Ayasha",
+      "Lorcan",
+      "Fenna",
+      "Ibrahim",
+      "Saoirse",
+      "Matteo",
+      "Wren",
+      "Kasimir",
+    ],
+    cities: ["Aarhus", "Ljubljana", "Nantes", "Utrecht", "Trieste", "Malmo", "Bilbao", "Krakow", "Galway", "Innsbruck", "Tartu", "Plovdiv", "Basel", "Coimbra"],
+    trips: ["the Faroe Islands", "Hokkaido", "the Azores", "Patagonia", "Madeira", "the Lofoten Islands", "Tasmania", "Jordan", "the Cinque Terre", "Georgia"],
+    employers: [
+      "Saltmarsh Robotics",
+      "Greyhound Insurance",
+      "Lumen Pharma",
+      "Orchard Mobility",
+      "Kestrel Media",
+      "Basalt Software",
+      "Harbourline Freight",
+      "Verdant Foods",
+    ],
+    roles: [
+      "solutions architect",
+      "copywriter",
+      "site reliability engineer",
+      "buyer",
+      "data engineer",
+      "content strategist",
+      "payroll specialist",
+      "game designer",
+    ],
+    gyms: ["Forge Athletics", "the YMCA", "Summit Climbing", "Corefit", "the leisure centre on Mill Road", "Anvil Barbell"],
+    phones: ["iPhone 13 mini", "Galaxy A54", "Pixel 7a", "Nothing Phone 2", "iPhone 16", "OnePlus 12"],
+    drinks: [
+      ["chai", "made with fresh ginger"],
+      ["cortados", "two of them, back to back"],
+      ["rooibos", "no milk"],
+      ["hot lemon water", "before anything else"],
+      ["espresso", "a double, standing at the counter"],
+    ],
+    cars: ["Fiat Panda", "Subaru Outback", "Peugeot 208", "Kia Ceed"],
+    books: ["Circe", "The Goldfinch", "Never Let Me Go", "Pachinko", "Hamnet", "The Road"],
+    instruments: ["harp", "trumpet", "banjo", "accordion", "double bass", "flute"],
+    teams: ["Hibernian", "Benfica", "Borussia Dortmund", "Napoli", "Club Brugge", "Real Sociedad"],
+    allergens: ["peanuts", "strawberries", "lupin", "mango", "hazelnuts", "soy"],
+    meds: ["naproxen", "amitriptyline", "eletriptan", "candesartan"],
+    restaurants: ["Ippudo Corner", "Ramen Kazan", "Shoyu Street", "Tsuru Noodles"],
+    villages: ["Mousehole", "Robin Hood's Bay", "Portree", "Clovelly", "Anstruther", "Polperro"],
+    languages: ["Greek", "Polish", "Swahili", "Finnish", "Czech", "Hebrew"],
+    plants: ["bay tree", "camellia", "lavender pot", "kumquat", "jasmine vine"],
+    fears: ["snakes", "tunnels", "needles", "open sea swims", "clowns"],
+    podcasts: ["Reply All", "99% Invisible", "Serial", "Stuff You Should Know", "Freakonomics Radio"],
+    jobs2: ["lighthouse keeper", "sound engineer", "vet", "tree surgeon", "train driver"],
+    dogs: ["Noodle", "Clementine", "Bramble", "Ziggy", "Pickle", "Rolo"],
+    chewed: ["wooly hat", "phone charger", "garden hose", "yoga mat", "slippers"],
+    hobbies: ["archery", "paddleboarding", "wheel throwing", "orienteering", "axe throwing"],
+    races: ["marathon", "5k parkrun", "olympic-distance triathlon", "100 km bike ride"],
+  },
+  cityStay: (c) => `Four years in ${c} and I still can't pronounce half the street names.`,
+  cityStayReply: (c) => `${c} street names are a workout!`,
+  cityMoving: (c) => `It's decided, we're relocating to ${c} in the spring, the job market is better there.`,
+  cityMovingReply: (c) => `A fresh start in ${c}, how exciting.`,
+  citySettled: (c) => `Home is ${c} now, we got the keys on Friday and slept on a mattress on the floor.`,
+  citySettledReply: (c) => `Welcome home to ${c}!`,
+  friendCity: (p, c) => `${p} has a spare room in ${c} and says I can come whenever I like.`,
+  cityQ: ["What city do I call home right now?", "Where do I currently live?", "Which city have I ended up living in?"],
+  job0: (role, emp) => `I'm a ${role} for ${emp}, the pay is fine but the commute is long.`,
+  job1: (role, emp) => `Last day at the old place was yesterday, on Monday I begin as lead ${role} at ${emp}.`,
+  job1Reply: (emp) => `Good luck at ${emp} on Monday!`,
+  jobQ: ["Who do I work for currently?", "What's the name of the company I'm at now?", "Which employer am I with these days?"],
+  rel0: (p) => `${p} and I have been going out for a couple of months, it's going well.`,
+  rel1: (p) => `It's over with ${p}. We want different things.`,
+  rel1Reply: "I'm sorry, that's hard even when it's the right call.",
+  rel2: (p) => `I've got a new girlfriend, ${p}, we met at a climbing wall.`,
+  rel2Reply: (p) => `How lovely, say hi to ${p}!`,
+  relQ: ["Who am I with at the moment?", "What's my current partner's name?", "Who am I going out with now?"],
+  drink0: (d, how) => `My mornings run on ${d}, ${how}.`,
+  drink1: (d, how) => `New routine: ${d} first thing, ${how}, and nothing else until lunch.`,
+  drinkQ: ["What do I drink first thing these days?", "What's in my mug every morning now?"],
+  gym0: (g) => `Monday and Thursday evenings I'm at ${g}.`,
+  gym1: (g) => `I stopped going to my old gym, ${g} is where I train now.`,
+  gymQ: ["Where do I go to train these days?", "Which gym am I going to at present?"],
+  phone0: (p) => `My ${p} keeps freezing when I open the camera.`,
+  phone1: (p) => `The new phone arrived: the ${p}. The old one went in the drawer.`,
+  phone1Reply: (p) => `The ${p} is a nice upgrade.`,
+  phoneQ: ["What handset do I use at the moment?", "Which phone do I own now?"],
+  sister: (p) => `My big sister ${p} is flying in for my birthday.`,
+  sisterQ: ["What's the name of my older sister?", "Who is flying in for my birthday?"],
+  allergy: (a) => `After the reaction at the wedding the hospital confirmed I'm allergic to ${a}.`,
+  allergyQ: ["What am I allergic to?", "What did the hospital confirm I react to?"],
+  car: (c) => `My dad still drives the ${c} he bought twenty years ago.`,
+  carQ: ["What car does my dad drive?", "What's my father's old car?"],
+  book: (b) => `I read ${b} on the train this week and cried at the end.`,
+  bookQ: ["Which book made me cry on the train?", "What did I read on my train journeys this week?"],
+  instrument: (i) => `I've taken up the ${i}, my teacher comes round on Tuesdays.`,
+  instrumentQ: ["What instrument have I taken up?", "What does my Tuesday teacher teach me to play?"],
+  mom: (d) => `Mum's birthday falls on the ${d} this year, a Saturday for once.`,
+  momQ: ["What day is my mum's birthday?", "When does my mother have her birthday?"],
+  team: (t) => `Grew up going to watch ${t} with my grandad, still my club.`,
+  teamQ: ["Which football club do I cheer for?", "What team did my grandad take me to watch?"],
+  desk: (p) => `The colleague opposite me, ${p}, hums all day and I secretly like it.`,
+  deskQ: ["Which colleague sits opposite me?", "Who hums all day at work?"],
+  meds: (m) => `The neurologist started me on ${m} to prevent the migraines.`,
+  medsQ: ["What did the neurologist give me for migraines?", "What am I taking to prevent migraines?"],
+  ramen: (r) => `If you want proper ramen go to ${r}, the broth is unreal.`,
+  ramenQ: ["What ramen place do I recommend?", "Where is the broth unreal, in my opinion?"],
+  village: (v) => `My childhood was spent in ${v}, a village by the sea.`,
+  villageQ: ["Which village did I spend my childhood in?", "Where did I grow up as a kid?"],
+  language: (l) => `Evening classes in ${l} twice a week, my accent is terrible.`,
+  languageQ: ["What language do I take evening classes in?", "Which language am I studying in the evenings?"],
+  plant: (p) => `I repotted the ${p} on the windowsill and it's flowering.`,
+  plantQ: ["Which plant is flowering on my windowsill?", "What did I repot recently?"],
+  fear: (f) => `I get sweaty palms just thinking about ${f}.`,
+  fearQ: ["What gives me sweaty palms?", "What am I frightened of?"],
+  podcast: (p) => `On the bus I always have ${p} on.`,
+  podcastQ: ["What do I listen to on the bus?", "Which podcast is my bus listening?"],
+  engaged: (p) => `My sister said yes! ${p} proposed on the beach.`,
+  engagedReply: "That's so romantic!",
+  fianceJob: (p, job) => `${p} works nights as a ${job}, so they're planning a winter wedding.`,
+  fianceQ: "What's the job of the man who proposed to my sister?",
+  bff: (p, c) => `${p}, my oldest friend, has moved to ${c} for a postdoc.`,
+  bffVisit: (p) => `I'm going to stay with ${p} for a long weekend next month.`,
+  bffQ: "Which city will I stay in when I visit my oldest friend?",
+  dog: (d) => `Meet the newest member of the family: a beagle puppy called ${d}.`,
+  dogReply: (d) => `Welcome, ${d}!`,
+  chewed: (d, item) => `Came home to find ${d} had shredded my ${item}.`,
+  dogQ: "What did my beagle shred?",
+  manager: (p) => `My boss ${p} is the best I've had, she never micromanages.`,
+  teamHobby: (p, hobby) => `${p} booked the department a morning of ${hobby} for team building.`,
+  managerQ: "What team-building activity did my boss book?",
+  trip: (t) => `Just landed from ten days in ${t}, my suitcase is a disaster.`,
+  tripReply: "Welcome back! Was it worth it?",
+  tripQ: (month) => `What trip did I take in ${month}?`,
+  race: (r) => `Medal around my neck: I finished my first ${r}!`,
+  raceQ: (r) => `When did I finish my first ${r}?`,
+  promo: "My boss called me in today: I'm being promoted to team lead!",
+  promoQ: "When did I find out I was being promoted?",
+  tripsInYearQ: (year) => `Where did I travel in ${year}?`,
+  latestPlan: "Plan for the weekend: farmers' market on Saturday, then nothing at all.",
+  latestPlanQ: "What were my plans for the last weekend I mentioned?",
+  abstention: [
+    "What's my nephew's name?",
+    "Which bank do I use?",
+    "How tall am I?",
+    "What's my favourite board game?",
+    "When is my next eye test?",
+    "What did I study at university?",
+    "Which hotel did I stay at for my honeymoon?",
+    "What's my grandmother's maiden name?",
+  ],
+  updates: [
+    {
+      key: "car",
+      values: ["Nissan Leaf", "Ford Fiesta", "Volkswagen Golf", "Citroen Berlingo", "Tesla Model 3", "Dacia Duster"],
+      states: [
+        (v) => `My ${v} failed its inspection again, the garage says the brakes are shot.`,
+        (v) => `Sold the old car and bought a ${v}, it's so quiet on the motorway.`,
+      ],
+      replies: [undefined, (v) => `Enjoy the ${v}!`],
+      currentQ: ["What car do I drive now?", "What's my current car?"],
+      historyQ: ["What car did I have before the current one?", "What did I drive previously?"],
+    },
+    {
+      key: "course",
+      values: [
+        "an evening course in photography",
+        "a part-time MBA",
+        "a diploma in interior design",
+        "an Open University degree in history",
+        "a coding bootcamp",
+      ],
+      states: [
+        (v) => `I enrolled in ${v}, classes start in September.`,
+        (v) => `I dropped out of the course, it wasn't for me. I've signed up for ${v} instead.`,
+      ],
+      currentQ: ["What am I studying at the moment?", "Which course am I doing now?"],
+      historyQ: ["Which course did I drop out of?", "What was I studying before?"],
+    },
+    {
+      key: "diet",
+      values: ["vegetarian", "vegan", "pescatarian", "gluten-free", "low-carb"],
+      states: [(v) => `I've been ${v} for a year and honestly don't miss much.`, (v) => `Since the check-up I eat ${v}, the doctor was pretty firm about it.`],
+      currentQ: ["What diet am I following now?", "How do I eat these days?"],
+      historyQ: ["What diet did I follow before?", "How did I eat previously?"],
+    },
+    {
+      key: "commute",
+      values: ["by bike", "on the tram", "by car", "on foot", "on the train", "by e-scooter"],
+      states: [
+        (v) => `I get to work ${v}, about forty minutes each way.`,
+        (v) => `I've started going in ${v}, it's quicker than it used to be.`,
+        (v) => `These days I commute ${v}, I've given up on the other options.`,
+      ],
+      currentQ: ["How do I get to work now?", "How do I commute at the moment?"],
+      historyQ: ["How did I get to work before?", "How did I use to commute?"],
+    },
+    {
+      key: "hobby",
+      values: ["woodworking", "life drawing", "birdwatching", "fencing", "kitesurfing", "beekeeping"],
+      states: [(v) => `All my free time goes into ${v} at the moment.`, (v) => `I've lost interest in my old hobby, it's ${v} now every weekend.`],
+      currentQ: ["What's my hobby these days?", "What do I spend my weekends doing now?"],
+      historyQ: ["What hobby did I have before?", "What did I use to do in my free time?"],
+    },
+    {
+      key: "team",
+      values: ["payments team", "mobile team", "search team", "platform team", "growth team", "security team"],
+      states: [(v) => `I'm on the ${v} at work, small group, good people.`, (v) => `Reorg news: they moved me to the ${v}, new desk and everything.`],
+      currentQ: ["Which team am I on at work now?", "What team do I currently belong to at my job?"],
+      historyQ: ["Which team was I on before the reorg?", "What team was I in previously?"],
+    },
+    {
+      key: "volunteer",
+      values: ["the food bank", "an animal shelter", "the hospice charity shop", "a repair cafe", "the community garden"],
+      states: [(v) => `Saturday mornings I volunteer at ${v}.`, (v) => `I help out at ${v} now on Saturdays, I finished with the other place.`],
+      currentQ: ["Where do I volunteer now?", "Where do I help out on Saturdays these days?"],
+      historyQ: ["Where did I volunteer before?", "Where did I use to help out on Saturdays?"],
+    },
   ],
 };

@@ -11,6 +11,7 @@ import type { JsonObject } from "../db/schema";
 import type { Embedder } from "./embed";
 import { expandTerms, relatedStems } from "./expand";
 import type { Candidate, Candidates, Scored, SearchHit, SearchInput, SearchMode } from "./search-types";
+import { CHANGE_EXTRA, CHANGE_MARK } from "./slot-cues";
 import { askedSlot } from "./slots";
 import { isStopword, normalizeText, stem, words } from "./text";
 import { cueWords, type TimeCues, timeCues } from "./when";
@@ -130,8 +131,36 @@ const SLOT_WEIGHT = 1.0;
 /** The attribute's current statement over a line that merely shares a word with the question. */
 const ANSWER_BONUS = 0.5;
 const CHANGE_BOOST = 1.5;
-const CHANGE =
-  /\b(?:switched|switching|swapped|changed|upgraded|replaced|instead|no longer|not anymore|quit|gave up|dropped|ditched|transferred|moved over|nowadays|these days|the old one)\b/i;
+/**
+ * A statement that announces a change or a state that holds now: the slot cues' change marks ("switched",
+ * "instead", "no longer", "these days", "... now", "my old X") and the ways a new state starts or an old one
+ * ends ("started", "sold", "lost interest in", "finished with", "since the move").
+ */
+const isChange = (text: string) => {
+  const lower = text.toLowerCase().replace(/\u2019/g, "'");
+  return CHANGE_MARK.test(lower) || CHANGE_EXTRA.test(lower);
+};
+
+/**
+ * Among candidates that contain the same words of the question (at least two of them, so the same subject),
+ * the one said last: asked about the present, it is the current statement of that subject.
+ */
+function latestOfSubject(plan: SearchPlan, candidates: readonly Candidate[], eventOf: (c: Candidate) => number): Set<string> {
+  const groups = new Map<string, Candidate[]>();
+  for (const c of candidates) {
+    const present = new Set(words(c.text).map(stem));
+    const key = [...plan.stems.keys()].filter((s) => present.has(s)).join(" ");
+    if (!key) continue;
+    groups.set(key, [...(groups.get(key) ?? []), c]);
+  }
+  const out = new Set<string>();
+  for (const group of groups.values()) {
+    if (group.length < 2) continue;
+    const last = group.reduce((a, b) => (eventOf(b) > eventOf(a) ? b : a));
+    out.add(last.id);
+  }
+  return out;
+}
 
 export type Ranked = {
   /** The chosen candidates, best first (or in the requested time order), at most k. */
@@ -172,7 +201,7 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
   // The slot's answer is the attribute's current statement as far as the slot cues saw. A later statement that
   // shares the question's words and announces a change ("these days I have...", "switched to") may be a newer
   // statement of the same attribute the cues missed: then the answer keeps no privilege over it.
-  const lexical = [...text, ...expanded].filter((c) => !answers.has(c.id) && CHANGE.test(c.text));
+  const lexical = [...text, ...expanded].filter((c) => !answers.has(c.id) && isChange(c.text));
   const latestChange = Math.max(Number.NEGATIVE_INFINITY, ...lexical.map(eventOf));
   const privileged = (c: Candidate) => !cues.past && answers.has(c.id) && eventOf(c) >= latestChange;
   for (const c of slotted) {
@@ -187,6 +216,13 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
   }
 
   const times = [...fused.values()].map(({ c }) => eventOf(c));
+  const latest = cues.current
+    ? latestOfSubject(
+        plan,
+        [...fused.values()].map(({ c }) => c),
+        eventOf,
+      )
+    : new Set<string>();
   const [oldest, newest] = [Math.min(...times), Math.max(...times)];
   const period = input.after === undefined && input.before === undefined ? cues.range : null;
   const ranked = [...fused.values()]
@@ -195,9 +231,10 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
       const at = eventOf(c);
       if (period) score *= at >= period.from && at < period.to ? PERIOD_BOOST : OUT_OF_PERIOD;
       // A privileged answer is current by supersession, however long ago it was said.
-      if (cues.current && newest > oldest) score *= 1 + RECENCY_BOOST * (privileged(c) ? 1 : (at - oldest) / (newest - oldest));
+      // ...and so is the latest of the candidates that match the same words of the question (the same subject).
+      if (cues.current && newest > oldest) score *= 1 + RECENCY_BOOST * (privileged(c) || latest.has(c.id) ? 1 : (at - oldest) / (newest - oldest));
       // A statement that announces a change ("switched to", "instead", "no longer") is the newer state of its topic.
-      if (cues.current && CHANGE.test(c.text)) score *= CHANGE_BOOST;
+      if (cues.current && isChange(c.text)) score *= CHANGE_BOOST;
       // History ranks under what is current; asked about the past, the other way round.
       if ((c.superseded_by !== null) !== cues.past) score *= 0.5;
       return { c, score };

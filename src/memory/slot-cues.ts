@@ -19,12 +19,12 @@ export type Cue = {
 };
 
 /** Common drinks a person has as a habit; not followed by a noun that makes them a place or a thing. */
-const DRINK = String.raw`(?:coffee|espresso|latte|cappuccino|flat\s+white|americano|cortado|macchiato|mocha|cold\s+brew|decaf|tea|chai|matcha|(?:yerba\s+)?mat[eé]|rooibos|kombucha|hot\s+chocolate|cocoa|smoothie|juice)s?\b(?!\s+(?:shop|shops|machine|table|break|meeting|date|maker|grinder|towel|party|bags?|place|house|spoon|time|with))`;
+export const DRINK = String.raw`(?:coffee|espresso|latte|cappuccino|flat\s+white|americano|cortado|macchiato|mocha|cold\s+brew|decaf|tea|chai|matcha|(?:yerba\s+)?mat[eé]|rooibos|kombucha|hot\s+chocolate|cocoa|smoothie|juice)s?\b(?!\s+(?:shop|shops|machine|table|break|meeting|date|maker|grinder|towel|party|bags?|place|house|spoon|time|with))`;
 const LEAD = String.raw`(?:(?:a|an|my|the|some|more|only|just)\s+)?(?:[a-z-]+\s+){0,3}?`;
-const GYM_PLACE = String.raw`(?:gym|fitness\s+(?:club|centre|center|studio)|health\s+club|leisure\s+cent(?:re|er)|(?:climbing|bouldering)\s+(?:gym|wall|centre|center)|yoga\s+studio|crossfit\s+box|swimming\s+club|pool)`;
+export const GYM_PLACE = String.raw`(?:gym|fitness\s+(?:club|centre|center|studio)|health\s+club|leisure\s+cent(?:re|er)|(?:climbing|bouldering)\s+(?:gym|wall|centre|center)|yoga\s+studio|crossfit\s+box|swimming\s+club|pool)`;
 /** Phone makers and product lines; checked against the original text's capitals ("Pixel 8", not "a pixel"). */
 export const PHONE_BRAND = /^(?:iPhone|Pixel|Galaxy|Fairphone|OnePlus|Xiaomi|Redmi|Huawei|Nokia|Motorola|Moto|Xperia|Oppo|BlackBerry)$/;
-const PHONE = "(?:iphone|pixel|galaxy|fairphone|oneplus|xiaomi|redmi|huawei|nokia|motorola|moto|xperia|oppo|blackberry)";
+export const PHONE = "(?:iphone|pixel|galaxy|fairphone|oneplus|xiaomi|redmi|huawei|nokia|motorola|moto|xperia|oppo|blackberry)";
 
 export const STATEMENTS: Cue[] = [
   {
@@ -35,11 +35,22 @@ export const STATEMENTS: Cue[] = [
   { attribute: "live_in", re: /\b(?:new|our|my)\s+(?:place|flat|apartment|house|home)\s+(?:in|near)\b/ },
   { attribute: "live_in", re: /\b(?:lease|mortgage|keys)\s+(?:on|to|for)\s+(?:a|an|the|our|my)\s+(?:new\s+)?(?:place|flat|apartment|house|home)\b/ },
   { attribute: "live_in", re: /\b(?:feels|felt)\s+like\s+home\b/, placeIsSubject: true },
+  // "Home is Lisbon now", "Lisbon is home these days".
+  {
+    attribute: "live_in",
+    re: /^(?:[a-z]+\s+)?home\s+is\s+(?:now\s+)?[a-z]+(?:\s+now\b|\s+these\s+days\b|,)|\bis\s+(?:now\s+)?(?:my\s+|our\s+)?home\s+(?:now|these\s+days|nowadays)\b/,
+    placeIsSubject: true,
+  },
   { attribute: "work_at", re: /\b(?:work|works|working|worked|employed)\s+(?:as\s+(?:an?\s+)?[\w\s-]{1,40}?\s+)?(?:at|for)\b/ },
   { attribute: "work_at", re: /\b(?:hired\s+by|(?:job|offer|contract|position|role)\s+(?:at|with|from)|my\s+employer|day\s+job)\b/ },
+  // Starting a job: "on Monday I begin as lead designer at X", "I start there as a senior analyst".
+  {
+    attribute: "work_at",
+    re: /\b(?:start|starts|starting|begin|begins|beginning|join|joins|joining)\s+(?:there\s+|on\s+[a-z]+\s+)?as\s+(?:an?\s+|the\s+|their\s+)?[\w\s-]{1,40}?\s+(?:at|with|for)\b/,
+  },
   {
     attribute: "partner",
-    re: /\b(?:dating|seeing\s+someone|(?:a\s+)?(?:first|second|third|another)\s+date\s+with|broke\s+up|split\s+up|called\s+it\s+off|made\s+it\s+official|in\s+a\s+relationship|got\s+(?:married|engaged)|(?:my|our)\s+(?:boyfriend|girlfriend|partner|fianc[eé]e?|husband|wife))\b/,
+    re: /\b(?:dating|seeing\s+someone|(?:been\s+)?going\s+out\s+(?:with|for|together)|it's\s+over\s+(?:with|between)|(?:a|my|our)\s+new\s+(?:boyfriend|girlfriend|partner)|(?:a\s+)?(?:first|second|third|another)\s+date\s+with|broke\s+up|split\s+up|called\s+it\s+off|made\s+it\s+official|in\s+a\s+relationship|got\s+(?:married|engaged)|(?:my|our)\s+(?:boyfriend|girlfriend|partner|fianc[eé]e?|husband|wife))\b/,
   },
   // Where one trains: a place after a training verb, a membership that moves, a gym joined, "my gym is ...".
   {
@@ -117,3 +128,60 @@ export const QUESTIONS: [Attribute, RegExp][] = [
   ["phone", /\b(?:phone|smartphone|mobile|cellphone|handset)\b(?!\s+(?:numbers?|bill|plan|contract|case|charger|calls?|provider|carrier))/],
   ["drink", /\b(?:drink|drinks|drinking|beverage|coffee|tea|brew|caffeine)\b/],
 ];
+
+/**
+ * A statement that says something changed or is the case now ("switched", "instead", "no longer", "these days",
+ * "... now", "my old X", "a new routine"). With a value of an attribute's kind in it (a drink, a phone model, a
+ * gym) and no cue of its own, it states that attribute's new value: "These days the first thing I have is matcha".
+ */
+export const CHANGE_MARK =
+  /\b(?:switched|swapped|changed|upgraded|replaced|instead|no\s+longer|anymore|stopped|quit|gave\s+up|dropped|ditched|transferred|moved\s+over|nowadays|these\s+days|now|new\s+(?:routine|habit|phone|gym|place)|(?:my|the)\s+(?:old|previous|former)\s+[a-z]+)\b/;
+
+/** The ways a new state starts or an old one ends ("started", "sold", "lost interest in", "since the move"). */
+export const CHANGE_EXTRA =
+  /\b(?:switching|started|starting|sold|selling|lost\s+interest|finished\s+with|done\s+with|dropped\s+out|moved\s+(?:me|us)\s+to|took\s+over|since\s+(?:the|my|our|last))\b/;
+
+/** The kinds of value that name an attribute by themselves (see `CHANGE_MARK`). */
+export const VALUES: [Attribute, RegExp][] = [
+  ["drink", new RegExp(String.raw`\b${DRINK}`)],
+  ["gym", new RegExp(String.raw`\b${GYM_PLACE}\b`)],
+  ["phone", new RegExp(String.raw`\b${PHONE}\b`)],
+];
+
+/**
+ * A thing of the user's named as replaced or new ("sold the old car and bought...", "lost interest in my old
+ * hobby", "the new phone arrived"): the noun is the attribute, whatever it is. "Old" needs a change in the same
+ * statement ("my old phone is in a drawer" states nothing current); nouns for people and time are not things,
+ * and the noun must end its phrase ("my new desk neighbour" is not a desk).
+ */
+export const THING =
+  /\b(?:my|our|the)\s+(old|previous|former|new)\s+([a-z]+)(?=\s*$|\s*[,:;.!-]|\s+(?:is|was|arrived|came|and|for|from|has|had|went|got)\b|'s\b)/;
+export const NOT_A_THING = new Set([
+  "one",
+  "ones",
+  "days",
+  "day",
+  "times",
+  "time",
+  "friend",
+  "friends",
+  "mate",
+  "mates",
+  "self",
+  "neighbour",
+  "neighbor",
+  "colleague",
+  "colleagues",
+  "man",
+  "woman",
+  "boy",
+  "girl",
+  "folks",
+  "world",
+  "year",
+  "years",
+  "week",
+  "month",
+]);
+/** What or which thing a question asks about ("What car do I drive now?", "What's my hobby these days?"). */
+export const ASKED_THING = /^\s*(?:what|which)(?:'s|\s+is|\s+are)?\s+(?:my\s+|our\s+)?(?:current\s+|present\s+|new\s+|old\s+|previous\s+)?([a-z]+)\b/;

@@ -11,20 +11,37 @@
  *   lives in Berlin"); another person otherwise ("My sister lives in Rome" -> "sister|live_in", "my sister's
  *   iPhone" -> "sister|phone"). Only a current, lasting state counts: plans ("thinking about switching to tea"),
  *   the past ("I used to train at X", "I lived in Rome as a student") and visits ("tried a class at X") do not;
+ * - a first-person statement of change that names a value of an attribute's kind ("These days the first thing I
+ *   have is matcha"), and a thing of the user's named as replaced or new ("Sold the old car and bought a Kia":
+ *   "user|thing car", whatever the thing);
  * - "my favourite X is Y" / "Y is my favourite X": the user's favourite X;
  * - attribute-like copulas with a possessive or multi-word subject ("The default Jira project is PROJ").
  * Deliberately conservative elsewhere: "Python is fun" gets none, so liking two things never erases one of them.
- * `questionSlot` reads the same attributes from a question about the user ("Where am I based these days?"), so
- * retrieval can fetch the current statement even when it shares no word with the question.
+ * `questionSlot` reads the same attributes from a question about the user ("Where am I based these days?", "What
+ * car do I drive now?"), so retrieval can fetch the current statement even when it shares no word with the question.
  */
-import { type Attribute, type Cue, ONE_OFF, PHONE_BRAND, QUESTIONS, STATEMENTS } from "./slot-cues";
-import { contentTerms, words } from "./text";
+import {
+  ASKED_THING,
+  type Attribute,
+  CHANGE_EXTRA,
+  CHANGE_MARK,
+  type Cue,
+  NOT_A_THING,
+  ONE_OFF,
+  PHONE_BRAND,
+  QUESTIONS,
+  STATEMENTS,
+  THING,
+  VALUES,
+} from "./slot-cues";
+import { contentTerms, isStopword, stem, words } from "./text";
 import { timeCues } from "./when";
 
 export type { Attribute };
 
 /** Third-person notes about the user, as consolidation writes them ("User lives in Berlin"). */
 const USER_NOTE = /^(?:the\s+)?(?:user|user's|users')\b/;
+const FIRST_PERSON_ONE = /\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|we'd|we'll|me|us)\b/;
 const FIRST_PERSON = /\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|we'd|we'll|me|us)\b/g;
 /** "Sam's", not "it's" or "what's". */
 const GENITIVE = String.raw`\b(?!(?:it|that|what|who|where|when|how|there|here|he|she|let|this)'s)[a-z]+'s\b`;
@@ -59,6 +76,12 @@ const OPENERS = new Set([
   "already",
 ]);
 
+/**
+ * Adverbs and verb forms open a sentence without a subject ("Finally settled in Leeds", "Transferred my
+ * membership to X", "Lifting at X"): they are not names. Short names ending so ("Ted", "Fred") stay names.
+ */
+const VERB_FORM = /^(?:[A-Z][a-z]{2,}(?:ly|ed|ing))$/;
+
 /** Who the words before the cue are about: the user, or the content words naming someone else. */
 function subjectOf(before: string, original: string): string {
   if (USER_NOTE.test(before.trim())) return "user";
@@ -70,7 +93,7 @@ function subjectOf(before: string, original: string): string {
   const opening = prefix.trim().split(/\s+/);
   const named =
     /^\W*\S+\s+.*\b[A-Z][a-z]+/.test(prefix) ||
-    (opening.length <= 2 && opening.every((w) => /^[A-Z][a-z]+$/.test(w) && !/ly$/.test(w) && !OPENERS.has(w.toLowerCase())));
+    (opening.length <= 2 && opening.every((w) => /^[A-Z][a-z]+$/.test(w) && !VERB_FORM.test(w) && !OPENERS.has(w.toLowerCase())));
   if (me > other && me >= 0) return "user";
   if (other < 0 && !named) return "user";
   return contentTerms(before).join(" ") || "user";
@@ -132,6 +155,48 @@ export function favouriteOf(phrase: string): string | null {
   return out.length ? `user|favourite ${out.join(" ")}` : null;
 }
 
+/**
+ * A first-person statement of change that names a value of an attribute's kind, without any cue of its own:
+ * "These days the first thing I have is matcha, I've dropped the old habit" -> "user|drink". Plans, the past
+ * and someone else's things do not count.
+ */
+function changedValue(lower: string, original: string): string | null {
+  if (INTENT.test(lower) || BYGONE.test(lower) || new RegExp(GENITIVE).test(lower)) return null;
+  if (/\b(?:my|our)\s+(?:sister|brother|mum|mom|mother|dad|father|friend|partner|wife|husband|son|daughter|boss|colleague)\b/.test(lower)) return null;
+  const mark = CHANGE_MARK.exec(lower);
+  if (mark && /\b(?:i|i'm|i've|we|we're|we've|my|our|me|us)\b/.test(lower)) {
+    for (const [attribute, re] of VALUES) {
+      const m = re.exec(lower);
+      if (!m) continue;
+      if (attribute === "gym" && ONE_OFF.test(lower)) continue;
+      // A maker's name as written ("Pixel 7a"), not the common word.
+      if (attribute === "phone" && !PHONE_BRAND.test(original.slice(m.index, m.index + m[0].length))) continue;
+      return `user|${attribute}`;
+    }
+  }
+  const thing = THING.exec(lower);
+  const noun = thing?.[2] ?? "";
+  // "Sold the old car and bought a Fiesta": the thing replaced or new is the attribute. Said of someone named
+  // ("Sam's old car"), or the old thing without a change ("my old phone is in a drawer"), it is not.
+  if (thing && !NOT_A_THING.has(noun) && !isStopword(noun) && (thing[1] === "new" || THING_CHANGE.test(lower.replace(thing[0], "")))) {
+    const attribute = thingAttribute(noun);
+    // Someone named before it ("Sam bought the new Pixel") makes it theirs; a verb opening the sentence does not.
+    const before = original.slice(0, thing.index).trim().split(/\s+/).filter(Boolean);
+    const named = before.length >= 2 && /^[A-Z][a-z]+$/.test(before[0] ?? "") && !OPENERS.has((before[0] ?? "").toLowerCase());
+    if (!named || FIRST_PERSON_ONE.test(lower)) return `user|${attribute}`;
+  }
+  return null;
+}
+
+/** A change around a thing named old: it was replaced ("sold the old car and bought...", "my old hobby, it's X now"). */
+const THING_CHANGE = new RegExp(String.raw`${CHANGE_MARK.source}|${CHANGE_EXTRA.source}|\b(?:bought|got|traded|gave\s+away|replaced)\b`);
+
+/** A thing's noun as a slot: a noun that names one of the known attributes maps to it ("phone", "gym"). */
+function thingAttribute(noun: string): string {
+  const asAttribute = QUESTIONS.find(([, re]) => re.test(noun))?.[0];
+  return asAttribute ?? `thing ${stem(noun)}`;
+}
+
 export function slotOf(text: string): string | null {
   const trimmed = text
     .trim()
@@ -150,6 +215,8 @@ export function slotOf(text: string): string | null {
     const slot = favouriteOf(fav[1]);
     if (slot) return slot;
   }
+  const changed = changedValue(lower, trimmed);
+  if (changed) return changed;
   const m = COPULA.exec(lower);
   if (!m) return null;
   const subjectText = m[1] ?? m[3] ?? "";
@@ -176,7 +243,11 @@ export function askedSlot(question: string): { slot: string; words: string[] } |
   const q = question.toLowerCase().replace(/\u2019/g, "'");
   // Only questions: "Help me plan a workout at home" is not asking where the user lives.
   if (!/\?\s*$/.test(q) && !/^\s*(?:where|which|what|who|whom|whose|when|how|am|do|does|did|is|are)\b/.test(q)) return null;
-  if (!/\b(?:i|i'm|am|me|my|we|our|user|user's)\b/.test(q) || ABOUT_OTHER.test(q.replace(/\buser's\b/g, "my"))) return null;
+  const thing = ASKED_THING.exec(q)?.[1];
+  const asked = thing && !isStopword(thing) && !NOT_A_THING.has(thing) ? thing : null;
+  // "What's my hobby?" asks about the user's own hobby, not about someone else.
+  const mine = asked ? q.replace(new RegExp(String.raw`\b(?:my|our)\s+(?:current\s+|new\s+|old\s+|previous\s+)?${asked}\b`), asked) : q;
+  if (!/\b(?:i|i'm|am|me|my|we|our|user|user's)\b/.test(q) || ABOUT_OTHER.test(mine.replace(/\buser's\b/g, "my"))) return null;
   // A question in the past tense asks about an event ("What did I drink at the wedding?"), not the current
   // value, unless it asks for what was replaced ("Where did I live before?").
   if (/\b(?:did|was|were)\b/.test(q) && !timeCues(q, 0).past) return null;
@@ -189,6 +260,9 @@ export function askedSlot(question: string): { slot: string; words: string[] } |
     const m = re.exec(q);
     if (m) return { slot: `user|${attribute}`, words: words(m[0]) };
   }
+  // Any other thing of the user's that changes, asked about now or before ("What car do I drive now?").
+  const cues = timeCues(q, 0);
+  if (asked && (cues.current || cues.past)) return { slot: `user|${thingAttribute(asked)}`, words: [asked] };
   return null;
 }
 

@@ -21,8 +21,12 @@ const monthOf = (word: string) => {
 const CURRENT = /\b(now|nowadays|currently|current|these days|at the moment|at present|right now|latest|most recent|anymore|still|today)\b/;
 const MONTH_RE = `(${MONTHS.join("|")}|${SHORT.filter((m) => m !== "may" && m !== "mar").join("|")})`;
 
-/** Asks about what used to be true ("where did I live before?", "my previous job"): the history of a changing fact. */
-const PAST = /\b(?:used to|previously|formerly|in the past|back then|before(?=\s*(?:that|then|this|now)?\s*[?.!]*\s*$)|previous|former|my old|originally)\b/;
+/**
+ * Asks about what used to be true ("where did I live before?", "my previous job", "what did I drive before the
+ * current one?", "which course did I drop?"): the history of a changing fact.
+ */
+const PAST =
+  /\b(?:used to|use to|previously|formerly|in the past|back then|before(?=\s*(?:that|then|this|now)?\s*[?.!]*\s*$)|before\s+(?:(?:the|my|our|this)\s+(?:current|new|present|latest)|(?:i|we)\s+(?:switched|moved|changed|started|got))\b|previous|former|my old|originally|did\s+(?:i|we)\s+(?:quit|leave|drop|give\s+up|stop|sell|lose\s+interest))\b/;
 
 /**
  * The words of the query that only say when (its present-tense or past cue: "these days", "at the moment",
