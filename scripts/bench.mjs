@@ -23,8 +23,17 @@ import { startLocalWorker } from "./local-worker.mjs";
 
 const filter = process.argv[2] ?? "";
 const ADMIN = "bench-admin-token-0123456789";
-/** What every benchmarked Worker runs with: a known admin token and the fake Messages API as the model. */
-const benchVars = (fakeUrl) => ({ ADMIN_TOKEN: ADMIN, ANTHROPIC_API_KEY: "sk-ant-bench", ANTHROPIC_BASE_URL: fakeUrl });
+/**
+ * What every benchmarked Worker runs with: a known admin token, the fake Messages API as the model, and the
+ * per-user daily chat budget at its ceiling (a scenario drives hundreds of turns through one user; the budget
+ * is a product limit, not what a benchmark measures).
+ */
+const benchVars = (fakeUrl) => ({
+  ADMIN_TOKEN: ADMIN,
+  ANTHROPIC_API_KEY: "sk-ant-bench",
+  ANTHROPIC_BASE_URL: fakeUrl,
+  DAILY_CHAT_TOKENS: "1000000000",
+});
 const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
 
 /** The fake Messages API over HTTP on a free loopback port (also used by scripts/load.mjs). */

@@ -17,20 +17,9 @@ export default {
   },
   async sample(h, state, i) {
     const marker = `Narrative ${i} ${Date.now()}`;
-    await h.script(state.user.id, [
-      {
-        reply: {
-          content: [
-            {
-              type: "tool_use",
-              id: `toolu_b${i}`,
-              name: "consolidate_memory",
-              input: { updated_scaffold: { Run: i }, updated_working_memory: marker, facts_to_embed: [`Bench fact ${i}`] },
-            },
-          ],
-        },
-      },
-    ]);
+    // Consolidation asks for structured output (a JSON document as the reply's text), not a forced tool call.
+    const consolidated = { updated_scaffold: { Run: i }, updated_working_memory: marker, facts_to_embed: [`Bench fact ${i}`] };
+    await h.script(state.user.id, [{ structured: true, reply: { content: [{ type: "text", text: JSON.stringify(consolidated) }] } }]);
     const t0 = now();
     const res = await h.api(state.user.key, "POST", "/v1/observations", { observations: [{ type: "learned_fact", content: `bench observation ${i}` }] });
     if (res.status !== 202) throw new Error(`observation: ${res.status} ${await res.text()}`);
