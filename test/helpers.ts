@@ -131,3 +131,21 @@ export async function history(key: string, sessionId: string): Promise<History> 
   expect(res.status).toBe(200);
   return (await res.json()) as History;
 }
+
+/**
+ * Whether any segment of a full-text index (`<table>_data`, FTS5's shadow table) still holds a term's bytes.
+ * Terms on a page are prefix-compressed against the previous term, so the first three bytes are not searched for.
+ */
+export async function ftsIndexHolds(table: string, term: string): Promise<boolean> {
+  const rows = await env.DB.prepare(`SELECT block FROM ${table}_data`).all<{ block: ArrayBuffer | number[] | null }>();
+  const needle = new TextEncoder().encode(term.slice(3));
+  return rows.results.some((r) => {
+    if (!r.block) return false;
+    const bytes = r.block instanceof ArrayBuffer ? new Uint8Array(r.block) : Uint8Array.from(r.block);
+    outer: for (let i = 0; i + needle.length <= bytes.length; i++) {
+      for (let j = 0; j < needle.length; j++) if (bytes[i + j] !== needle[j]) continue outer;
+      return true;
+    }
+    return false;
+  });
+}

@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createUser } from "./helpers";
+import { api, createUser, ftsIndexHolds } from "./helpers";
 
 type Hit = { id: string };
 
@@ -23,21 +23,6 @@ const search = async (key: string, q: string) => {
 
 /** FTS5's own check that the index holds exactly what the content (the tagged view) says. */
 const integrityCheck = () => env.DB.prepare("INSERT INTO lessons_fts(lessons_fts, rank) VALUES ('integrity-check', 1)").run();
-
-/** Whether any segment of the lessons index still holds the bytes of a word (past its first three letters). */
-async function indexHolds(word: string): Promise<boolean> {
-  const rows = await env.DB.prepare("SELECT block FROM lessons_fts_data").all<{ block: ArrayBuffer | number[] | null }>();
-  const needle = new TextEncoder().encode(word.slice(3));
-  return rows.results.some((r) => {
-    if (!r.block) return false;
-    const bytes = r.block instanceof ArrayBuffer ? new Uint8Array(r.block) : Uint8Array.from(r.block);
-    outer: for (let i = 0; i + needle.length <= bytes.length; i++) {
-      for (let j = 0; j < needle.length; j++) if (bytes[i + j] !== needle[j]) continue outer;
-      return true;
-    }
-    return false;
-  });
-}
 
 describe("lessons full-text index", () => {
   it("finds every word whatever punctuation surrounds it, in title, content and tags", async () => {
@@ -98,11 +83,11 @@ describe("lessons full-text index", () => {
     await integrityCheck();
     expect((await api(u.key, "DELETE", `/v1/lessons/${l.id}`)).status).toBe(200);
     expect(await search(u.key, "plumbline")).toEqual([]);
-    expect(await indexHolds("qzyxmarrow")).toBe(true);
+    expect(await ftsIndexHolds("lessons_fts", "qzyxmarrow")).toBe(true);
     expect((await api(u.key, "DELETE", "/v1/memory")).status).toBe(200);
-    expect(await indexHolds("qzyxmarrow")).toBe(false);
-    expect(await indexHolds("zqxwvplumb")).toBe(false);
-    expect(await indexHolds("kvothefrond")).toBe(true);
+    expect(await ftsIndexHolds("lessons_fts", "qzyxmarrow")).toBe(false);
+    expect(await ftsIndexHolds("lessons_fts", "zqxwvplumb")).toBe(false);
+    expect(await ftsIndexHolds("lessons_fts", "kvothefrond")).toBe(true);
     expect(await search(keep.key, "kvothefrond")).toHaveLength(1);
     await integrityCheck();
   });

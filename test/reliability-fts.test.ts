@@ -4,25 +4,7 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createUser } from "./helpers";
-
-/**
- * Whether any segment of the index still holds the term's bytes. Terms on a page are prefix-compressed
- * against the previous term, so the first few bytes are not searched for.
- */
-async function indexHolds(table: string, term: string): Promise<boolean> {
-  const rows = await env.DB.prepare(`SELECT block FROM ${table}_data`).all<{ block: ArrayBuffer | number[] | null }>();
-  const needle = new TextEncoder().encode(term.slice(3));
-  return rows.results.some((r) => {
-    if (!r.block) return false;
-    const bytes = r.block instanceof ArrayBuffer ? new Uint8Array(r.block) : Uint8Array.from(r.block);
-    outer: for (let i = 0; i + needle.length <= bytes.length; i++) {
-      for (let j = 0; j < needle.length; j++) if (bytes[i + j] !== needle[j]) continue outer;
-      return true;
-    }
-    return false;
-  });
-}
+import { api, createUser, ftsIndexHolds } from "./helpers";
 
 describe("full-text index after erasure", () => {
   it("the secure-delete option is on for the facts and lessons indexes", async () => {
@@ -40,12 +22,12 @@ describe("full-text index after erasure", () => {
       (await api(u.key, "POST", "/v1/memory/facts", { facts: [{ text: "Ana's secret codeword is zqxwvplumb" }, { text: "Ana visits qzyxmarrow" }] })).status,
     ).toBe(201);
     expect((await api(keep.key, "POST", "/v1/memory/facts", { facts: [{ text: "Bob keeps kvothefrond" }] })).status).toBe(201);
-    expect(await indexHolds("facts_fts", "zqxwvplumb")).toBe(true);
+    expect(await ftsIndexHolds("facts_fts", "zqxwvplumb")).toBe(true);
     expect((await api(u.key, "DELETE", "/v1/memory")).status).toBe(200);
-    expect(await indexHolds("facts_fts", "zqxwvplumb")).toBe(false);
-    expect(await indexHolds("facts_fts", "qzyxmarrow")).toBe(false);
+    expect(await ftsIndexHolds("facts_fts", "zqxwvplumb")).toBe(false);
+    expect(await ftsIndexHolds("facts_fts", "qzyxmarrow")).toBe(false);
     // The other user's words are still indexed and searchable.
-    expect(await indexHolds("facts_fts", "kvothefrond")).toBe(true);
+    expect(await ftsIndexHolds("facts_fts", "kvothefrond")).toBe(true);
     const found = (await (await api(keep.key, "GET", "/v1/memory/facts/search?q=kvothefrond&mode=fulltext")).json()) as { results: unknown[] };
     expect(found.results).toHaveLength(1);
   });
