@@ -151,7 +151,9 @@ function latestOfSubject(plan: SearchPlan, candidates: readonly Candidate[], eve
     const present = new Set(words(c.text).map(stem));
     const key = [...plan.stems.keys()].filter((s) => present.has(s)).join(" ");
     if (!key) continue;
-    groups.set(key, [...(groups.get(key) ?? []), c]);
+    const group = groups.get(key);
+    if (group) group.push(c);
+    else groups.set(key, [c]);
   }
   const out = new Set<string>();
   for (const group of groups.values()) {

@@ -41,8 +41,9 @@ export type { Attribute };
 
 /** Third-person notes about the user, as consolidation writes them ("User lives in Berlin"). */
 const USER_NOTE = /^(?:the\s+)?(?:user|user's|users')\b/;
-const FIRST_PERSON_ONE = /\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|we'd|we'll|me|us)\b/;
 const FIRST_PERSON = /\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|we'd|we'll|me|us)\b/g;
+/** The same words, for a yes/no test (a global regex keeps its position between calls). */
+const FIRST_PERSON_ONE = new RegExp(FIRST_PERSON.source);
 /** "Sam's", not "it's" or "what's". */
 const GENITIVE = String.raw`\b(?!(?:it|that|what|who|where|when|how|there|here|he|she|let|this)'s)[a-z]+'s\b`;
 /** "my sister", "our friend Sam", "Sam's": someone else is the subject. */
