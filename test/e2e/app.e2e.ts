@@ -208,6 +208,8 @@ describe("engram web app", () => {
     await page.getByRole("link", { name: "Facts" }).click();
     await page.getByLabel("Search facts").fill("where do I live");
     await page.getByRole("button", { name: "Search", exact: true }).click();
+    // The first listing also shows Lisbon: wait for the search answer, or the row is replaced under the click.
+    await page.locator('section[aria-label="Facts"] [aria-busy="false"]').waitFor();
     const fact = page.locator(".items li", { hasText: /Lisbon/i }).first();
     await fact.waitFor();
     await browser.shot("07-facts");
@@ -282,12 +284,25 @@ describe("engram web app", () => {
     });
     expect(res.status).toBe(201);
     const { lesson } = (await res.json()) as { lesson: { id: string } };
+    // The search answer is held back until the lesson has been unlearnt from the first listing: a search sent
+    // before a change and answered after it must not bring the old state back.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route(/\/v1\/lessons\?.*q=migrations/, async (route) => {
+      const response = await route.fetch();
+      await held;
+      await route.fulfill({ response });
+    });
     await page.getByRole("link", { name: "Lessons", exact: true }).click();
-    await page.getByLabel("Search lessons").fill("migrations");
-    await page.getByLabel("Search lessons").press("Enter");
     const row = page.locator(`.items li[data-id="${lesson.id}"]`);
     await row.getByText(/lesson · HIGH signal/).waitFor();
+    await page.getByLabel("Search lessons").fill("migrations");
+    await page.getByLabel("Search lessons").press("Enter");
     await row.getByRole("button", { name: /^Unlearn lesson/ }).click();
+    await row.getByRole("button", { name: /^Restore lesson/ }).waitFor();
+    release();
+    await page.locator('section[aria-label="Lessons"] [aria-busy="false"]').waitFor();
+    await page.unroute(/\/v1\/lessons\?.*q=migrations/);
     await row.getByRole("button", { name: /^Restore lesson/ }).waitFor();
     expect((await api<{ lesson: { unlearned: boolean } }>(`/v1/lessons/${lesson.id}`)).lesson.unlearned).toBe(true);
     await browser.shot("11-lessons-unlearned");

@@ -45,11 +45,18 @@ export const button = (text: string, onClick: (e: Event) => void, extra: Attrs =
 /**
  * For a list that reloads on demand (a search, a refresh after a change): each call starts a load and returns
  * whether that load is still the newest, so an older answer arriving late never overwrites a newer one.
+ * `busy` carries aria-busy="true" from the start of a load until the newest one is checked on its way in,
+ * so assistive technology (and a test) can tell a list being replaced from a list that is shown.
  */
-export function newestOnly(): () => () => boolean {
+export function newestOnly(busy?: HTMLElement): () => () => boolean {
   let current = 0;
   return () => {
     const mine = ++current;
-    return () => mine === current;
+    busy?.setAttribute("aria-busy", "true");
+    return () => {
+      if (mine !== current) return false;
+      busy?.setAttribute("aria-busy", "false");
+      return true;
+    };
   };
 }

@@ -30,6 +30,15 @@ export function lessonsPanel(api: Api): HTMLElement {
   );
   const form = h("form", { class: "inline wrap", role: "search" }, qInput, type, h("button", { type: "submit" }, "Search"));
 
+  // A search answered after an unlearn or restore it was sent before must not show the old state:
+  // every change is numbered, and a list applies the changes made after its request went out.
+  const changed = new Map<string, { lesson: Lesson; n: number }>();
+  let changes = 0;
+  const latest = (l: Lesson, since: number) => {
+    const c = changed.get(l.id);
+    return c && c.n > since ? c.lesson : l;
+  };
+
   // Unlearned lessons stay on screen until the next search, so Restore is one keypress away.
   const row = (l: Lesson) => {
     const li = h("li", { "data-id": l.id });
@@ -49,6 +58,7 @@ export function lessonsPanel(api: Api): HTMLElement {
             try {
               const path = `/v1/lessons/${encodeURIComponent(lesson.id)}${lesson.unlearned ? "/restore" : ""}`;
               const r = await api.json<{ lesson: Lesson }>(lesson.unlearned ? "POST" : "DELETE", path);
+              changed.set(r.lesson.id, { lesson: r.lesson, n: ++changes });
               draw(r.lesson);
               li.querySelector("button")?.focus();
             } catch (err) {
@@ -62,13 +72,14 @@ export function lessonsPanel(api: Api): HTMLElement {
     return li;
   };
 
-  const begin = newestOnly();
+  const begin = newestOnly(results);
   async function load(): Promise<void> {
     const newest = begin();
+    const since = changes;
     try {
       const { lessons } = await api.get<{ lessons: Lesson[] }>(`/v1/lessons${q({ q: qInput.value.trim(), type: type.value, limit: 50 })}`);
       if (!newest()) return;
-      fill(results, lessons.length ? h("ul", { class: "items", "aria-label": "Lessons" }, lessons.map(row)) : h("p", { class: "muted" }, "No lessons found."));
+      fill(results, lessons.length ? h("ul", { class: "items", "aria-label": "Lessons" }, lessons.map((l) => row(latest(l, since)))) : h("p", { class: "muted" }, "No lessons found."));
     } catch (err) {
       if (newest()) fill(results, errorLine(err));
     }

@@ -169,7 +169,7 @@ export function factsPanel(api: Api): HTMLElement {
       facts.length ? h("ul", { class: "items" }, facts.map(row)) : h("p", { class: "muted" }, "No facts."),
     );
 
-  const begin = newestOnly();
+  const begin = newestOnly(results);
   async function list(): Promise<void> {
     const newest = begin();
     try {
