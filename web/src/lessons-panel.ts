@@ -79,7 +79,8 @@ export function lessonsPanel(api: Api): HTMLElement {
     try {
       const { lessons } = await api.get<{ lessons: Lesson[] }>(`/v1/lessons${q({ q: qInput.value.trim(), type: type.value, limit: 50 })}`);
       if (!newest()) return;
-      fill(results, lessons.length ? h("ul", { class: "items", "aria-label": "Lessons" }, lessons.map((l) => row(latest(l, since)))) : h("p", { class: "muted" }, "No lessons found."));
+      const rows = lessons.map((l) => row(latest(l, since)));
+      fill(results, rows.length ? h("ul", { class: "items", "aria-label": "Lessons" }, rows) : h("p", { class: "muted" }, "No lessons found."));
     } catch (err) {
       if (newest()) fill(results, errorLine(err));
     }
