@@ -12,7 +12,15 @@ import { SessionObject } from "../src/sessions/session-do";
 import { meter, meteredD1, meteredFetch } from "../test/d1-meter";
 
 const registry = composeRegistry(capabilities);
-const metered = (env: Env): Env => ({ ...env, DB: meteredD1(env.DB) });
+// One metered binding per real one, as production has one binding per isolate: a wrapper made per request
+// would also defeat the per-binding caches the Worker keeps (its drizzle handle).
+const wrapped = new WeakMap<D1Database, D1Database>();
+const meteredDb = (d1: D1Database): D1Database => {
+  let db = wrapped.get(d1);
+  if (!db) wrapped.set(d1, (db = meteredD1(d1)));
+  return db;
+};
+const metered = (env: Env): Env => ({ ...env, DB: meteredDb(env.DB) });
 globalThis.fetch = meteredFetch(globalThis.fetch);
 
 export class SessionDO extends SessionObject {

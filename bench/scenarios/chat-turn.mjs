@@ -61,14 +61,15 @@ export default {
   async setup(h) {
     const engram = await h.startWorker({ entry: "bench/worker.ts" });
     const res = await call(engram.origin, h.adminToken, "POST", "/v1/admin/users", { name: "bench", plan: "pro" });
-    const key = (await res.json()).api_key.key;
+    const admin = await res.json();
+    const key = admin.api_key.key;
     const imported = await call(engram.origin, key, "POST", "/v1/memory/facts", { facts: FACTS.map((text) => ({ text })) });
     if (imported.status !== 201) throw new Error(`importing facts: ${imported.status} ${await imported.text()}`);
     const first = await turn(engram.origin, key);
     const logs = await (await call(engram.origin, key, "GET", "/v1/memory/context-logs?limit=1")).json();
     const sections = logs.context_logs?.[0]?.injected?.sections ?? [];
     if (!sections.some((x) => x.name === "retrieved_facts")) throw new Error(`the turn injected no retrieved facts: ${JSON.stringify(sections)}`);
-    return { engram, key, sessionId: first.sessionId };
+    return { engram, key, userId: admin.user.id, sessionId: first.sessionId };
   },
   async sample(h, state) {
     const url = state.engram.origin;
@@ -93,10 +94,23 @@ export default {
       sse_chunks: t.chunks,
     };
   },
-  async report(_h, state) {
+  async report(h, state) {
     await state.engram.stop();
+    // fake_model_ms times a one-line request; a turn's own request carries the prompt and the history
+    // (tens of KB the fake parses and hashes). Replaying the run's last turns' requests shows that share.
+    const sent = await (await fetch(`${h.fakeUrl}/__requests?key=${encodeURIComponent(state.userId)}`)).json();
+    const replay = [];
+    for (const body of sent.slice(-50)) {
+      const t0 = now();
+      const res = await fetch(`${h.fakeUrl}/v1/messages`, { method: "POST", headers: { "x-api-key": "k", "content-type": "application/json" }, body: JSON.stringify(body) });
+      await res.text();
+      replay.push(now() - t0);
+    }
+    replay.sort((a, b) => a - b);
+    const bytes = sent.slice(-50).map((b) => JSON.stringify(b).length).sort((a, b) => a - b);
+    const fakeLine = `The fake's round trip for the run's last ${replay.length} turn requests themselves (replayed from the bench process after the run; ${bytes[bytes.length >> 1]} bytes at the median): p50 ${replay[replay.length >> 1].toFixed(2)} ms, p95 ${replay[Math.floor(replay.length * 0.95)].toFixed(2)} ms; \`fake_model_ms\` (what is subtracted) times a one-line request.`;
     // Every figure here scales with how busy the machine was: say so beside them.
     const [one, five] = os.loadavg();
-    return `Load average at the end of the run: ${one.toFixed(2)} (1 min), ${five.toFixed(2)} (5 min) on ${os.cpus().length} cores.`;
+    return `${fakeLine}\n\nLoad average at the end of the run: ${one.toFixed(2)} (1 min), ${five.toFixed(2)} (5 min) on ${os.cpus().length} cores.`;
   },
 };

@@ -1,10 +1,21 @@
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import { loadConfig } from "../config/config";
-import { createDb } from "../db/client";
+import { createDb, type Db } from "../db/client";
 import { AppError } from "../lib/errors";
 import { parseGuardedJson } from "../lib/json-guard";
 import type { AppEnv } from "./context";
+
+/**
+ * One drizzle handle per D1 binding for the isolate's life: building one walks the whole schema for its
+ * relational config, work a request need not repeat (the handle keeps no per-request state).
+ */
+const handles = new WeakMap<D1Database, Db>();
+const dbOf = (d1: D1Database): Db => {
+  let db = handles.get(d1);
+  if (!db) handles.set(d1, (db = createDb(d1)));
+  return db;
+};
 
 /** Request id (echoed in `x-request-id`), validated config and the db handle for every request. */
 export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
@@ -13,7 +24,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   c.set("requestId", requestId);
   c.header("x-request-id", requestId);
   c.set("config", loadConfig(c.env));
-  c.set("db", createDb(c.env.DB));
+  c.set("db", dbOf(c.env.DB));
   await next();
 });
 

@@ -20,7 +20,7 @@ import type { Registry } from "../core/capability";
 import type { TurnScope } from "../core/context";
 import { addUsage, zeroUsage } from "../core/events";
 import type { ToolContext } from "../core/tool";
-import { createDb } from "../db/client";
+import { createDb, type Db } from "../db/client";
 import type { Plan } from "../db/schema";
 import { describeFailure } from "../lib/errors";
 import { createModelClient } from "../model/anthropic";
@@ -79,12 +79,17 @@ export const pendingMessage = (sessionId: string) =>
   `a tool call is pending in this session: answer it with POST /v1/sessions/${sessionId}/tool_result or cancel it with DELETE /v1/sessions/${sessionId}/pending`;
 
 export class TurnRunner {
+  /** Built once per object: a drizzle handle walks the whole schema when it is made. */
+  private readonly db: Db;
+
   constructor(
     private readonly store: SessionStorage,
     private readonly env: Env,
     private readonly alarm: Alarm,
     private readonly registry: Registry,
-  ) {}
+  ) {
+    this.db = createDb(env.DB);
+  }
 
   async chat(input: TurnInput, sink: EventSink, open: Gate): Promise<void> {
     // A turn that waited for the lock behind one that suspended.
@@ -92,7 +97,7 @@ export class TurnRunner {
     let meta: SessionMeta | null;
     try {
       // Stored by the session's first turn; a session from before that is read once.
-      meta = this.store.sessionMeta() ?? input.created ?? (await sessionMetaRow(createDb(this.env.DB), input.userId, input.sessionId));
+      meta = this.store.sessionMeta() ?? input.created ?? (await sessionMetaRow(this.db, input.userId, input.sessionId));
     } catch (err) {
       console.error(JSON.stringify({ session: input.sessionId, context: describeFailure(err) }));
       return open({ code: "internal", message: "internal error" });
@@ -228,7 +233,7 @@ export class TurnRunner {
     const results = [...cont.results, ...open.map((id) => resultBlock(id, { content: reason, isError: true }))];
     this.store.closeContinuation(completed(cont.messages, results), expired ? open : []);
     await this.alarm.clear();
-    await touchSession(createDb(this.env.DB), cont.user_id, cont.session_id, this.store.messageCount(), false);
+    await touchSession(this.db, cont.user_id, cont.session_id, this.store.messageCount(), false);
     return open;
   }
 
@@ -399,7 +404,7 @@ export class TurnRunner {
 
   private scope(caller: Caller, siteId: string | null, projectId: string | null): TurnScope {
     const config = loadConfig(this.env);
-    return { db: createDb(this.env.DB), env: this.env, config, userId: caller.userId, plan: caller.plan, sessionId: caller.sessionId, siteId, projectId };
+    return { db: this.db, env: this.env, config, userId: caller.userId, plan: caller.plan, sessionId: caller.sessionId, siteId, projectId };
   }
 
   private toolCtx(seg: Segment, sink: EventSink): ToolContext {
