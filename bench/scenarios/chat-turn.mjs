@@ -102,12 +102,19 @@ export default {
     const replay = [];
     for (const body of sent.slice(-50)) {
       const t0 = now();
-      const res = await fetch(`${h.fakeUrl}/v1/messages`, { method: "POST", headers: { "x-api-key": "k", "content-type": "application/json" }, body: JSON.stringify(body) });
+      const res = await fetch(`${h.fakeUrl}/v1/messages`, {
+        method: "POST",
+        headers: { "x-api-key": "k", "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
       await res.text();
       replay.push(now() - t0);
     }
     replay.sort((a, b) => a - b);
-    const bytes = sent.slice(-50).map((b) => JSON.stringify(b).length).sort((a, b) => a - b);
+    const bytes = sent
+      .slice(-50)
+      .map((b) => JSON.stringify(b).length)
+      .sort((a, b) => a - b);
     const fakeLine = `The fake's round trip for the run's last ${replay.length} turn requests themselves (replayed from the bench process after the run; ${bytes[bytes.length >> 1]} bytes at the median): p50 ${replay[replay.length >> 1].toFixed(2)} ms, p95 ${replay[Math.floor(replay.length * 0.95)].toFixed(2)} ms; \`fake_model_ms\` (what is subtracted) times a one-line request.`;
     // Every figure here scales with how busy the machine was: say so beside them.
     const [one, five] = os.loadavg();
