@@ -11,10 +11,9 @@ import MiniSearch from "minisearch";
 import { createDb } from "../src/db/client";
 import { recall, searchLessons } from "../src/lessons/recall";
 import { createUser } from "../test/helpers";
+import { corpusDraw, corpusQueries, lessonsOf, PER_USER, USERS } from "./lessons-corpus-data";
 import { report } from "./report";
 
-const USERS = 10;
-const PER_USER = 10_000;
 const RUNS = 200;
 
 const GROUP = (corpus: string) => ({
@@ -30,87 +29,19 @@ const GROUP = (corpus: string) => ({
       : "Zipf corpus: the 170 coding words as the head of a Zipf vocabulary of 5,000 words (like identifiers and library names in real lessons)."),
 });
 
-const TECH = `postgres mysql sqlite redis kafka docker kubernetes helm terraform nginx node deno bun python django flask fastapi rails
-  react vue svelte nextjs vite webpack esbuild typescript eslint biome prettier jest vitest pytest playwright cypress graphql grpc rest
-  oauth jwt cors csrf retry backoff jitter timeout cache ttl index migration schema transaction deadlock lock mutex queue worker cron
-  webhook stripe s3 lambda workers d1 durable objects fts5 bm25 embeddings vector logging tracing metrics sentry prometheus grafana
-  ci github actions pnpm npm yarn monorepo lockfile semver zod pydantic orm drizzle prisma sqlalchemy alembic pagination cursor
-  keyset uuid ulid utf8 encoding json yaml toml env secrets vault ssh tls certificate dns http2 websocket sse stream buffer memory
-  leak gc profiling flamegraph benchmark race condition idempotency dedupe hash checksum compression gzip brotli image upload`
-  .split(/\s+/)
-  .filter(Boolean);
-const VERBS = ["use", "avoid", "prefer", "never mock", "always pin", "configure", "validate", "retry", "cache", "index", "quote", "escape", "batch", "stream"];
-const WHY = [
-  "because it broke production",
-  "to keep tests honest",
-  "or the build fails",
-  "since the API rate-limits",
-  "to avoid a deadlock",
-  "for idempotent re-syncs",
-];
-
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
-}
-/** Zipf-like draw: P(rank r) proportional to 1 / (r + 5). */
-function zipf(words: readonly string[]) {
-  const weights = words.map((_, i) => 1 / (i + 5));
-  const total = weights.reduce((a, b) => a + b, 0);
-  let acc = 0;
-  const cdf = weights.map((w) => (acc += w / total));
-  return (r: () => number) => {
-    const x = r();
-    let lo = 0;
-    let hi = cdf.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((cdf[mid] ?? 1) < x) lo = mid + 1;
-      else hi = mid;
-    }
-    return words[lo] ?? "";
-  };
-}
-const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
-
-const TYPES = ["lesson", "antipattern", "decision", "pattern", "snippet"];
-const SIGNALS = ["HIGH", "MED", "LOW"];
-
-function makeLesson(r: () => number, draw: (r: () => number) => string, i: number) {
-  const a = draw(r);
-  const b = draw(r);
-  const c = draw(r);
-  return {
-    title: `${pick(r, VERBS)} ${a} with ${b} (${i.toString(36)})`,
-    content: `When working on ${c}, ${pick(r, VERBS)} ${a} and ${b}; ${pick(r, WHY)}. Check ${draw(r)} and ${draw(r)} first.`,
-    tags: [a, b],
-    type: pick(r, TYPES),
-    signal: pick(r, SIGNALS),
-    project: r() < 0.3 ? `proj-${Math.floor(r() * 5)}` : null,
-  };
-}
-
-/** 5,000 words: the coding words first, then pseudo-identifiers. */
-export function wideVocabulary(): string[] {
-  const syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "de", "po", "an", "el", "or", "us", "im"];
-  const r = rng(7);
-  const extra = Array.from({ length: 5000 - TECH.length }, () => Array.from({ length: 2 + Math.floor(r() * 3) }, () => pick(r, syllables)).join(""));
-  return [...TECH, ...extra];
-}
-
 /** Seeds 100,000 lessons (10 users) in one corpus; returns the user asked, their lessons and the queries. */
 export async function seedCorpus(corpus: "dense" | "zipf") {
-  const draw = zipf(corpus === "dense" ? TECH : wideVocabulary());
+  const draw = corpusDraw(corpus);
   const users: string[] = [];
-  const target: (ReturnType<typeof makeLesson> & { id: string })[] = [];
+  let target: ReturnType<typeof lessonsOf> = [];
   const t0 = performance.now();
   for (let u = 0; u < USERS; u++) {
     const user = await createUser();
     users.push(user.id);
-    const r = rng(u + 1);
+    const lessons = lessonsOf(corpus, u, draw);
+    if (u === 3) target = lessons;
     for (let i = 0; i < PER_USER; i += 1000) {
-      const rows = Array.from({ length: 1000 }, (_, j) => ({ id: `les_${u}_${i + j}`, ...makeLesson(r, draw, i + j) }));
-      if (u === 3) target.push(...rows);
+      const rows = lessons.slice(i, i + 1000);
       await env.DB.prepare(
         `INSERT INTO lessons (id, user_id, type, signal, title, content, tags, project, created_at)
          SELECT json_extract(value, '$.id'), ?, json_extract(value, '$.type'), json_extract(value, '$.signal'), json_extract(value, '$.title'),
@@ -121,9 +52,7 @@ export async function seedCorpus(corpus: "dense" | "zipf") {
     }
   }
   console.log(`[lessons ${corpus}] seeded ${USERS * PER_USER} lessons for ${USERS} users in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  const qr = rng(999);
-  const queries = Array.from({ length: 60 }, () => Array.from({ length: 2 + Math.floor(qr() * 3) }, () => draw(qr)).join(" "));
-  return { userId: users[3] ?? "", target, queries };
+  return { userId: users[3] ?? "", target, queries: corpusQueries(corpus, draw) };
 }
 
 export async function measureRecall(corpus: "dense" | "zipf") {
