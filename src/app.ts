@@ -3,6 +3,7 @@ import { requireAdmin, requireUser } from "./auth/middleware";
 import { authRoutes } from "./auth/routes";
 import type { Env } from "./config/env";
 import type { Registry } from "./core/capability";
+import { contextLogRetention } from "./chat/retention";
 import { runScheduled } from "./core/cron";
 import { handleQueue, type QueueMessage } from "./core/queue";
 import { healthRoutes } from "./health/routes";
@@ -66,7 +67,7 @@ export function createWorker(registry: Registry) {
     fetch: app.fetch,
     queue: (batch, env) => handleQueue(registry.queueKinds, batch, env),
     scheduled: async (controller, env, ctx) => {
-      ctx.waitUntil(runScheduled(registry.cronJobs, env, controller.scheduledTime));
+      ctx.waitUntil(runScheduled([...registry.cronJobs, contextLogRetention], env, controller.scheduledTime));
     },
   } satisfies ExportedHandler<Env, QueueMessage>;
 }
