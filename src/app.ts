@@ -1,9 +1,9 @@
 import { accountRoutes } from "./account/routes";
 import { requireAdmin, requireUser } from "./auth/middleware";
 import { authRoutes } from "./auth/routes";
+import { contextLogRetention } from "./chat/retention";
 import type { Env } from "./config/env";
 import type { Registry } from "./core/capability";
-import { contextLogRetention } from "./chat/retention";
 import { runScheduled } from "./core/cron";
 import { handleQueue, type QueueMessage } from "./core/queue";
 import { healthRoutes } from "./health/routes";

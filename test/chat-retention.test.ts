@@ -18,7 +18,9 @@ async function cron(vars: Partial<Env> = {}, at = Date.now()) {
 }
 const logs = async (key: string) => ((await (await api(key, "GET", "/v1/memory/context-logs")).json()) as Logs).context_logs;
 const age = (sessionId: string, days: number) =>
-  env.DB.prepare("UPDATE context_logs SET created_at = ?1 WHERE session_id = ?2").bind(Date.now() - days * DAY, sessionId).run();
+  env.DB.prepare("UPDATE context_logs SET created_at = ?1 WHERE session_id = ?2")
+    .bind(Date.now() - days * DAY, sessionId)
+    .run();
 
 describe("audit row retention", () => {
   it("the cron trigger deletes every user's audit rows older than the window and keeps the newer ones", async () => {
