@@ -8,16 +8,27 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
 import { DEFAULT_QUOTAS } from "../src/config/limits";
 import { createDb } from "../src/db/client";
+import { extractTranscript } from "../src/lessons/extract";
+import { extractionModel } from "../src/lessons/queue";
+import { ingest } from "../src/lessons/transcripts";
+import { consolidateUser } from "../src/memory/consolidate";
+import { CONSOLIDATION_FORMAT } from "../src/memory/consolidation-schema";
+import { offlineConsolidate } from "../src/memory/offline-consolidate";
+import { createModelClient } from "../src/model/anthropic";
 import { createSessionWithinBudget } from "../src/sessions/store";
+import { fixture } from "./fixtures/transcripts";
 import { createUser, readSse, script, textReply } from "./helpers";
+import { bytes, capturedDeps, extraction, lesson } from "./lessons-helpers";
 import { withEnv } from "./limits-helpers";
+import { captured, observe } from "./memory-helpers";
 
 type ErrorJson = { error: { code: string; message: string; request_id: string } };
 
 const SMALL = {
-  free: { api_keys: 3, connections: 2, sessions: 1, projects: 2, facts: 5, transcripts: 1 },
+  free: { api_keys: 3, connections: 2, sessions: 1, projects: 2, facts: 5, transcripts: 1, lessons: 2 },
   pro: { api_keys: 5, projects: 4 },
 };
+const SMALL_QUOTAS = loadConfig({ ...env, PLAN_QUOTAS: JSON.stringify(SMALL) }).quotas;
 const call = withEnv({ PLAN_QUOTAS: JSON.stringify(SMALL) });
 
 async function rows(table: string, userId: string, where = ""): Promise<number> {
@@ -138,6 +149,92 @@ describe("facts (bulk import, all or nothing)", () => {
     expect(texts).toHaveLength(5);
     const fromA = texts.filter((t) => t.startsWith("Batch A")).length;
     expect([fromA, 2 - fromA].sort()).toEqual([0, 2]);
+  });
+});
+
+describe("facts learned in the background", () => {
+  const offline = {
+    client: createModelClient({ ...loadConfig(env), anthropicApiKey: undefined }, { [CONSOLIDATION_FORMAT]: offlineConsolidate }).client,
+    model: "offline",
+  };
+  const consolidate = (userId: string) => consolidateUser(captured({ quotas: SMALL_QUOTAS }).deps, offline, userId);
+  const events = async (userId: string) =>
+    (
+      await env.DB.prepare("SELECT status, error FROM context_events WHERE user_id = ?1 ORDER BY created_at, id")
+        .bind(userId)
+        .all<{ status: string; error: string | null }>()
+    ).results;
+
+  it("a consolidation that would pass the facts quota applies nothing and fails its observations with the reason; with room it applies", async () => {
+    const u = await createUser();
+    const stored = await call(u.key, "POST", "/v1/memory/facts", {
+      facts: [{ text: "Lives in Lisbon" }, { text: "Has a cat named Miso" }, { text: "Works as a baker" }, { text: "Plays the cello" }],
+    });
+    expect(stored.status).toBe(201);
+    const before = await env.DB.prepare("SELECT working_memory FROM users WHERE id = ?1").bind(u.id).first<{ working_memory: string }>();
+    await observe(u.id, [{ content: "I speak Portuguese at home" }, { content: "I run along the river on Sundays" }]);
+
+    expect((await consolidate(u.id)).status).toBe("refused");
+    expect(await rows("facts", u.id)).toBe(4);
+    expect(await rows("memory_runs", u.id)).toBe(0);
+    expect(await env.DB.prepare("SELECT working_memory FROM users WHERE id = ?1").bind(u.id).first()).toEqual(before);
+    const failed = await events(u.id);
+    expect(failed.map((e) => e.status)).toEqual(["failed", "failed"]);
+    expect(failed[0]?.error).toMatch(/^quota_exceeded: the free plan allows 5 facts; these observations were not consolidated/);
+
+    // Forgetting one fact makes room for both: the same observations, retried, are learned.
+    const { facts } = (await (await call(u.key, "GET", "/v1/memory/facts?limit=10")).json()) as { facts: { id: string }[] };
+    expect((await call(u.key, "DELETE", `/v1/memory/facts/${facts[0]?.id}`)).status).toBe(200);
+    await env.DB.prepare("UPDATE context_events SET status = 'pending' WHERE user_id = ?1").bind(u.id).run();
+    expect((await consolidate(u.id)).status).toBe("applied");
+    expect(await rows("facts", u.id)).toBe(5);
+    expect((await events(u.id)).map((e) => e.status)).toEqual(["processed", "processed"]);
+  });
+
+  it("a user already at the cap is refused before any model call", async () => {
+    const u = await createUser();
+    const five = ["Lives in Lisbon", "Has a cat named Miso", "Works as a baker", "Plays the cello", "Speaks Portuguese"];
+    expect((await call(u.key, "POST", "/v1/memory/facts", { facts: five.map((text) => ({ text })) })).status).toBe(201);
+    await observe(u.id, [{ content: "I collect vinyl records" }]);
+    expect((await consolidate(u.id)).status).toBe("refused");
+    expect(await rows("usage", u.id, "AND kind = 'consolidation'")).toBe(0);
+    expect((await events(u.id)).map((e) => e.status)).toEqual(["failed"]);
+  });
+});
+
+describe("lessons", () => {
+  const save = (key: string, title: string) =>
+    call(key, "POST", "/v1/lessons", { title, content: `${title}: a rule long enough to be a lesson.`, type: "lesson", signal: "HIGH" });
+
+  it("saving past the lesson quota is 403 with nothing written; restating one still works; unlearning one makes room", async () => {
+    const u = await createUser();
+    const first = await save(u.key, "Apply migrations before tests");
+    expect(first.status).toBe(201);
+    expect((await save(u.key, "Pin the wrangler version")).status).toBe(201);
+    await expectQuota(await save(u.key, "Mock nothing in the D1 tests"), /2 lessons/);
+    expect(await rows("lessons", u.id)).toBe(2);
+    const again = await save(u.key, "Apply migrations before tests");
+    expect([again.status, ((await again.json()) as { created: boolean }).created]).toEqual([201, false]);
+    const { lesson } = (await first.json()) as { lesson: { id: string } };
+    expect((await call(u.key, "DELETE", `/v1/lessons/${lesson.id}`)).status).toBe(200);
+    expect((await save(u.key, "Mock nothing in the D1 tests")).status).toBe(201);
+  });
+
+  it("an extraction whose lessons would pass the quota stores none, and the transcript is failed with the reason and its bytes kept", async () => {
+    const u = await createUser();
+    expect((await save(u.key, "Apply migrations before tests")).status).toBe(201);
+    const f = fixture("fts5-quoting");
+    const { deps } = capturedDeps();
+    const small = { ...deps, config: { ...deps.config, quotas: SMALL_QUOTAS } };
+    const { transcript } = await ingest(small, u.id, { sessionId: f.session_id, project: f.project, offset: 0, content: f.text, totalBytes: bytes(f.text) });
+    await script(u.id, extraction([lesson({ title: "Quote every FTS5 token" }), lesson({ title: "Escape LIKE wildcards in user search" })]));
+    const out = await extractTranscript(small, extractionModel(env), u.id, transcript.id);
+    expect(out.status).toBe("refused");
+    expect(await rows("lessons", u.id)).toBe(1);
+    const t = await env.DB.prepare("SELECT status, error, bytes_synced FROM transcripts WHERE id = ?1").bind(transcript.id).first();
+    expect(t).toMatchObject({ status: "failed", bytes_synced: 0 });
+    expect(String(t?.error)).toMatch(/^quota_exceeded: the free plan allows 2 lessons .*the 2 lessons of this transcript were not stored/);
+    expect(await rows("transcript_segments", u.id)).toBeGreaterThan(0);
   });
 });
 

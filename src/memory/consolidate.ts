@@ -3,12 +3,16 @@
  * memory and scaffold, and related facts go to the background model in one structured-output call; the
  * validated output is applied in one D1 batch guarded by the user's memory revision, and only then are
  * the events marked processed. A concurrent or repeated run of the same events cannot commit twice.
+ * Learned facts count against the plan's facts quota like imported ones: a run that would pass it applies
+ * nothing, and its observations become `failed` with the reason (kept, retryable once there is room).
  */
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Config } from "../config/config";
-import { isConstraintError, returnedIds, runStatements } from "../db/batch";
-import { newId } from "../db/client";
-import { connections, contextEvents, type JsonObject, memoryRuns, type ScaffoldMeta, users } from "../db/schema";
+import { quotaMessage } from "../config/limits";
+import { changes, isConstraintError, returnedIds, runStatements } from "../db/batch";
+import { type Db, newId } from "../db/client";
+import { insertWhere } from "../db/insert-where";
+import { connections, contextEvents, facts, type JsonObject, memoryRuns, type ScaffoldMeta, users } from "../db/schema";
 import type { ModelClient } from "../model/anthropic";
 import { callStructured } from "../model/structured";
 import { recordUsage } from "../usage/record";
@@ -24,7 +28,7 @@ import {
   WORKING_MEMORY_WORDS,
 } from "./consolidation-schema";
 import type { MemoryDeps } from "./deps";
-import { type FactInput, factStatements, indexFacts, prepareFacts } from "./facts-write";
+import { type FactInput, factStatements, indexFacts, prepareFacts, withinFactQuota } from "./facts-write";
 import { canonicalJson } from "./ids";
 import { briefError, searchFacts } from "./retrieval";
 import { capWords, wordCount } from "./text";
@@ -33,7 +37,7 @@ import { inJson } from "./vector";
 export const BATCH_EVENTS = 50;
 
 export type ConsolidationModel = { client: ModelClient; model: string; prices?: Config["modelPrices"] };
-export type ConsolidationOutcome = { status: "applied" | "nothing" | "deferred"; events: number; more: string[]; rev?: number };
+export type ConsolidationOutcome = { status: "applied" | "nothing" | "deferred" | "refused"; events: number; more: string[]; rev?: number };
 
 /** Another run committed this revision first; retrying re-reads the new state. */
 export class ConsolidationConflict extends Error {
@@ -103,6 +107,13 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
       .where(and(eq(contextEvents.userId, userId), inJson(contextEvents.id, ids), eq(contextEvents.status, "pending")));
     return { status: "deferred", events: ids.length, more: [] };
   }
+  const cap = deps.quotas?.[user.plan].facts;
+  const refuse = async (ids: readonly string[], more: string[] = []): Promise<ConsolidationOutcome> => {
+    await failEvents(db, userId, ids, `quota_exceeded: ${quotaMessage("facts", user.plan, cap ?? 0, "; these observations were not consolidated")}`);
+    return { status: "refused", events: ids.length, more };
+  };
+  // A user already at the cap would spend a model call on a run that can only be refused.
+  if (cap !== undefined && (await db.$count(facts, eq(facts.userId, userId))) >= cap) return refuse([...eventIds, ...state.rest]);
   try {
     const active = state.connections.filter((c) => c.active).map((c) => c.id);
     const related = await searchFacts(deps, {
@@ -148,32 +159,52 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
       };
     });
     const prepared = await prepareFacts(userId, inputs);
-    const writes = factStatements(deps, userId, prepared);
+    // Every statement carries the same quota guard (its value does not change as the batch writes), so the
+    // run is applied whole or not at all.
+    const guarded = cap !== undefined && prepared.length > 0;
+    const quota = guarded
+      ? withinFactQuota(
+          userId,
+          prepared.map((p) => p.id),
+          cap,
+        )
+      : sql`true`;
+    const writes = factStatements(deps, userId, prepared, guarded ? cap : undefined);
     const rev = state.rev + 1;
     const workingMemory = capWords(output.updated_working_memory, WORKING_MEMORY_WORDS);
     const results = await runStatements(db, [
       // First, so that a second run based on the same revision fails here and nothing of it is applied.
-      db.insert(memoryRuns).values({
-        id: newId("run"),
-        userId,
-        rev,
-        kind: "consolidation",
-        eventIds,
-        summary: { facts: prepared.map((p) => p.id), scaffold_changed: changed, working_memory_words: wordCount(workingMemory) },
-        model: model.model,
-        inputTokens: reply.usage.input_tokens,
-        outputTokens: reply.usage.output_tokens,
-      }),
-      db.update(users).set({ workingMemory, scaffold, scaffoldMeta: meta, updatedAt: now }).where(eq(users.id, userId)),
+      insertWhere(
+        db,
+        memoryRuns,
+        {
+          id: newId("run"),
+          userId,
+          rev,
+          kind: "consolidation",
+          eventIds,
+          summary: { facts: prepared.map((p) => p.id), scaffold_changed: changed, working_memory_words: wordCount(workingMemory) },
+          model: model.model,
+          inputTokens: reply.usage.input_tokens,
+          outputTokens: reply.usage.output_tokens,
+          createdAt: now,
+        },
+        quota,
+      ),
+      db
+        .update(users)
+        .set({ workingMemory, scaffold, scaffoldMeta: meta, updatedAt: now })
+        .where(and(eq(users.id, userId), quota)),
       ...writes.statements,
       db
         .update(contextEvents)
         .set({ status: "processed", processed: true, processedAt: now, error: null })
-        .where(and(eq(contextEvents.userId, userId), inJson(contextEvents.id, eventIds), eq(contextEvents.status, "pending"))),
+        .where(and(eq(contextEvents.userId, userId), inJson(contextEvents.id, eventIds), eq(contextEvents.status, "pending"), quota)),
     ]).catch((err: unknown) => {
       if (isConstraintError(err, "memory_runs")) throw new ConsolidationConflict(`memory revision ${rev} was committed by another run`);
       throw err;
     });
+    if (guarded && changes(results[0]) === 0) return refuse(eventIds, state.rest);
     const superseded = writes.supersedingAt.flatMap((i) => returnedIds(results[i + 2]));
     await indexFacts(deps, userId, prepared, superseded);
     return { status: "applied", events: events.length, more: state.rest, rev };
@@ -185,4 +216,12 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
       .where(and(eq(contextEvents.userId, userId), inJson(contextEvents.id, eventIds), eq(contextEvents.status, "pending")));
     throw err;
   }
+}
+
+/** Observations a run will not consolidate: `failed` with the reason, shown to the user and retryable. */
+async function failEvents(db: Db, userId: string, ids: readonly string[], error: string): Promise<void> {
+  await db
+    .update(contextEvents)
+    .set({ status: "failed", error: error.slice(0, 500) })
+    .where(and(eq(contextEvents.userId, userId), inJson(contextEvents.id, ids), eq(contextEvents.status, "pending")));
 }

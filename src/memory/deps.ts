@@ -2,6 +2,7 @@
 import { z } from "zod";
 import type { Config } from "../config/config";
 import type { Env } from "../config/env";
+import type { PlanQuotas } from "../config/limits";
 import type { Db } from "../db/client";
 import { type Embedder, localEmbedder, workersAiEmbedder } from "./embed";
 import { LocalVectorIndex, type VectorIndex } from "./vector";
@@ -23,13 +24,15 @@ export type MemoryDeps = {
   vectors: VectorIndex;
   queue: MessageQueue;
   now: () => number;
+  /** The plan caps background writes (consolidation) obey; request paths check their own. */
+  quotas?: PlanQuotas;
 };
 
 export function memoryDeps(env: Env, config: Config, db: Db, now: () => number = Date.now): MemoryDeps {
   if (config.vectorBackend === "vectorize" && env.VECTORS && env.AI) {
     const embedder = workersAiEmbedder(env.AI);
     const vectors = new FreshOverlayIndex(new VectorizeVectorIndex(env.VECTORS, embedder.dimensions), db, now);
-    return { db, embedder, vectors, queue: env.OBSERVATIONS, now };
+    return { db, embedder, vectors, queue: env.OBSERVATIONS, now, quotas: config.quotas };
   }
-  return { db, embedder: localEmbedder, vectors: new LocalVectorIndex(db), queue: env.OBSERVATIONS, now };
+  return { db, embedder: localEmbedder, vectors: new LocalVectorIndex(db), queue: env.OBSERVATIONS, now, quotas: config.quotas };
 }

@@ -96,7 +96,7 @@ export async function prepareFacts(userId: string, inputs: readonly FactInput[])
  * `limit`. Inserting them leaves the value unchanged, so every statement of the batch sees the same
  * answer: a batch over the quota writes nothing at all, one within it writes everything.
  */
-const withinFactQuota = (userId: string, ids: readonly string[], limit: number) =>
+export const withinFactQuota = (userId: string, ids: readonly string[], limit: number) =>
   sql`(SELECT count(*) FROM facts WHERE user_id = ${userId})
     + (SELECT count(*) FROM json_each(${JSON.stringify(ids)}) j WHERE NOT EXISTS (SELECT 1 FROM facts f WHERE f.id = j.value)) <= ${limit}`;
 
