@@ -11,6 +11,7 @@ import { errors, json, jsonBody, newRouter, Slug, security } from "../http/opena
 import { AppError } from "../lib/errors";
 import { cleanText } from "../lib/sanitize";
 import { assertChatBudget } from "../usage/budget";
+import { coalescingStream } from "./coalesce";
 import type { Started } from "./session-do";
 import { createSessionWithinBudget, requireProject, sessionStub } from "./store";
 
@@ -63,14 +64,23 @@ const chatRoute = createRoute({
 const sseHeaders = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" };
 
 /**
- * The turn's SSE bytes, as the session object wrote them, pumped by the runtime itself (no JavaScript runs
- * per chunk on this hop). When the client goes away the pipe fails and `onCancel` stops the turn: a
- * cancelled RPC stream does not reliably reach the session object, so it is told through its own method.
+ * The turn's SSE bytes, as the session object wrote them; when the client goes away, `onCancel` stops
+ * the turn. They are read as they arrive, and whatever the client has not taken yet leaves as one chunk.
  */
 function relay(events: ReadableStream<Uint8Array>, onCancel: () => Promise<void>): ReadableStream<Uint8Array> {
-  const { readable, writable } = new IdentityTransformStream();
-  events.pipeTo(writable).catch(() => onCancel().catch(() => undefined));
-  return readable;
+  const reader = events.getReader();
+  const out = coalescingStream(async () => {
+    await onCancel();
+    await reader.cancel();
+  });
+  (async () => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return out.close();
+      out.push(value);
+    }
+  })().catch((err: unknown) => out.error(err));
+  return out.readable;
 }
 
 /** Answers a started turn as SSE or, with stream:false, as one JSON body (an error event becomes the error shape). */
