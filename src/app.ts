@@ -1,6 +1,7 @@
 import { accountRoutes } from "./account/routes";
 import { requireAdmin, requireUser } from "./auth/middleware";
 import { authRoutes } from "./auth/routes";
+import { contextLogRetention } from "./chat/retention";
 import type { Env } from "./config/env";
 import type { Registry } from "./core/capability";
 import { runScheduled } from "./core/cron";
@@ -66,7 +67,7 @@ export function createWorker(registry: Registry) {
     fetch: app.fetch,
     queue: (batch, env) => handleQueue(registry.queueKinds, batch, env),
     scheduled: async (controller, env, ctx) => {
-      ctx.waitUntil(runScheduled(registry.cronJobs, env, controller.scheduledTime));
+      ctx.waitUntil(runScheduled([...registry.cronJobs, contextLogRetention], env, controller.scheduledTime));
     },
   } satisfies ExportedHandler<Env, QueueMessage>;
 }

@@ -85,3 +85,30 @@ describe("a model stream that stops sending", () => {
     expect(res.status).toBe(200);
   });
 });
+
+describe("a write made by a turn that then fails", () => {
+  it("retrying the turn records the same observation once: the tool answers with the stored event", async () => {
+    const u = await createUser();
+    const first = await chat(u.key, { message: "hello" });
+    const observe = (id: string) => toolCall("record_observation", { content: "User moved to Lisbon in March", category: "fact" }, id);
+    await script(u.id, observe("toolu_obs_1"), ...threeTimes(500));
+    const failed = await chat(u.key, { message: "I moved to Lisbon in March", session_id: first.sessionId });
+    expect(failed.events.some((e) => e.type === "error")).toBe(true);
+    const stored = () => count("SELECT count(*) n FROM context_events WHERE user_id = ?", u.id);
+    expect(await stored()).toBe(1);
+
+    await script(u.id, observe("toolu_obs_2"), textReply("Noted."));
+    const again = await chat(u.key, { message: "I moved to Lisbon in March", session_id: first.sessionId });
+    expect(again.text).toBe("Noted.");
+    expect(await stored()).toBe(1);
+    const saved = again.events.filter((e) => e.type === "memory_saved");
+    const { events } = (await (await api(u.key, "GET", "/v1/memory/events")).json()) as { events: { id: string }[] };
+    expect(saved).toEqual([expect.objectContaining({ target: "observation", entry_id: events[0]?.id })]);
+
+    // Another session saying the same thing is another observation.
+    const other = await chat(u.key, { message: "hi" });
+    await script(u.id, observe("toolu_obs_3"), textReply("Noted."));
+    await chat(u.key, { message: "I moved to Lisbon in March", session_id: other.sessionId });
+    expect(await stored()).toBe(2);
+  });
+});

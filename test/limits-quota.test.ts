@@ -8,19 +8,24 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
 import { DEFAULT_QUOTAS } from "../src/config/limits";
 import { createDb } from "../src/db/client";
+import { extractTranscript } from "../src/lessons/extract";
+import { extractionModel } from "../src/lessons/queue";
+import { ingest } from "../src/lessons/transcripts";
 import { consolidateUser } from "../src/memory/consolidate";
 import { CONSOLIDATION_FORMAT } from "../src/memory/consolidation-schema";
 import { offlineConsolidate } from "../src/memory/offline-consolidate";
 import { createModelClient } from "../src/model/anthropic";
 import { createSessionWithinBudget } from "../src/sessions/store";
+import { fixture } from "./fixtures/transcripts";
 import { createUser, readSse, script, textReply } from "./helpers";
+import { bytes, capturedDeps, extraction, lesson } from "./lessons-helpers";
 import { withEnv } from "./limits-helpers";
 import { captured, observe } from "./memory-helpers";
 
 type ErrorJson = { error: { code: string; message: string; request_id: string } };
 
 const SMALL = {
-  free: { api_keys: 3, connections: 2, sessions: 1, projects: 2, facts: 5, transcripts: 1 },
+  free: { api_keys: 3, connections: 2, sessions: 1, projects: 2, facts: 5, transcripts: 1, lessons: 2 },
   pro: { api_keys: 5, projects: 4 },
 };
 const SMALL_QUOTAS = loadConfig({ ...env, PLAN_QUOTAS: JSON.stringify(SMALL) }).quotas;
@@ -194,6 +199,42 @@ describe("facts learned in the background", () => {
     expect((await consolidate(u.id)).status).toBe("refused");
     expect(await rows("usage", u.id, "AND kind = 'consolidation'")).toBe(0);
     expect((await events(u.id)).map((e) => e.status)).toEqual(["failed"]);
+  });
+});
+
+describe("lessons", () => {
+  const save = (key: string, title: string) =>
+    call(key, "POST", "/v1/lessons", { title, content: `${title}: a rule long enough to be a lesson.`, type: "lesson", signal: "HIGH" });
+
+  it("saving past the lesson quota is 403 with nothing written; restating one still works; unlearning one makes room", async () => {
+    const u = await createUser();
+    const first = await save(u.key, "Apply migrations before tests");
+    expect(first.status).toBe(201);
+    expect((await save(u.key, "Pin the wrangler version")).status).toBe(201);
+    await expectQuota(await save(u.key, "Mock nothing in the D1 tests"), /2 lessons/);
+    expect(await rows("lessons", u.id)).toBe(2);
+    const again = await save(u.key, "Apply migrations before tests");
+    expect([again.status, ((await again.json()) as { created: boolean }).created]).toEqual([201, false]);
+    const { lesson } = (await first.json()) as { lesson: { id: string } };
+    expect((await call(u.key, "DELETE", `/v1/lessons/${lesson.id}`)).status).toBe(200);
+    expect((await save(u.key, "Mock nothing in the D1 tests")).status).toBe(201);
+  });
+
+  it("an extraction whose lessons would pass the quota stores none, and the transcript is failed with the reason and its bytes kept", async () => {
+    const u = await createUser();
+    expect((await save(u.key, "Apply migrations before tests")).status).toBe(201);
+    const f = fixture("fts5-quoting");
+    const { deps } = capturedDeps();
+    const small = { ...deps, config: { ...deps.config, quotas: SMALL_QUOTAS } };
+    const { transcript } = await ingest(small, u.id, { sessionId: f.session_id, project: f.project, offset: 0, content: f.text, totalBytes: bytes(f.text) });
+    await script(u.id, extraction([lesson({ title: "Quote every FTS5 token" }), lesson({ title: "Escape LIKE wildcards in user search" })]));
+    const out = await extractTranscript(small, extractionModel(env), u.id, transcript.id);
+    expect(out.status).toBe("refused");
+    expect(await rows("lessons", u.id)).toBe(1);
+    const t = await env.DB.prepare("SELECT status, error, bytes_synced FROM transcripts WHERE id = ?1").bind(transcript.id).first();
+    expect(t).toMatchObject({ status: "failed", bytes_synced: 0 });
+    expect(String(t?.error)).toMatch(/^quota_exceeded: the free plan allows 2 lessons .*the 2 lessons of this transcript were not stored/);
+    expect(await rows("transcript_segments", u.id)).toBeGreaterThan(0);
   });
 });
 

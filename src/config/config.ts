@@ -39,6 +39,7 @@ const ConfigSchema = z.object({
   VECTOR_BACKEND: z.enum(["local", "vectorize"]).default("local"),
   HISTORY_BUDGET_TOKENS: intSetting("HISTORY_BUDGET_TOKENS", 16_000, 1_000, 1_000_000),
   DAILY_CHAT_TOKENS: intSetting("DAILY_CHAT_TOKENS", 2_000_000, 0, 1_000_000_000),
+  AUDIT_RETENTION_DAYS: intSetting("AUDIT_RETENTION_DAYS", 30, 0, 3650),
   // "off" skips the request rate limits (a local load test from one key); quotas always hold.
   RATE_LIMITS: z.enum(["on", "off"], { error: 'RATE_LIMITS must be "on" or "off"' }).default("on"),
   RATE_COST_TURN: intSetting("RATE_COST_TURN", DEFAULT_COSTS.turn, 1, 100),
@@ -91,6 +92,8 @@ export type Config = {
   historyBudgetTokens: number;
   /** Chat tokens (input, cache and output) a user may spend per UTC day; 0 means no limit. */
   dailyChatTokens: number;
+  /** Days a chat turn's audit row (the system text it was shown) is kept; 0 keeps them until erased. */
+  auditRetentionDays: number;
   /** Price overrides by model id, on top of the built-in prices. */
   modelPrices: Record<string, Prices>;
   /** Whether requests are rate limited at all (the bindings' limits apply when on). */
@@ -139,6 +142,7 @@ export function loadConfig(env: Env): Config {
     vectorBackend: c.VECTOR_BACKEND,
     historyBudgetTokens: c.HISTORY_BUDGET_TOKENS,
     dailyChatTokens: c.DAILY_CHAT_TOKENS,
+    auditRetentionDays: c.AUDIT_RETENTION_DAYS,
     modelPrices: c.MODEL_PRICES,
     rateLimits: c.RATE_LIMITS === "on",
     requestCosts: { turn: c.RATE_COST_TURN, import: c.RATE_COST_IMPORT },

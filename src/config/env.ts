@@ -17,6 +17,7 @@ declare global {
       CONTINUATION_TTL_SECONDS?: string;
       HISTORY_BUDGET_TOKENS?: string;
       DAILY_CHAT_TOKENS?: string;
+      AUDIT_RETENTION_DAYS?: string;
       MODEL_PRICES?: string;
       PLAN_QUOTAS?: string;
       RATE_COST_TURN?: string;

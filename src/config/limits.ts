@@ -8,14 +8,14 @@ import { PLANS, type Plan } from "../db/schema";
 import { AppError } from "../lib/errors";
 
 /** Stored objects a plan caps. A quota counts what the user holds now (deleting frees room). */
-export const QUOTA_KINDS = ["facts", "api_keys", "connections", "sessions", "projects", "transcripts"] as const;
+export const QUOTA_KINDS = ["facts", "api_keys", "connections", "sessions", "projects", "transcripts", "lessons"] as const;
 export type QuotaKind = (typeof QUOTA_KINDS)[number];
 export type Quotas = Readonly<Record<QuotaKind, number>>;
 export type PlanQuotas = Readonly<Record<Plan, Quotas>>;
 
 export const DEFAULT_QUOTAS: PlanQuotas = {
-  free: { facts: 10_000, api_keys: 10, connections: 20, sessions: 2_000, projects: 200, transcripts: 1_000 },
-  pro: { facts: 250_000, api_keys: 50, connections: 200, sessions: 100_000, projects: 1_000, transcripts: 50_000 },
+  free: { facts: 10_000, api_keys: 10, connections: 20, sessions: 2_000, projects: 200, transcripts: 1_000, lessons: 20_000 },
+  pro: { facts: 250_000, api_keys: 50, connections: 200, sessions: 100_000, projects: 1_000, transcripts: 50_000, lessons: 500_000 },
 };
 
 /** What a request counts as against its key's and its user's rate limit (plain requests count 1). */
@@ -48,6 +48,7 @@ const LABEL: Readonly<Record<QuotaKind, string>> = {
   sessions: "sessions",
   projects: "projects",
   transcripts: "synced transcripts",
+  lessons: "lessons (unlearned ones do not count)",
 };
 
 /** The user-facing sentence of a `quota_exceeded` error. */

@@ -469,7 +469,8 @@ export const contextLogs = sqliteTable(
     injected: text("injected", { mode: "json" }).$type<JsonObject>().notNull(),
     createdAt: createdAt(),
   },
-  (t) => [index("context_logs_user").on(t.userId, t.createdAt)],
+  // By time alone for retention (src/chat/retention.ts): expired rows are found without reading the others.
+  (t) => [index("context_logs_user").on(t.userId, t.createdAt), index("context_logs_created").on(t.createdAt)],
 );
 
 export const auditLogs = sqliteTable(

@@ -3,10 +3,13 @@
  * every chunk of its signal moments went through the model and the lessons were stored. A failure stores
  * the `#cor` corrections verbatim (they are never lost), leaves the transcript pending and throws, so the
  * queue retries with backoff and, after its last attempt, the dead letter marks the transcript failed.
+ * Lessons count against the plan's lesson quota: when the new ones would pass it, none is stored and the
+ * transcript becomes `failed` with the reason, its bytes kept, so the next sync (or brain_extract) retries.
  */
 import { and, eq, lte, sql } from "drizzle-orm";
+import { quotaMessage } from "../config/limits";
 import { runStatements } from "../db/batch";
-import { transcriptSegments, transcripts } from "../db/schema";
+import { transcriptSegments, transcripts, users } from "../db/schema";
 import { describeFailure } from "../lib/errors";
 import { words } from "../memory/text";
 import type { ModelClient } from "../model/anthropic";
@@ -28,13 +31,15 @@ export class ExtractionFailed extends Error {
 }
 
 export type ExtractionOutcome = {
-  status: "nothing" | "synced";
+  status: "nothing" | "synced" | "refused";
   moments: number;
   chunks: number;
   created: number;
   confirmed: number;
   dropped: number;
   corKept: number;
+  /** Why nothing was stored (`refused`). */
+  error?: string;
 };
 
 /** A `#cor` text is covered when a model lesson holds at least half of its words. */
@@ -112,6 +117,8 @@ export async function extractTranscript(deps: LessonsDeps, model: ExtractionMode
   const none = { moments: 0, chunks: 0, created: 0, confirmed: 0, dropped: 0, corKept: 0 };
   if (!t || t.bytesReceived <= t.bytesSynced) return { status: "nothing", ...none };
   const target = t.bytesReceived;
+  const plan = (await deps.db.select({ plan: users.plan }).from(users).where(eq(users.id, userId)).get())?.plan ?? "free";
+  const cap = deps.config.quotas[plan].lessons;
   const moments = findMoments(await pendingEvents(deps, userId, t.id, t.bytesSynced));
   const chunks = chunkMoments(moments, CHUNK_CHARS);
   const cors = moments.flatMap((m) => m.cor);
@@ -131,6 +138,7 @@ export async function extractTranscript(deps: LessonsDeps, model: ExtractionMode
       userId,
       cors.map((c) => corLesson(c, t.project, t.sessionId)),
       deps.now(),
+      cap,
     );
     await recordFailure(deps, t, reason);
     console.error(JSON.stringify({ lessons: "extraction_failed", transcript: t.id, cor_kept: kept.ids.length, error: reason }));
@@ -139,7 +147,15 @@ export async function extractTranscript(deps: LessonsDeps, model: ExtractionMode
   const uncovered = cors.filter((c) => !covered(c, extracted));
   const items = [...extracted.map((l) => toNew(l, t)), ...uncovered.map((c) => corLesson(c, t.project, t.sessionId))];
   const now = deps.now();
-  const written = await writeLessons(deps.db, userId, items, now);
+  const written = await writeLessons(deps.db, userId, items, now, cap);
+  if (written.refused) {
+    const error = `quota_exceeded: ${quotaMessage("lessons", plan, cap, `; the ${items.length} lessons of this transcript were not stored`)}`;
+    await deps.db
+      .update(transcripts)
+      .set({ status: "failed", error: error.slice(0, 300), updatedAt: now })
+      .where(and(eq(transcripts.id, t.id), eq(transcripts.userId, userId)));
+    return { status: "refused", moments: moments.length, chunks: chunks.length, created: 0, confirmed: 0, dropped, corKept: 0, error };
+  }
   // Synced up to what was read; guarded so a concurrent run cannot move the mark backwards.
   await runStatements(deps.db, [
     sql`UPDATE transcripts SET bytes_synced = ${target}, status = CASE WHEN bytes_received = ${target} THEN 'synced' ELSE 'pending' END,

@@ -4,6 +4,7 @@
  */
 import { and, eq, gt, sql } from "drizzle-orm";
 import { z } from "zod";
+import { quotaOf } from "../config/limits";
 import { defineMcpTool } from "../core/mcp-tool";
 import type { ToolContext } from "../core/tool";
 import { transcripts } from "../db/schema";
@@ -63,10 +64,11 @@ export const brainRemember = defineMcpTool({
   describe: (i) => `Saving the lesson "${i.title.slice(0, 60)}"`,
   run: async (ctx, input) => {
     try {
-      const out = await remember(ctx.db, ctx.userId, input, Date.now());
+      const out = await remember(ctx.db, ctx.userId, input, Date.now(), quotaOf(ctx.config.quotas, ctx.plan, "lessons"));
       return { content: `${out.created ? "Saved" : "Already known"}: ${out.lesson.id} (${out.lesson.title})` };
     } catch (err) {
-      if (err instanceof AppError && err.code === "invalid_request") return { content: `Not saved: ${err.message}`, isError: true };
+      if (err instanceof AppError && (err.code === "invalid_request" || err.code === "quota_exceeded"))
+        return { content: `Not saved: ${err.message}`, isError: true };
       throw err;
     }
   },
@@ -100,7 +102,11 @@ async function extractNow(ctx: ToolContext, sessionId: string | undefined) {
   for (const t of pending) {
     try {
       const out = await extractTranscript(deps, model, ctx.userId, t.id);
-      lines.push(`${t.sessionId}: ${out.created} new lesson(s), ${out.confirmed} confirmed, ${out.dropped} invalid entries dropped`);
+      lines.push(
+        out.status === "refused"
+          ? `${t.sessionId}: not stored (${out.error})`
+          : `${t.sessionId}: ${out.created} new lesson(s), ${out.confirmed} confirmed, ${out.dropped} invalid entries dropped`,
+      );
     } catch (err) {
       lines.push(`${t.sessionId}: extraction failed (${describeFailure(err).slice(0, 120)}); it stays pending and will be retried`);
     }

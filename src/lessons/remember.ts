@@ -1,5 +1,6 @@
 /** A lesson saved directly (brain_remember, POST /v1/lessons): validated like an extracted one, idempotent by content. */
 import { z } from "zod";
+import { type Quota, quotaExceeded } from "../config/limits";
 import type { Db } from "../db/client";
 import { AppError } from "../lib/errors";
 import { cleanText } from "../lib/sanitize";
@@ -17,7 +18,8 @@ export const RememberInput = z.strictObject({
 });
 export type RememberInput = z.input<typeof RememberInput>;
 
-export async function remember(db: Db, userId: string, raw: RememberInput, now: number): Promise<{ lesson: LessonRow; created: boolean }> {
+/** Over the plan's lesson quota: 403 `quota_exceeded`, nothing written (restating a stored lesson still works). */
+export async function remember(db: Db, userId: string, raw: RememberInput, now: number, quota: Quota): Promise<{ lesson: LessonRow; created: boolean }> {
   const parsed = RememberInput.safeParse(raw);
   const checked = parsed.success ? ExtractedLesson.safeParse({ ...parsed.data, scope: parsed.data.project ? "project" : "global" }) : parsed;
   if (!parsed.success || !checked.success) {
@@ -35,7 +37,8 @@ export async function remember(db: Db, userId: string, raw: RememberInput, now: 
   // Read back into prompts (recall), so cleaned like every other stored text.
   const lesson = { ...checkedLesson, title: cleanText(checkedLesson.title, 200, "title"), content: cleanText(checkedLesson.content, 4000, "content") };
   const project = input.project === null ? null : cleanText(input.project, 200, "project");
-  const out = await writeLessons(db, userId, [{ ...lesson, project, sourceSession: null, origin: "remembered" }], now);
+  const out = await writeLessons(db, userId, [{ ...lesson, project, sourceSession: null, origin: "remembered" }], now, quota.limit);
+  if (out.refused) throw quotaExceeded(quota);
   const id = out.ids[0];
   if (!id) throw new Error("remember wrote no lesson");
   return { lesson: await getLesson(db, userId, id), created: out.created > 0 };

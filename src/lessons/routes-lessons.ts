@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { desc, eq } from "drizzle-orm";
+import { quotaOf } from "../config/limits";
 import { CursorParam, nextCursor } from "../db/cursor";
 import { lessonRecalls } from "../db/schema";
 import { afterResponse } from "../http/after-response";
@@ -197,7 +198,7 @@ export const lessonRoutes = newRouter()
     return c.json({ lessons: rows.map(publicLesson), next_cursor: nextCursor(rows, limit, (l) => [l.createdAt, l.id]) }, 200);
   })
   .openapi(createRouteDef, async (c) => {
-    const out = await remember(c.var.db, c.var.user.id, c.req.valid("json"), Date.now());
+    const out = await remember(c.var.db, c.var.user.id, c.req.valid("json"), Date.now(), quotaOf(c.var.config.quotas, c.var.user.plan, "lessons"));
     return c.json({ lesson: publicLesson(out.lesson), created: out.created }, 201);
   })
   .openapi(getRoute, async (c) => c.json({ lesson: publicLesson(await getLesson(c.var.db, c.var.user.id, c.req.valid("param").id)) }, 200))

@@ -36,23 +36,47 @@ export const publicLesson = (l: LessonRow) => ({
 });
 export type PublicLesson = ReturnType<typeof publicLesson>;
 
-/** D1 binds at most 100 parameters per statement: one lesson per insert statement, all in one batch. */
+/**
+ * True while the user's live lessons, with those of `ids` not stored yet, stay within `limit`. Writing
+ * the batch leaves the value unchanged, so every statement of it sees the same answer: a batch over the
+ * quota writes nothing, one within it writes everything. Unlearned lessons do not count.
+ */
+const withinLessonQuota = (userId: string, ids: readonly string[], limit: number) =>
+  sql`(SELECT count(*) FROM lessons WHERE user_id = ${userId} AND unlearned = 0)
+    + (SELECT count(*) FROM json_each(${JSON.stringify(ids)}) j WHERE NOT EXISTS (SELECT 1 FROM lessons l WHERE l.id = j.value)) <= ${limit}`;
+
+/**
+ * D1 binds at most 100 parameters per statement: one lesson per insert statement, all in one batch.
+ * With `maxLessons` the batch is refused whole (`refused`, nothing written) when it would take the user's
+ * live lessons past the cap; restating stored lessons never counts again.
+ */
 export async function writeLessons(
   db: Db,
   userId: string,
   items: readonly NewLesson[],
   now: number,
-): Promise<{ ids: string[]; created: number; confirmed: number }> {
-  if (!items.length) return { ids: [], created: 0, confirmed: 0 };
+  maxLessons?: number,
+): Promise<{ ids: string[]; created: number; confirmed: number; refused: boolean }> {
+  if (!items.length) return { ids: [], created: 0, confirmed: 0, refused: false };
   const rows = await Promise.all(items.map(async (l) => ({ ...l, id: await lessonId(userId, l.project, l.type, `${l.title}\n${l.content}`) })));
   const unique = [...new Map(rows.map((r) => [r.id, r])).values()];
-  const statements: SQL[] = [];
-  const kinds: ("insert" | "title")[] = [];
+  const quota =
+    maxLessons === undefined
+      ? sql`1`
+      : withinLessonQuota(
+          userId,
+          unique.map((r) => r.id),
+          maxLessons,
+        );
+  // First, read the guard every other statement carries: whether this batch is applied.
+  const statements: SQL[] = [sql`SELECT ${quota} AS ok`];
+  const kinds: ("check" | "insert" | "title")[] = ["check"];
   for (const r of unique) {
     const session = r.sourceSession ?? "";
     // The new row, or (already stored) a confirmation when it had been recalled and this is another session.
     statements.push(sql`INSERT INTO lessons (id, user_id, type, signal, flags, title, content, tags, project, source_session, origin, created_at, updated_at)
-      VALUES (${r.id}, ${userId}, ${r.type}, ${r.signal}, ${JSON.stringify(r.flags)}, ${r.title}, ${r.content}, ${JSON.stringify(r.tags)}, ${r.project}, ${r.sourceSession}, ${r.origin}, ${now}, ${now})
+      SELECT ${r.id}, ${userId}, ${r.type}, ${r.signal}, ${JSON.stringify(r.flags)}, ${r.title}, ${r.content}, ${JSON.stringify(r.tags)}, ${r.project}, ${r.sourceSession}, ${r.origin}, ${now}, ${now}
+      WHERE ${quota}
       ON CONFLICT(id) DO UPDATE SET confirmations = lessons.confirmations + 1, updated_at = ${now}
       WHERE lessons.user_id = ${userId} AND lessons.recalls > 0 AND coalesce(lessons.source_session, '') <> ${session} AND ${session} <> ''
       RETURNING id, (created_at = ${now} AND confirmations = 0) AS created`);
@@ -61,19 +85,21 @@ export async function writeLessons(
     if (session)
       statements.push(sql`UPDATE lessons SET confirmations = confirmations + 1, updated_at = ${now}
         WHERE user_id = ${userId} AND id <> ${r.id} AND unlearned = 0 AND recalls > 0 AND lower(trim(title)) = ${normalizeLesson(r.title)}
-          AND coalesce(source_session, '') <> ${session} AND updated_at < ${now} RETURNING id`);
+          AND coalesce(source_session, '') <> ${session} AND updated_at < ${now} AND ${quota} RETURNING id`);
     if (session) kinds.push("title");
   }
   const results = await runStatements(db, statements);
+  const refused = !(results[0]?.results?.[0] as { ok?: number } | undefined)?.ok;
   let created = 0;
   let confirmed = 0;
   for (const [i, res] of results.entries()) {
+    if (kinds[i] === "check") continue;
     for (const row of (res.results ?? []) as { created?: number }[]) {
       if (kinds[i] === "insert" && row.created) created++;
       else confirmed++;
     }
   }
-  return { ids: unique.map((r) => r.id), created, confirmed };
+  return { ids: refused ? [] : unique.map((r) => r.id), created, confirmed, refused };
 }
 
 export async function getLesson(db: Db, userId: string, id: string): Promise<LessonRow> {

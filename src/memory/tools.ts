@@ -10,6 +10,7 @@ import { AppError } from "../lib/errors";
 import { learnAboutConnection } from "./connections";
 import { memoryDeps } from "./deps";
 import { INTERACTIVE_TYPES, type ObservationInput, recordObservations } from "./events";
+import { canonicalJson, uuidv5 } from "./ids";
 
 /** A runaway model must not flood the bus within one turn. */
 export const OBSERVATIONS_PER_TURN = 10;
@@ -27,7 +28,10 @@ async function observe(ctx: ToolContext, inputs: ObservationInput[]): Promise<To
     return { content: `At most ${OBSERVATIONS_PER_TURN} observations per turn; nothing was recorded.`, isError: true };
   }
   ctx.turn.set("memory.observations", used + inputs.length);
-  const { events, budget } = await recordObservations(memoryDeps(ctx.env, ctx.config, ctx.db), { id: ctx.userId, plan: ctx.plan }, inputs);
+  // Keyed by session and content: a turn retried after the model failed past this call (its history is
+  // rolled back, this write is not) records the same observation once, answering with the stored event.
+  const key = `obs:${await uuidv5(canonicalJson([ctx.sessionId, inputs]))}`;
+  const { events, budget } = await recordObservations(memoryDeps(ctx.env, ctx.config, ctx.db), { id: ctx.userId, plan: ctx.plan }, inputs, key);
   for (const e of events) ctx.emit({ type: "memory_saved", target: "observation", entry_id: e.id });
   return budget.exhausted
     ? { content: `Noted (${events.length}), but today's memory budget is used up: it will be consolidated after ${new Date(budget.resets_at).toISOString()}.` }

@@ -1,0 +1,1 @@
+CREATE INDEX `context_logs_created` ON `context_logs` (`created_at`);
