@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
 import { memoryDeps } from "../src/memory/deps";
-import { hashEmbed, type TextEmbeddings, workersAiEmbedder } from "../src/memory/embed";
+import { dot, hashEmbed, normalize, type TextEmbeddings, workersAiEmbedder } from "../src/memory/embed";
 import { deleteFact, importFacts } from "../src/memory/facts";
 import { searchFacts } from "../src/memory/retrieval";
 import { FreshOverlayIndex, OVERLAY_WINDOW_MS, pruneOverlay, VectorizeVectorIndex } from "../src/memory/vector-vectorize";
@@ -93,6 +93,25 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
     // Deleted: Vectorize still returns it until it catches up, but retrieval hydrates from D1.
     await deleteFact(deps, u.id, fact?.id ?? "");
     expect((await searchFacts(deps, { userId: u.id, query: "climbing gym", k: 5, connectionIds: [], mode: "vector" })).results).toEqual([]);
+  });
+
+  it("scores the overlay's recent vectors by their exact cosine with the query, the user's own only", async () => {
+    const [u, other] = [await createUser(), await createUser()];
+    const vectorize = laggingVectorize();
+    const overlay = new FreshOverlayIndex(new VectorizeVectorIndex(vectorize.index, 8), createDb(env.DB), Date.now);
+    const vec = (values: number[]) => normalize(new Map(values.map((v, i) => [i, v])));
+    const stored = { a: vec([1, 2, 0, -1, 0, 0, 3, 0]), b: vec([0, 0, 5, 1, 0, 2, 0, 0]), c: vec([2, 0, 0, 0, 1, 0, 0, -4]) };
+    await overlay.upsert(Object.entries(stored).map(([k, vector]) => ({ id: `${k}-${u.id}`, userId: u.id, vector, metadata: {} })));
+    await overlay.upsert([{ id: `x-${other.id}`, userId: other.id, vector: vec([1, 2, 0, -1, 0, 0, 3, 0]), metadata: {} }]);
+    const query = vec([1, 1, 1, 0, 0, 1, 2, -1]);
+    const expected = Object.entries(stored)
+      .map(([k, v]) => ({ id: `${k}-${u.id}`, score: dot(query, v) }))
+      .sort((x, y) => y.score - x.score);
+    const got = await overlay.query(u.id, query, 10);
+    expect(got.map((m) => m.id)).toEqual(expected.map((m) => m.id));
+    got.forEach((m, i) => expect(m.score).toBeCloseTo(expected[i]?.score ?? Number.NaN, 12));
+    // Storage is shared by this file's tests: the pruning test below counts overlay rows.
+    for (const id of [u.id, other.id]) await overlay.erase(id, []);
   });
 
   it("prunes only overlay rows past the window, never the local index's own rows", async () => {

@@ -73,17 +73,25 @@ export class FreshOverlayIndex implements VectorIndex {
   /**
    * The primary's matches and the overlay's recent vectors, scored in SQL (the dot product over shared
    * dimensions), best score per id: the overlay costs no D1 round trip of its own.
+   * Each overlay vector's JSON is unpacked once into (dimension, value) rows and the query's dimensions are
+   * matched through an index on them. Pairing the two with `json_extract('$.values[k]')` instead re-parsed
+   * the whole vector for every dimension, and the unmaterialized query list re-parsed its JSON for every
+   * pair: measured in plain SQLite for 768-dimension vectors, 2.5 s for three overlay vectors (now 26 ms),
+   * quadratic in the dimensions, with the same scores.
    */
   async matchesQuery(userId: string, vector: SparseVector, topK: number): Promise<SQL> {
     const since = this.now() - OVERLAY_WINDOW_MS;
     const primary = await this.primary.query(userId, vector, topK);
     const q = JSON.stringify(vector.indices.map((dim, k) => [dim, vector.values[k] ?? 0]));
-    return sql`SELECT id, max(score) AS score FROM (${matchesOf(primary)}
+    return sql`WITH q(dim, w) AS MATERIALIZED (SELECT value->>0, value->>1 FROM json_each(${q})),
+        lv AS MATERIALIZED (SELECT id, vector_values FROM local_vectors WHERE user_id = ${userId} AND metadata->>'indexed_at' > ${since}),
+        d AS MATERIALIZED (SELECT lv.id, d.key, d.value AS dim FROM lv, json_each(lv.vector_values, '$.indices') d),
+        x AS MATERIALIZED (SELECT lv.id, x.key, x.value AS v FROM lv, json_each(lv.vector_values, '$.values') x)
+      SELECT id, max(score) AS score FROM (${matchesOf(primary)}
         UNION ALL
-        SELECT lv.id AS id, SUM(q.w * json_extract(lv.vector_values, '$.values[' || d.key || ']')) AS score
-        FROM local_vectors lv, json_each(lv.vector_values, '$.indices') d, (SELECT value->>0 AS dim, value->>1 AS w FROM json_each(${q})) q
-        WHERE lv.user_id = ${userId} AND lv.metadata->>'indexed_at' > ${since} AND d.value = q.dim
-        GROUP BY lv.id)
+        SELECT d.id AS id, SUM(q.w * x.v) AS score
+        FROM q CROSS JOIN d ON d.dim = q.dim CROSS JOIN x ON x.id = d.id AND x.key = d.key
+        GROUP BY d.id)
       GROUP BY id ORDER BY score DESC LIMIT ${topK}`;
   }
 

@@ -96,7 +96,9 @@ export class LocalVectorIndex implements VectorIndex {
     const q = JSON.stringify(vector.indices.map((dim, k) => [dim, vector.values[k] ?? 0]));
     // CROSS JOIN fixes the loop order: the query's few dimensions outside, index seeks on (user_id, dim) inside.
     // Left to itself the planner scans the user's whole partition (measured: 830k rows read instead of 24k).
-    return sql`WITH q(dim, w) AS (SELECT value->>0, value->>1 FROM json_each(${q}))
+    // MATERIALIZED: the query's weights are read out of the JSON once; inlined, `q.w` re-parsed its JSON
+    // element for every posting it multiplied (measured: that was about half the statement's time).
+    return sql`WITH q(dim, w) AS MATERIALIZED (SELECT value->>0, value->>1 FROM json_each(${q}))
       SELECT p.vector_id AS id, SUM(p.weight * q.w) AS score
       FROM q CROSS JOIN local_vector_postings p ON p.user_id = ${userId} AND p.dim = q.dim
       GROUP BY p.vector_id ORDER BY score DESC LIMIT ${topK}`;
