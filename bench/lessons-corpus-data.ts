@@ -2,6 +2,7 @@
  * The lessons corpora's words and draws, without the Worker: bench/lessons-corpus.ts seeds them into D1, and the same
  * lessons and queries can be rebuilt outside workerd (e.g. in Node's SQLite) to time statements precisely.
  */
+import { weightedDraw } from "./draw";
 export const USERS = 10;
 export const PER_USER = 10_000;
 
@@ -30,21 +31,11 @@ export function rng(seed: number) {
 }
 /** Zipf-like draw: P(rank r) proportional to 1 / (r + 5). */
 export function zipf(words: readonly string[]) {
-  const weights = words.map((_, i) => 1 / (i + 5));
-  const total = weights.reduce((a, b) => a + b, 0);
-  let acc = 0;
-  const cdf = weights.map((w) => (acc += w / total));
-  return (r: () => number) => {
-    const x = r();
-    let lo = 0;
-    let hi = cdf.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((cdf[mid] ?? 1) < x) lo = mid + 1;
-      else hi = mid;
-    }
-    return words[lo] ?? "";
-  };
+  return weightedDraw(
+    words,
+    words.map((_, i) => 1 / (i + 5)),
+    "",
+  );
 }
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
 

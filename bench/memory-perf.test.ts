@@ -7,6 +7,7 @@
  *   Zipf-distributed vocabulary of 5,000 content words (like natural text without its stopwords). Both live in the same database (200,000 facts).
  * Timers in workerd advance on I/O, so each figure spans the D1 round trips plus the CPU between them.
  */
+
 import { env } from "cloudflare:test";
 import { describe, it } from "vitest";
 import { buildSystemPrompt } from "../src/chat/prompt";
@@ -17,6 +18,7 @@ import { retrievedFactsProvider, scaffoldProvider, workingMemoryProvider } from 
 import { type SearchMode, searchFacts } from "../src/memory/retrieval";
 import { createUser } from "../test/helpers";
 import { captured } from "../test/memory-helpers";
+import { weightedDraw } from "./draw";
 import { DENSE_QUERIES, denseFact, pick, rng } from "./memory-corpus.mjs";
 import { report } from "./report";
 
@@ -54,22 +56,12 @@ function zipfVocabulary(size: number) {
   const syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "de", "po", "an", "el", "or", "us", "im"];
   const r0 = rng(7);
   const words = Array.from({ length: size }, () => Array.from({ length: 2 + Math.floor(r0() * 3) }, () => pick(r0, syllables)).join(""));
-  const weights = words.map((_, i) => 1 / (i + 101) ** 1.07);
-  const total = weights.reduce((a, b) => a + b, 0);
-  let acc = 0;
-  const cdf = weights.map((w) => (acc += w / total));
   return {
-    draw(r: () => number) {
-      const x = r();
-      let lo = 0;
-      let hi = cdf.length - 1;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if ((cdf[mid] ?? 1) < x) lo = mid + 1;
-        else hi = mid;
-      }
-      return words[lo] ?? "";
-    },
+    draw: weightedDraw(
+      words,
+      words.map((_, i) => 1 / (i + 101) ** 1.07),
+      "",
+    ),
   };
 }
 
