@@ -7,6 +7,7 @@ import { and, desc, eq, isNull, or, type SQL, sql } from "drizzle-orm";
 import { runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { afterCursor } from "../db/cursor";
+import { withinQuotaAfter } from "../db/quota";
 import { lessons } from "../db/schema";
 import { notFound } from "../lib/errors";
 import type { ExtractedLesson, LessonType } from "./extraction-schema";
@@ -36,14 +37,9 @@ export const publicLesson = (l: LessonRow) => ({
 });
 export type PublicLesson = ReturnType<typeof publicLesson>;
 
-/**
- * True while the user's live lessons, with those of `ids` not stored yet, stay within `limit`. Writing
- * the batch leaves the value unchanged, so every statement of it sees the same answer: a batch over the
- * quota writes nothing, one within it writes everything. Unlearned lessons do not count.
- */
+/** The lesson quota's guard: live lessons count, unlearned ones do not (see `withinQuotaAfter`). */
 const withinLessonQuota = (userId: string, ids: readonly string[], limit: number) =>
-  sql`(SELECT count(*) FROM lessons WHERE user_id = ${userId} AND unlearned = 0)
-    + (SELECT count(*) FROM json_each(${JSON.stringify(ids)}) j WHERE NOT EXISTS (SELECT 1 FROM lessons l WHERE l.id = j.value)) <= ${limit}`;
+  withinQuotaAfter(lessons.id, lessons.userId, userId, ids, limit, sql`${lessons.unlearned} = 0`);
 
 /**
  * D1 binds at most 100 parameters per statement: one lesson per insert statement, all in one batch.

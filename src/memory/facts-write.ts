@@ -6,6 +6,7 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Statement } from "../db/batch";
 import { newId } from "../db/client";
+import { withinQuotaAfter } from "../db/quota";
 import type { JsonObject } from "../db/schema";
 import { facts, usage } from "../db/schema";
 import { cleanText, SANITIZE_MAX_CHARS } from "../lib/sanitize";
@@ -91,14 +92,8 @@ export async function prepareFacts(userId: string, inputs: readonly FactInput[])
   });
 }
 
-/**
- * True while the user's facts (history included), with those of `ids` not stored yet, stay within
- * `limit`. Inserting them leaves the value unchanged, so every statement of the batch sees the same
- * answer: a batch over the quota writes nothing at all, one within it writes everything.
- */
-export const withinFactQuota = (userId: string, ids: readonly string[], limit: number) =>
-  sql`(SELECT count(*) FROM facts WHERE user_id = ${userId})
-    + (SELECT count(*) FROM json_each(${JSON.stringify(ids)}) j WHERE NOT EXISTS (SELECT 1 FROM facts f WHERE f.id = j.value)) <= ${limit}`;
+/** The facts quota's guard (history included): see `withinQuotaAfter`. */
+export const withinFactQuota = (userId: string, ids: readonly string[], limit: number) => withinQuotaAfter(facts.id, facts.userId, userId, ids, limit);
 
 /**
  * Statements that upsert the facts and supersede what they contradict. `RETURNING id` statements name
