@@ -5,7 +5,7 @@ export type Db = ReturnType<typeof createDb>;
 
 export const createDb = (d1: D1Database) => drizzle(d1, { schema });
 
-const ALPHABET = "0123456789abcdefghijkmnpqrstuvwxyz";
+export const ALPHABET = "0123456789abcdefghijkmnpqrstuvwxyz";
 
 /** Random, prefixed, URL-safe id: `ses_3kq9...` (20 characters of entropy). */
 export function newId(prefix: string): string {

@@ -213,7 +213,7 @@ export const facts = sqliteTable(
     embeddedAt: integer("embedded_at"),
     /** When what it says happened or was said (epoch ms): `metadata.date` when the writer gave one, else the write time. */
     eventAt: integer("event_at"),
-    /** The user id as one full-text token: `facts_fts` indexes it, so a search reads only its owner's partition. */
+    /** No longer indexed (`facts_fts` tags every word with its owner instead); virtual, so it costs no storage. */
     owner: text("owner").generatedAlwaysAs(sql`replace(user_id, '_', '')`, { mode: "virtual" }),
     createdAt: createdAt(),
   },

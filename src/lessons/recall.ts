@@ -10,6 +10,7 @@ import { deferOrRun, type ToolContext } from "../core/tool";
 import { runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
+import { userMatch } from "../db/fts-tag";
 import { lessonRecalls } from "../db/schema";
 import { isStopword, words } from "../memory/text";
 import type { LessonType } from "./extraction-schema";
@@ -23,35 +24,8 @@ export function recallTerms(text: string): string[] {
   return [...new Set(words(text).filter((w) => !isStopword(w) && (w.length > 1 || /\d/.test(w))))].slice(0, 24);
 }
 
-const quoted = (term: string) => `"${term.replace(/"/g, '""')}"`;
-
-/**
- * The FTS5 query: any of the words, each tagged with the owner (`@` stands for the user's tag, substituted in SQL).
- * The index stores every word prefixed with its owner's tag (see the lessons_fts migration), so a term's postings
- * are that user's only: FTS5 neither walks other users' postings nor counts them in BM25's document frequencies.
- */
-export function ftsMatch(terms: readonly string[]): string {
-  return terms.map((t) => quoted(`@${t}`)).join(" OR ");
-}
-
-const digit = (userId: string, i: number) => sql`instr('0123456789abcdefghijkmnpqrstuvwxyz', substr(${userId}, ${sql.raw(String(i))}, 1))`;
-/**
- * The user's index tag: 8 digits from the random part of the user id, the same expression as the migration's
- * (digits leave porter's stemming of the word after them unchanged). Two users may share a tag; a search still
- * keeps only rows whose user_id is the caller's.
- */
-function ownerTag(userId: string): SQL {
-  const d = (i: number) => digit(userId, i);
-  return sql`(10000000 + (${d(5)} + 35 * (${d(6)} + 35 * (${d(7)} + 35 * (${d(8)} + 35 * (${d(9)} + 35 * ${d(10)}))))) % 90000000)`;
-}
-
-/**
- * The MATCH string for one user: `ftsMatch` with the user's tag in place of `@`. A plain expression of the parameters:
- * written as a scalar subquery it cost ~10% more of the statement's time in Node's SQLite, for the same rows.
- */
-export function userMatch(userId: string, terms: readonly string[]): SQL {
-  return sql`replace(${ftsMatch(terms)}, '@', ${ownerTag(userId)})`;
-}
+/** The MATCH for any of the words, in the user's own postings (the index tags every word: src/db/fts-tag.ts). */
+export { userMatch };
 
 /** Ranking: relevance (BM25 relative to the best candidate) times signal, confirmations (+15% each, up to 5) and recency. */
 const SIGNAL_WEIGHT = { HIGH: 1, MED: 0.85, LOW: 0.7 } as const;

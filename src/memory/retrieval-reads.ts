@@ -10,15 +10,13 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { BatchedRead, BatchReads } from "../core/context";
 import type { Db } from "../db/client";
+import { ownerTag, userMatch } from "../db/fts-tag";
 import type { MemoryDeps } from "./deps";
 import type { SearchPlan } from "./ranking";
 import type { Candidate, Candidates, Scored, SearchInput, VectorCandidate } from "./search-types";
 import { stem } from "./text";
 
 const CANDIDATES = 100;
-
-/** An FTS5 query matching any of the words (quoted: no operator injection); null for none. */
-export const quoted = (ws: readonly string[]): string | null => (ws.length ? ws.map((t) => `"${t}"`).join(" OR ") : null);
 
 const columns = sql`f.id, f.rowid, f.text, f.metadata, f.confidence, f.recall_count, f.last_recalled_at, f.created_at, f.event_at, f.superseded_by`;
 
@@ -36,9 +34,6 @@ function scoped(input: SearchInput): SQL {
   return sql.join(parts, sql` AND `);
 }
 
-/** The user's partition of `facts_fts` (see migration 0005): `facts.owner` is the user id without underscores. */
-const ownerToken = (userId: string) => `"${userId.replace(/_/g, "").replace(/"/g, '""')}"`;
-
 const CANDIDATE_KEYS = ["id", "rowid", "text", "metadata", "confidence", "recall_count", "last_recalled_at", "created_at", "event_at", "superseded_by"];
 
 /** A raw read as a drizzle select over it: drizzle's batch takes no raw statement with parameters. */
@@ -46,17 +41,21 @@ const rowsOf = (db: Db, query: SQL, keys: readonly string[]) =>
   db.select(Object.fromEntries(keys.map((k) => [k, sql`${sql.identifier(k)}`]))).from(sql`(${query})`);
 type Statement = ReturnType<typeof rowsOf>;
 
-const ftsMatch = (input: SearchInput, terms: string) => `owner : ${ownerToken(input.userId)} AND text : (${terms})`;
+/**
+ * The MATCH for any of the words in the user's own postings (`facts_fts` stores every word tagged with its
+ * owner: src/db/fts-tag.ts); null for no words. Quoted: a word is never an FTS5 operator.
+ */
+const ftsMatch = (input: SearchInput, words: readonly string[]): SQL | null => (words.length ? userMatch(input.userId, words) : null);
 
 /** A full-text candidate list; `match` is the FTS5 query, bound as a value or an expression that yields one. */
 function fullText(input: SearchInput, match: string | SQL): SQL {
   // Ranked inside the user's partition first, then scoped and hydrated. A time filter drops many of the
-  // best-ranked rows, so it reads deeper. `bm25(...)` is the table's configured rank (text 1.0, owner 0.0):
-  // ordering by it through SQLite's own sorter measured a third cheaper than FTS5's `ORDER BY rank` path,
+  // best-ranked rows, so it reads deeper. `bm25(facts_fts)` is the table's rank: ordering by it through
+  // SQLite's own sorter measured a third cheaper than FTS5's `ORDER BY rank` path,
   // which re-reads every row it returns; same scores, same order. CROSS JOIN keeps the ranked rows outside:
   // left to itself the planner walks the user's whole partition on facts_user and probes them.
   const depth = input.after !== undefined || input.before !== undefined || input.history ? CANDIDATES * 20 : CANDIDATES * 4;
-  return sql`SELECT ${columns}, -h.bm25 AS lexical FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.0) AS bm25 FROM facts_fts WHERE facts_fts MATCH ${match} ORDER BY bm25 LIMIT ${depth}) h
+  return sql`SELECT ${columns}, -h.bm25 AS lexical FROM (SELECT rowid, bm25(facts_fts) AS bm25 FROM facts_fts WHERE facts_fts MATCH ${match} ORDER BY bm25 LIMIT ${depth}) h
     CROSS JOIN facts f ON f.rowid = h.rowid WHERE ${scoped(input)} ORDER BY h.bm25 LIMIT ${Math.max(CANDIDATES, input.k * 2)}`;
 }
 
@@ -74,12 +73,12 @@ type ListName = "text" | "expanded" | "filler";
  */
 function fullTextLists(db: Db, plan: SearchPlan): Statement | null {
   const { input } = plan;
-  const text = quoted(plan.terms);
-  const expanded = quoted(plan.extra);
-  const filler = plan.everyWord.length > plan.terms.length ? quoted(plan.everyWord) : null;
+  const text = ftsMatch(input, plan.terms);
+  const expanded = ftsMatch(input, plan.extra);
+  const filler = plan.everyWord.length > plan.terms.length ? ftsMatch(input, plan.everyWord) : null;
   const lists: [ListName, SQL][] = [];
-  if (text) lists.push(["text", fullText(input, ftsMatch(input, text))]);
-  if (expanded) lists.push(["expanded", fullText(input, ftsMatch(input, expanded))]);
+  if (text) lists.push(["text", fullText(input, text)]);
+  if (expanded) lists.push(["expanded", fullText(input, expanded)]);
   if (!lists.length && !filler) return null;
   const ctes = lists.map(([name, q]) => sql`${sql.identifier(`l_${name}`)} AS MATERIALIZED (${q})`);
   const arms = lists.map(([name]) => sql`SELECT ${name} AS list, * FROM ${sql.identifier(`l_${name}`)}`);
@@ -88,9 +87,7 @@ function fullTextLists(db: Db, plan: SearchPlan): Statement | null {
       lists.map(([name]) => sql`SELECT id FROM ${sql.identifier(`l_${name}`)}`),
       sql` UNION `,
     );
-    const match = lists.length
-      ? sql`CASE WHEN (SELECT count(*) FROM (${found})) < ${input.k} THEN ${ftsMatch(input, filler)} ELSE ${NO_MATCH} END`
-      : ftsMatch(input, filler);
+    const match = lists.length ? sql`CASE WHEN (SELECT count(*) FROM (${found})) < ${input.k} THEN ${filler} ELSE ${NO_MATCH} END` : filler;
     arms.push(sql`SELECT ${"filler"} AS list, * FROM (${fullText(input, match)})`);
   }
   const query = ctes.length ? sql`WITH ${sql.join(ctes, sql`, `)} ${sql.join(arms, sql` UNION ALL `)}` : sql.join(arms, sql` UNION ALL `);
@@ -113,13 +110,14 @@ function slotFacts(db: Db, input: SearchInput, slot: string) {
 /** Document frequencies above this count as this: rarity barely changes past it, and counting stops there. */
 const DF_CAP = 200;
 
-/** How many of this user's own facts (their partition of the full-text index) contain each word. */
+/**
+ * How many of this user's own facts contain each word: the postings of the word tagged with the user's tag.
+ * Words are letters and digits only (see `words`), so quoting them needs no escaping.
+ */
 function docFrequency(db: Db, userId: string, plan: SearchPlan) {
-  const owner = ownerToken(userId);
-  // Words are letters and digits only (see `words`), so quoting them needs no escaping.
   return rowsOf(
     db,
-    sql`SELECT value AS term, (SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH ${`owner : ${owner} AND text : "`} || value || '"' LIMIT ${DF_CAP})) AS doc
+    sql`SELECT value AS term, (SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH '"' || ${ownerTag(userId)} || value || '"' LIMIT ${DF_CAP})) AS doc
       FROM json_each(${JSON.stringify([...plan.stems.values()])})`,
     ["term", "doc"],
   );
