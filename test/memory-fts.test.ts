@@ -107,6 +107,18 @@ describe("facts full-text index (words tagged by owner)", () => {
   );
 
   it(
+    "a question's function words do not match the different short words the tag makes indistinguishable",
+    async () => {
+      const u = await createUser();
+      // Tagged, "is" is indexed as "i" and "as" as "a": the fill list (every word of the question) must not let
+      // the question's "I" or "a" bring back a fact that shares neither.
+      await importFacts(u.key, [{ text: "Marta is a nurse as of June" }]);
+      expect(await ids(u.key, "what do I grow")).toEqual([]);
+    },
+    TIMEOUT,
+  );
+
+  it(
     "re-indexes facts stored before the tagged index (the migration's backfill)",
     async () => {
       const run = async (queries: string[]) => {

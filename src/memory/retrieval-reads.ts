@@ -14,7 +14,7 @@ import { ownerTag, userMatch } from "../db/fts-tag";
 import type { MemoryDeps } from "./deps";
 import type { SearchPlan } from "./ranking";
 import type { Candidate, Candidates, Scored, SearchInput, VectorCandidate } from "./search-types";
-import { stem } from "./text";
+import { stem, words } from "./text";
 
 const CANDIDATES = 100;
 
@@ -125,6 +125,18 @@ function docFrequency(db: Db, userId: string, plan: SearchPlan) {
 
 type Lexical = Pick<Candidates, "text" | "expanded" | "filler" | "slotted" | "docFrequency">;
 
+/**
+ * Whether a fill hit contains one of the question's words as an untagged index would see them (lower case, no
+ * diacritics, porter stems; words under three letters unstemmed). Tagged, every indexed word is longer than
+ * three letters, so porter stems short words too: "is" is indexed as "i", "as" as "a". The fill list matches
+ * function words, and without this check the question's "I" would bring back every fact that says "is".
+ */
+function sharesWord(everyWord: readonly string[]): (text: string) => boolean {
+  const forms = (text: string) => words(text.normalize("NFD").replace(/\p{M}/gu, "")).map(stem);
+  const wanted = new Set(forms(everyWord.join(" ")));
+  return (text) => forms(text).some((f) => wanted.has(f));
+}
+
 /** The full-text reads: they need nothing but the plan. Null when the plan calls for none. */
 function lexicalReads(db: Db, plan: SearchPlan): { queries: BatchReads; decode(results: readonly unknown[]): Lexical } | null {
   const { input, mode } = plan;
@@ -135,6 +147,7 @@ function lexicalReads(db: Db, plan: SearchPlan): { queries: BatchReads; decode(r
   if (plan.stems.size) named.push(["docFrequency", docFrequency(db, input.userId, plan)]);
   const [first, ...rest] = named.map(([, q]) => q);
   if (!first) return null;
+  const fills = sharesWord(plan.everyWord);
   return {
     queries: [first, ...rest],
     decode(results) {
@@ -143,7 +156,7 @@ function lexicalReads(db: Db, plan: SearchPlan): { queries: BatchReads; decode(r
         const rows = (results[i] ?? []) as unknown[];
         if (name === "docFrequency") out.docFrequency = new Map((rows as { term: string; doc: number }[]).map((r) => [stem(r.term), r.doc]));
         else if (name === "slotted") out.slotted = rows as Candidate[];
-        else for (const { list, ...row } of rows as (Scored & { list: ListName })[]) out[list].push(row);
+        else for (const { list, ...row } of rows as (Scored & { list: ListName })[]) if (list !== "filler" || fills(row.text)) out[list].push(row);
       });
       return out;
     },
