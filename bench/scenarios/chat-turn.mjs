@@ -63,6 +63,15 @@ export default {
     const res = await call(engram.origin, h.adminToken, "POST", "/v1/admin/users", { name: "bench", plan: "pro" });
     const admin = await res.json();
     const key = admin.api_key.key;
+    // The background model's answers when older turns fold into the session summary. Unscripted, the fake
+    // answers a structured call with the smallest value its schema allows (an empty summary), which the
+    // session rejects: no fold ever landed, and every turn past the budget retried it (one more model call
+    // per turn, and a history that grew without bound). A real model writes a summary: so does this one.
+    const summaries = Array.from({ length: 400 }, () => ({
+      structured: true,
+      reply: { json: { summary: "The user asked again and again what they grow on their balcony: tomatoes and basil.", observations: [] } },
+    }));
+    await fetch(`${h.fakeUrl}/__script`, { method: "POST", body: JSON.stringify({ key: admin.user.id, steps: summaries }) });
     const imported = await call(engram.origin, key, "POST", "/v1/memory/facts", { facts: FACTS.map((text) => ({ text })) });
     if (imported.status !== 201) throw new Error(`importing facts: ${imported.status} ${await imported.text()}`);
     const first = await turn(engram.origin, key);

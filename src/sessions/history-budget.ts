@@ -18,7 +18,15 @@ export type SessionSummary = {
   updated_at: number;
 };
 
-export const messageTokens = (m: Pick<StoredMessage, "content">) => approxTokens(JSON.stringify(m.content));
+// Stored messages are parsed once and kept (storage.ts), so their sizes are counted once too.
+const counted = new WeakMap<object, number>();
+
+export function messageTokens(m: Pick<StoredMessage, "content">): number {
+  if (typeof m.content === "string") return approxTokens(JSON.stringify(m.content));
+  let n = counted.get(m.content);
+  if (n === undefined) counted.set(m.content, (n = approxTokens(JSON.stringify(m.content))));
+  return n;
+}
 
 const isTurnStart = (m: StoredMessage) => m.role === "user" && (typeof m.content === "string" || !m.content.some((b) => b.type === "tool_result"));
 

@@ -78,6 +78,9 @@ export type Alarm = { set(at: number): Promise<void>; clear(): Promise<void> };
 export const pendingMessage = (sessionId: string) =>
   `a tool call is pending in this session: answer it with POST /v1/sessions/${sessionId}/tool_result or cancel it with DELETE /v1/sessions/${sessionId}/pending`;
 
+/** How the offline model fills in a summary: one object, so the model client made for it is reused. */
+const SUMMARY_SKILLS = { [SUMMARY_FORMAT]: offlineSummary };
+
 export class TurnRunner {
   /** Built once per object: a drizzle handle walks the whole schema when it is made. */
   private readonly db: Db;
@@ -323,7 +326,7 @@ export class TurnRunner {
     const last = fold.at(-1);
     if (!last) return;
     const { config } = scope;
-    const model = { client: createModelClient(config, { [SUMMARY_FORMAT]: offlineSummary }).client, model: config.backgroundModel };
+    const model = { client: createModelClient(config, SUMMARY_SKILLS).client, model: config.backgroundModel };
     try {
       const out = await summarise(model, scope.userId, summary?.text ?? "", fold);
       const used = usageInsert(scope.db, {
