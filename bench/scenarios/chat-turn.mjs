@@ -54,6 +54,7 @@ export default {
     "`ttfb_ms`: request sent to first SSE byte. `done_ms`: request to the `done` event (the reply and its usage are with the client). `turn_ms`: request to end of stream, after the turn's bookkeeping batch (usage row, audit row, session counters), so a read that follows sees them. `fake_model_ms`: the fake model's own HTTP round trip, measured separately.",
     "`overhead_ms` = turn_ms - fake_model_ms. `authed_read_ms`: GET /v1/sessions?limit=1 (key lookup + one query), the floor. `above_floor_ms` = overhead_ms - authed_read_ms of the same sample.",
     "`d1_sequential_before_model`: D1 round trips the turn waited for one after another before its first model call (a call started after another finished counts one further); `d1_calls_before_model`: all of them, concurrent ones included.",
+    "The fake answers the background model's summary calls with a summary, as a model would (unscripted, it sends an empty one, which the session rejects and retries every turn). `wrangler dev` runs with its local observability off (scripts/local-worker.mjs): its trace collector is not part of the Worker.",
     "`sse_chunks`: how many reads the client's stream took (each is one write through every hop between the session object and the client; events the client has not taken yet leave together).",
   ].join(" "),
   runs: 200,
