@@ -56,6 +56,24 @@ export function planFold(live: readonly StoredMessage[], budgetTokens: number): 
   return { fold: live.slice(0, cut), keep: live.slice(cut) };
 }
 
+/** Consecutive failed folds, and the seq of the user message of the turn where the last one failed. */
+export type FoldFailures = { count: number; at_seq: number };
+
+const RETRY_WAIT_MAX_TURNS = 32;
+
+/**
+ * Whether a turn should try to fold after earlier folds failed. Each failure doubles the turns the next try
+ * waits (1, 2, 4 ... up to 32 turns, a turn being counted as two messages), so a background model that keeps
+ * failing does not cost every turn of a long session an extra model call before its first byte. Once the
+ * history the call would send is twice the budget, every turn tries: the request is growing towards the
+ * context window.
+ */
+export function foldDue(failures: FoldFailures | null, turnSeq: number, liveTokens: number, budgetTokens: number): boolean {
+  if (!failures || liveTokens > 2 * budgetTokens) return true;
+  const wait = Math.min(2 ** (failures.count - 1), RETRY_WAIT_MAX_TURNS);
+  return turnSeq - failures.at_seq > 2 * wait;
+}
+
 export const SUMMARY_OPEN = "<conversation_summary>";
 export const SUMMARY_CLOSE = "</conversation_summary>";
 

@@ -11,7 +11,7 @@ import { type Continuation, decodeContinuation, encodeContinuation } from "../br
 import type { MessageParam } from "../chat/loop";
 import type { SpentTokens } from "../usage/spent";
 import type { StoredMessage } from "./history";
-import type { SessionSummary } from "./history-budget";
+import type { FoldFailures, SessionSummary } from "./history-budget";
 
 type Row = { seq: number; role: "user" | "assistant"; content: string; created_at: number };
 
@@ -160,6 +160,16 @@ export class SessionStorage {
 
   saveSummary(summary: SessionSummary): void {
     this.setState("summary", summary);
+  }
+
+  /** Consecutive failed summary calls (null after a success): later turns wait before trying again. */
+  foldFailures(): FoldFailures | null {
+    return this.state<FoldFailures>("fold_failures");
+  }
+
+  saveFoldFailures(failures: FoldFailures | null): void {
+    if (failures) this.setState("fold_failures", failures);
+    else if (this.created) this.sql.exec("DELETE FROM state WHERE key = 'fold_failures'");
   }
 
   sessionMeta(): SessionMeta | null {
