@@ -10,7 +10,7 @@ import { env } from "cloudflare:test";
 import { sql } from "drizzle-orm";
 import MiniSearch from "minisearch";
 import { createDb } from "../src/db/client";
-import { recall, recallTerms, searchLessons, userMatch } from "../src/lessons/recall";
+import { BM25_WEIGHTS, recall, recallTerms, searchLessons, userMatch } from "../src/lessons/recall";
 import { createUser } from "../test/helpers";
 import { corpusDraw, corpusQueries, lessonsOf, PER_USER, USERS } from "./lessons-corpus-data";
 import { report } from "./report";
@@ -26,6 +26,7 @@ const GROUP = (corpus: string) => ({
     "recall_ms is what the MCP client or HTTP caller waits for: that one statement (5 rows back) and their hydration; the recall log and the per-lesson counters are written after the answer is sent (one D1 batch, shown as log_ms). search_ms is the search function alone. " +
     "Where the time goes: roundtrip_ms is `SELECT 1` through the same D1 binding in the same loop (the floor any statement pays locally); rows_scored (a count, not ms) is how many of the user's lessons match a query word, every one of which FTS5 scores with BM25 before the best 100 are kept. " +
     "minisearch_ms: the same queries through MiniSearch (BM25, in process) over the user's 10,000 lessons, for comparison; its index build is not timed and would run on every cold start. " +
+    "minisearch_overlap5 (a share, not ms; per query): how many of the 5 lessons BM25 ranks first (before signal, recency and project) are also MiniSearch's first 5: a yardstick we did not write, for checking that a ranking change does not make results worse. " +
     (corpus === "dense"
       ? "Dense corpus: 170 common coding words, Zipf-drawn (every query term matches thousands of the user's lessons: a worst case)."
       : "Zipf corpus: the 170 coding words as the head of a Zipf vocabulary of 5,000 words (like identifiers and library names in real lessons)."),
@@ -107,5 +108,19 @@ export async function measureRecall(corpus: "dense" | "zipf") {
       if (i >= 20) miniMs.push(performance.now() - t);
     }
     report(GROUP(corpus), "minisearch_ms", miniMs);
+    // A yardstick for ranking changes (not a target): how many of the BM25 order's top 5 are MiniSearch's top 5.
+    const overlap: number[] = [];
+    for (const query of queries) {
+      const ours = await db.all<{ id: string }>(sql`SELECT l.id FROM (SELECT rowid, bm25(lessons_fts, ${BM25_WEIGHTS}) AS bm FROM lessons_fts
+        WHERE lessons_fts MATCH ${userMatch(userId, recallTerms(query))} ORDER BY bm LIMIT 5) h JOIN lessons l ON l.rowid = h.rowid`);
+      const theirs = new Set(
+        index
+          .search(query)
+          .slice(0, 5)
+          .map((r) => String(r.id)),
+      );
+      overlap.push(ours.filter((r) => theirs.has(r.id)).length / 5);
+    }
+    report(GROUP(corpus), "minisearch_overlap5", overlap);
   }
 }

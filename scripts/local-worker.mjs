@@ -10,8 +10,10 @@ import path from "node:path";
 
 const ROOT = path.join(import.meta.dirname, "..");
 const WRANGLER = path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
-// Offline: no Request.cf lookup, no telemetry; plain logs for error messages.
-const ENV = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
+// Offline: no Request.cf lookup, no telemetry; plain logs for error messages. No local observability either:
+// wrangler dev streams a trace of every invocation and subrequest to a collector worker of its own in the same
+// workerd (on by default), which cost a chat turn a fifth of its CPU; nothing here reads those traces.
+const ENV = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", X_LOCAL_OBSERVABILITY: "false" };
 const OUTPUT_KEPT = 256 * 1024;
 
 /** A port nothing listens on right now (the OS picks it). */

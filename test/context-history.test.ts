@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { StoredMessage } from "../src/sessions/history";
-import { planFold } from "../src/sessions/history-budget";
+import { foldDue, planFold } from "../src/sessions/history-budget";
 import { api, chat, createUser, script, seen, textReply } from "./helpers";
 
 const T = 60_000;
@@ -89,6 +89,34 @@ describe("bounded history", () => {
   );
 
   it(
+    "after a failed summary the next turn does not call the background model again; the one after retries and folds",
+    async () => {
+      const u = await createUser();
+      await script(u.id, textReply("a"), textReply("b"));
+      const first = await chat(u.key, { message: long("alpha") });
+      await chat(u.key, { message: long("beta"), session_id: first.sessionId });
+      await script(u.id, { structured: true, reply: { content: [{ type: "text", text: "" }], stop_reason: "refusal" } }, textReply("c"));
+      await chat(u.key, { message: long("gamma"), session_id: first.sessionId });
+      const summaryCalls = async () => (await seen(u.id)).filter((r) => "output_config" in r).length;
+      expect(await summaryCalls()).toBe(1);
+
+      // Had the fourth turn tried to fold, its summary call would have taken this reply and the chat none.
+      await script(u.id, textReply("d"));
+      const fourth = await chat(u.key, { message: "short one", session_id: first.sessionId });
+      expect(fourth.text).toBe("d");
+      expect(await summaryCalls()).toBe(1);
+
+      await script(u.id, summaryStep("Alpha, beta and gamma lists."), textReply("e"));
+      const fifth = await chat(u.key, { message: "another short one", session_id: first.sessionId });
+      expect(fifth.text).toBe("e");
+      expect(await summaryCalls()).toBe(2);
+      const body = (await (await api(u.key, "GET", `/v1/sessions/${first.sessionId}`)).json()) as { summary: { text: string } | null };
+      expect(body.summary?.text).toBe("Alpha, beta and gamma lists.");
+    },
+    T,
+  );
+
+  it(
     "another user's session and its summary are not reachable",
     async () => {
       const [a, b] = [await createUser(), await createUser()];
@@ -121,6 +149,20 @@ describe("where the history is cut", () => {
       expect(JSON.stringify(first?.content)).not.toContain("tool_result");
       expect(fold.length + keep.length).toBe(rows.length);
     }
+  });
+
+  it("waits longer after each failed summary, but always tries once the history is twice the budget", () => {
+    const budget = 16_000;
+    expect(foldDue(null, 3, 17_000, budget)).toBe(true);
+    // One failure at the turn whose user message is seq 5: the next turn (seq 7) waits, the one after tries.
+    expect(foldDue({ count: 1, at_seq: 5 }, 7, 17_000, budget)).toBe(false);
+    expect(foldDue({ count: 1, at_seq: 5 }, 9, 17_000, budget)).toBe(true);
+    // Three in a row: four turns wait.
+    expect(foldDue({ count: 3, at_seq: 5 }, 13, 17_000, budget)).toBe(false);
+    expect(foldDue({ count: 3, at_seq: 5 }, 15, 17_000, budget)).toBe(true);
+    // The wait stops growing at 32 turns.
+    expect(foldDue({ count: 40, at_seq: 5 }, 5 + 2 * 32 + 1, 17_000, budget)).toBe(true);
+    expect(foldDue({ count: 3, at_seq: 5 }, 7, 2 * budget + 1, budget)).toBe(true);
   });
 
   it("folds nothing while the history fits, and always keeps the turn in progress", () => {

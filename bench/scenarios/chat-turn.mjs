@@ -54,6 +54,7 @@ export default {
     "`ttfb_ms`: request sent to first SSE byte. `done_ms`: request to the `done` event (the reply and its usage are with the client). `turn_ms`: request to end of stream, after the turn's bookkeeping batch (usage row, audit row, session counters), so a read that follows sees them. `fake_model_ms`: the fake model's own HTTP round trip, measured separately.",
     "`overhead_ms` = turn_ms - fake_model_ms. `authed_read_ms`: GET /v1/sessions?limit=1 (key lookup + one query), the floor. `above_floor_ms` = overhead_ms - authed_read_ms of the same sample.",
     "`d1_sequential_before_model`: D1 round trips the turn waited for one after another before its first model call (a call started after another finished counts one further); `d1_calls_before_model`: all of them, concurrent ones included.",
+    "The fake answers the background model's summary calls with a summary, as a model would (unscripted, it sends an empty one, which the session rejects and retries every turn). `wrangler dev` runs with its local observability off (scripts/local-worker.mjs): its trace collector is not part of the Worker.",
     "`sse_chunks`: how many reads the client's stream took (each is one write through every hop between the session object and the client; events the client has not taken yet leave together).",
   ].join(" "),
   runs: 200,
@@ -63,6 +64,15 @@ export default {
     const res = await call(engram.origin, h.adminToken, "POST", "/v1/admin/users", { name: "bench", plan: "pro" });
     const admin = await res.json();
     const key = admin.api_key.key;
+    // The background model's answers when older turns fold into the session summary. Unscripted, the fake
+    // answers a structured call with the smallest value its schema allows (an empty summary), which the
+    // session rejects: no fold ever landed, and every turn past the budget retried it (one more model call
+    // per turn, and a history that grew without bound). A real model writes a summary: so does this one.
+    const summaries = Array.from({ length: 400 }, () => ({
+      structured: true,
+      reply: { json: { summary: "The user asked again and again what they grow on their balcony: tomatoes and basil.", observations: [] } },
+    }));
+    await fetch(`${h.fakeUrl}/__script`, { method: "POST", body: JSON.stringify({ key: admin.user.id, steps: summaries }) });
     const imported = await call(engram.origin, key, "POST", "/v1/memory/facts", { facts: FACTS.map((text) => ({ text })) });
     if (imported.status !== 201) throw new Error(`importing facts: ${imported.status} ${await imported.text()}`);
     const first = await turn(engram.origin, key);

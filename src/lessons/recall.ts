@@ -39,7 +39,7 @@ const SIGNAL = sql.raw(
 /** How deep FTS5 ranks before scoping: a user's best matches are within the first few hundred of theirs. */
 const DEPTH = 100;
 /** BM25 column weights: title, content, tags. */
-const BM25_WEIGHTS = sql.raw("2.0, 1.0, 1.5");
+export const BM25_WEIGHTS = sql.raw("2.0, 1.0, 1.5");
 
 const columns = sql`l.id, l.user_id AS userId, l.type, l.signal, l.flags, l.title, l.content, l.tags, l.project, l.source_session AS sourceSession,
   l.origin, l.unlearned, l.merged_into AS mergedInto, l.confirmations, l.recalls, l.last_recalled_at AS lastRecalledAt,

@@ -5,12 +5,23 @@ import { createOfflineFetch, type OfflineSkills } from "./offline";
 
 export type ModelClient = Anthropic;
 
+type Built = { client: ModelClient; offline: boolean };
+
+// A client holds no per-request state, and building one (its resources, headers, options) is work every
+// model call repeated: one per settled config (loadConfig keeps one per env) and offline skill set.
+// Kept weakly: a caller that passes a new skills object per call gets a new client, and nothing piles up.
+const built = new WeakMap<Config, { plain?: Built; skilled: WeakMap<OfflineSkills, Built> }>();
+
 /**
  * The one place the Anthropic client is built: the real API when a key is set, the offline model
  * (same SDK, answered in-process) when not. `offlineSkills` lets a caller that asks for structured output
- * say how the offline model should fill it in.
+ * say how the offline model should fill it in (pass the same object each time: clients are kept per object).
  */
-export function createModelClient(config: Config, offlineSkills?: OfflineSkills): { client: ModelClient; offline: boolean } {
+export function createModelClient(config: Config, offlineSkills?: OfflineSkills): Built {
+  let forConfig = built.get(config);
+  if (!forConfig) built.set(config, (forConfig = { skilled: new WeakMap() }));
+  const hit = offlineSkills ? forConfig.skilled.get(offlineSkills) : forConfig.plain;
+  if (hit) return hit;
   const offline = !config.anthropicApiKey;
   const client = new Anthropic({
     apiKey: config.anthropicApiKey ?? "offline",
@@ -19,6 +30,12 @@ export function createModelClient(config: Config, offlineSkills?: OfflineSkills)
     timeout: config.modelTimeoutMs,
     // `timeout` ends a wait for headers; the idle limit ends a stream that stops sending.
     fetch: offline ? createOfflineFetch(offlineSkills) : idleLimitedFetch(config.modelTimeoutMs),
+    // No OpenTelemetry tracer is registered in a Worker: the SDK's spans would record nothing, but
+    // building their attributes and trace headers is work on every call.
+    openTelemetry: false,
   });
-  return { client, offline };
+  const made = { client, offline };
+  if (offlineSkills) forConfig.skilled.set(offlineSkills, made);
+  else forConfig.plain = made;
+  return made;
 }

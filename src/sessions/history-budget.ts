@@ -18,7 +18,15 @@ export type SessionSummary = {
   updated_at: number;
 };
 
-export const messageTokens = (m: Pick<StoredMessage, "content">) => approxTokens(JSON.stringify(m.content));
+// Stored messages are parsed once and kept (storage.ts), so their sizes are counted once too.
+const counted = new WeakMap<object, number>();
+
+export function messageTokens(m: Pick<StoredMessage, "content">): number {
+  if (typeof m.content === "string") return approxTokens(JSON.stringify(m.content));
+  let n = counted.get(m.content);
+  if (n === undefined) counted.set(m.content, (n = approxTokens(JSON.stringify(m.content))));
+  return n;
+}
 
 const isTurnStart = (m: StoredMessage) => m.role === "user" && (typeof m.content === "string" || !m.content.some((b) => b.type === "tool_result"));
 
@@ -46,6 +54,24 @@ export function planFold(live: readonly StoredMessage[], budgetTokens: number): 
   }
   if (cut <= 0) return { fold: [], keep: [...live] };
   return { fold: live.slice(0, cut), keep: live.slice(cut) };
+}
+
+/** Consecutive failed folds, and the seq of the user message of the turn where the last one failed. */
+export type FoldFailures = { count: number; at_seq: number };
+
+const RETRY_WAIT_MAX_TURNS = 32;
+
+/**
+ * Whether a turn should try to fold after earlier folds failed. Each failure doubles the turns the next try
+ * waits (1, 2, 4 ... up to 32 turns, a turn being counted as two messages), so a background model that keeps
+ * failing does not cost every turn of a long session an extra model call before its first byte. Once the
+ * history the call would send is twice the budget, every turn tries: the request is growing towards the
+ * context window.
+ */
+export function foldDue(failures: FoldFailures | null, turnSeq: number, liveTokens: number, budgetTokens: number): boolean {
+  if (!failures || liveTokens > 2 * budgetTokens) return true;
+  const wait = Math.min(2 ** (failures.count - 1), RETRY_WAIT_MAX_TURNS);
+  return turnSeq - failures.at_seq > 2 * wait;
 }
 
 export const SUMMARY_OPEN = "<conversation_summary>";

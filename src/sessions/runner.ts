@@ -30,7 +30,7 @@ import { usageInsert } from "../usage/record";
 import { addTokens, noTokens, type SpentTokens } from "../usage/spent";
 import type { EventSink } from "./event-stream";
 import { currentTurnStart, followUpQuery, modelHistory, type StoredMessage } from "./history";
-import { liveRows, planFold, summaryRow } from "./history-budget";
+import { foldDue, liveRows, messageTokens, planFold, summaryRow } from "./history-budget";
 import type { SessionMeta, SessionStorage } from "./storage";
 import { sessionMetaRow, sessionOfUser, touchSession, touchSessionQuery } from "./store";
 import { offlineSummary, SUMMARY_FORMAT, summarise } from "./summarise";
@@ -77,6 +77,9 @@ export type Alarm = { set(at: number): Promise<void>; clear(): Promise<void> };
 
 export const pendingMessage = (sessionId: string) =>
   `a tool call is pending in this session: answer it with POST /v1/sessions/${sessionId}/tool_result or cancel it with DELETE /v1/sessions/${sessionId}/pending`;
+
+/** How the offline model fills in a summary: one object, so the model client made for it is reused. */
+const SUMMARY_SKILLS = { [SUMMARY_FORMAT]: offlineSummary };
 
 export class TurnRunner {
   /** Built once per object: a drizzle handle walks the whole schema when it is made. */
@@ -315,15 +318,21 @@ export class TurnRunner {
   /**
    * Keeps the history a model call sees within the budget: the oldest whole turns are folded into the
    * session summary by the background model (stored history is untouched), and the facts it found go
-   * to memory. If the summary cannot be made, this turn sends the longer history and the next one retries.
+   * to memory. If the summary cannot be made, this turn sends the longer history and a later one retries
+   * (`foldDue`: the wait doubles with each consecutive failure).
    */
   private async foldHistory(scope: TurnScope, tally: Tally, rows: readonly StoredMessage[]): Promise<void> {
     const summary = this.store.summary();
-    const { fold } = planFold(liveRows(rows, summary), scope.config.historyBudgetTokens);
+    const live = liveRows(rows, summary);
+    const { fold } = planFold(live, scope.config.historyBudgetTokens);
     const last = fold.at(-1);
     if (!last) return;
     const { config } = scope;
-    const model = { client: createModelClient(config, { [SUMMARY_FORMAT]: offlineSummary }).client, model: config.backgroundModel };
+    const failures = this.store.foldFailures();
+    const turnSeq = rows.at(-1)?.seq ?? 0;
+    const liveTokens = live.reduce((n, r) => n + messageTokens(r), 0);
+    if (!foldDue(failures, turnSeq, liveTokens, config.historyBudgetTokens)) return;
+    const model = { client: createModelClient(config, SUMMARY_SKILLS).client, model: config.backgroundModel };
     try {
       const out = await summarise(model, scope.userId, summary?.text ?? "", fold);
       const used = usageInsert(scope.db, {
@@ -337,10 +346,12 @@ export class TurnRunner {
       if (used) tally.rows.push(used);
       if (!out.output) throw out.error ?? new Error("no summary");
       this.store.saveSummary({ text: out.output.summary, through: last.seq, messages: (summary?.messages ?? 0) + fold.length, updated_at: Date.now() });
+      if (failures) this.store.saveFoldFailures(null);
       const observations = out.output.observations;
       for (const observe of this.registry.observers) tally.later.push(() => observe(scope, observations));
     } catch (err) {
       if (isAbort(err)) throw err;
+      this.store.saveFoldFailures({ count: (failures?.count ?? 0) + 1, at_seq: turnSeq });
       console.error(JSON.stringify({ session: scope.sessionId, summary: describeFailure(err) }));
     }
   }

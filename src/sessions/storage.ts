@@ -11,7 +11,7 @@ import { type Continuation, decodeContinuation, encodeContinuation } from "../br
 import type { MessageParam } from "../chat/loop";
 import type { SpentTokens } from "../usage/spent";
 import type { StoredMessage } from "./history";
-import type { SessionSummary } from "./history-budget";
+import type { FoldFailures, SessionSummary } from "./history-budget";
 
 type Row = { seq: number; role: "user" | "assistant"; content: string; created_at: number };
 
@@ -25,6 +25,13 @@ export type SessionMeta = { site_id: string | null; project_id: string | null };
 export class SessionStorage {
   private readonly sql: SqlStorage;
   private created: boolean;
+  /**
+   * Live messages already read and parsed, by seq. A stored message never changes (rows are only
+   * inserted and deleted, and seq only grows), so a turn reads the content of the rows after
+   * `newestParsed` alone; the seqs it lists say which rows still exist. Callers must not mutate them.
+   */
+  private readonly parsed = new Map<number, StoredMessage>();
+  private newestParsed = 0;
 
   constructor(private readonly storage: DurableObjectStorage) {
     this.sql = storage.sql;
@@ -34,6 +41,8 @@ export class SessionStorage {
   /** After `deleteAll`: the tables are gone, and the next write creates them again. */
   forget(): void {
     this.created = false;
+    this.parsed.clear();
+    this.newestParsed = 0;
   }
 
   private create(): void {
@@ -59,12 +68,38 @@ export class SessionStorage {
 
   /**
    * The messages a model call can still see: those after the running summary (all of them without one).
-   * A long session's folded turns stay on disk instead of being read and parsed on every turn.
+   * A long session's folded turns stay on disk instead of being read and parsed on every turn, and the
+   * rows an earlier turn already parsed are not read or parsed again (see `parsed`).
    */
   liveMessages(): StoredMessage[] {
-    const through = this.summary()?.through;
-    if (through === undefined) return this.messages();
-    return this.sql.exec<Row>("SELECT seq, role, content, created_at FROM messages WHERE seq > ? ORDER BY seq", through).toArray().map(stored);
+    if (!this.created) return [];
+    const through = this.summary()?.through ?? 0;
+    const known = this.newestParsed;
+    const rows = this.sql
+      .exec<Row | (Omit<Row, "content"> & { content: null })>(
+        "SELECT seq, role, CASE WHEN seq > ? THEN content END AS content, created_at FROM messages WHERE seq > ? ORDER BY seq",
+        known,
+        through,
+      )
+      .toArray();
+    const out: StoredMessage[] = [];
+    for (const row of rows) {
+      const hit = row.content === null ? (this.parsed.get(row.seq) ?? this.readOne(row.seq)) : this.remember(stored(row as Row));
+      if (hit) out.push(hit);
+    }
+    for (const seq of this.parsed.keys()) if (seq <= through) this.parsed.delete(seq);
+    return out;
+  }
+
+  private readOne(seq: number): StoredMessage | undefined {
+    const row = this.sql.exec<Row>("SELECT seq, role, content, created_at FROM messages WHERE seq = ?", seq).toArray()[0];
+    return row ? this.remember(stored(row)) : undefined;
+  }
+
+  private remember(m: StoredMessage): StoredMessage {
+    this.parsed.set(m.seq, m);
+    if (m.seq > this.newestParsed) this.newestParsed = m.seq;
+    return m;
   }
 
   /** The latest message of `role`, wherever it is in the history. */
@@ -125,6 +160,16 @@ export class SessionStorage {
 
   saveSummary(summary: SessionSummary): void {
     this.setState("summary", summary);
+  }
+
+  /** Consecutive failed summary calls (null after a success): later turns wait before trying again. */
+  foldFailures(): FoldFailures | null {
+    return this.state<FoldFailures>("fold_failures");
+  }
+
+  saveFoldFailures(failures: FoldFailures | null): void {
+    if (failures) this.setState("fold_failures", failures);
+    else if (this.created) this.sql.exec("DELETE FROM state WHERE key = 'fold_failures'");
   }
 
   sessionMeta(): SessionMeta | null {
