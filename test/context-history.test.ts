@@ -13,6 +13,17 @@ const summaryStep = (summary: string, observations: { content: string; category:
 });
 const requestText = (r: { messages: unknown[] }) => JSON.stringify(r.messages);
 
+/** A session whose third turn passes the history budget, and whose summary call is refused ("c" is that turn's reply). */
+async function pastBudgetWithRefusedSummary() {
+  const u = await createUser();
+  await script(u.id, textReply("a"), textReply("b"));
+  const first = await chat(u.key, { message: long("alpha") });
+  await chat(u.key, { message: long("beta"), session_id: first.sessionId });
+  await script(u.id, { structured: true, reply: { content: [{ type: "text", text: "" }], stop_reason: "refusal" } }, textReply("c"));
+  const third = await chat(u.key, { message: long("gamma"), session_id: first.sessionId });
+  return { u, first, third };
+}
+
 describe("bounded history", () => {
   it(
     "folds the oldest turns into a session summary, sends it instead of them, keeps stored history, and hands stated facts to memory",
@@ -73,12 +84,7 @@ describe("bounded history", () => {
   it(
     "a summary the model refuses leaves the turn working on the longer history, and nothing is stored",
     async () => {
-      const u = await createUser();
-      await script(u.id, textReply("a"), textReply("b"));
-      const first = await chat(u.key, { message: long("alpha") });
-      await chat(u.key, { message: long("beta"), session_id: first.sessionId });
-      await script(u.id, { structured: true, reply: { content: [{ type: "text", text: "" }], stop_reason: "refusal" } }, textReply("c"));
-      const third = await chat(u.key, { message: long("gamma"), session_id: first.sessionId });
+      const { u, first, third } = await pastBudgetWithRefusedSummary();
       expect(third.text).toBe("c");
       const last = (await seen(u.id)).filter((r) => !("output_config" in r)).at(-1);
       expect(requestText(last ?? { messages: [] })).toContain("alpha alpha");
@@ -91,12 +97,7 @@ describe("bounded history", () => {
   it(
     "after a failed summary the next turn does not call the background model again; the one after retries and folds",
     async () => {
-      const u = await createUser();
-      await script(u.id, textReply("a"), textReply("b"));
-      const first = await chat(u.key, { message: long("alpha") });
-      await chat(u.key, { message: long("beta"), session_id: first.sessionId });
-      await script(u.id, { structured: true, reply: { content: [{ type: "text", text: "" }], stop_reason: "refusal" } }, textReply("c"));
-      await chat(u.key, { message: long("gamma"), session_id: first.sessionId });
+      const { u, first } = await pastBudgetWithRefusedSummary();
       const summaryCalls = async () => (await seen(u.id)).filter((r) => "output_config" in r).length;
       expect(await summaryCalls()).toBe(1);
 

@@ -133,6 +133,15 @@ export async function history(key: string, sessionId: string): Promise<History> 
 }
 
 /**
+ * Text with the punctuation the full-text indexes turn into spaces (ASCII, typographic quotes and dashes,
+ * arrows, guillemets, a no-break space), and every word a search must find in it.
+ */
+export const PUNCTUATED = {
+  text: "Prefers pnpm—never npm (monorepo). Don’t mock “drizzle”; retry→backoff… path/to_file.ts, a-b, x=1, [brackets], {braces}, «guillemets», 2×speedup, it's\u00a0nonbreaking",
+  words: ["pnpm", "never", "monorepo", "mock", "drizzle", "retry", "backoff", "path", "file", "brackets", "braces", "guillemets", "speedup", "nonbreaking"],
+};
+
+/**
  * Whether any segment of a full-text index (`<table>_data`, FTS5's shadow table) still holds a term's bytes.
  * Terms on a page are prefix-compressed against the previous term, so the first three bytes are not searched for.
  */

@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createUser, ftsIndexHolds } from "./helpers";
+import { api, createUser, ftsIndexHolds, PUNCTUATED } from "./helpers";
 
 type Hit = { id: string };
 
@@ -28,32 +28,11 @@ describe("lessons full-text index", () => {
   it("finds every word whatever punctuation surrounds it, in title, content and tags", async () => {
     const u = await createUser();
     const l = await remember(u.key, {
-      title: "Prefer pnpm—never npm (monorepo)",
-      content:
-        "Don’t mock “drizzle”; retry→backoff… result: path/to_file.ts, a-b, x=1, [brackets], {braces}, «guillemets», 2×speedup.\n\tIndented line, trailing",
+      title: "Spacing—matters (punctuation)",
+      content: `${PUNCTUATED.text}\n\tIndented line, trailing`,
       tags: ["workspaces", "lockfile-v9"],
     });
-    for (const q of [
-      "pnpm",
-      "never",
-      "monorepo",
-      "mock",
-      "drizzle",
-      "retry",
-      "backoff",
-      "result",
-      "path",
-      "file",
-      "brackets",
-      "braces",
-      "guillemets",
-      "speedup",
-      "indented",
-      "trailing",
-      "workspaces",
-      "lockfile",
-      "v9",
-    ]) {
+    for (const q of [...PUNCTUATED.words, "indented", "trailing", "workspaces", "lockfile", "v9", "spacing", "matters", "punctuation"]) {
       expect(await search(u.key, q), q).toEqual([l.id]);
     }
     await integrityCheck();

@@ -8,7 +8,7 @@ import { env } from "cloudflare:test";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { migrationSql, taggedText } from "../src/db/fts-tag";
-import { api, createUser, ftsIndexHolds } from "./helpers";
+import { api, createUser, ftsIndexHolds, PUNCTUATED } from "./helpers";
 import { importFacts, search } from "./memory-helpers";
 
 const TIMEOUT = 60_000;
@@ -29,29 +29,8 @@ describe("facts full-text index (words tagged by owner)", () => {
     "finds every word of a fact written through the API, whatever punctuation surrounds it",
     async () => {
       const u = await createUser();
-      const [fact] = (
-        await importFacts(u.key, [
-          {
-            text: "Prefers pnpm—never npm (monorepo). Don’t mock “drizzle”; retry→backoff… path/to_file.ts, a-b, x=1, [brackets], {braces}, «guillemets», 2×speedup, it's\u00a0nonbreaking",
-          },
-        ])
-      ).facts;
-      for (const q of [
-        "pnpm",
-        "never",
-        "monorepo",
-        "mock",
-        "drizzle",
-        "retry",
-        "backoff",
-        "path",
-        "file",
-        "brackets",
-        "braces",
-        "guillemets",
-        "speedup",
-        "nonbreaking",
-      ]) {
+      const [fact] = (await importFacts(u.key, [{ text: PUNCTUATED.text }])).facts;
+      for (const q of PUNCTUATED.words) {
         expect(await ids(u.key, q), q).toEqual([fact?.id]);
       }
       await integrityCheck();
