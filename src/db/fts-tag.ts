@@ -3,7 +3,7 @@
  * in front ("12345678retry"), so a term's postings are one user's only. A search neither walks other users'
  * postings nor counts them in BM25's per-term document frequencies. The migrations that build these indexes
  * compute the tagged text in SQL (a view FTS5 reads on 'rebuild', and triggers) with the expressions below;
- * test/fts-tag.test.ts checks that the migrations hold them verbatim.
+ * test/memory-fts.test.ts checks that the migrations hold them verbatim.
  */
 import { type SQL, sql } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
