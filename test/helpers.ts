@@ -132,6 +132,22 @@ export async function history(key: string, sessionId: string): Promise<History> 
   return (await res.json()) as History;
 }
 
+/** The statements of the migration whose file name starts with `prefix` ("0015_"). */
+export function migrationQueries(prefix: string): string[] {
+  const m = env.TEST_MIGRATIONS.find((x) => x.name.startsWith(prefix));
+  if (!m) throw new Error(`migration ${prefix} not found`);
+  return m.queries;
+}
+
+export async function runSql(queries: readonly string[]): Promise<void> {
+  for (const q of queries) await env.DB.prepare(q).run();
+}
+
+/** The owner columns the full-text indexes searched by before every word was tagged (migration 0016 drops them). */
+export const OLD_OWNER_COLUMNS = ["facts", "lessons"].map(
+  (t) => `ALTER TABLE ${t} ADD COLUMN owner TEXT GENERATED ALWAYS AS (replace(user_id, '_', '')) VIRTUAL`,
+);
+
 /**
  * Text with the punctuation the full-text indexes turn into spaces (ASCII, typographic quotes and dashes,
  * arrows, guillemets, a no-break space), and every word a search must find in it.

@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createUser, ftsIndexHolds, PUNCTUATED } from "./helpers";
+import { api, createUser, ftsIndexHolds, migrationQueries, OLD_OWNER_COLUMNS, PUNCTUATED, runSql } from "./helpers";
 
 type Hit = { id: string };
 
@@ -72,23 +72,17 @@ describe("lessons full-text index", () => {
   });
 
   it("re-indexes lessons stored before the tagged index (the migration's backfill)", async () => {
-    const migration = (prefix: string) => {
-      const m = env.TEST_MIGRATIONS.find((x) => x.name.startsWith(prefix));
-      if (!m) throw new Error(`migration ${prefix} not found`);
-      return m.queries;
-    };
-    const run = async (queries: string[]) => {
-      for (const q of queries) await env.DB.prepare(q).run();
-    };
     // Back to the index as it was before the re-index (owner-token column), with lessons written through it.
-    await run(["DROP TRIGGER lessons_ai", "DROP TRIGGER lessons_ad", "DROP TRIGGER lessons_au", "DROP TABLE lessons_fts", "DROP VIEW lessons_search"]);
-    await run(migration("0011_"));
-    await run(migration("0012_"));
+    await runSql(["DROP TRIGGER lessons_ai", "DROP TRIGGER lessons_ad", "DROP TRIGGER lessons_au", "DROP TABLE lessons_fts", "DROP VIEW lessons_search"]);
+    await runSql(OLD_OWNER_COLUMNS);
+    await runSql(migrationQueries("0011_"));
+    await runSql(migrationQueries("0012_"));
     const a = await createUser();
     const b = await createUser();
     const la = await remember(a.key, { title: "Pin the wrangler version", content: "Wrangler 4.157 breaks npm ci; pin it." });
     const lb = await remember(b.key, { title: "Pin the wrangler version too", content: "B also pins wrangler." });
-    await run(migration("0013_"));
+    await runSql(migrationQueries("0013_"));
+    await runSql(migrationQueries("0016_"));
     expect(await search(a.key, "wrangler")).toEqual([la.id]);
     expect(await search(b.key, "wrangler")).toEqual([lb.id]);
     await integrityCheck();

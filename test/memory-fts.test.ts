@@ -8,7 +8,7 @@ import { env } from "cloudflare:test";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { migrationSql, taggedText } from "../src/db/fts-tag";
-import { api, createUser, ftsIndexHolds, PUNCTUATED } from "./helpers";
+import { api, createUser, ftsIndexHolds, migrationQueries, OLD_OWNER_COLUMNS, PUNCTUATED, runSql } from "./helpers";
 import { importFacts, search } from "./memory-helpers";
 
 const TIMEOUT = 60_000;
@@ -17,12 +17,6 @@ const ids = async (key: string, q: string) => (await search(key, q, "&mode=fullt
 
 /** FTS5's own check that the index holds exactly what its content (the tagged view) says. */
 const integrityCheck = () => env.DB.prepare("INSERT INTO facts_fts(facts_fts, rank) VALUES ('integrity-check', 1)").run();
-
-const migration = (prefix: string) => {
-  const m = env.TEST_MIGRATIONS.find((x) => x.name.startsWith(prefix));
-  if (!m) throw new Error(`migration ${prefix} not found`);
-  return m.queries;
-};
 
 describe("facts full-text index (words tagged by owner)", () => {
   it(
@@ -100,18 +94,17 @@ describe("facts full-text index (words tagged by owner)", () => {
   it(
     "re-indexes facts stored before the tagged index (the migration's backfill)",
     async () => {
-      const run = async (queries: string[]) => {
-        for (const q of queries) await env.DB.prepare(q).run();
-      };
       // Back to the index as it was before (an owner-token column), with facts written through it.
-      await run(["DROP TRIGGER facts_ai", "DROP TRIGGER facts_ad", "DROP TRIGGER facts_au", "DROP TABLE facts_fts", "DROP VIEW facts_search"]);
-      await run(migration("0005_").filter((q) => !q.includes("DROP ")));
-      await run(["INSERT INTO facts_fts(facts_fts, rank) VALUES ('secure-delete', 1)"]);
+      await runSql(["DROP TRIGGER facts_ai", "DROP TRIGGER facts_ad", "DROP TRIGGER facts_au", "DROP TABLE facts_fts", "DROP VIEW facts_search"]);
+      await runSql(OLD_OWNER_COLUMNS);
+      await runSql(migrationQueries("0005_").filter((q) => !q.includes("DROP ")));
+      await runSql(["INSERT INTO facts_fts(facts_fts, rank) VALUES ('secure-delete', 1)"]);
       const a = await createUser();
       const b = await createUser();
       const [fa] = (await importFacts(a.key, [{ text: "Pinned the wrangler version at work" }])).facts;
       const [fb] = (await importFacts(b.key, [{ text: "B also pins wrangler" }])).facts;
-      await run(migration("0015_"));
+      await runSql(migrationQueries("0015_"));
+      await runSql(migrationQueries("0016_"));
       expect(await ids(a.key, "wrangler")).toEqual([fa?.id]);
       expect(await ids(b.key, "wrangler")).toEqual([fb?.id]);
       await integrityCheck();
@@ -123,10 +116,10 @@ describe("facts full-text index (words tagged by owner)", () => {
 
   it("the migrations' view and triggers hold the tagging expression the searches use, verbatim", () => {
     const tagged = (table: string, column: string) => migrationSql(taggedText(sql.raw(`${table}.\`${column}\``), sql.raw(`${table}.\`user_id\``)));
-    const facts = migration("0015_").join("\n");
+    const facts = migrationQueries("0015_").join("\n");
     // Compared as booleans: a failure message quoting two 3 kB expressions helps nobody.
     for (const t of ["f", "old"]) expect(facts.includes(tagged(t, "text")), `0015 ${t}.text`).toBe(true);
-    const lessons = migration("0013_").join("\n");
+    const lessons = migrationQueries("0013_").join("\n");
     for (const t of ["l", "old"]) for (const c of ["title", "content", "tags"]) expect(lessons.includes(tagged(t, c)), `0013 ${t}.${c}`).toBe(true);
   });
 });

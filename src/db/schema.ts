@@ -213,8 +213,6 @@ export const facts = sqliteTable(
     embeddedAt: integer("embedded_at"),
     /** When what it says happened or was said (epoch ms): `metadata.date` when the writer gave one, else the write time. */
     eventAt: integer("event_at"),
-    /** No longer indexed (`facts_fts` tags every word with its owner instead); virtual, so it costs no storage. */
-    owner: text("owner").generatedAlwaysAs(sql`replace(user_id, '_', '')`, { mode: "virtual" }),
     createdAt: createdAt(),
   },
   (t) => [
@@ -352,7 +350,7 @@ export const projectActivity = sqliteTable(
 /**
  * Coding lessons; content-hash ids (user, project, type, normalised text) make re-extraction idempotent.
  * Full text in `lessons_fts` (title, content, tags; every word tagged with its owner, so a search reads only its
- * user's postings). `owner` is no longer indexed; it is a virtual column and costs no storage.
+ * user's postings).
  */
 export const lessons = sqliteTable(
   "lessons",
@@ -382,7 +380,6 @@ export const lessons = sqliteTable(
     confirmations: integer("confirmations").notNull().default(0),
     recalls: integer("recalls").notNull().default(0),
     lastRecalledAt: integer("last_recalled_at"),
-    owner: text("owner").generatedAlwaysAs(sql`replace(user_id, '_', '')`, { mode: "virtual" }),
     createdAt: createdAt(),
     updatedAt: integer("updated_at").notNull().default(now()),
   },

@@ -24,9 +24,6 @@ export function recallTerms(text: string): string[] {
   return [...new Set(words(text).filter((w) => !isStopword(w) && (w.length > 1 || /\d/.test(w))))].slice(0, 24);
 }
 
-/** The MATCH for any of the words, in the user's own postings (the index tags every word: src/db/fts-tag.ts). */
-export { userMatch };
-
 /** Ranking: relevance (BM25 relative to the best candidate) times signal, confirmations (+15% each, up to 5) and recency. */
 const SIGNAL_WEIGHT = { HIGH: 1, MED: 0.85, LOW: 0.7 } as const;
 const DECAY_MS = 90 * 86_400_000;
@@ -45,10 +42,10 @@ const columns = sql`l.id, l.user_id AS userId, l.type, l.signal, l.flags, l.titl
   l.origin, l.unlearned, l.merged_into AS mergedInto, l.confirmations, l.recalls, l.last_recalled_at AS lastRecalledAt,
   l.created_at AS createdAt, l.updated_at AS updatedAt`;
 
-type Raw = Omit<LessonRow, "flags" | "tags" | "unlearned" | "owner"> & { flags: string; tags: string; unlearned: number; score: number; tier: 0 | 1 | 2 };
+type Raw = Omit<LessonRow, "flags" | "tags" | "unlearned"> & { flags: string; tags: string; unlearned: number; score: number; tier: 0 | 1 | 2 };
 
 const hydrate = ({ score, tier, ...r }: Raw): RecallHit => ({
-  lesson: { ...r, flags: JSON.parse(r.flags) as string[], tags: JSON.parse(r.tags) as string[], unlearned: !!r.unlearned, owner: null },
+  lesson: { ...r, flags: JSON.parse(r.flags) as string[], tags: JSON.parse(r.tags) as string[], unlearned: !!r.unlearned },
   score: Math.round(score * 1e4) / 1e4,
   tier,
 });
