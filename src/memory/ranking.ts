@@ -34,6 +34,9 @@ export type SearchPlan = {
   cues: TimeCues;
   /** The user's attribute the question asks about (see slots.ts), if any. */
   slot: string | null;
+  /** The slot read instead when no fact has `slot` (see `askedSlot`), and the stems of the words that named it. */
+  slotFallback: string | null;
+  fallbackStems: Set<string>;
   /** Stems of the words that named that attribute ("smartphone", "work out"): its statements contain their answer. */
   slotStems: Set<string>;
   /** Stems of the period the query names ("february 2024"): a fact from that period answers them. */
@@ -65,6 +68,8 @@ export function planSearch(request: SearchInput, now: number): SearchPlan {
     now,
     cues,
     slot: asked?.slot ?? null,
+    slotFallback: asked?.fallback?.slot ?? null,
+    fallbackStems: stemsOf(asked?.fallback?.words ?? []),
     slotStems: stemsOf(asked?.words ?? []),
     periodStems: stemsOf(words(cues.range?.phrase ?? "")),
     terms,
@@ -256,7 +261,9 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
   if (input.order === "oldest") chosen.sort((a, b) => eventOf(a.c) - eventOf(b.c));
   const related = new Map(terms.map((t) => [stem(t), relatedStems(t)]));
   const inPeriod = (c: Candidate) => cues.range !== null && eventOf(c) >= cues.range.from && eventOf(c) < cues.range.to;
-  const answered = (c: Candidate) => new Set([...(answers.has(c.id) ? plan.slotStems : []), ...(inPeriod(c) ? plan.periodStems : [])]);
+  // The fallback's statements answer the words that named the fallback's attribute, not the thing asked.
+  const slotStems = slotted.some((c) => c.slot !== plan.slot) ? plan.fallbackStems : plan.slotStems;
+  const answered = (c: Candidate) => new Set([...(answers.has(c.id) ? slotStems : []), ...(inPeriod(c) ? plan.periodStems : [])]);
   const results: SearchHit[] = chosen.map(({ c, score }) => ({
     id: c.id,
     text: c.text,

@@ -13,7 +13,7 @@ import type { Db } from "../db/client";
 import { ownerTag, userMatch } from "../db/fts-tag";
 import type { MemoryDeps } from "./deps";
 import type { SearchPlan } from "./ranking";
-import type { Candidate, Candidates, Scored, SearchInput, VectorCandidate } from "./search-types";
+import type { Candidates, Scored, SearchInput, VectorCandidate } from "./search-types";
 import { stem, words } from "./text";
 
 const CANDIDATES = 100;
@@ -99,11 +99,15 @@ function fullTextLists(db: Db, plan: SearchPlan): Statement | null {
  * user lives), newest first: the current one even when it shares no word with the question, and with `history`
  * the ones it replaced. One range read on the (user_id, slot) index.
  */
-function slotFacts(db: Db, input: SearchInput, slot: string) {
+function slotFacts(db: Db, input: SearchInput, slot: string, fallback: string | null) {
+  // The fallback slot when the user has no fact of the asked one: one more probe of the same index.
+  const which = fallback
+    ? sql`(CASE WHEN EXISTS (SELECT 1 FROM facts WHERE user_id = ${input.userId} AND slot = ${slot}) THEN ${slot} ELSE ${fallback} END)`
+    : sql`${slot}`;
   return rowsOf(
     db,
-    sql`SELECT ${columns} FROM facts f WHERE f.slot = ${slot} AND ${scoped(input)} ORDER BY coalesce(f.event_at, f.created_at) DESC LIMIT 10`,
-    CANDIDATE_KEYS,
+    sql`SELECT ${columns}, f.slot FROM facts f WHERE f.slot = ${which} AND ${scoped(input)} ORDER BY coalesce(f.event_at, f.created_at) DESC LIMIT 10`,
+    [...CANDIDATE_KEYS, "slot"],
   );
 }
 
@@ -143,7 +147,7 @@ function lexicalReads(db: Db, plan: SearchPlan): { queries: BatchReads; decode(r
   const named: [keyof Lexical, Statement][] = [];
   const lists = mode === "vector" ? null : fullTextLists(db, plan);
   if (lists) named.push(["text", lists]);
-  if (plan.slot) named.push(["slotted", slotFacts(db, input, plan.slot)]);
+  if (plan.slot) named.push(["slotted", slotFacts(db, input, plan.slot, plan.slotFallback)]);
   if (plan.stems.size) named.push(["docFrequency", docFrequency(db, input.userId, plan)]);
   const [first, ...rest] = named.map(([, q]) => q);
   if (!first) return null;
@@ -155,7 +159,7 @@ function lexicalReads(db: Db, plan: SearchPlan): { queries: BatchReads; decode(r
       named.forEach(([name, _], i) => {
         const rows = (results[i] ?? []) as unknown[];
         if (name === "docFrequency") out.docFrequency = new Map((rows as { term: string; doc: number }[]).map((r) => [stem(r.term), r.doc]));
-        else if (name === "slotted") out.slotted = rows as Candidate[];
+        else if (name === "slotted") out.slotted = rows as Candidates["slotted"];
         else for (const { list, ...row } of rows as (Scored & { list: ListName })[]) if (list !== "filler" || fills(row.text)) out[list].push(row);
       });
       return out;

@@ -74,8 +74,8 @@ export type Candidates = {
   expanded: Scored[];
   /** Matches of every word of the query, function words too (used only when the others are too few). */
   filler: Scored[];
-  /** The statements of the attribute the question asks about (see slots.ts), newest first. */
-  slotted: Candidate[];
+  /** The statements of the attribute the question asks about (see slots.ts), newest first, with their slot. */
+  slotted: (Candidate & { slot: string })[];
   vector: VectorCandidate[];
   /** How many of the user's facts contain each query word (by stem), capped: the rarity of the word. */
   docFrequency: ReadonlyMap<string, number>;

@@ -5,7 +5,11 @@
  * or "I'm at the gym" say nothing about which phone or which gym, so they replace nothing.
  */
 
-export type Attribute = "live_in" | "work_at" | "partner" | "gym" | "phone" | "drink";
+import { CAR_BRAND, CAR_MAKER, CAR_NOUN, COURSE, DIET, DRINK, GROUP, GYM_PLACE, MODE, PHONE, PHONE_BRAND } from "./slot-values";
+
+export { DRINK, GYM_PLACE, PHONE, PHONE_BRAND };
+
+export type Attribute = "live_in" | "work_at" | "partner" | "gym" | "phone" | "drink" | "car" | "diet" | "commute" | "volunteer" | "hobby" | "study";
 
 export type Cue = {
   attribute: Attribute;
@@ -16,17 +20,27 @@ export type Cue = {
   habitual?: boolean;
   /** The statement must also say this somewhere (a membership that moves, not its fee). */
   requires?: RegExp;
+  /** A match counts only if it names a maker with its capitals in the original text ("my Ford", not "ford")... */
+  brand?: RegExp;
+  /** ...or a word for the thing itself ("a new phone", "an electric car"). */
+  generic?: RegExp;
 };
 
-/** Common drinks a person has as a habit; not followed by a noun that makes them a place or a thing. */
-export const DRINK = String.raw`(?:coffee|espresso|latte|cappuccino|flat\s+white|americano|cortado|macchiato|mocha|cold\s+brew|decaf|tea|chai|matcha|(?:yerba\s+)?mat[eé]|rooibos|kombucha|hot\s+chocolate|cocoa|smoothie|juice)s?\b(?!\s+(?:shop|shops|machine|table|break|meeting|date|maker|grinder|towel|party|bags?|place|house|spoon|time|with))`;
 const LEAD = String.raw`(?:(?:a|an|my|the|some|more|only|just)\s+)?(?:[a-z-]+\s+){0,3}?`;
-export const GYM_PLACE = String.raw`(?:gym|fitness\s+(?:club|centre|center|studio)|health\s+club|leisure\s+cent(?:re|er)|(?:climbing|bouldering)\s+(?:gym|wall|centre|center)|yoga\s+studio|crossfit\s+box|swimming\s+club|pool)`;
-/** Phone makers and product lines; checked against the original text's capitals ("Pixel 8", not "a pixel"). */
-export const PHONE_BRAND = /^(?:iPhone|Pixel|Galaxy|Fairphone|OnePlus|Xiaomi|Redmi|Huawei|Nokia|Motorola|Moto|Xperia|Oppo|BlackBerry)$/;
-export const PHONE = "(?:iphone|pixel|galaxy|fairphone|oneplus|xiaomi|redmi|huawei|nokia|motorola|moto|xperia|oppo|blackberry)";
+const BY = "(?:[a-z'-]+\\s+){0,2}?";
 
 export const STATEMENTS: Cue[] = [
+  // How one gets to work: a way of travelling after a commuting verb. Before `work_at`: "get to work" is no employer.
+  {
+    attribute: "commute",
+    re: new RegExp(
+      String.raw`\b(?:commute|commutes|commuting|(?:get|gets|getting|go|goes|going|travel|travels|travelling|traveling|head|heads|heading|come|comes|coming)\s+(?:in(?:to\s+work)?|to\s+work|to\s+the\s+office))\s+${BY}${MODE}`,
+    ),
+  },
+  {
+    attribute: "commute",
+    re: /\b(?:cycle|cycles|cycling|bike|bikes|biking|walk|walks|walking|drive|drives|driving|ride|rides|riding|scoot|scoots|scooting|run|runs|running)\s+(?:in\s+)?to\s+(?:work|the\s+office)\b|\b(?:take|takes|taking)\s+(?:the|a)\s+(?:bus|train|tram|metro|subway|tube|ferry)\s+(?:in|to\s+work|to\s+the\s+office)\b|\b(?:my|our)\s+commute\s+(?:is|is\s+now|'s)\b/,
+  },
   {
     attribute: "live_in",
     re: /\b(?:live|lives|living|lived|reside|resides|residing|relocate|relocated|relocating|moved|moves|moving|settled|settling)\s+(?:in|to|into|at|near|back to)\b/,
@@ -78,6 +92,7 @@ export const STATEMENTS: Cue[] = [
     re: new RegExp(
       String.raw`(?:(?<=\b[a-z]+'s\s+(?:new\s+|old\s+)?)|\b(?:my|our)\s+(?:new\s+|old\s+|current\s+|trusty\s+)?|\b(?:got|get|getting|bought|buy|buying|ordered|upgraded\s+to|upgrading\s+to|switched\s+to|switching\s+to|moved\s+(?:over\s+)?to|picked\s+up|using|use|have|own|on)\s+(?:a\s+|an\s+|the\s+|my\s+)?(?:new\s+|used\s+|refurbished\s+|second-hand\s+)?)${PHONE}\b`,
     ),
+    brand: PHONE_BRAND,
   },
   { attribute: "phone", re: /\b(?:my|our)\s+(?:new\s+|current\s+)?(?:phone|smartphone|mobile)\s+(?:is|is\s+now|'s)\s+(?:a|an|the)\s+\S/ },
   // What one drinks as a habit: "I'm a tea person", "switched to matcha", "I drink decaf", "my morning drink is...".
@@ -113,6 +128,47 @@ export const STATEMENTS: Cue[] = [
   },
   { attribute: "drink", re: new RegExp(String.raw`\b(?:can't|cannot|can\s+not|couldn't)\s+(?:[a-z']+\s+){0,6}?without\s+${LEAD}${DRINK}`) },
   { attribute: "drink", re: new RegExp(String.raw`\b(?:gave\s+up|giving\s+up|quit|quitting|cut\s+out|cutting\s+out|off)\s+${LEAD}${DRINK}`) },
+  // Which car one has: a car one drives, owns, gets or gets rid of; "my Ford" names it by its maker.
+  {
+    attribute: "car",
+    re: new RegExp(
+      String.raw`\b(?:drive|drives|driving|got|get|getting|bought|buy|buying|leased|leasing|lease|own|owns|have|has|picked\s+up|sold|selling|scrapped|traded\s+in|part-exchanged|crashed|wrote\s+off|totalled|totaled|upgraded\s+to|switched\s+to)\s+(?:a|an|the|my|our)\s+(?:new\s+|used\s+|second-hand\s+|secondhand\s+|little\s+|old\s+|electric\s+|trusty\s+)?(?:[a-z0-9-]+\s+){0,2}?(?:${CAR_NOUN}|${CAR_MAKER})\b(?!\s+(?:park|parks|parking|wash|insurance|seat|seats|boot|keys|radio|sharing|share|hire|rental|crash|accident|journey|ride|trip|show|salesman|dealer|loan))`,
+    ),
+    brand: CAR_BRAND,
+    generic: new RegExp(String.raw`\b${CAR_NOUN}\b`),
+  },
+  { attribute: "car", re: new RegExp(String.raw`\b(?:my|our)\s+(?:new\s+|current\s+|trusty\s+|little\s+)?${CAR_MAKER}\b`), brand: CAR_BRAND },
+  // How one eats: a way of eating one keeps, has taken up or follows ("I've been vegan", "since June I eat low-carb").
+  {
+    attribute: "diet",
+    re: new RegExp(
+      String.raw`(?:^(?:the\s+)?user\s+is|'m|\bam|'re|\bbeen|\bwent|\bgone|\bgoing|\bgo|\bturned|\bbecame|\bbecome|\bstayed|\bstaying|\beat|\beats|\beating|\bis\s+now|\bare\s+now)\s+(?:(?:a|an|fully|strictly|mostly|completely|totally|now|still|properly|entirely|mainly)\s+)*${DIET}`,
+    ),
+  },
+  {
+    attribute: "diet",
+    re: new RegExp(
+      String.raw`\b(?:on|following|follow|follows|started|starting|doing|keeping\s+to|stick\s+to|sticking\s+to)\s+(?:a|an|the|my)\s+(?:strict\s+)?(?:${DIET}|mediterranean|high-protein|low-sugar|low-salt|low-fodmap|fodmap|calorie-controlled)\s+diet\b|\b(?:my|our)\s+diet\s+(?:is|is\s+now|'s)\b|\b(?:do|doing|started|starting)\s+intermittent\s+fasting\b`,
+    ),
+  },
+  // Where one volunteers: helping out at a place, habitually.
+  {
+    attribute: "volunteer",
+    re: /\b(?:volunteer|volunteers|volunteering|help\s+out|helps\s+out|helping\s+out)\s+(?:[a-z'-]+\s+){0,3}?at\b|\b(?:volunteer|volunteers|volunteering)\s+(?:with|for|in)\b/,
+    habitual: true,
+  },
+  // How one spends free time: "my hobby is", "all my free time goes into", "I spend my spare time on".
+  {
+    attribute: "hobby",
+    re: /\b(?:my|our)\s+(?:new\s+|current\s+|main\s+|latest\s+|big\s+)?(?:hobby|pastime|passion)\s+(?:is|is\s+now|'s|these\s+days\s+is)\b|\b(?:free|spare)\s+time\s+(?:goes|go|is\s+spent|gets\s+spent)\s+(?:on|into)\b|\b(?:spend|spends|spending)\s+(?:all\s+|most\s+of\s+)?(?:my|our)\s+(?:free|spare)\s+time\b/,
+  },
+  // What one studies: a course one has enrolled in, signed up for or is doing.
+  {
+    attribute: "study",
+    re: new RegExp(
+      String.raw`\b(?:enrolled|enrolling|enrol|enroll|enrols|enrolls|signed\s+up|signing\s+up|registered|started|starting|begun|began|doing|studying|taking|joined|joining|accepted|got\s+into|got\s+onto)\s+(?:in|on|for|onto|into|at|to)?\s*(?:a|an|the|my)\s+(?:[\w'-]+\s+){0,4}?${COURSE}\b|\b(?:i'm|i\s+am|we're)\s+(?:now\s+|currently\s+)?studying\s+[a-z]`,
+    ),
+  },
 ];
 
 /** Training, one-off: a visit is not where one trains ("tried a class at X", "went climbing at X on holiday"). */
@@ -121,12 +177,28 @@ export const ONE_OFF =
 
 /** Question cues: which of the user's changing attributes a question asks about (first match wins). */
 export const QUESTIONS: [Attribute, RegExp][] = [
-  ["gym", /\b(?:gym|gyms|work\s+out|working\s+out|exercise|exercising|fitness|membership|member\s+of)\b/],
+  // Before `work_at`: "How do I get to work?" asks how, not for whom.
+  [
+    "commute",
+    /\b(?:commute|commuting|get\s+(?:in\s+)?to\s+work|get\s+in|go\s+to\s+work|travel\s+to\s+work|get\s+to\s+the\s+office|(?:way|journey|trip)\s+to\s+work|(?:drive|cycle|bike|walk|ride)\s+to\s+work)\b/,
+  ],
+  ["volunteer", /\b(?:volunteer|volunteering|help\s+out|helping\s+out|charity\s+work)\b/],
+  [
+    "gym",
+    /\b(?:gym|gyms|work\s+out|working\s+out|exercise|exercising|fitness|membership|member\s+of)\b|(?<!\b(?:the|a|by|on|my|that|this|next|last|night|early|late)\s)\btrain(?:s|ing)?\b(?!\s+(?:station|tickets?|journey|ride|line|times?|to\s+work))/,
+  ],
+  ["study", /\b(?:study|studying|studies|course|courses|degree|diploma|enrolled|bootcamp|college|university)\b/],
+  ["hobby", /\b(?:hobby|hobbies|pastime|free\s+time|spare\s+time|(?:my|our)\s+weekends)\b/],
   ["work_at", /\b(?:employer|employs|employed|company|firm|job|work|working)\b(?!\s+out)/],
   ["live_in", /\b(?:live|living|reside|residing|based|home|address|city|town)\b/],
-  ["partner", /\b(?:partner|dating|seeing\s+(?:anyone|someone)|boyfriend|girlfriend|significant\s+other|relationship|spouse|husband|wife|together\s+with)\b/],
+  [
+    "partner",
+    /\b(?:partner|dating|seeing\s+(?:anyone|someone)|boyfriend|girlfriend|significant\s+other|relationship|spouse|husband|wife|together\s+with|go(?:ing)?\s+out\s+with|who\s+am\s+i\s+with|married\s+to|engaged\s+to)\b/,
+  ],
   ["phone", /\b(?:phone|smartphone|mobile|cellphone|handset)\b(?!\s+(?:numbers?|bill|plan|contract|case|charger|calls?|provider|carrier))/],
-  ["drink", /\b(?:drink|drinks|drinking|beverage|coffee|tea|brew|caffeine)\b/],
+  ["car", /\b(?:car|cars|drive|driving|vehicle)\b/],
+  ["diet", /\b(?:diet|eat|eating)\b/],
+  ["drink", /\b(?:drink|drinks|drinking|beverage|coffee|tea|brew|caffeine|mug|cup|cuppa)\b/],
 ];
 
 /**
@@ -146,7 +218,12 @@ export const VALUES: [Attribute, RegExp][] = [
   ["drink", new RegExp(String.raw`\b${DRINK}`)],
   ["gym", new RegExp(String.raw`\b${GYM_PLACE}\b`)],
   ["phone", new RegExp(String.raw`\b${PHONE}\b`)],
+  ["diet", new RegExp(String.raw`\b${DIET}`)],
+  ["car", new RegExp(String.raw`\b${CAR_MAKER}\b`)],
 ];
+
+/** Which value kinds count only with a maker's capitals in the original text. */
+export const BRANDS: Partial<Record<Attribute, RegExp>> = { phone: PHONE_BRAND, car: CAR_BRAND };
 
 /**
  * A thing of the user's named as replaced or new ("sold the old car and bought...", "lost interest in my old
@@ -182,6 +259,38 @@ export const NOT_A_THING = new Set([
   "years",
   "week",
   "month",
+  "kind",
+  "sort",
+  "type",
+  "else",
+  "size",
+  "number",
+  "name",
+  "way",
+  "thing",
+  "things",
+  "part",
+  "place",
 ]);
-/** What or which thing a question asks about ("What car do I drive now?", "What's my hobby these days?"). */
-export const ASKED_THING = /^\s*(?:what|which)(?:'s|\s+is|\s+are)?\s+(?:my\s+|our\s+)?(?:current\s+|present\s+|new\s+|old\s+|previous\s+)?([a-z]+)\b/;
+
+/**
+ * The group the user belongs to at work, stated in the first person ("I'm on the growth team", "they moved me
+ * to the payments team", "I joined the platform team"): a thing of the user's named by its noun (GROUP).
+ */
+export const MEMBER_OF = [
+  new RegExp(
+    String.raw`\b(?:i'm|i\s+am|we're|we\s+are|i've\s+been|we've\s+been|i\s+work|we\s+work|i\s+sit|user\s+is)\s+(?:now\s+|still\s+|currently\s+)?(?:on|in|with|part\s+of)\s+(?:the|a|an|our)\s+(?:[a-z-]+\s+){0,3}?${GROUP}\b`,
+  ),
+  new RegExp(
+    String.raw`\b(?:moved|moving|transferred|transferring|switched|switching|put|assigned|reassigned|rotated|placed)\s+(?:me|us)\s+(?:to|into|onto|on|over\s+to|in)\s+(?:the|a|an|our)\s+(?:[a-z-]+\s+){0,3}?${GROUP}\b`,
+  ),
+  new RegExp(
+    String.raw`\b(?:i|we)\s+(?:just\s+|recently\s+|finally\s+|have\s+|'ve\s+)?(?:joined|moved\s+to|switched\s+to|transferred\s+to|moved\s+over\s+to)\s+(?:the|a|an)\s+(?:[a-z-]+\s+){0,3}?${GROUP}\b`,
+  ),
+];
+/**
+ * What or which thing a question asks about: the phrase after "what"/"which", whose last word is the thing
+ * ("What car do I drive now?", "What's my go-to morning drink now?", "Which used car do I drive?").
+ */
+export const ASKED_THING =
+  /^\s*(?:what|which)(?:'s|\s+is|\s+are|\s+was|\s+were)?\s+(?:my\s+|our\s+)?((?:[a-z-]+\s+){0,2}?[a-z]+)(?='s|\s+(?:do|does|did|am|is|are|was|were|have|has|had|i|we|now|these|currently|nowadays|at|in|on|for|of|to|that)\b|\s*\?|\s*$)/;

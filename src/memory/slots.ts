@@ -23,17 +23,19 @@
 import {
   ASKED_THING,
   type Attribute,
+  BRANDS,
   CHANGE_EXTRA,
   CHANGE_MARK,
   type Cue,
+  MEMBER_OF,
   NOT_A_THING,
   ONE_OFF,
-  PHONE_BRAND,
   QUESTIONS,
   STATEMENTS,
   THING,
   VALUES,
 } from "./slot-cues";
+import { PERSON } from "./slot-values";
 import { contentTerms, isStopword, stem, words } from "./text";
 import { timeCues } from "./when";
 
@@ -47,7 +49,11 @@ const FIRST_PERSON_ONE = new RegExp(FIRST_PERSON.source);
 /** "Sam's", not "it's" or "what's". */
 const GENITIVE = String.raw`\b(?!(?:it|that|what|who|where|when|how|there|here|he|she|let|this)'s)[a-z]+'s\b`;
 /** "my sister", "our friend Sam", "Sam's": someone else is the subject. */
-const OTHER_PERSON = new RegExp(String.raw`\b(?:my|our|his|her|their)\s+[a-z]+|${GENITIVE}`, "g");
+/** Times of one's day are no one ("My mornings run on chai"). */
+const OTHER_PERSON = new RegExp(
+  String.raw`\b(?:my|our|his|her|their)\s+(?!(?:mornings?|evenings?|nights?|weekends?|days?|weekdays?|afternoons?|lunch(?:es|times?)?|breakfasts?)\b)[a-z]+|${GENITIVE}`,
+  "g",
+);
 
 const COPULA = /^(.+?)\s+(?:is|are|was|were|has become|is now|changed to)\s+(.+)$|^(.+?)\s*[:=]\s+(.+)$/;
 const PREPOSITIONS = new Set(["in", "on", "at", "by", "for", "with", "to", "from", "of", "until"]);
@@ -121,6 +127,9 @@ const allMatches = (re: RegExp, text: string) => {
   return text.matchAll(g);
 };
 
+/** Whether a maker's name is written with its capitals in this stretch of the original text ("Pixel 8", "my Ford"). */
+const namesBrand = (brand: RegExp, original: string) => original.split(/[^\p{L}]+/u).some((w) => brand.test(w));
+
 /** The first match of the cue that states a current, lasting value (see the file comment), or null. */
 function currentMatch(cue: Cue, lower: string, original: string): RegExpExecArray | RegExpMatchArray | null {
   if (cue.requires && !cue.requires.test(lower)) return null;
@@ -130,11 +139,7 @@ function currentMatch(cue: Cue, lower: string, original: string): RegExpExecArra
     if (INTENT.test(clause) || BYGONE.test(clause)) continue;
     if (SIMPLE_PAST.test(m[0]) && !PERFECT.test(before)) continue;
     if (cue.habitual && (ONE_OFF.test(clause) || ONE_OFF.test(clauseAfter(lower.slice(m.index))))) continue;
-    if (cue.attribute === "phone" && /[a-z]$/.test(m[0])) {
-      // A maker's name as written ("Pixel 8"), not the common word ("each pixel").
-      const brand = original.slice(m.index, m.index + m[0].length).match(/[A-Za-z]+$/)?.[0] ?? "";
-      if (!PHONE_BRAND.test(brand) && !/\b(?:phone|smartphone|mobile)\b/.test(m[0])) continue;
-    }
+    if (cue.brand && !(cue.generic?.test(m[0]) || namesBrand(cue.brand, original.slice(m.index, m.index + m[0].length)))) continue;
     return m;
   }
   return null;
@@ -165,13 +170,16 @@ function changedValue(lower: string, original: string): string | null {
   if (INTENT.test(lower) || BYGONE.test(lower) || new RegExp(GENITIVE).test(lower)) return null;
   if (/\b(?:my|our)\s+(?:sister|brother|mum|mom|mother|dad|father|friend|partner|wife|husband|son|daughter|boss|colleague)\b/.test(lower)) return null;
   const mark = CHANGE_MARK.exec(lower);
-  if (mark && /\b(?:i|i'm|i've|we|we're|we've|my|our|me|us)\b/.test(lower)) {
+  // The user's own turn, in the first person or with no subject at all ("New routine: chai first thing",
+  // "Switched to oat lattes"); "The new place downstairs is vegan" has one.
+  if (mark && (/\b(?:i|i'm|i've|we|we're|we've|my|our|me|us)\b/.test(lower) || (SUBJECTLESS.test(lower) && !namesSomeone(original)))) {
     for (const [attribute, re] of VALUES) {
       const m = re.exec(lower);
       if (!m) continue;
       if (attribute === "gym" && ONE_OFF.test(lower)) continue;
       // A maker's name as written ("Pixel 7a"), not the common word.
-      if (attribute === "phone" && !PHONE_BRAND.test(original.slice(m.index, m.index + m[0].length))) continue;
+      const brand = BRANDS[attribute];
+      if (brand && !namesBrand(brand, original.slice(m.index, m.index + m[0].length))) continue;
       return `user|${attribute}`;
     }
   }
@@ -188,6 +196,30 @@ function changedValue(lower: string, original: string): string | null {
   }
   return null;
 }
+
+/** The group the user belongs to at work, said now ("they moved me to the payments team"): "user|thing team". */
+function memberOf(lower: string): string | null {
+  for (const re of MEMBER_OF) {
+    const m = re.exec(lower);
+    if (!m?.[1]) continue;
+    const clause = clauseBefore(lower.slice(0, m.index));
+    if (INTENT.test(clause) || BYGONE.test(clause)) continue;
+    return `user|${thingAttribute(m[1])}`;
+  }
+  return null;
+}
+
+/** A turn that opens without a subject: a heading for one's routine, or a verb. */
+const SUBJECTLESS = /^(?:new\s+(?:routine|habit|rule)\b|(?:these\s+days|nowadays|lately)\s*[,:]|[a-z]+(?:ed|ing)\b)/;
+
+/** A capitalised word that does not open a sentence or a clause, nor is a maker's name: someone is named. */
+const namesSomeone = (original: string) =>
+  original.split(/[.!?:;]\s*/).some((part) =>
+    part
+      .split(/\s+/)
+      .slice(1)
+      .some((w) => /^[A-Z][a-z]/.test(w) && !Object.values(BRANDS).some((b) => b.test(w.replace(/\W+$/, "")))),
+  );
 
 /** A change around a thing named old: it was replaced ("sold the old car and bought...", "my old hobby, it's X now"). */
 const THING_CHANGE = new RegExp(String.raw`${CHANGE_MARK.source}|${CHANGE_EXTRA.source}|\b(?:bought|got|traded|gave\s+away|replaced)\b`);
@@ -211,6 +243,8 @@ export function slotOf(text: string): string | null {
     if (cue.placeIsSubject) return /\b(?:i|we|my|our)\b/.test(lower) || !/\b(?:my|our|his|her|their)\s+[a-z]+\b/.test(lower) ? `user|${cue.attribute}` : null;
     return `${subjectOf(lower.slice(0, m.index), trimmed)}|${cue.attribute}`;
   }
+  const group = memberOf(lower);
+  if (group) return group;
   const fav = FAVOURITE_FIRST.exec(lower) ?? FAVOURITE_LAST.exec(lower);
   if (fav?.[1] && !INTENT.test(clauseBefore(lower.slice(0, fav.index)))) {
     const slot = favouriteOf(fav[1]);
@@ -230,41 +264,61 @@ export function slotOf(text: string): string | null {
   return `${subject.join(" ")}|is${qualifier}`;
 }
 
-/** "my sister", "my friend's": the question is about someone else (attribute nouns themselves excepted). */
-const ABOUT_OTHER = new RegExp(
-  String.raw`\b(?:my|our)\s+(?!(?:partner|boyfriend|girlfriend|significant|spouse|husband|wife|employer|company|firm|job|home|address|city|town|current|new|main|present|usual|daily|morning|go|regular|gym|phone|smartphone|mobile|drink|coffee|tea|membership|favou?rite|fave)\b)[a-z]+\b|${GENITIVE}`,
-);
+/**
+ * "my sister", "my friend's", "Sam's": the question is about someone else. A person or pet after "my" makes it
+ * so; any other noun is the user's own thing ("What's in my mug?", "my commute").
+ */
+const ABOUT_OTHER = new RegExp(String.raw`\b(?:my|our)\s+(?:[a-z]+\s+)?${PERSON}\b|${GENITIVE}`);
 const FAVOURITE_Q = /\b(?:my|user's)\s+(?:current\s+|all-time\s+)?(?:favou?rite|fave)\s+([a-z]+(?:\s+[a-z]+)?)/;
+
+export type AskedSlot = {
+  slot: string;
+  /** The words of the question that named the attribute. */
+  words: string[];
+  /** The slot to read when no fact has `slot` ("Which team am I on at work?": the team, else the job). */
+  fallback?: { slot: string; words: string[] };
+};
 
 /**
  * The user's slot a question asks about ("Where am I based these days?" -> "user|live_in") and the words of the
- * question that named the attribute ("based"), or null.
+ * question that named the attribute ("based"), or null. A thing the question names ("What car...", "Which team
+ * am I on at work now?") comes first: it says what is asked better than the other words of the question do.
  */
-export function askedSlot(question: string): { slot: string; words: string[] } | null {
+export function askedSlot(question: string): AskedSlot | null {
   const q = question.toLowerCase().replace(/\u2019/g, "'");
   // Only questions: "Help me plan a workout at home" is not asking where the user lives.
   if (!/\?\s*$/.test(q) && !/^\s*(?:where|which|what|who|whom|whose|when|how|am|do|does|did|is|are)\b/.test(q)) return null;
-  const thing = ASKED_THING.exec(q)?.[1];
+  // The head of the phrase after "what"/"which": "my go-to morning drink" -> "drink".
+  const thing = ASKED_THING.exec(q)?.[1]?.split(/\s+/).at(-1);
   const asked = thing && !isStopword(thing) && !NOT_A_THING.has(thing) ? thing : null;
-  // "What's my hobby?" asks about the user's own hobby, not about someone else.
-  const mine = asked ? q.replace(new RegExp(String.raw`\b(?:my|our)\s+(?:current\s+|new\s+|old\s+|previous\s+)?${asked}\b`), asked) : q;
+  // "What's my hobby?", "What's my partner's name?" ask about the user's own hobby and partner, not someone else.
+  const mine = asked ? q.replace(new RegExp(String.raw`\b(?:my|our)\s+(?:[a-z-]+\s+){0,2}?${asked}(?:'s(?=\s+name))?\b`), asked) : q;
   if (!/\b(?:i|i'm|am|me|my|we|our|user|user's)\b/.test(q) || ABOUT_OTHER.test(mine.replace(/\buser's\b/g, "my"))) return null;
   // A question in the past tense asks about an event ("What did I drink at the wedding?"), not the current
   // value, unless it asks for what was replaced ("Where did I live before?").
-  if (/\b(?:did|was|were)\b/.test(q) && !timeCues(q, 0).past) return null;
+  const cues = timeCues(q, 0);
+  if (/\b(?:did|was|were)\b/.test(q) && !cues.past) return null;
   const fav = FAVOURITE_Q.exec(q);
   if (fav?.[1]) {
     const slot = favouriteOf(fav[1]);
     return slot ? { slot, words: words(fav[0]) } : null;
   }
+  let cued: AskedSlot | null = null;
   for (const [attribute, re] of QUESTIONS) {
     const m = re.exec(q);
-    if (m) return { slot: `user|${attribute}`, words: words(m[0]) };
+    if (!m) continue;
+    cued = { slot: `user|${attribute}`, words: words(m[0]) };
+    break;
   }
-  // Any other thing of the user's that changes, asked about now or before ("What car do I drive now?").
-  const cues = timeCues(q, 0);
-  if (asked && (cues.current || cues.past)) return { slot: `user|${thingAttribute(asked)}`, words: [asked] };
-  return null;
+  if (asked) {
+    const attribute = thingAttribute(asked);
+    if (!attribute.startsWith("thing ")) return { slot: `user|${attribute}`, words: [asked] };
+    // Any other thing of the user's that changes, asked about now or before ("What car do I drive now?"), or
+    // named where the rest of the question names an attribute ("Which team am I on at work?").
+    if (cued) return { slot: `user|${attribute}`, words: [asked], fallback: cued };
+    if (cues.current || cues.past) return { slot: `user|${attribute}`, words: [asked] };
+  }
+  return cued;
 }
 
 export const questionSlot = (question: string): string | null => askedSlot(question)?.slot ?? null;
