@@ -113,11 +113,54 @@ describe("supersession of changing attributes", { timeout: 60_000 }, () => {
 
   it("lets a newer change statement without any slot outrank an older statement of the same thing", async () => {
     const u = await createUser();
-    await importFacts(u.key, [turn("I get to work by bike, about forty minutes each way.", "2024-01-05")]);
-    await importFacts(u.key, [turn("These days I get to work on the tram, I've given up cycling in the rain.", "2024-08-05")]);
-    const now = await find(u.key, "How do I get to work now?");
-    expect(now.results[0]?.text).toBe("These days I get to work on the tram, I've given up cycling in the rain.");
-    expect(texts(now)).toContain("I get to work by bike, about forty minutes each way.");
+    await importFacts(u.key, [turn("I get up at six every day, even on weekends.", "2024-01-05")]);
+    await importFacts(u.key, [turn("These days I get up at half seven, I've given up on early starts.", "2024-08-05")]);
+    const now = await find(u.key, "When do I get up now?");
+    expect(now.results[0]?.text).toBe("These days I get up at half seven, I've given up on early starts.");
+    expect(texts(now)).toContain("I get up at six every day, even on weekends.");
+  });
+
+  it("supersedes the car one drives, and still finds the old one when asked what came before", async () => {
+    const u = await createUser();
+    const OLD = "I drive a Toyota Corolla, ancient but it never breaks down.";
+    const NEW = "I sold the Corolla and drive an EV now, charging it at work.";
+    const [old] = (await importFacts(u.key, [turn(OLD, "2024-02-01")])).facts;
+    const later = await importFacts(u.key, [turn(NEW, "2024-10-01"), turn("My dad still drives the Volvo he bought in 2009.", "2024-10-02")]);
+    expect(later.superseded).toEqual([old?.id]);
+    const now = await find(u.key, "What do I drive these days?");
+    expect(now.results[0]?.text).toBe(NEW);
+    expect(texts(now)).not.toContain(OLD);
+    expect((await find(u.key, "What did I drive before?")).results[0]?.text).toBe(OLD);
+  });
+
+  it("keeps the current commute, diet, team at work and volunteering first, each asked in its own words", async () => {
+    const u = await createUser();
+    const pairs: [string, string, string][] = [
+      [
+        "I get to work by bike, about forty minutes each way.",
+        "These days I commute on the tram, I've given up cycling in the rain.",
+        "How do I get to work now?",
+      ],
+      ["I've been vegetarian for years.", "Since the check-up I eat low-carb, the doctor insisted.", "How do I eat these days?"],
+      ["I'm on the growth team at work, good people.", "Reorg news: they moved me to the payments team.", "Which team am I on at work now?"],
+      ["Saturday mornings I volunteer at the food bank.", "I help out at the repair cafe now, I finished with the other place.", "Where do I volunteer now?"],
+    ];
+    await importFacts(
+      u.key,
+      pairs.map(([old]) => turn(old, "2024-01-05")),
+    );
+    await importFacts(
+      u.key,
+      pairs.map(([, current]) => turn(current, "2024-08-05")),
+    );
+    for (const [old, current, question] of pairs) {
+      const now = await find(u.key, question);
+      expect(now.results[0]?.text, question).toBe(current);
+      expect(texts(now), question).not.toContain(old);
+    }
+    // The job itself is not the team: asked who the user works for, the team statements are no answer to put first.
+    await importFacts(u.key, [turn("I work as a data engineer at Basalt Software.", "2024-03-01")]);
+    expect((await find(u.key, "Who do I work for now?")).results[0]?.text).toBe("I work as a data engineer at Basalt Software.");
   });
 
   it("supersedes through consolidation of observations too", async () => {
