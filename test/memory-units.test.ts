@@ -160,6 +160,13 @@ describe("slots (contradiction detection)", () => {
     ["New routine for Sam: matcha first thing.", "new routin sam|is"],
     ["Switched to oat lattes, the dairy was not agreeing with me.", "user|drink"],
     ["My mornings run on rooibos, no milk.", "user|drink"],
+    ["Got myself a second-hand VW Polo.", "user|car"],
+    ["I stopped eating meat in January.", "user|diet"],
+    ["I take the train into the city each morning.", "user|commute"],
+    ["I've just started at a new agency in town.", "user|work_at"],
+    // Not single-valued, so never a slot: one takes up many things, and keeps more than one pet.
+    ["I've taken up the harp, my teacher comes on Tuesdays.", null],
+    ["We adopted a rescue greyhound called Pip.", null],
   ];
   for (const [text, slot] of cases) it(`${text} -> ${slot}`, () => expect(slotOf(text)).toBe(slot));
 
@@ -211,6 +218,11 @@ describe("slots (contradiction detection)", () => {
     ["What's my cousin's wife called?", null],
     ["What's my father's old car?", null],
     ["What time does my train leave?", null],
+    ["What's my diet like now?", "user|diet"],
+    ["Am I vegetarian?", "user|diet"],
+    ["Which school am I at now?", "user|study"],
+    ["Where am I training these days?", "user|gym"],
+    ["Which job did I have before this one?", "user|work_at"],
   ];
   for (const [q, slot] of questions) it(`question ${q} -> ${slot}`, () => expect(questionSlot(q)).toBe(slot));
 

@@ -39,7 +39,7 @@ export const STATEMENTS: Cue[] = [
   },
   {
     attribute: "commute",
-    re: /\b(?:cycle|cycles|cycling|bike|bikes|biking|walk|walks|walking|drive|drives|driving|ride|rides|riding|scoot|scoots|scooting|run|runs|running)\s+(?:in\s+)?to\s+(?:work|the\s+office)\b|\b(?:take|takes|taking)\s+(?:the|a)\s+(?:bus|train|tram|metro|subway|tube|ferry)\s+(?:in|to\s+work|to\s+the\s+office)\b|\b(?:my|our)\s+commute\s+(?:is|is\s+now|'s)\b/,
+    re: /\b(?:cycle|cycles|cycling|bike|bikes|biking|walk|walks|walking|drive|drives|driving|ride|rides|riding|scoot|scoots|scooting|run|runs|running)\s+(?:in\s+)?to\s+(?:work|the\s+office)\b|\b(?:take|takes|taking|catch|catches|catching)\s+(?:the|a)\s+(?:bus|train|tram|metro|subway|tube|ferry)\s+(?:in|into\s+(?:work|the\s+office|town|the\s+city)|to\s+work|to\s+the\s+office)\b|\b(?:my|our)\s+commute\s+(?:is|is\s+now|'s)\b/,
   },
   {
     attribute: "live_in",
@@ -61,6 +61,10 @@ export const STATEMENTS: Cue[] = [
   {
     attribute: "work_at",
     re: /\b(?:start|starts|starting|begin|begins|beginning|join|joins|joining)\s+(?:there\s+|on\s+[a-z]+\s+)?as\s+(?:an?\s+|the\s+|their\s+)?[\w\s-]{1,40}?\s+(?:at|with|for)\b/,
+  },
+  {
+    attribute: "work_at",
+    re: /\b(?:started|starting|start|begin|began|beginning)\s+(?:work\s+|a\s+new\s+job\s+)?at\s+(?:a|an)\s+(?:new\s+)?(?:[a-z-]+\s+){0,2}?(?:agency|company|firm|startup|studio|consultancy|practice|lab|bank|school|hospital|clinic|charity|council|publisher|bakery|restaurant)\b|\b(?:my|a)\s+new\s+job\s+(?:at|with)\b/,
   },
   {
     attribute: "partner",
@@ -132,7 +136,7 @@ export const STATEMENTS: Cue[] = [
   {
     attribute: "car",
     re: new RegExp(
-      String.raw`\b(?:drive|drives|driving|got|get|getting|bought|buy|buying|leased|leasing|lease|own|owns|have|has|picked\s+up|sold|selling|scrapped|traded\s+in|part-exchanged|crashed|wrote\s+off|totalled|totaled|upgraded\s+to|switched\s+to)\s+(?:a|an|the|my|our)\s+(?:new\s+|used\s+|second-hand\s+|secondhand\s+|little\s+|old\s+|electric\s+|trusty\s+)?(?:[a-z0-9-]+\s+){0,2}?(?:${CAR_NOUN}|${CAR_MAKER})\b(?!\s+(?:park|parks|parking|wash|insurance|seat|seats|boot|keys|radio|sharing|share|hire|rental|crash|accident|journey|ride|trip|show|salesman|dealer|loan))`,
+      String.raw`\b(?:drive|drives|driving|got|get|getting|bought|buy|buying|leased|leasing|lease|own|owns|have|has|picked\s+up|sold|selling|scrapped|traded\s+in|part-exchanged|crashed|wrote\s+off|totalled|totaled|upgraded\s+to|switched\s+to)\s+(?:(?:myself|ourselves|me|us)\s+)?(?:a|an|the|my|our)\s+(?:new\s+|used\s+|second-hand\s+|secondhand\s+|little\s+|old\s+|electric\s+|trusty\s+)?(?:[a-z0-9-]+\s+){0,2}?(?:${CAR_NOUN}|${CAR_MAKER})\b(?!\s+(?:park|parks|parking|wash|insurance|seat|seats|boot|keys|radio|sharing|share|hire|rental|crash|accident|journey|ride|trip|show|salesman|dealer|loan))`,
     ),
     brand: CAR_BRAND,
     generic: new RegExp(String.raw`\b${CAR_NOUN}\b`),
@@ -142,13 +146,13 @@ export const STATEMENTS: Cue[] = [
   {
     attribute: "diet",
     re: new RegExp(
-      String.raw`(?:^(?:the\s+)?user\s+is|'m|\bam|'re|\bbeen|\bwent|\bgone|\bgoing|\bgo|\bturned|\bbecame|\bbecome|\bstayed|\bstaying|\beat|\beats|\beating|\bis\s+now|\bare\s+now)\s+(?:(?:a|an|fully|strictly|mostly|completely|totally|now|still|properly|entirely|mainly)\s+)*${DIET}`,
+      String.raw`(?:^(?:the\s+)?user\s+is|'m|\bam|'re|\bbeen|\bwent|\bgone|\bgoing|\bgo|\bturned|\bbecame|\bbecome|\bstayed|\bstaying|\beat|\beats|\beating|\bis\s+now|\bare\s+now|\bstarted|\bstarting|\bdoing|\btrying|\bswitched\s+to|^(?:on|doing|trying))\s+(?:(?:a|an|fully|strictly|mostly|completely|totally|now|still|properly|entirely|mainly)\s+)*${DIET}`,
     ),
   },
   {
     attribute: "diet",
     re: new RegExp(
-      String.raw`\b(?:on|following|follow|follows|started|starting|doing|keeping\s+to|stick\s+to|sticking\s+to)\s+(?:a|an|the|my)\s+(?:strict\s+)?(?:${DIET}|mediterranean|high-protein|low-sugar|low-salt|low-fodmap|fodmap|calorie-controlled)\s+diet\b|\b(?:my|our)\s+diet\s+(?:is|is\s+now|'s)\b|\b(?:do|doing|started|starting)\s+intermittent\s+fasting\b`,
+      String.raw`\b(?:on|following|follow|follows|started|starting|doing|keeping\s+to|stick\s+to|sticking\s+to)\s+(?:a|an|the|my)\s+(?:strict\s+)?(?:${DIET}|mediterranean|high-protein|low-sugar|low-salt|low-fodmap|fodmap|calorie-controlled)\s+diet\b|\b(?:my|our)\s+diet\s+(?:is|is\s+now|'s)\b|\b(?:do|doing|started|starting)\s+intermittent\s+fasting\b|\b(?:stopped|quit|gave\s+up|giving\s+up|cut\s+out|cutting\s+out|no\s+longer|don't|do\s+not|never)\s+(?:eating\s+|eat\s+)?(?:meat|red\s+meat|fish|dairy|gluten|carbs|sugar|animal\s+products)\b`,
     ),
   },
   // Where one volunteers: helping out at a place, habitually.
@@ -187,8 +191,8 @@ export const QUESTIONS: [Attribute, RegExp][] = [
     "gym",
     /\b(?:gym|gyms|work\s+out|working\s+out|exercise|exercising|fitness|membership|member\s+of)\b|(?<!\b(?:the|a|by|on|my|that|this|next|last|night|early|late)\s)\btrain(?:s|ing)?\b(?!\s+(?:station|tickets?|journey|ride|line|times?|to\s+work))/,
   ],
-  ["study", /\b(?:study|studying|studies|course|courses|degree|diploma|enrolled|bootcamp|college|university)\b/],
-  ["hobby", /\b(?:hobby|hobbies|pastime|free\s+time|spare\s+time|(?:my|our)\s+weekends)\b/],
+  ["study", /\b(?:study|studying|studies|course|courses|degree|diploma|enrolled|bootcamp|school|college|university)\b/],
+  ["hobby", /\b(?:hobby|hobbies|pastime|free\s+time|spare\s+time|(?:my|our)\s+weekends|(?:what|which)\s+am\s+i\s+into)\b/],
   ["work_at", /\b(?:employer|employs|employed|company|firm|job|work|working)\b(?!\s+out)/],
   ["live_in", /\b(?:live|living|reside|residing|based|home|address|city|town)\b/],
   [
@@ -197,7 +201,7 @@ export const QUESTIONS: [Attribute, RegExp][] = [
   ],
   ["phone", /\b(?:phone|smartphone|mobile|cellphone|handset)\b(?!\s+(?:numbers?|bill|plan|contract|case|charger|calls?|provider|carrier))/],
   ["car", /\b(?:car|cars|drive|driving|vehicle)\b/],
-  ["diet", /\b(?:diet|eat|eating)\b/],
+  ["diet", new RegExp(String.raw`\b(?:diet|eat|eating|${DIET})\b`)],
   ["drink", /\b(?:drink|drinks|drinking|beverage|coffee|tea|brew|caffeine|mug|cup|cuppa)\b/],
 ];
 
@@ -293,4 +297,4 @@ export const MEMBER_OF = [
  * ("What car do I drive now?", "What's my go-to morning drink now?", "Which used car do I drive?").
  */
 export const ASKED_THING =
-  /^\s*(?:what|which)(?:'s|\s+is|\s+are|\s+was|\s+were)?\s+(?:my\s+|our\s+)?((?:[a-z-]+\s+){0,2}?[a-z]+)(?='s|\s+(?:do|does|did|am|is|are|was|were|have|has|had|i|we|now|these|currently|nowadays|at|in|on|for|of|to|that)\b|\s*\?|\s*$)/;
+  /^\s*(?:what|which)(?:'s|\s+is|\s+are|\s+was|\s+were)?\s+(?:my\s+|our\s+)?((?:[a-z-]+\s+){0,2}?[a-z]+)(?='s|\s+(?:do|does|did|am|is|are|was|were|have|has|had|i|we|now|these|currently|nowadays|at|in|on|for|of|to|that|like)\b|\s*\?|\s*$)/;

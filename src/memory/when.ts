@@ -26,7 +26,7 @@ const MONTH_RE = `(${MONTHS.join("|")}|${SHORT.filter((m) => m !== "may" && m !=
  * current one?", "which course did I drop?"): the history of a changing fact.
  */
 const PAST =
-  /\b(?:used to|use to|previously|formerly|in the past|back then|before(?=\s*(?:that|then|this|now)?\s*[?.!]*\s*$)|before\s+(?:(?:the|my|our|this)\s+(?:current|new|present|latest|reorg|reorgani[sz]ation|restructur(?:e|ing)|move|switch|change|transfer|merger|promotion)|(?:i|we)\s+(?:switched|moved|changed|started|got))\b|previous|former|my old|originally|did\s+(?:i|we)\s+(?:quit|leave|drop|give\s+up|stop|sell|lose\s+interest))\b/;
+  /\b(?:used to|use to|previously|formerly|in the past|back then|before(?=\s*(?:that|then|this|now)?\s*[?.!]*\s*$)|before\s+(?:(?:this|that)\s+one|(?:the|my|our|this)\s+(?:current|new|present|latest|reorg|reorgani[sz]ation|restructur(?:e|ing)|move|switch|change|transfer|merger|promotion)|(?:i|we)\s+(?:switched|moved|changed|started|got))\b|previous|former|my old|originally|did\s+(?:i|we)\s+(?:quit|leave|drop|give\s+up|stop|sell|lose\s+interest))\b/;
 
 /**
  * The words of the query that only say when (its present-tense or past cue: "these days", "at the moment",
