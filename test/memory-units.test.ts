@@ -167,6 +167,14 @@ describe("slots (contradiction detection)", () => {
     // Not single-valued, so never a slot: one takes up many things, and keeps more than one pet.
     ["I've taken up the harp, my teacher comes on Tuesdays.", null],
     ["We adopted a rescue greyhound called Pip.", null],
+    // One day, the future, or someone else's group is no lasting state of the user's.
+    ["I'm driving the rental car this week.", null],
+    ["I'm taking the bus to work tomorrow, the bike has a flat.", null],
+    ["I'm volunteering at the school fair tomorrow.", null],
+    ["I'll eat vegan at the party.", null],
+    ["I'm in the pub with the team.", null],
+    ["I joined the team for lunch.", null],
+    ["I joined the data team in March.", "user|thing team"],
   ];
   for (const [text, slot] of cases) it(`${text} -> ${slot}`, () => expect(slotOf(text)).toBe(slot));
 

@@ -18,6 +18,8 @@ export type Cue = {
   placeIsSubject?: boolean;
   /** Only a lasting state counts: visits, trials and one-off outings ("tried a class at X") do not. */
   habitual?: boolean;
+  /** Said of one day, it is no lasting state ("I'm taking the bus to work tomorrow", "a rental car this week"). */
+  lasting?: boolean;
   /** The statement must also say this somewhere (a membership that moves, not its fee). */
   requires?: RegExp;
   /** A match counts only if it names a maker with its capitals in the original text ("my Ford", not "ford")... */
@@ -33,6 +35,7 @@ export const STATEMENTS: Cue[] = [
   // How one gets to work: a way of travelling after a commuting verb. Before `work_at`: "get to work" is no employer.
   {
     attribute: "commute",
+    lasting: true,
     re: new RegExp(
       String.raw`\b(?:commute|commutes|commuting|(?:get|gets|getting|go|goes|going|travel|travels|travelling|traveling|head|heads|heading|come|comes|coming)\s+(?:in(?:to\s+work)?|to\s+work|to\s+the\s+office))\s+${BY}${MODE}`,
     ),
@@ -40,6 +43,7 @@ export const STATEMENTS: Cue[] = [
   {
     attribute: "commute",
     re: /\b(?:cycle|cycles|cycling|bike|bikes|biking|walk|walks|walking|drive|drives|driving|ride|rides|riding|scoot|scoots|scooting|run|runs|running)\s+(?:in\s+)?to\s+(?:work|the\s+office)\b|\b(?:take|takes|taking|catch|catches|catching)\s+(?:the|a)\s+(?:bus|train|tram|metro|subway|tube|ferry)\s+(?:in|into\s+(?:work|the\s+office|town|the\s+city)|to\s+work|to\s+the\s+office)\b|\b(?:my|our)\s+commute\s+(?:is|is\s+now|'s)\b/,
+    lasting: true,
   },
   {
     attribute: "live_in",
@@ -136,14 +140,16 @@ export const STATEMENTS: Cue[] = [
   {
     attribute: "car",
     re: new RegExp(
-      String.raw`\b(?:drive|drives|driving|got|get|getting|bought|buy|buying|leased|leasing|lease|own|owns|have|has|picked\s+up|sold|selling|scrapped|traded\s+in|part-exchanged|crashed|wrote\s+off|totalled|totaled|upgraded\s+to|switched\s+to)\s+(?:(?:myself|ourselves|me|us)\s+)?(?:a|an|the|my|our)\s+(?:new\s+|used\s+|second-hand\s+|secondhand\s+|little\s+|old\s+|electric\s+|trusty\s+)?(?:[a-z0-9-]+\s+){0,2}?(?:${CAR_NOUN}|${CAR_MAKER})\b(?!\s+(?:park|parks|parking|wash|insurance|seat|seats|boot|keys|radio|sharing|share|hire|rental|crash|accident|journey|ride|trip|show|salesman|dealer|loan))`,
+      String.raw`\b(?:drive|drives|driving|got|get|getting|bought|buy|buying|leased|leasing|lease|own|owns|have|has|picked\s+up|sold|selling|scrapped|traded\s+in|part-exchanged|crashed|wrote\s+off|totalled|totaled|upgraded\s+to|switched\s+to)\s+(?:(?:myself|ourselves|me|us)\s+)?(?:a|an|the|my|our)\s+(?:new\s+|used\s+|second-hand\s+|secondhand\s+|little\s+|old\s+|electric\s+|trusty\s+)?(?:(?!(?:rental|rented|hire|hired|borrowed|loan|courtesy|company|work|friend's|taxi)\b)[a-z0-9-]+\s+){0,2}?(?:${CAR_NOUN}|${CAR_MAKER})\b(?!\s+(?:park|parks|parking|wash|insurance|seat|seats|boot|keys|radio|sharing|share|hire|rental|crash|accident|journey|ride|trip|show|salesman|dealer|loan))`,
     ),
     brand: CAR_BRAND,
     generic: new RegExp(String.raw`\b${CAR_NOUN}\b`),
+    lasting: true,
   },
   { attribute: "car", re: new RegExp(String.raw`\b(?:my|our)\s+(?:new\s+|current\s+|trusty\s+|little\s+)?${CAR_MAKER}\b`), brand: CAR_BRAND },
   // How one eats: a way of eating one keeps, has taken up or follows ("I've been vegan", "since June I eat low-carb").
   {
+    lasting: true,
     attribute: "diet",
     re: new RegExp(
       String.raw`(?:^(?:the\s+)?user\s+is|'m|\bam|'re|\bbeen|\bwent|\bgone|\bgoing|\bgo|\bturned|\bbecame|\bbecome|\bstayed|\bstaying|\beat|\beats|\beating|\bis\s+now|\bare\s+now|\bstarted|\bstarting|\bdoing|\btrying|\bswitched\s+to|^(?:on|doing|trying))\s+(?:(?:a|an|fully|strictly|mostly|completely|totally|now|still|properly|entirely|mainly)\s+)*${DIET}`,
@@ -157,6 +163,7 @@ export const STATEMENTS: Cue[] = [
   },
   // Where one volunteers: helping out at a place, habitually.
   {
+    lasting: true,
     attribute: "volunteer",
     re: /\b(?:volunteer|volunteers|volunteering|help\s+out|helps\s+out|helping\s+out)\s+(?:[a-z'-]+\s+){0,3}?at\b|\b(?:volunteer|volunteers|volunteering)\s+(?:with|for|in)\b/,
     habitual: true,
@@ -168,6 +175,7 @@ export const STATEMENTS: Cue[] = [
   },
   // What one studies: a course one has enrolled in, signed up for or is doing.
   {
+    lasting: true,
     attribute: "study",
     re: new RegExp(
       String.raw`\b(?:enrolled|enrolling|enrol|enroll|enrols|enrolls|signed\s+up|signing\s+up|registered|started|starting|begun|began|doing|studying|taking|joined|joining|accepted|got\s+into|got\s+onto)\s+(?:in|on|for|onto|into|at|to)?\s*(?:a|an|the|my)\s+(?:[\w'-]+\s+){0,4}?${COURSE}\b|\b(?:i'm|i\s+am|we're)\s+(?:now\s+|currently\s+)?studying\s+[a-z]`,
@@ -178,6 +186,10 @@ export const STATEMENTS: Cue[] = [
 /** Training, one-off: a visit is not where one trains ("tried a class at X", "went climbing at X on holiday"). */
 export const ONE_OFF =
   /\b(?:went|go|going|tried|trying|visited|visiting|drop-in|trial|once|on\s+holiday|while\s+(?:visiting|in|on|at)|yesterday|last\s+(?:night|week|weekend))\b/;
+
+/** One day, not a lasting state: "tomorrow", "this weekend", "for once". */
+export const ONE_TIME =
+  /\b(?:today|tonight|tomorrow|yesterday|this\s+(?:morning|afternoon|evening|weekend|week)|next\s+(?:week|weekend|month|time)|last\s+(?:night|week|weekend)|for\s+once|for\s+the\s+day|just\s+for)\b/;
 
 /** Question cues: which of the user's changing attributes a question asks about (first match wins). */
 export const QUESTIONS: [Attribute, RegExp][] = [
@@ -281,15 +293,17 @@ export const NOT_A_THING = new Set([
  * The group the user belongs to at work, stated in the first person ("I'm on the growth team", "they moved me
  * to the payments team", "I joined the platform team"): a thing of the user's named by its noun (GROUP).
  */
+/** The words that name which group ("the data platform team"): one to three, none a function word. */
+const NAMED = String.raw`(?:(?!(?:the|a|an|with|and|of|for|at|in|on|to|from|my|our|same|whole|entire)\b)[a-z-]+\s+){1,3}?`;
 export const MEMBER_OF = [
   new RegExp(
-    String.raw`\b(?:i'm|i\s+am|we're|we\s+are|i've\s+been|we've\s+been|i\s+work|we\s+work|i\s+sit|user\s+is)\s+(?:now\s+|still\s+|currently\s+)?(?:on|in|with|part\s+of)\s+(?:the|a|an|our)\s+(?:[a-z-]+\s+){0,3}?${GROUP}\b`,
+    String.raw`\b(?:i'm|i\s+am|we're|we\s+are|i've\s+been|we've\s+been|i\s+work|we\s+work|i\s+sit|user\s+is)\s+(?:now\s+|still\s+|currently\s+)?(?:on|in|with|part\s+of)\s+(?:the|a|an|our)\s+${NAMED}${GROUP}\b(?!')`,
   ),
   new RegExp(
-    String.raw`\b(?:moved|moving|transferred|transferring|switched|switching|put|assigned|reassigned|rotated|placed)\s+(?:me|us)\s+(?:to|into|onto|on|over\s+to|in)\s+(?:the|a|an|our)\s+(?:[a-z-]+\s+){0,3}?${GROUP}\b`,
+    String.raw`\b(?:moved|moving|transferred|transferring|switched|switching|put|assigned|reassigned|rotated|placed)\s+(?:me|us)\s+(?:to|into|onto|on|over\s+to|in)\s+(?:the|a|an|our)\s+${NAMED}${GROUP}\b(?!')`,
   ),
   new RegExp(
-    String.raw`\b(?:i|we)\s+(?:just\s+|recently\s+|finally\s+|have\s+|'ve\s+)?(?:joined|moved\s+to|switched\s+to|transferred\s+to|moved\s+over\s+to)\s+(?:the|a|an)\s+(?:[a-z-]+\s+){0,3}?${GROUP}\b`,
+    String.raw`\b(?:i|we)\s+(?:just\s+|recently\s+|finally\s+|have\s+|'ve\s+)?(?:joined|moved\s+to|switched\s+to|transferred\s+to|moved\s+over\s+to)\s+(?:the|a|an)\s+${NAMED}${GROUP}\b(?!')`,
   ),
 ];
 /**

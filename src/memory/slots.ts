@@ -30,6 +30,7 @@ import {
   MEMBER_OF,
   NOT_A_THING,
   ONE_OFF,
+  ONE_TIME,
   QUESTIONS,
   STATEMENTS,
   THING,
@@ -106,9 +107,9 @@ function subjectOf(before: string, original: string): string {
   return contentTerms(before).join(" ") || "user";
 }
 
-/** Plans and wishes are not the current state ("thinking about moving to Porto", "I might switch to tea"). */
+/** Plans, wishes and the future are not the current state ("thinking about moving to Porto", "I'll eat vegan at the party"). */
 const INTENT =
-  /\b(?:need|needs|want|wants|wanted|thinking|considering|might|should|could|would|planning|plan\s+to|hoping|hope\s+to|tempted|wish|if|maybe|whether)\b/;
+  /\b(?:need|needs|want|wants|wanted|thinking|considering|might|should|could|would|will|planning|plan\s+to|hoping|hope\s+to|tempted|wish|if|maybe|whether)\b|'ll\b/;
 /** Said of the past ("I used to train at X", "when I was a student I lived in Rome"). */
 const BYGONE =
   /\b(?:used\s+to|previously|formerly|back\s+(?:when|then)|when\s+i\s+was|as\s+a\s+(?:kid|child|student|teen|teenager)|years\s+ago|in\s+the\s+past)\b/;
@@ -139,6 +140,7 @@ function currentMatch(cue: Cue, lower: string, original: string): RegExpExecArra
     if (INTENT.test(clause) || BYGONE.test(clause)) continue;
     if (SIMPLE_PAST.test(m[0]) && !PERFECT.test(before)) continue;
     if (cue.habitual && (ONE_OFF.test(clause) || ONE_OFF.test(clauseAfter(lower.slice(m.index))))) continue;
+    if ((cue.habitual || cue.lasting) && (ONE_TIME.test(clause) || ONE_TIME.test(clauseAfter(lower.slice(m.index))))) continue;
     if (cue.brand && !(cue.generic?.test(m[0]) || namesBrand(cue.brand, original.slice(m.index, m.index + m[0].length)))) continue;
     return m;
   }
@@ -203,7 +205,7 @@ function memberOf(lower: string): string | null {
     const m = re.exec(lower);
     if (!m?.[1]) continue;
     const clause = clauseBefore(lower.slice(0, m.index));
-    if (INTENT.test(clause) || BYGONE.test(clause)) continue;
+    if (INTENT.test(clause) || BYGONE.test(clause) || ONE_TIME.test(clause) || ONE_TIME.test(clauseAfter(lower.slice(m.index)))) continue;
     return `user|${thingAttribute(m[1])}`;
   }
   return null;
