@@ -175,6 +175,8 @@ describe("slots (contradiction detection)", () => {
     ["I'm in the pub with the team.", null],
     ["I joined the team for lunch.", null],
     ["I joined the data team in March.", "user|thing team"],
+    ["Our old dog passed away in the spring and we got a kitten.", "user|pet"],
+    ["Meet the newest member of the family: a beagle puppy called Rolo.", "meet newest member famili|is"],
   ];
   for (const [text, slot] of cases) it(`${text} -> ${slot}`, () => expect(slotOf(text)).toBe(slot));
 
@@ -231,6 +233,9 @@ describe("slots (contradiction detection)", () => {
     ["Which school am I at now?", "user|study"],
     ["Where am I training these days?", "user|gym"],
     ["Which job did I have before this one?", "user|work_at"],
+    ["What pet do I have now?", "user|pet"],
+    ["What's my dog's name?", null],
+    ["Which team do I support these days?", null],
   ];
   for (const [q, slot] of questions) it(`question ${q} -> ${slot}`, () => expect(questionSlot(q)).toBe(slot));
 

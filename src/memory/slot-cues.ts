@@ -215,6 +215,9 @@ export const QUESTIONS: [Attribute, RegExp][] = [
   ["car", /\b(?:car|cars|drive|driving|vehicle)\b/],
   ["diet", new RegExp(String.raw`\b(?:diet|eat|eating|${DIET})\b`)],
   ["drink", /\b(?:drink|drinks|drinking|beverage|coffee|tea|brew|caffeine|mug|cup|cuppa)\b/],
+  // A pet has no statement cue (people keep several): only a pet named as replaced or new ("our old dog died, we
+  // got a kitten" -> the thing slot of its noun) has a slot, and every kind of pet maps to this one.
+  ["pet", /\b(?:pet|pets|dog|dogs|puppy|cat|cats|kitten|rabbit|hamster|guinea\s+pig|parrot|budgie|tortoise|ferret)\b/],
 ];
 
 /**
@@ -248,7 +251,7 @@ export const BRANDS: Partial<Record<Attribute, RegExp>> = { phone: PHONE_BRAND, 
  * and the noun must end its phrase ("my new desk neighbour" is not a desk).
  */
 export const THING =
-  /\b(?:my|our|the)\s+(old|previous|former|new)\s+([a-z]+)(?=\s*$|\s*[,:;.!-]|\s+(?:is|was|arrived|came|and|for|from|has|had|went|got)\b|'s\b)/;
+  /\b(?:my|our|the)\s+(old|previous|former|new)\s+([a-z]+)(?=\s*$|\s*[,:;.!-]|\s+(?:is|was|arrived|came|and|for|from|has|had|went|got|died|passed|broke|needed|needs)\b|'s\b)/;
 export const NOT_A_THING = new Set([
   "one",
   "ones",

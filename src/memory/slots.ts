@@ -294,7 +294,8 @@ export function askedSlot(question: string): AskedSlot | null {
   const thing = ASKED_THING.exec(q)?.[1]?.split(/\s+/).at(-1);
   const asked = thing && !isStopword(thing) && !NOT_A_THING.has(thing) ? thing : null;
   // "What's my hobby?", "What's my partner's name?" ask about the user's own hobby and partner, not someone else.
-  const mine = asked ? q.replace(new RegExp(String.raw`\b(?:my|our)\s+(?:[a-z-]+\s+){0,2}?${asked}(?:'s(?=\s+name))?\b`), asked) : q;
+  const genitive = asked && thingAttribute(asked) === "partner" ? String.raw`(?:'s(?=\s+name))?` : "";
+  const mine = asked ? q.replace(new RegExp(String.raw`\b(?:my|our)\s+(?:[a-z-]+\s+){0,2}?${asked}${genitive}\b`), asked) : q;
   if (!/\b(?:i|i'm|am|me|my|we|our|user|user's)\b/.test(q) || ABOUT_OTHER.test(mine.replace(/\buser's\b/g, "my"))) return null;
   // A question in the past tense asks about an event ("What did I drink at the wedding?"), not the current
   // value, unless it asks for what was replaced ("Where did I live before?").
@@ -312,6 +313,8 @@ export function askedSlot(question: string): AskedSlot | null {
     cued = { slot: `user|${attribute}`, words: words(m[0]) };
     break;
   }
+  // "Which team do I support now?" asks about a club one follows, not the group one works in.
+  if (asked && /^(?:team|teams|club|side)$/.test(asked) && /\b(?:support|supports|cheer|fan|follow|watch)\b/.test(q)) return null;
   if (asked) {
     const attribute = thingAttribute(asked);
     if (!attribute.startsWith("thing ")) return { slot: `user|${attribute}`, words: [asked] };
