@@ -12,7 +12,7 @@ import type { Embedder } from "./embed";
 import { expandTerms, relatedStems } from "./expand";
 import type { Candidate, Candidates, Scored, SearchHit, SearchInput, SearchMode } from "./search-types";
 import { CHANGE_EXTRA, CHANGE_MARK } from "./slot-cues";
-import { askedSlot } from "./slots";
+import { askedSlot } from "./slot-questions";
 import { isStopword, normalizeText, stem, words } from "./text";
 import { cueWords, type TimeCues, timeCues } from "./when";
 

@@ -9,7 +9,7 @@ import { CAR_BRAND, CAR_MAKER, CAR_NOUN, COURSE, DIET, DRINK, GROUP, GYM_PLACE, 
 
 export { DRINK, GYM_PLACE, PHONE, PHONE_BRAND };
 
-export type Attribute = "live_in" | "work_at" | "partner" | "gym" | "phone" | "drink" | "car" | "diet" | "commute" | "volunteer" | "hobby" | "study";
+export type Attribute = "live_in" | "work_at" | "partner" | "gym" | "phone" | "drink" | "car" | "diet" | "commute" | "volunteer" | "hobby" | "study" | "pet";
 
 export type Cue = {
   attribute: Attribute;
@@ -309,9 +309,3 @@ export const MEMBER_OF = [
     String.raw`\b(?:i|we)\s+(?:just\s+|recently\s+|finally\s+|have\s+|'ve\s+)?(?:joined|moved\s+to|switched\s+to|transferred\s+to|moved\s+over\s+to)\s+(?:the|a|an)\s+${NAMED}${GROUP}\b(?!')`,
   ),
 ];
-/**
- * What or which thing a question asks about: the phrase after "what"/"which", whose last word is the thing
- * ("What car do I drive now?", "What's my go-to morning drink now?", "Which used car do I drive?").
- */
-export const ASKED_THING =
-  /^\s*(?:what|which)(?:'s|\s+is|\s+are|\s+was|\s+were)?\s+(?:my\s+|our\s+)?((?:[a-z-]+\s+){0,2}?[a-z]+)(?='s|\s+(?:do|does|did|am|is|are|was|were|have|has|had|i|we|now|these|currently|nowadays|at|in|on|for|of|to|that|like)\b|\s*\?|\s*$)/;

@@ -17,11 +17,10 @@
  * - "my favourite X is Y" / "Y is my favourite X": the user's favourite X;
  * - attribute-like copulas with a possessive or multi-word subject ("The default Jira project is PROJ").
  * Deliberately conservative elsewhere: "Python is fun" gets none, so liking two things never erases one of them.
- * `questionSlot` reads the same attributes from a question about the user ("Where am I based these days?", "What
+ * slot-questions.ts reads the same attributes from a question about the user ("Where am I based these days?", "What
  * car do I drive now?"), so retrieval can fetch the current statement even when it shares no word with the question.
  */
 import {
-  ASKED_THING,
   type Attribute,
   BRANDS,
   CHANGE_EXTRA,
@@ -36,9 +35,7 @@ import {
   THING,
   VALUES,
 } from "./slot-cues";
-import { PERSON } from "./slot-values";
 import { contentTerms, isStopword, stem, words } from "./text";
-import { timeCues } from "./when";
 
 export type { Attribute };
 
@@ -48,9 +45,8 @@ const FIRST_PERSON = /\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|we'd|we'll|me|us)\
 /** The same words, for a yes/no test (a global regex keeps its position between calls). */
 const FIRST_PERSON_ONE = new RegExp(FIRST_PERSON.source);
 /** "Sam's", not "it's" or "what's". */
-const GENITIVE = String.raw`\b(?!(?:it|that|what|who|where|when|how|there|here|he|she|let|this)'s)[a-z]+'s\b`;
-/** "my sister", "our friend Sam", "Sam's": someone else is the subject. */
-/** Times of one's day are no one ("My mornings run on chai"). */
+export const GENITIVE = String.raw`\b(?!(?:it|that|what|who|where|when|how|there|here|he|she|let|this)'s)[a-z]+'s\b`;
+/** "my sister", "our friend Sam", "Sam's": someone else is the subject. Times of one's day are no one ("My mornings run on chai"). */
 const OTHER_PERSON = new RegExp(
   String.raw`\b(?:my|our|his|her|their)\s+(?!(?:mornings?|evenings?|nights?|weekends?|days?|weekdays?|afternoons?|lunch(?:es|times?)?|breakfasts?)\b)[a-z]+|${GENITIVE}`,
   "g",
@@ -227,7 +223,7 @@ const namesSomeone = (original: string) =>
 const THING_CHANGE = new RegExp(String.raw`${CHANGE_MARK.source}|${CHANGE_EXTRA.source}|\b(?:bought|got|traded|gave\s+away|replaced)\b`);
 
 /** A thing's noun as a slot: a noun that names one of the known attributes maps to it ("phone", "gym"). */
-function thingAttribute(noun: string): string {
+export function thingAttribute(noun: string): string {
   const asAttribute = QUESTIONS.find(([, re]) => re.test(noun))?.[0];
   return asAttribute ?? `thing ${stem(noun)}`;
 }
@@ -265,65 +261,3 @@ export function slotOf(text: string): string | null {
   const qualifier = first && second && PREPOSITIONS.has(second) && !PREPOSITIONS.has(first) ? ` ${contentTerms(first).join("")}` : "";
   return `${subject.join(" ")}|is${qualifier}`;
 }
-
-/**
- * "my sister", "my friend's", "Sam's": the question is about someone else. A person or pet after "my" makes it
- * so; any other noun is the user's own thing ("What's in my mug?", "my commute").
- */
-const ABOUT_OTHER = new RegExp(String.raw`\b(?:my|our)\s+(?:[a-z]+\s+)?${PERSON}\b|${GENITIVE}`);
-const FAVOURITE_Q = /\b(?:my|user's)\s+(?:current\s+|all-time\s+)?(?:favou?rite|fave)\s+([a-z]+(?:\s+[a-z]+)?)/;
-
-export type AskedSlot = {
-  slot: string;
-  /** The words of the question that named the attribute. */
-  words: string[];
-  /** The slot to read when no fact has `slot` ("Which team am I on at work?": the team, else the job). */
-  fallback?: { slot: string; words: string[] };
-};
-
-/**
- * The user's slot a question asks about ("Where am I based these days?" -> "user|live_in") and the words of the
- * question that named the attribute ("based"), or null. A thing the question names ("What car...", "Which team
- * am I on at work now?") comes first: it says what is asked better than the other words of the question do.
- */
-export function askedSlot(question: string): AskedSlot | null {
-  const q = question.toLowerCase().replace(/\u2019/g, "'");
-  // Only questions: "Help me plan a workout at home" is not asking where the user lives.
-  if (!/\?\s*$/.test(q) && !/^\s*(?:where|which|what|who|whom|whose|when|how|am|do|does|did|is|are)\b/.test(q)) return null;
-  // The head of the phrase after "what"/"which": "my go-to morning drink" -> "drink".
-  const thing = ASKED_THING.exec(q)?.[1]?.split(/\s+/).at(-1);
-  const asked = thing && !isStopword(thing) && !NOT_A_THING.has(thing) ? thing : null;
-  // "What's my hobby?", "What's my partner's name?" ask about the user's own hobby and partner, not someone else.
-  const genitive = asked && thingAttribute(asked) === "partner" ? String.raw`(?:'s(?=\s+name))?` : "";
-  const mine = asked ? q.replace(new RegExp(String.raw`\b(?:my|our)\s+(?:[a-z-]+\s+){0,2}?${asked}${genitive}\b`), asked) : q;
-  if (!/\b(?:i|i'm|am|me|my|we|our|user|user's)\b/.test(q) || ABOUT_OTHER.test(mine.replace(/\buser's\b/g, "my"))) return null;
-  // A question in the past tense asks about an event ("What did I drink at the wedding?"), not the current
-  // value, unless it asks for what was replaced ("Where did I live before?").
-  const cues = timeCues(q, 0);
-  if (/\b(?:did|was|were)\b/.test(q) && !cues.past) return null;
-  const fav = FAVOURITE_Q.exec(q);
-  if (fav?.[1]) {
-    const slot = favouriteOf(fav[1]);
-    return slot ? { slot, words: words(fav[0]) } : null;
-  }
-  let cued: AskedSlot | null = null;
-  for (const [attribute, re] of QUESTIONS) {
-    const m = re.exec(q);
-    if (!m) continue;
-    cued = { slot: `user|${attribute}`, words: words(m[0]) };
-    break;
-  }
-  // "Which team do I support now?" asks about a club one follows, not the group one works in.
-  if (asked && /^(?:team|teams|club|side)$/.test(asked) && /\b(?:support|supports|cheer|fan|follow|watch)\b/.test(q)) return null;
-  if (asked) {
-    const attribute = thingAttribute(asked);
-    if (!attribute.startsWith("thing ")) return { slot: `user|${attribute}`, words: [asked] };
-    // Any other thing of the user's that changes, asked about now or before ("What car do I drive now?"), or
-    // named where the rest of the question names an attribute ("Which team am I on at work?").
-    if (cued) return { slot: `user|${attribute}`, words: [asked], fallback: cued };
-    if (cues.current || cues.past) return { slot: `user|${attribute}`, words: [asked] };
-  }
-  return cued;
-}
-
-export const questionSlot = (question: string): string | null => askedSlot(question)?.slot ?? null;
