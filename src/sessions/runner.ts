@@ -113,11 +113,13 @@ export class TurnRunner {
     const lastReply = rows.findLast((m) => m.role === "assistant") ?? this.store.lastMessage("assistant");
     const tally = newTally();
     const now = Date.now();
+    // What providers hand over (deferred work, writes) goes out with the turn's bookkeeping.
+    const handover = { defer: (work: () => Promise<unknown>) => tally.later.push(work), write: (rows: readonly Statement[]) => tally.rows.push(...rows) };
     // One D1 round trip before the model call: the session and budget checks and every provider's reads.
     const reads = readBatch(scope.db);
     const checks = reads.read([sessionOfUser(scope.db, input.userId, input.sessionId), chatSpentQuery(scope.db, input.userId, now)]);
     let building = buildSystemPrompt(
-      { ...scope, query: followUpQuery(input.message, lastReply), now, read: reads.read, defer: (work) => tally.later.push(work), write: (rows) => tally.rows.push(...rows) },
+      { ...scope, query: followUpQuery(input.message, lastReply), now, read: reads.read, ...handover },
       this.registry.contextProviders,
     );
     await reads.flush();
@@ -139,10 +141,7 @@ export class TurnRunner {
       if (fresh.siteId !== scope.siteId || fresh.projectId !== scope.projectId) {
         building.catch(() => undefined);
         scope = fresh;
-        building = buildSystemPrompt(
-          { ...scope, query: followUpQuery(input.message, lastReply), now, defer: (work) => tally.later.push(work), write: (rows) => tally.rows.push(...rows) },
-          this.registry.contextProviders,
-        );
+        building = buildSystemPrompt({ ...scope, query: followUpQuery(input.message, lastReply), now, ...handover }, this.registry.contextProviders);
       }
     }
     const refused = scope.config.dailyChatTokens ? overBudget(budgetOf(spent?.used ?? 0, scope.config, now), now) : null;
