@@ -25,7 +25,7 @@ import type { Plan } from "../db/schema";
 import { describeFailure } from "../lib/errors";
 import { createModelClient } from "../model/anthropic";
 import { isAbort, modelFailure } from "../model/errors";
-import { budgetOf, chatSpentQuery, overBudget } from "../usage/budget";
+import { budgetOf, overBudget } from "../usage/budget";
 import { usageInsert } from "../usage/record";
 import { addTokens, noTokens, type SpentTokens } from "../usage/spent";
 import type { EventSink } from "./event-stream";
@@ -117,7 +117,7 @@ export class TurnRunner {
     const handover = { defer: (work: () => Promise<unknown>) => tally.later.push(work), write: (rows: readonly Statement[]) => tally.rows.push(...rows) };
     // One D1 round trip before the model call: the session and budget checks and every provider's reads.
     const reads = readBatch(scope.db);
-    const checks = reads.read([sessionOfUser(scope.db, input.userId, input.sessionId), chatSpentQuery(scope.db, input.userId, now)]);
+    const checks = reads.read([sessionOfUser(scope.db, input.userId, input.sessionId, now)]);
     let building = buildSystemPrompt(
       { ...scope, query: followUpQuery(input.message, lastReply), now, read: reads.read, ...handover },
       this.registry.contextProviders,
@@ -130,7 +130,7 @@ export class TurnRunner {
       console.error(JSON.stringify({ session: input.sessionId, context: describeFailure(err) }));
       return open({ code: "internal", message: "internal error" });
     }
-    const [[session], [spent]] = found;
+    const [[session]] = found;
     if (!session) return open({ code: "not_found", message: "session not found" });
     if (session.site_id !== meta.site_id || session.project_id !== meta.project_id) {
       // The row moved since this object stored it (a project merged or deleted, a tool filed the conversation):
@@ -144,7 +144,7 @@ export class TurnRunner {
         building = buildSystemPrompt({ ...scope, query: followUpQuery(input.message, lastReply), now, ...handover }, this.registry.contextProviders);
       }
     }
-    const refused = scope.config.dailyChatTokens ? overBudget(budgetOf(spent?.used ?? 0, scope.config, now), now) : null;
+    const refused = scope.config.dailyChatTokens ? overBudget(budgetOf(session.used, scope.config, now), now) : null;
     if (refused) return open({ code: refused.code, message: refused.message, retryAfter: refused.retryAfterSeconds });
     if (!this.store.sessionMeta()) this.store.saveSessionMeta(meta);
     open();
