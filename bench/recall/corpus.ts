@@ -469,6 +469,8 @@ export const ORIGINAL_SEED = 20240601;
 export const HELD_OUT_SEED = 77031;
 /** The third corpus (`FRESH` phrasing): written before the ranking work that followed the held-out figure. */
 export const FRESH_SEED = 5150917;
+/** The fourth corpus (`BLIND` phrasing, phrases-blind.ts): written without reading the ranking code, the blind check. */
+export const BLIND_SEED = 8264013;
 
 export function generateCorpus(seed = ORIGINAL_SEED, users = 6, sessions = 24, P: Phrasebook = ORIGINAL): Corpus {
   const r = mulberry32(seed);
