@@ -81,7 +81,6 @@ export async function touchSession(db: Db, userId: string, id: string, messageCo
   await touchSessionQuery(db, userId, id, messageCount, pending);
 }
 
-/** Whether the user has this session, as a read for the turn's context batch (one row or none). */
 /**
  * The user's session (no row: not theirs, or gone) with the chat tokens they spent today (`used`), in one
  * statement: a turn checks both before its model call, in its context batch.
