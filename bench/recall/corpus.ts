@@ -196,9 +196,29 @@ const GREETINGS = ["Hey, how's it going?", "Morning! Quick question for you.", "
 const GREETING_REPLIES = ["Hi! Good to see you. What's on your mind?", "Hey! Always. What's up?", "Welcome back! How can I help today?"];
 const ACKS = ["That's great news!", "Oh wow, tell me more.", "Nice, thanks for sharing that.", "Good to know!", "Ha, I love that.", "That's a big deal!"];
 
+/** The talk around the facts a phrasebook may replace (the blind corpus brings its own). */
+export type Chat = {
+  userFiller: readonly string[];
+  assistantFiller: readonly string[];
+  greetings: readonly string[];
+  greetingReplies: readonly string[];
+  acks: readonly string[];
+  raceReply: string;
+  promoReply: string;
+};
+const DEFAULT_CHAT: Chat = {
+  userFiller: USER_FILLER,
+  assistantFiller: ASSISTANT_FILLER,
+  greetings: GREETINGS,
+  greetingReplies: GREETING_REPLIES,
+  acks: ACKS,
+  raceReply: "Amazing, congratulations!",
+  promoReply: "Well deserved!",
+};
+
 type Planned = { session: number; user: string; reply?: string; key?: string };
 
-/** The entity lists a phrasebook may replace (the fresh corpus shares none of them with the other two). */
+/** The entity lists a phrasebook may replace (the fresh and blind corpora share none of them with any other). */
 export type Pools = {
   people: readonly string[];
   cities: readonly string[];
@@ -225,6 +245,8 @@ export type Pools = {
   chewed: readonly string[];
   hobbies: readonly string[];
   races: readonly string[];
+  /** Dates said as words, for the mother's birthday. */
+  birthdays: readonly string[];
 };
 const DEFAULT_POOLS: Pools = {
   people: PEOPLE,
@@ -252,11 +274,13 @@ const DEFAULT_POOLS: Pools = {
   chewed: CHEWED,
   hobbies: HOBBIES,
   races: RACES,
+  birthdays: ["3rd of May", "14th of August", "22nd of October", "9th of February"],
 };
 
 /** Builds one user's conversations and questions. */
 function buildUser(P: Phrasebook, r: Rng, index: number, name: string, start: Date, sessions: number): { corpus: UserCorpus; questions: Question[] } {
   const E: Pools = { ...DEFAULT_POOLS, ...P.pools };
+  const C: Chat = { ...DEFAULT_CHAT, ...P.chat };
   const plan: Planned[] = [];
   const questions: Question[] = [];
   const keyed = new Map<string, string>(); // fact key -> turn id, filled while laying turns out
@@ -338,7 +362,7 @@ function buildUser(P: Phrasebook, r: Rng, index: number, name: string, start: Da
     [P.car(pick(r, E.cars)), "car", pick(r, P.carQ)],
     [P.book(pick(r, E.books)), "book", pick(r, P.bookQ)],
     [P.instrument(pick(r, E.instruments)), "instrument", pick(r, P.instrumentQ)],
-    [P.mom(pick(r, ["3rd of May", "14th of August", "22nd of October", "9th of February"])), "mom", pick(r, P.momQ)],
+    [P.mom(pick(r, E.birthdays)), "mom", pick(r, P.momQ)],
     [P.team(pick(r, E.teams)), "team", pick(r, P.teamQ)],
     [P.desk(person()), "desk", pick(r, P.deskQ)],
     [P.meds(pick(r, E.meds)), "meds", pick(r, P.medsQ)],
@@ -350,7 +374,7 @@ function buildUser(P: Phrasebook, r: Rng, index: number, name: string, start: Da
     [P.podcast(pick(r, E.podcasts)), "podcast", pick(r, P.podcastQ)],
   ];
   for (const [text, key, q] of some(r, singles, 12)) {
-    at(Math.floor(r() * sessions), text, key, pick(r, ACKS));
+    at(Math.floor(r() * sessions), text, key, pick(r, C.acks));
     pending.push({ type: "single-hop", q, keys: [key] });
   }
 
@@ -397,10 +421,10 @@ function buildUser(P: Phrasebook, r: Rng, index: number, name: string, start: Da
   pending.push({ type: "temporal", q: P.tripQ(month(tripSessions[tripAsk] ?? 0)), keys: [`trip${tripAsk}`] });
   const race = pick(r, E.races);
   const rs = Math.floor(r() * sessions);
-  at(rs, P.race(race), "race", "Amazing, congratulations!");
+  at(rs, P.race(race), "race", C.raceReply);
   pending.push({ type: "temporal", q: P.raceQ(race), keys: ["race"] });
   const ps = Math.floor(r() * sessions);
-  at(ps, P.promo, "promo", "Well deserved!");
+  at(ps, P.promo, "promo", C.promoReply);
   pending.push({ type: "temporal", q: P.promoQ, keys: ["promo"] });
   const first = dates[0] ?? "";
   const year = first.slice(0, 4);
@@ -421,14 +445,14 @@ function buildUser(P: Phrasebook, r: Rng, index: number, name: string, start: Da
     const slots: (Planned | null)[] = [...mine, ...Array.from({ length: Math.max(4, 7 - mine.length) }, () => null)];
     let n = 0;
     const push = (role: Turn["role"], text: string) => turns.push({ id: `u${index}s${s}t${n++}`, session: s, date, role, text });
-    push("user", pick(r, GREETINGS));
-    push("assistant", pick(r, GREETING_REPLIES));
+    push("user", pick(r, C.greetings));
+    push("assistant", pick(r, C.greetingReplies));
     for (const slot of shuffle(r, slots)) {
-      const text = slot ? slot.user : pick(r, USER_FILLER);
+      const text = slot ? slot.user : pick(r, C.userFiller);
       push("user", text);
       const id = turns.at(-1)?.id ?? "";
       if (slot?.key) keyed.set(slot.key, id);
-      push("assistant", slot ? (slot.reply ?? pick(r, ACKS)) : pick(r, ASSISTANT_FILLER));
+      push("assistant", slot ? (slot.reply ?? pick(r, C.acks)) : pick(r, C.assistantFiller));
     }
   }
   for (const p of pending) {
@@ -445,13 +469,16 @@ export const ORIGINAL_SEED = 20240601;
 export const HELD_OUT_SEED = 77031;
 /** The third corpus (`FRESH` phrasing): written before the ranking work that followed the held-out figure. */
 export const FRESH_SEED = 5150917;
+/** The fourth corpus (`BLIND` phrasing, phrases-blind.ts): written without reading the ranking code, the blind check. */
+export const BLIND_SEED = 8264013;
 
 export function generateCorpus(seed = ORIGINAL_SEED, users = 6, sessions = 24, P: Phrasebook = ORIGINAL): Corpus {
   const r = mulberry32(seed);
   const out: Corpus = { users: [], questions: [] };
   for (let u = 0; u < users; u++) {
     const start = new Date(Date.UTC(2024, Math.floor(r() * 3), 1 + Math.floor(r() * 20)));
-    const { corpus, questions } = buildUser(P, r, u, USER_NAMES[u % USER_NAMES.length] ?? "User", start, sessions);
+    const names = P.userNames ?? USER_NAMES;
+    const { corpus, questions } = buildUser(P, r, u, names[u % names.length] ?? "User", start, sessions);
     out.users.push(corpus);
     out.questions.push(...questions);
   }

@@ -6,7 +6,7 @@
  * Lists of questions are picked from with the corpus's seeded generator.
  */
 
-import type { Pools } from "./corpus";
+import type { Chat, Pools } from "./corpus";
 
 /** A fact that changes over time: `states[i]` says the i-th value; the last one is current. */
 export type ChangingFact = {
@@ -24,6 +24,10 @@ export type Phrasebook = {
   name: string;
   /** Entity lists replacing the generator's own. */
   pools?: Partial<Pools>;
+  /** Greetings, chit-chat and acknowledgements replacing the generator's own. */
+  chat?: Partial<Chat>;
+  /** The generated users' names (used only as labels). */
+  userNames?: readonly string[];
   /** Kinds of changing fact beyond the city, job, partner, drink, gym and phone every phrasebook has. */
   updates?: ChangingFact[];
   cityStay: (c: string) => string;

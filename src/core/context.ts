@@ -5,6 +5,7 @@
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Config } from "../config/config";
 import type { Env } from "../config/env";
+import type { Statement } from "../db/batch";
 import type { Db } from "../db/client";
 import type { Plan } from "../db/schema";
 
@@ -36,6 +37,12 @@ export type PromptContext = TurnScope & {
    * runs it itself.
    */
   defer?: (work: () => Promise<unknown>) => void;
+  /**
+   * Hands over writes that injection causes as statements: they join the turn's bookkeeping batch after the
+   * model call (the usage row's D1 round trip, not one of their own; if that batch fails, each statement is
+   * tried alone). Preferred over `defer` for plain writes. Absent: use `defer`, or write them yourself.
+   */
+  write?: (statements: readonly Statement[]) => void;
 };
 
 export type BatchReads = readonly [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]];

@@ -5,9 +5,10 @@
  */
 import { and, eq } from "drizzle-orm";
 import { type ContextProvider, type ContextSection, contextRead, type PromptContext } from "../core/context";
+import { runStatements } from "../db/batch";
 import { connections, type JsonObject, type ScaffoldMeta, users } from "../db/schema";
 import { memoryDeps } from "./deps";
-import { recordRecall, searchFacts } from "./retrieval";
+import { recallWrites, searchFacts } from "./retrieval";
 
 export const SCAFFOLD_CHARS = 4000;
 export const LEARNED_INFO_CHARS = 3000;
@@ -132,15 +133,15 @@ export const retrievedFactsProvider: ContextProvider = {
     );
     // Without the vector half the block would silently change meaning; leave it out and say why.
     if (found.degraded) throw new Error(found.degraded);
-    const recall = () =>
-      recordRecall(
-        deps,
-        ctx.userId,
-        found.results.map((r) => r.id),
-        found.embeddingTokens,
-      );
-    if (ctx.defer) ctx.defer(recall);
-    else await recall();
+    const recall = recallWrites(
+      deps,
+      ctx.userId,
+      found.results.map((r) => r.id),
+      found.embeddingTokens,
+    );
+    if (ctx.write) ctx.write(recall);
+    else if (ctx.defer) ctx.defer(() => runStatements(deps.db, recall));
+    else await runStatements(deps.db, recall);
     if (!found.results.length) return null;
     const lines = found.results.map((r) => `- ${r.text.slice(0, FACT_CHARS)}`);
     return { name: "retrieved_facts", title: "Relevant Retrieved Facts", body: lines.join("\n"), ids: found.results.map((r) => r.id) };

@@ -5,7 +5,6 @@
  * envelope is sent) or `error`.
  */
 
-import type { BatchItem } from "drizzle-orm/batch";
 import { type Answer, applyAnswer, type Refusal, type Resolution } from "../bridge/answer";
 import type { ClientToolDef } from "../bridge/client-tools";
 import { type Continuation, envelopeOf, nonEmpty } from "../bridge/continuation";
@@ -20,12 +19,13 @@ import type { Registry } from "../core/capability";
 import type { TurnScope } from "../core/context";
 import { addUsage, zeroUsage } from "../core/events";
 import type { ToolContext } from "../core/tool";
+import { runStatements, type Statement } from "../db/batch";
 import { createDb, type Db } from "../db/client";
 import type { Plan } from "../db/schema";
 import { describeFailure } from "../lib/errors";
 import { createModelClient } from "../model/anthropic";
 import { isAbort, modelFailure } from "../model/errors";
-import { budgetOf, chatSpentQuery, overBudget } from "../usage/budget";
+import { budgetOf, overBudget } from "../usage/budget";
 import { usageInsert } from "../usage/record";
 import { addTokens, noTokens, type SpentTokens } from "../usage/spent";
 import type { EventSink } from "./event-stream";
@@ -68,10 +68,11 @@ type Segment = {
   stream: boolean;
 };
 /**
- * What a segment changed and the tokens it spent, and its bookkeeping: `rows` (D1 writes) go out in one
- * batch after the model call, beside `later` (other deferred work); both are awaited before the last event.
+ * What a segment changed and the tokens it spent, and its bookkeeping: `rows` (D1 writes, the segment's and
+ * those context providers hand over) go out in one batch after the model call, beside `later` (other
+ * deferred work); both are awaited before the stream ends.
  */
-type Tally = { pending: boolean; rows: BatchItem<"sqlite">[]; later: (() => Promise<unknown>)[]; spent: SpentTokens };
+type Tally = { pending: boolean; rows: Statement[]; later: (() => Promise<unknown>)[]; spent: SpentTokens };
 const newTally = (): Tally => ({ pending: false, rows: [], later: [], spent: noTokens() });
 export type Alarm = { set(at: number): Promise<void>; clear(): Promise<void> };
 
@@ -112,11 +113,13 @@ export class TurnRunner {
     const lastReply = rows.findLast((m) => m.role === "assistant") ?? this.store.lastMessage("assistant");
     const tally = newTally();
     const now = Date.now();
+    // What providers hand over (deferred work, writes) goes out with the turn's bookkeeping.
+    const handover = { defer: (work: () => Promise<unknown>) => tally.later.push(work), write: (rows: readonly Statement[]) => tally.rows.push(...rows) };
     // One D1 round trip before the model call: the session and budget checks and every provider's reads.
     const reads = readBatch(scope.db);
-    const checks = reads.read([sessionOfUser(scope.db, input.userId, input.sessionId), chatSpentQuery(scope.db, input.userId, now)]);
+    const checks = reads.read([sessionOfUser(scope.db, input.userId, input.sessionId, now)]);
     let building = buildSystemPrompt(
-      { ...scope, query: followUpQuery(input.message, lastReply), now, read: reads.read, defer: (work) => tally.later.push(work) },
+      { ...scope, query: followUpQuery(input.message, lastReply), now, read: reads.read, ...handover },
       this.registry.contextProviders,
     );
     await reads.flush();
@@ -127,7 +130,7 @@ export class TurnRunner {
       console.error(JSON.stringify({ session: input.sessionId, context: describeFailure(err) }));
       return open({ code: "internal", message: "internal error" });
     }
-    const [[session], [spent]] = found;
+    const [[session]] = found;
     if (!session) return open({ code: "not_found", message: "session not found" });
     if (session.site_id !== meta.site_id || session.project_id !== meta.project_id) {
       // The row moved since this object stored it (a project merged or deleted, a tool filed the conversation):
@@ -138,13 +141,10 @@ export class TurnRunner {
       if (fresh.siteId !== scope.siteId || fresh.projectId !== scope.projectId) {
         building.catch(() => undefined);
         scope = fresh;
-        building = buildSystemPrompt(
-          { ...scope, query: followUpQuery(input.message, lastReply), now, defer: (work) => tally.later.push(work) },
-          this.registry.contextProviders,
-        );
+        building = buildSystemPrompt({ ...scope, query: followUpQuery(input.message, lastReply), now, ...handover }, this.registry.contextProviders);
       }
     }
-    const refused = scope.config.dailyChatTokens ? overBudget(budgetOf(spent?.used ?? 0, scope.config, now), now) : null;
+    const refused = scope.config.dailyChatTokens ? overBudget(budgetOf(session.used, scope.config, now), now) : null;
     if (refused) return open({ code: refused.code, message: refused.message, retryAfter: refused.retryAfterSeconds });
     if (!this.store.sessionMeta()) this.store.saveSessionMeta(meta);
     open();
@@ -358,8 +358,9 @@ export class TurnRunner {
 
   /**
    * The segment's bookkeeping, after its model calls: one D1 batch (its usage row with the tokens of every
-   * completed call, also before a failure; the audit row; the session row's counters), beside the deferred
-   * work. If the batch fails, each write is tried on its own, so one bad row does not lose the others.
+   * completed call, also before a failure; the audit row; the session row's counters; the writes context
+   * providers handed over, e.g. counting a recall), beside the deferred work. If the batch fails, each write
+   * is tried on its own, so one bad row does not lose the others.
    */
   private async settle(scope: TurnScope, model: string, tally: Tally): Promise<void> {
     // Tokens an earlier segment could not record go out with this one's (carried once, then cleared).
@@ -374,15 +375,16 @@ export class TurnRunner {
       prices: scope.config.modelPrices,
     });
     const touch = touchSessionQuery(scope.db, scope.userId, scope.sessionId, this.store.messageCount(), tally.pending);
-    const writes: [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]] = [touch, ...tally.rows, ...(spent ? [spent] : [])];
+    // Raw statements, not drizzle's batch: providers' writes may be raw SQL with parameters (db/batch.ts).
+    const writes: Statement[] = [touch, ...tally.rows, ...(spent ? [spent] : [])];
     const logged = (what: string) => (err: unknown) => console.error(JSON.stringify({ session: scope.sessionId, [what]: describeFailure(err) }));
-    const batch = scope.db.batch(writes).then(
+    const batch = runStatements(scope.db, writes).then(
       () => true,
       async (err: unknown) => {
         logged("bookkeeping_batch")(err);
         const landed = await Promise.all(
           writes.map((row) =>
-            scope.db.batch([row]).then(
+            runStatements(scope.db, [row]).then(
               () => true,
               (e: unknown) => {
                 logged("bookkeeping")(e);

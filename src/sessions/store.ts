@@ -81,10 +81,18 @@ export async function touchSession(db: Db, userId: string, id: string, messageCo
   await touchSessionQuery(db, userId, id, messageCount, pending);
 }
 
-/** Whether the user has this session, as a read for the turn's context batch (one row or none). */
-export const sessionOfUser = (db: Db, userId: string, id: string) =>
+/**
+ * The user's session (no row: not theirs, or gone) with the chat tokens they spent today (`used`), in one
+ * statement: a turn checks both before its model call, in its context batch.
+ */
+export const sessionOfUser = (db: Db, userId: string, id: string, now: number) =>
   db
-    .select({ id: sessions.id, site_id: sessions.siteId, project_id: sessions.projectId })
+    .select({
+      id: sessions.id,
+      site_id: sessions.siteId,
+      project_id: sessions.projectId,
+      used: sql<number>`(${chatSpentQuery(db, userId, now)})`.mapWith(Number),
+    })
     .from(sessions)
     .where(and(eq(sessions.id, id), eq(sessions.userId, userId)));
 
