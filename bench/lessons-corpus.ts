@@ -21,10 +21,10 @@ const RUNS = 200;
 const GROUP = (corpus: string) => ({
   group: `Lessons: recall among 10,000 lessons for the user, 100,000 across users (${corpus} corpus)`,
   target: "p95 <= 10 ms",
-  targets: { recall_ms: { p95: 10 }, search_ms: { p95: 10 } },
+  targets: { recall_ms: { p95: 10 } },
   description:
     "brain_recall's path, one D1 statement: FTS5 BM25 over the user's own postings (every indexed word is tagged with its owner), then signal, confirmations and recency, project first, ranked in SQL; limit 5. " +
-    "recall_ms is what the MCP client or HTTP caller waits for: that one statement (5 rows back) and their hydration; the recall log and the per-lesson counters are written after the answer is sent (one D1 batch, shown as log_ms). search_ms is the search function alone. " +
+    "recall_ms is what the MCP client or HTTP caller waits for: that one statement (5 rows back) and their hydration; the recall log and the per-lesson counters are written after the answer is sent (one D1 batch, shown as log_ms). search_ms is the search function alone, the same query again right after the recall (its pages are warm: a lower bound, not the target's figure). " +
     "Where the time goes: roundtrip_ms is `SELECT 1` through the same D1 binding in the same loop (the floor any statement pays locally); rows_scored (a count, not ms) is how many of the user's lessons match a query word, every one of which FTS5 scores with BM25 before the best 100 are kept. " +
     "minisearch_ms: the same queries through MiniSearch (BM25, in process) over the user's 10,000 lessons, for comparison; its index build is not timed and would run on every cold start. " +
     "minisearch_overlap5 (a share, not ms; per query): how many of the 5 lessons BM25 ranks first (before signal, recency and project) are also MiniSearch's first 5: a yardstick we did not write, for checking that a ranking change does not make results worse. " +
@@ -75,14 +75,15 @@ export async function measureRecall(corpus: "dense" | "zipf") {
       let t = performance.now();
       await env.DB.prepare("SELECT 1").all();
       if (i >= 20) roundtripMs.push(performance.now() - t);
-      t = performance.now();
-      await searchLessons(db, input, Date.now());
-      if (i >= 20) searchMs.push(performance.now() - t);
       // As the MCP tool and the HTTP route call it: the log and counters are handed to `defer` (written after the answer).
+      // Timed first: the same query run again right after reads pages the first run has just brought in.
       const later: (() => Promise<unknown>)[] = [];
       t = performance.now();
       await recall(db, { ...input, client: "bench" }, Date.now(), (work) => later.push(work));
       if (i >= 20) recallMs.push(performance.now() - t);
+      t = performance.now();
+      await searchLessons(db, input, Date.now());
+      if (i >= 20) searchMs.push(performance.now() - t);
       t = performance.now();
       await Promise.all(later.map((work) => work()));
       if (i >= 20) logMs.push(performance.now() - t);
