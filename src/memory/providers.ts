@@ -5,10 +5,10 @@
  */
 import { and, eq } from "drizzle-orm";
 import { type ContextProvider, type ContextSection, contextRead, type PromptContext } from "../core/context";
-import { runStatements } from "../db/batch";
+import { deferOrRun } from "../core/tool";
 import { connections, type JsonObject, type ScaffoldMeta, users } from "../db/schema";
 import { memoryDeps } from "./deps";
-import { recallWrites, searchFacts } from "./retrieval";
+import { recallWrites, recordRecall, searchFacts } from "./retrieval";
 
 export const SCAFFOLD_CHARS = 4000;
 export const LEARNED_INFO_CHARS = 3000;
@@ -133,15 +133,10 @@ export const retrievedFactsProvider: ContextProvider = {
     );
     // Without the vector half the block would silently change meaning; leave it out and say why.
     if (found.degraded) throw new Error(found.degraded);
-    const recall = recallWrites(
-      deps,
-      ctx.userId,
-      found.results.map((r) => r.id),
-      found.embeddingTokens,
-    );
-    if (ctx.write) ctx.write(recall);
-    else if (ctx.defer) ctx.defer(() => runStatements(deps.db, recall));
-    else await runStatements(deps.db, recall);
+    const recalled = found.results.map((r) => r.id);
+    // Counted in the turn's bookkeeping batch when the caller takes writes, else deferred or written now.
+    if (ctx.write) ctx.write(recallWrites(deps, ctx.userId, recalled, found.embeddingTokens));
+    else await deferOrRun(ctx, () => recordRecall(deps, ctx.userId, recalled, found.embeddingTokens));
     if (!found.results.length) return null;
     const lines = found.results.map((r) => `- ${r.text.slice(0, FACT_CHARS)}`);
     return { name: "retrieved_facts", title: "Relevant Retrieved Facts", body: lines.join("\n"), ids: found.results.map((r) => r.id) };
