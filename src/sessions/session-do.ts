@@ -30,6 +30,8 @@ export type PendingView = ToolPendingEnvelope & { messages: MessageParam[]; answ
 const EXPIRED = "The client did not answer this tool call in time.";
 const GONE: Refusal = { code: "not_found", message: "session not found (it was deleted)" };
 const CANCELLED = "The user cancelled this tool call.";
+/** How long a session read waits for the summary being made after the latest turn. */
+const READ_WAIT_MS = 5_000;
 
 /**
  * The session object's behaviour; the composition root binds it to the registry it runs with
@@ -110,9 +112,14 @@ export class SessionObject extends DurableObject<Env> {
     return ids.length;
   }
 
-  /** null once the session was deleted. Waits for the summary a just-ended turn is making (not for a running turn). */
+  /**
+   * null once the session was deleted. Waits for the summary a just-ended turn is making (not for a running
+   * turn), at most `READ_WAIT_MS`: a background model that stalls does not hold the read.
+   */
   async read(): Promise<{ messages: StoredMessage[]; pending: PendingView | null; summary: SessionSummary | null } | null> {
-    await this.following;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([this.following, new Promise<void>((resolve) => (timer = setTimeout(resolve, READ_WAIT_MS)))]);
+    clearTimeout(timer);
     if (this.destroyed) return null;
     const cont = this.live();
     const pending = cont
