@@ -10,6 +10,7 @@
 import type { JsonObject } from "../db/schema";
 import type { Embedder } from "./embed";
 import { expandTerms, relatedStems } from "./expand";
+import { supersedeOpen } from "./open-supersede";
 import type { Candidate, Candidates, Scored, SearchHit, SearchInput, SearchMode } from "./search-types";
 import { CHANGE_EXTRA, CHANGE_MARK } from "./slot-cues";
 import { askedSlot } from "./slot-questions";
@@ -169,6 +170,16 @@ function latestOfSubject(plan: SearchPlan, candidates: readonly Candidate[], eve
   return out;
 }
 
+/** The weight of a near-synonym of a question word: it says what is asked less surely than the word itself. */
+const RELATED_WEIGHT = 0.25;
+
+/** The stems that say what the question asks about, weighted by rarity in the user's facts, and their near-synonyms. */
+function askedStems(plan: SearchPlan, weights: ReadonlyMap<string, number>): Map<string, number> {
+  const out = new Map<string, number>(plan.extra.map((w) => [stem(w), RELATED_WEIGHT]));
+  for (const [s, w] of weights) out.set(s, w);
+  return out;
+}
+
 export type Ranked = {
   /** The chosen candidates, best first (or in the requested time order), at most k. */
   chosen: { c: Candidate; score: number }[];
@@ -247,10 +258,16 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
       return { c, score };
     })
     .sort((a, b) => b.score - a.score || eventOf(b.c) - eventOf(a.c));
+  // Asked about the present, and no slot knows the attribute: the latest linked statement that announces a change
+  // replaces the earlier ones it is linked to (open-supersede.ts).
+  const ordered =
+    cues.current && !cues.past && answers.size === 0
+      ? supersedeOpen(ranked, { questionStems: askedStems(plan, weights), eventOf })
+      : ranked;
 
   const seen = new Set<string>();
   const chosen: { c: Candidate; score: number }[] = [];
-  for (const entry of ranked) {
+  for (const entry of ordered) {
     const key = normalizeText(entry.c.text).toLowerCase();
     if (seen.has(key)) continue;
     seen.add(key);
