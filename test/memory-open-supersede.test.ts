@@ -29,7 +29,7 @@ const fact = (text: string, day: number, role = "user"): { c: Candidate; score: 
   },
 });
 const order = (ranked: { c: Candidate; score: number }[], question: string[]) =>
-  supersedeOpen(ranked, { questionStems: new Map(question.map((w) => [stem(w), 1])), eventOf: (c) => c.event_at ?? c.created_at }).map((x) => x.c.text);
+  supersedeOpen(ranked, { questionStems: new Set(question.map(stem)), eventOf: (c) => c.event_at ?? c.created_at }).map((x) => x.c.text);
 
 describe("open-world supersession (pure)", () => {
   const OLD = "Our broadband is with Fibrelink, it drops every evening.";

@@ -36,8 +36,8 @@ function isStatement(c: Candidate): boolean {
 }
 
 export type OpenInput = {
-  /** Stems of the question's content words and of their near-synonyms, each with its rarity weight. */
-  questionStems: ReadonlyMap<string, number>;
+  /** Stems of the question's content words that are not common in the user's facts, and of their near-synonyms. */
+  questionStems: ReadonlySet<string>;
   eventOf: (c: Candidate) => number;
 };
 
@@ -62,7 +62,7 @@ const stemOf = (w: string) => {
   return s;
 };
 
-type Facts = { stems: Set<string>; asked: Set<string>; change: boolean; at: number };
+type Facts = { stems: Set<string>; asked: boolean; change: boolean; at: number };
 
 /**
  * Reorders `ranked` (best first). Each of the top statements about what the question asks that a later, linked
@@ -81,7 +81,7 @@ export function supersedeOpen<T extends { c: Candidate; score: number }>(ranked:
     const all = words(c.text);
     facts.set(entry, {
       stems: new Set(all.filter((w) => !isStopword(w)).map(stemOf).filter((x) => x.length > 3)),
-      asked: new Set(all.map(stemOf).filter((x) => input.questionStems.has(x))),
+      asked: all.some((w) => input.questionStems.has(stemOf(w))),
       change: announcesChange(c.text),
       at: input.eventOf(c),
     });
@@ -96,7 +96,7 @@ export function supersedeOpen<T extends { c: Candidate; score: number }>(ranked:
   for (let i = 0; i < window && anchors < ANCHORS; i++) {
     let anchor = out[i] as T;
     let a = facts.get(anchor);
-    if (!a?.asked.size || replaced.has(anchor)) continue;
+    if (!a?.asked || replaced.has(anchor)) continue;
     anchors++;
     for (;;) {
       const from: Facts = a;
@@ -106,12 +106,10 @@ export function supersedeOpen<T extends { c: Candidate; score: number }>(ranked:
         const b = facts.get(later);
         if (!b?.change || b.at <= from.at || replaced.has(later)) continue;
         const shared = [...b.stems].filter((s) => from.stems.has(s) && distinctive(s)).length;
-        // Linked: both about what the question asks, or sharing distinctive words. The strongest link is the same
-        // question word in both, by rarity ("team" says more than "work"), then more distinctive words shared.
-        if (shared < MIN_SHARED && !b.asked.size) continue;
-        let same = 0;
-        for (const s of b.asked) if (from.asked.has(s)) same += input.questionStems.get(s) ?? 0;
-        const strength = [same, shared, later.score];
+        // Linked: both about what the question asks, or sharing a distinctive word beyond the question's own.
+        const both = from.asked && b.asked ? 1 : 0;
+        if (shared < MIN_SHARED && !both) continue;
+        const strength = [shared, both, later.score];
         if (!best || isStronger(strength, best.strength)) best = { j, strength };
       }
       if (!best) break;

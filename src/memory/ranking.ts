@@ -170,14 +170,13 @@ function latestOfSubject(plan: SearchPlan, candidates: readonly Candidate[], eve
   return out;
 }
 
-/** The weight of a near-synonym of a question word: it says what is asked less surely than the word itself. */
-const RELATED_WEIGHT = 0.25;
+/** A question word this common in the user's facts ("going", "work") says little about which fact is asked for. */
+const COMMON_IN_FACTS = 30;
 
-/** The stems that say what the question asks about, weighted by rarity in the user's facts, and their near-synonyms. */
-function askedStems(plan: SearchPlan, weights: ReadonlyMap<string, number>): Map<string, number> {
-  const out = new Map<string, number>(plan.extra.map((w) => [stem(w), RELATED_WEIGHT]));
-  for (const [s, w] of weights) out.set(s, w);
-  return out;
+/** The stems that say what the question asks about: its words that are not common in the user's facts, and their near-synonyms. */
+function askedStems(plan: SearchPlan, docFrequency: ReadonlyMap<string, number>): Set<string> {
+  const own = [...plan.stems.keys()].filter((s) => (docFrequency.get(s) ?? 0) <= COMMON_IN_FACTS);
+  return new Set([...own, ...plan.extra.map(stem)]);
 }
 
 export type Ranked = {
@@ -262,7 +261,7 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
   // replaces the earlier ones it is linked to (open-supersede.ts).
   const ordered =
     cues.current && !cues.past && answers.size === 0
-      ? supersedeOpen(ranked, { questionStems: askedStems(plan, weights), eventOf })
+      ? supersedeOpen(ranked, { questionStems: askedStems(plan, found.docFrequency), eventOf })
       : ranked;
 
   const seen = new Set<string>();
