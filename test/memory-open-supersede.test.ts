@@ -42,7 +42,10 @@ describe("open-world supersession (pure)", () => {
   });
 
   it("links two statements through a distinctive word they share even when the question names neither", () => {
-    const ranked = [fact("My piano teacher is Mrs Okafor, lessons on Thursdays.", 5), fact("Started with a new piano teacher, Mr Lindqvist, still Thursdays.", 60)];
+    const ranked = [
+      fact("My piano teacher is Mrs Okafor, lessons on Thursdays.", 5),
+      fact("Started with a new piano teacher, Mr Lindqvist, still Thursdays.", 60),
+    ];
     expect(order(ranked, ["lesson", "music"])[0]).toBe("Started with a new piano teacher, Mr Lindqvist, still Thursdays.");
   });
 

@@ -3,11 +3,10 @@
  * where one lives, works, trains...). Open world: the "slot" is the question itself. Asked about the present,
  * among the user's own statements that the search found for the question, a later statement that announces a
  * change ("switched", "instead", "no longer", "new", "now", "started", "joined") is taken as the newer state of
- * whatever an earlier one said, when the two are linked: both match the question's words (or their near-synonyms),
- * or the later one shares a distinctive word with the earlier one (pseudo-relevance feedback from the earlier
-
- * statement moves to just above the earliest-ranked statement it replaces; nothing else moves, so questions that
- * are not about a changing fact keep their order (a blanket "latest first" hurt multi-hop recall).
+ * whatever an earlier one said, when the two are linked: both contain the question's words (or their
+ * near-synonyms), or they share a distinctive word beyond the question's (pseudo-relevance feedback from the
+ * earlier statement). The later statement moves to just above the earlier one; nothing else moves, so questions
+ * that are not about a changing fact keep their order (a blanket "latest first" hurt multi-hop recall).
  * Pure: no reads, no clock.
  */
 import type { Candidate } from "./search-types";
@@ -80,7 +79,12 @@ export function supersedeOpen<T extends { c: Candidate; score: number }>(ranked:
     if (!isStatement(c)) continue;
     const all = words(c.text);
     facts.set(entry, {
-      stems: new Set(all.filter((w) => !isStopword(w)).map(stemOf).filter((x) => x.length > 3)),
+      stems: new Set(
+        all
+          .filter((w) => !isStopword(w))
+          .map(stemOf)
+          .filter((x) => x.length > 3),
+      ),
       asked: all.some((w) => input.questionStems.has(stemOf(w))),
       change: announcesChange(c.text),
       at: input.eventOf(c),
