@@ -10,6 +10,7 @@
 import type { JsonObject } from "../db/schema";
 import type { Embedder } from "./embed";
 import { expandTerms, relatedStems } from "./expand";
+import { supersedeOpen } from "./open-supersede";
 import type { Candidate, Candidates, Scored, SearchHit, SearchInput, SearchMode } from "./search-types";
 import { CHANGE_EXTRA, CHANGE_MARK } from "./slot-cues";
 import { askedSlot } from "./slot-questions";
@@ -169,6 +170,15 @@ function latestOfSubject(plan: SearchPlan, candidates: readonly Candidate[], eve
   return out;
 }
 
+/** A question word this common in the user's facts ("going", "work") says little about which fact is asked for. */
+const COMMON_IN_FACTS = 30;
+
+/** The stems that say what the question asks about: its words that are not common in the user's facts, and their near-synonyms. */
+function askedStems(plan: SearchPlan, docFrequency: ReadonlyMap<string, number>): Set<string> {
+  const own = [...plan.stems.keys()].filter((s) => (docFrequency.get(s) ?? 0) <= COMMON_IN_FACTS);
+  return new Set([...own, ...plan.extra.map(stem)]);
+}
+
 export type Ranked = {
   /** The chosen candidates, best first (or in the requested time order), at most k. */
   chosen: { c: Candidate; score: number }[];
@@ -247,10 +257,14 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
       return { c, score };
     })
     .sort((a, b) => b.score - a.score || eventOf(b.c) - eventOf(a.c));
+  // Asked about the present, and no slot knows the attribute: the latest linked statement that announces a change
+  // replaces the earlier ones it is linked to (open-supersede.ts).
+  const ordered =
+    cues.current && !cues.past && answers.size === 0 ? supersedeOpen(ranked, { questionStems: askedStems(plan, found.docFrequency), eventOf }) : ranked;
 
   const seen = new Set<string>();
   const chosen: { c: Candidate; score: number }[] = [];
-  for (const entry of ranked) {
+  for (const entry of ordered) {
     const key = normalizeText(entry.c.text).toLowerCase();
     if (seen.has(key)) continue;
     seen.add(key);

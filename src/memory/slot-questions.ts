@@ -4,7 +4,7 @@
  */
 import { NOT_A_THING, QUESTIONS } from "./slot-cues";
 import { PERSON } from "./slot-values";
-import { favouriteOf, GENITIVE, thingAttribute } from "./slots";
+import { favouriteOf, GENITIVE, slotLexiconsOn, thingAttribute } from "./slots";
 import { isStopword, words } from "./text";
 import { timeCues } from "./when";
 
@@ -36,6 +36,7 @@ export type AskedSlot = {
  * am I on at work now?") comes first: it says what is asked better than the other words of the question do.
  */
 export function askedSlot(question: string): AskedSlot | null {
+  if (!slotLexiconsOn()) return null;
   const q = question.toLowerCase().replace(/\u2019/g, "'");
   // Only questions: "Help me plan a workout at home" is not asking where the user lives.
   if (!/\?\s*$/.test(q) && !/^\s*(?:where|which|what|who|whom|whose|when|how|am|do|does|did|is|are)\b/.test(q)) return null;

@@ -228,7 +228,15 @@ export function thingAttribute(noun: string): string {
   return asAttribute ?? `thing ${stem(noun)}`;
 }
 
+/**
+ * Evaluation only: `globalThis.__engramSlotLexicons = false` switches the attribute lexicons off (no statement gets
+ * a slot, no question names one), to measure ranking on changing facts of kinds no lexicon knows
+ * (bench/recall/slots-off.ts). Nothing in the Worker sets it.
+ */
+export const slotLexiconsOn = (): boolean => (globalThis as { __engramSlotLexicons?: boolean }).__engramSlotLexicons !== false;
+
 export function slotOf(text: string): string | null {
+  if (!slotLexiconsOn()) return null;
   const trimmed = text
     .trim()
     .replace(/\u2019/g, "'")
