@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { StoredMessage } from "../src/sessions/history";
-import { foldDue, planFold } from "../src/sessions/history-budget";
+import { aheadTrigger, foldDue, messageTokens, planFold } from "../src/sessions/history-budget";
 import { api, chat, createUser, script, seen, textReply } from "./helpers";
 
 const T = 60_000;
@@ -13,35 +13,53 @@ const summaryStep = (summary: string, observations: { content: string; category:
 });
 const requestText = (r: { messages: unknown[] }) => JSON.stringify(r.messages);
 
-/** A session whose third turn passes the history budget, and whose summary call is refused ("c" is that turn's reply). */
+const isSummaryCall = (r: object) => "output_config" in r;
+
+/** Reads the session; the read waits for a summary being made after the latest turn, so what follows sees it. */
+async function sessionBody(key: string, id: string) {
+  return (await (await api(key, "GET", `/v1/sessions/${id}`)).json()) as {
+    messages: unknown[];
+    summary: { text: string; through: number; messages: number } | null;
+  };
+}
+
+/** A session whose history passes the budget after its second turn; the summary call made then is refused ("c" is the third turn's reply). */
 async function pastBudgetWithRefusedSummary() {
   const u = await createUser();
-  await script(u.id, textReply("a"), textReply("b"));
+  await script(
+    u.id,
+    textReply("a"),
+    textReply("b"),
+    { structured: true, reply: { content: [{ type: "text", text: "" }], stop_reason: "refusal" } },
+    textReply("c"),
+  );
   const first = await chat(u.key, { message: long("alpha") });
   await chat(u.key, { message: long("beta"), session_id: first.sessionId });
-  await script(u.id, { structured: true, reply: { content: [{ type: "text", text: "" }], stop_reason: "refusal" } }, textReply("c"));
   const third = await chat(u.key, { message: long("gamma"), session_id: first.sessionId });
   return { u, first, third };
 }
 
 describe("bounded history", () => {
   it(
-    "folds the oldest turns into a session summary, sends it instead of them, keeps stored history, and hands stated facts to memory",
+    "folds the oldest turns into a session summary after a turn, sends it instead of them, keeps stored history, and hands stated facts to memory",
     async () => {
       const u = await createUser();
-      await script(u.id, textReply("noted alpha"), textReply("noted beta"));
-      const first = await chat(u.key, { message: long("alpha", "My name is Ana. ") });
-      await chat(u.key, { message: long("beta"), session_id: first.sessionId });
       await script(
         u.id,
-        summaryStep("Ana shared a long alpha list, then a beta list.", [{ content: "User's name is Ana", category: "fact" }]),
+        textReply("noted alpha"),
+        textReply("noted beta"),
+        summaryStep("Ana shared a long alpha list.", [{ content: "User's name is Ana", category: "fact" }]),
         textReply("got gamma"),
+        summaryStep("Ana shared a long alpha list, then a beta list."),
       );
+      const first = await chat(u.key, { message: long("alpha", "My name is Ana. ") });
+      await chat(u.key, { message: long("beta"), session_id: first.sessionId });
       const third = await chat(u.key, { message: long("gamma"), session_id: first.sessionId });
       expect(third.text).toBe("got gamma");
+      const body = await sessionBody(u.key, first.sessionId);
 
       const requests = await seen(u.id);
-      const summaryCall = requests.find((r) => "output_config" in r) as unknown as {
+      const summaryCall = requests.find(isSummaryCall) as unknown as {
         model: string;
         tool_choice?: unknown;
         output_config: { format: { schema: { title: string } } };
@@ -51,22 +69,23 @@ describe("bounded history", () => {
       expect(summaryCall.tool_choice).toBeUndefined();
       expect(summaryCall.output_config.format.schema.title).toBe("session_summary");
       expect(summaryCall.messages[0]?.content).toContain("alpha alpha");
+      expect(summaryCall.messages[0]?.content).not.toContain("beta beta");
+      // Made after the second turn (a third as large would pass the budget): the third turn's model call did not wait for it.
+      expect(requests.map((r) => (isSummaryCall(r) ? "summary" : "chat"))).toEqual(["chat", "chat", "summary", "chat", "summary"]);
 
-      const chats = requests.filter((r) => !("output_config" in r));
-      expect(chats).toHaveLength(3);
+      const chats = requests.filter((r) => !isSummaryCall(r));
       const last = chats[2];
       if (!last) throw new Error("no third chat request");
-      expect(requestText(last)).toContain("Ana shared a long alpha list");
+      expect(requestText(last)).toContain("Ana shared a long alpha list.");
+      expect(requestText(last)).toContain("beta beta");
       expect(requestText(last)).toContain("gamma gamma");
       expect(requestText(last)).not.toContain("alpha alpha");
-      expect(requestText(last)).not.toContain("beta beta");
       expect(last.messages[0]?.role).toBe("user");
       // The whole request's history is within the budget; the full history was not.
       expect(requestText(last).length / 4).toBeLessThan(16_000);
-      expect(requestText(chats[1] ?? last).length + 24_000).toBeGreaterThan(16_000 * 4);
+      expect(requestText(last).length + 24_000).toBeGreaterThan(16_000 * 4);
 
-      const res = await api(u.key, "GET", `/v1/sessions/${first.sessionId}`);
-      const body = (await res.json()) as { messages: unknown[]; summary: { text: string; through: number; messages: number } | null };
+      // After the third turn the next fold was made too: the summary now covers the first two turns.
       expect(body.messages).toHaveLength(6);
       expect(body.summary).toMatchObject({ text: "Ana shared a long alpha list, then a beta list.", messages: 4 });
 
@@ -77,41 +96,65 @@ describe("bounded history", () => {
         source: "session_summary",
         session_id: first.sessionId,
       });
+      const usage = (await (await api(u.key, "GET", `/v1/sessions/${first.sessionId}/usage`)).json()) as { turns: { kind: string }[] };
+      expect(usage.turns.filter((r) => r.kind === "summary")).toHaveLength(2);
     },
     T,
   );
 
   it(
-    "a summary the model refuses leaves the turn working on the longer history, and nothing is stored",
+    "a message that takes the history past the budget is folded for before its own model call",
+    async () => {
+      const u = await createUser();
+      // Messages near the API's 32,000-character limit and a long first reply (about 7,700 + 2,100 tokens, then
+      // 6,400): the first turn alone is kept whole (nothing to fold ahead of the second), the second passes the budget.
+      const longest = (word: string) => `${word} `.repeat(5_100).trim();
+      await script(u.id, textReply("noted. ".repeat(1_200)), summaryStep("Alpha list."), textReply("b"));
+      const first = await chat(u.key, { message: longest("alpha") });
+      const second = await chat(u.key, { message: longest("beta"), session_id: first.sessionId });
+      expect(second.text).toBe("b");
+      const requests = await seen(u.id);
+      expect(requests.map((r) => (isSummaryCall(r) ? "summary" : "chat"))).toEqual(["chat", "summary", "chat"]);
+      const sent = requestText(requests.at(-1) ?? { messages: [] });
+      expect(sent).toContain("Alpha list.");
+      expect(sent).not.toContain("alpha alpha");
+    },
+    T,
+  );
+
+  it(
+    "a summary the model refuses leaves the next turn working on the longer history, and nothing is stored",
     async () => {
       const { u, first, third } = await pastBudgetWithRefusedSummary();
       expect(third.text).toBe("c");
-      const last = (await seen(u.id)).filter((r) => !("output_config" in r)).at(-1);
-      expect(requestText(last ?? { messages: [] })).toContain("alpha alpha");
-      const body = (await (await api(u.key, "GET", `/v1/sessions/${first.sessionId}`)).json()) as { summary: unknown };
+      const body = await sessionBody(u.key, first.sessionId);
       expect(body.summary).toBeNull();
+      const last = (await seen(u.id)).filter((r) => !isSummaryCall(r)).at(-1);
+      expect(requestText(last ?? { messages: [] })).toContain("alpha alpha");
     },
     T,
   );
 
   it(
-    "after a failed summary the next turn does not call the background model again; the one after retries and folds",
+    "after a failed summary no turn waits for a retry, the turn after the failure is not followed by one, and the next is",
     async () => {
       const { u, first } = await pastBudgetWithRefusedSummary();
-      const summaryCalls = async () => (await seen(u.id)).filter((r) => "output_config" in r).length;
+      const summaryCalls = async () => {
+        await sessionBody(u.key, first.sessionId);
+        return (await seen(u.id)).filter(isSummaryCall).length;
+      };
+      // The refused call after the second turn; none before or after the third.
       expect(await summaryCalls()).toBe(1);
 
-      // Had the fourth turn tried to fold, its summary call would have taken this reply and the chat none.
-      await script(u.id, textReply("d"));
+      await script(u.id, textReply("d"), summaryStep("Alpha, beta and gamma lists."));
       const fourth = await chat(u.key, { message: "short one", session_id: first.sessionId });
       expect(fourth.text).toBe("d");
-      expect(await summaryCalls()).toBe(1);
-
-      await script(u.id, summaryStep("Alpha, beta and gamma lists."), textReply("e"));
-      const fifth = await chat(u.key, { message: "another short one", session_id: first.sessionId });
-      expect(fifth.text).toBe("e");
+      // The retry was made after the fourth turn, whose model call did not wait for it and still had the whole history.
       expect(await summaryCalls()).toBe(2);
-      const body = (await (await api(u.key, "GET", `/v1/sessions/${first.sessionId}`)).json()) as { summary: { text: string } | null };
+      const requests = await seen(u.id);
+      expect(requests.map((r) => (isSummaryCall(r) ? "summary" : "chat"))).toEqual(["chat", "chat", "summary", "chat", "chat", "summary"]);
+      expect(requestText(requests[4] ?? { messages: [] })).toContain("alpha alpha");
+      const body = await sessionBody(u.key, first.sessionId);
       expect(body.summary?.text).toBe("Alpha, beta and gamma lists.");
     },
     T,
@@ -152,18 +195,37 @@ describe("where the history is cut", () => {
     }
   });
 
-  it("waits longer after each failed summary, but always tries once the history is twice the budget", () => {
+  it("waits longer after each failed summary, retries after a turn rather than before one, and always tries once the history is twice the budget", () => {
     const budget = 16_000;
-    expect(foldDue(null, 3, 17_000, budget)).toBe(true);
-    // One failure at the turn whose user message is seq 5: the next turn (seq 7) waits, the one after tries.
-    expect(foldDue({ count: 1, at_seq: 5 }, 7, 17_000, budget)).toBe(false);
-    expect(foldDue({ count: 1, at_seq: 5 }, 9, 17_000, budget)).toBe(true);
+    expect(foldDue(null, 3, 17_000, budget, "after")).toBe(true);
+    expect(foldDue(null, 3, 17_000, budget, "before")).toBe(true);
+    // One failure after the turn whose user message is seq 5: the next turn (seq 7) waits, the one after tries.
+    expect(foldDue({ count: 1, at_seq: 5 }, 7, 17_000, budget, "after")).toBe(false);
+    expect(foldDue({ count: 1, at_seq: 5 }, 9, 17_000, budget, "after")).toBe(true);
+    // A retry never delays a turn's first byte...
+    expect(foldDue({ count: 1, at_seq: 5 }, 9, 17_000, budget, "before")).toBe(false);
+    // ...until the history is twice the budget.
+    expect(foldDue({ count: 3, at_seq: 5 }, 7, 2 * budget + 1, budget, "before")).toBe(true);
+    expect(foldDue({ count: 3, at_seq: 5 }, 7, 2 * budget + 1, budget, "after")).toBe(true);
     // Three in a row: four turns wait.
-    expect(foldDue({ count: 3, at_seq: 5 }, 13, 17_000, budget)).toBe(false);
-    expect(foldDue({ count: 3, at_seq: 5 }, 15, 17_000, budget)).toBe(true);
+    expect(foldDue({ count: 3, at_seq: 5 }, 13, 17_000, budget, "after")).toBe(false);
+    expect(foldDue({ count: 3, at_seq: 5 }, 15, 17_000, budget, "after")).toBe(true);
     // The wait stops growing at 32 turns.
-    expect(foldDue({ count: 40, at_seq: 5 }, 5 + 2 * 32 + 1, 17_000, budget)).toBe(true);
-    expect(foldDue({ count: 3, at_seq: 5 }, 7, 2 * budget + 1, budget)).toBe(true);
+    expect(foldDue({ count: 40, at_seq: 5 }, 5 + 2 * 32 + 1, 17_000, budget, "after")).toBe(true);
+  });
+
+  it("after a turn, folds when a next turn as large would pass the budget", () => {
+    const total = rows.reduce((n, r) => n + messageTokens(r), 0);
+    // The latest turn: "next question", its tool call and the result (seq 5-7).
+    const latest = rows.slice(4).reduce((n, r) => n + messageTokens(r), 0);
+    // Room for another such turn: nothing is folded yet.
+    expect(planFold(rows, total + latest + 100, aheadTrigger(rows, total + latest + 100)).fold).toEqual([]);
+    // Fits now, but not with another such turn: fold ahead, where a fold before the turn would not.
+    const budget = total + latest - 100;
+    expect(planFold(rows, budget).fold).toEqual([]);
+    expect(planFold(rows, budget, aheadTrigger(rows, budget)).fold.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+    // Never ahead of half the budget, the size a fold leaves.
+    expect(aheadTrigger(rows, 3_000)).toBe(1_500);
   });
 
   it("folds nothing while the history fits, and always keeps the turn in progress", () => {

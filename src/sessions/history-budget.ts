@@ -2,8 +2,10 @@
  * The history budget: which stored messages a model call sees. Messages already folded into the
  * session summary are left out (they stay in storage); when the rest grows past the budget, the oldest
  * whole turns are folded next, down to half the budget, so summarising happens once every few turns
- * rather than on every turn. A cut is only ever made where a user turn starts (a user message without
- * tool results), so a tool_use is never separated from its tool_result.
+ * rather than on every turn. Folding is done after a turn, ahead of the next one (`aheadTrigger`), so a
+ * turn's first byte does not wait for a summary call; a turn folds before its model call only when its
+ * own message takes the history past the budget. A cut is only ever made where a user turn starts (a
+ * user message without tool results), so a tool_use is never separated from its tool_result.
  */
 import type { MessageParam } from "../chat/loop";
 import { approxTokens } from "../lib/text";
@@ -35,12 +37,13 @@ export const liveRows = (rows: readonly StoredMessage[], summary: SessionSummary
 
 /**
  * Splits live history into what to fold into the summary now and what to keep. Nothing is folded
- * while it fits the budget; the turn in progress (the last turn start) is always kept.
+ * while it is within `trigger` tokens (the budget, unless folding ahead); the latest turn (the last
+ * turn start and what follows it) is always kept.
  */
-export function planFold(live: readonly StoredMessage[], budgetTokens: number): { fold: StoredMessage[]; keep: StoredMessage[] } {
+export function planFold(live: readonly StoredMessage[], budgetTokens: number, trigger = budgetTokens): { fold: StoredMessage[]; keep: StoredMessage[] } {
   const sizes = live.map(messageTokens);
   const total = sizes.reduce((a, b) => a + b, 0);
-  if (total <= budgetTokens) return { fold: [], keep: [...live] };
+  if (total <= trigger) return { fold: [], keep: [...live] };
   const target = Math.floor(budgetTokens / 2);
   let suffix = total;
   let cut = -1;
@@ -56,20 +59,36 @@ export function planFold(live: readonly StoredMessage[], budgetTokens: number): 
   return { fold: live.slice(0, cut), keep: live.slice(cut) };
 }
 
-/** Consecutive failed folds, and the seq of the user message of the turn where the last one failed. */
+/**
+ * After a turn: the size past which to fold now rather than before the next turn's model call. A next
+ * turn as large as the one that just ended would take the history past the budget, so fold now (never
+ * at less than half the budget, the size a fold leaves).
+ */
+export function aheadTrigger(live: readonly StoredMessage[], budgetTokens: number): number {
+  const start = live.findLastIndex(isTurnStart);
+  const latest = live.slice(Math.max(start, 0)).reduce((n, r) => n + messageTokens(r), 0);
+  return Math.max(Math.floor(budgetTokens / 2), budgetTokens - latest);
+}
+
+/** Consecutive failed folds, and the seq of the user message that started the turn the last one was made for. */
 export type FoldFailures = { count: number; at_seq: number };
 
 const RETRY_WAIT_MAX_TURNS = 32;
 
+/** The seq of the user message that started the latest turn (0 when there is none). */
+export const latestTurnSeq = (rows: readonly StoredMessage[]) => rows.findLast(isTurnStart)?.seq ?? 0;
+
 /**
- * Whether a turn should try to fold after earlier folds failed. Each failure doubles the turns the next try
- * waits (1, 2, 4 ... up to 32 turns, a turn being counted as two messages), so a background model that keeps
- * failing does not cost every turn of a long session an extra model call before its first byte. Once the
- * history the call would send is twice the budget, every turn tries: the request is growing towards the
- * context window.
+ * Whether to try folding now, `before` a turn's model call or `after` a turn. Without earlier failures,
+ * always. After failures, a retry is made after a turn, off the first byte, and each failure doubles the
+ * turns the next try waits (1, 2, 4 ... up to 32 turns, a turn being counted as two messages), so a
+ * background model that keeps failing costs neither every turn's first byte nor a call after every turn.
+ * Once the history is twice the budget, every turn tries, before its model call too: the request is
+ * growing towards the context window.
  */
-export function foldDue(failures: FoldFailures | null, turnSeq: number, liveTokens: number, budgetTokens: number): boolean {
+export function foldDue(failures: FoldFailures | null, turnSeq: number, liveTokens: number, budgetTokens: number, when: "before" | "after"): boolean {
   if (!failures || liveTokens > 2 * budgetTokens) return true;
+  if (when === "before") return false;
   const wait = Math.min(2 ** (failures.count - 1), RETRY_WAIT_MAX_TURNS);
   return turnSeq - failures.at_seq > 2 * wait;
 }

@@ -30,7 +30,7 @@ import { usageInsert } from "../usage/record";
 import { addTokens, noTokens, type SpentTokens } from "../usage/spent";
 import type { EventSink } from "./event-stream";
 import { currentTurnStart, followUpQuery, modelHistory, type StoredMessage } from "./history";
-import { foldDue, liveRows, messageTokens, planFold, summaryRow } from "./history-budget";
+import { aheadTrigger, foldDue, latestTurnSeq, liveRows, messageTokens, planFold, summaryRow } from "./history-budget";
 import type { SessionMeta, SessionStorage } from "./storage";
 import { sessionMetaRow, sessionOfUser, touchSession, touchSessionQuery } from "./store";
 import { offlineSummary, SUMMARY_FORMAT, summarise } from "./summarise";
@@ -54,7 +54,10 @@ export type ResumeInput = Caller & { answer: Answer };
 export type TurnRefusal = Refusal & { retryAfter?: number };
 
 /** Called once by a turn: with a refusal (the turn ends, nothing written) or without (its events are answered). */
-export type Gate = (refusal?: TurnRefusal) => void;
+export type Gate = (refusal?: TurnRefusal) => undefined;
+
+/** Work that follows a turn once its stream has closed, still under the session's lock (see `foldAhead`). */
+export type Afterwards = () => Promise<void>;
 
 type Segment = {
   scope: TurnScope;
@@ -95,7 +98,8 @@ export class TurnRunner {
     this.db = createDb(env.DB);
   }
 
-  async chat(input: TurnInput, sink: EventSink, open: Gate): Promise<void> {
+  /** Runs one turn; what it returns is run after the turn's stream has closed. */
+  async chat(input: TurnInput, sink: EventSink, open: Gate): Promise<Afterwards | undefined> {
     // A turn that waited for the lock behind one that suspended.
     if (this.store.continuation()) return open({ code: "tool_pending", message: pendingMessage(input.sessionId) });
     let meta: SessionMeta | null;
@@ -150,6 +154,7 @@ export class TurnRunner {
     open();
     sink.emit({ type: "session", id: input.sessionId });
     let userSeq: number | undefined;
+    let ended = false;
     try {
       const prompt = await building;
       // The per-turn context heads the user message and is stored with it: the turn is replayed exactly.
@@ -159,8 +164,8 @@ export class TurnRunner {
       ];
       [userSeq] = this.store.append([{ role: "user", content }]);
       if (userSeq !== undefined) rows.push({ seq: userSeq, role: "user", content, created_at: Date.now() });
-      // Older turns over the history budget fold into the session summary before the model call.
-      await this.foldHistory(scope, tally, rows);
+      // Folding is done after turns; before the model call only when this message takes the history past the budget.
+      await this.foldHistory(scope, tally, rows, "before");
       // The audit row goes in the bookkeeping batch after the model call: it must not delay the first byte.
       tally.rows.push(contextLogInsert(scope.db, input.userId, input.sessionId, prompt));
       const injected = new Map(prompt.injected.map((s) => [s.name, s.ids]));
@@ -174,6 +179,7 @@ export class TurnRunner {
         stream: input.stream,
       };
       tally.pending = await this.run(seg, sink, tally, rows);
+      ended = !tally.pending;
     } catch (err) {
       if (!isAbort(err) && !sink.signal.aborted) {
         if (userSeq === undefined) return this.fail(err, sink, input.sessionId);
@@ -188,13 +194,16 @@ export class TurnRunner {
       await handedOver(sink);
       await this.settle(scope, scope.config.chatModel, tally);
     }
+    return ended ? () => this.foldAhead(scope) : undefined;
   }
 
-  async resume(input: ResumeInput, resolution: Resolution, sink: EventSink): Promise<void> {
+  /** Resumes a suspended turn; what it returns is run after the turn's stream has closed. */
+  async resume(input: ResumeInput, resolution: Resolution, sink: EventSink): Promise<Afterwards | undefined> {
     sink.emit({ type: "session", id: input.sessionId });
     const cont = this.store.continuation();
     if (!cont?.pending.some((p) => p.call_id === resolution.call.call_id)) {
-      return sink.emit({ type: "error", code: "continuation_expired", message: "the pending tool call is gone: it expired or was cancelled" });
+      sink.emit({ type: "error", code: "continuation_expired", message: "the pending tool call is gone: it expired or was cancelled" });
+      return undefined;
     }
     const scope = this.scope(input, cont.site_id, cont.project_id);
     const progress = { iterations: cont.iterations, usage: addUsage(zeroUsage(), cont.usage), toolsUsed: cont.tools_used };
@@ -211,6 +220,7 @@ export class TurnRunner {
       stream: cont.stream,
     };
     const tally = newTally();
+    let ended = false;
     try {
       if (resolution.remember) this.store.allowAlways(resolution.call.tool_name);
       const { results, pending } = await applyAnswer(cont, resolution, tools, this.toolCtx(seg, sink), sink.emit);
@@ -221,6 +231,7 @@ export class TurnRunner {
       this.store.closeContinuation(completed(cont.messages, results));
       await this.alarm.clear();
       tally.pending = await this.run(seg, sink, tally);
+      ended = !tally.pending;
     } catch (err) {
       if (!isAbort(err) && !sink.signal.aborted) this.rollbackTurn();
       this.fail(err, sink, input.sessionId);
@@ -228,6 +239,7 @@ export class TurnRunner {
       await handedOver(sink);
       await this.settle(scope, cont.model, tally);
     }
+    return ended ? () => this.foldAhead(scope) : undefined;
   }
 
   /** Ends a suspended turn without the client: every open call gets an is_error result, so history stays whole. */
@@ -318,20 +330,22 @@ export class TurnRunner {
   /**
    * Keeps the history a model call sees within the budget: the oldest whole turns are folded into the
    * session summary by the background model (stored history is untouched), and the facts it found go
-   * to memory. If the summary cannot be made, this turn sends the longer history and a later one retries
-   * (`foldDue`: the wait doubles with each consecutive failure).
+   * to memory. Done `after` a turn, ahead of the next one, and `before` a model call only when the new
+   * message takes the history past the budget. If the summary cannot be made, the next turn sends the
+   * longer history and a later one retries (`foldDue`: the wait doubles with each consecutive failure).
    */
-  private async foldHistory(scope: TurnScope, tally: Tally, rows: readonly StoredMessage[]): Promise<void> {
+  private async foldHistory(scope: TurnScope, tally: Tally, rows: readonly StoredMessage[], when: "before" | "after"): Promise<void> {
+    const { config } = scope;
+    const budget = config.historyBudgetTokens;
     const summary = this.store.summary();
     const live = liveRows(rows, summary);
-    const { fold } = planFold(live, scope.config.historyBudgetTokens);
+    const { fold } = planFold(live, budget, when === "after" ? aheadTrigger(live, budget) : budget);
     const last = fold.at(-1);
     if (!last) return;
-    const { config } = scope;
     const failures = this.store.foldFailures();
-    const turnSeq = rows.at(-1)?.seq ?? 0;
+    const turnSeq = latestTurnSeq(live);
     const liveTokens = live.reduce((n, r) => n + messageTokens(r), 0);
-    if (!foldDue(failures, turnSeq, liveTokens, config.historyBudgetTokens)) return;
+    if (!foldDue(failures, turnSeq, liveTokens, budget, when)) return;
     const model = { client: createModelClient(config, SUMMARY_SKILLS).client, model: config.backgroundModel };
     try {
       const out = await summarise(model, scope.userId, summary?.text ?? "", fold);
@@ -354,6 +368,19 @@ export class TurnRunner {
       this.store.saveFoldFailures({ count: (failures?.count ?? 0) + 1, at_seq: turnSeq });
       console.error(JSON.stringify({ session: scope.sessionId, summary: describeFailure(err) }));
     }
+  }
+
+  /**
+   * After a turn that ended (not suspended, not failed), once its stream has closed and still under the
+   * session's lock: folds the history ahead of the next turn, so that turn's first byte does not wait for
+   * a summary call, and records the call (its usage row; the facts it found go to memory). A next turn
+   * that arrives meanwhile waits for the lock, as behind any turn.
+   */
+  private async foldAhead(scope: TurnScope): Promise<void> {
+    const tally = newTally();
+    await this.foldHistory(scope, tally, this.store.liveMessages(), "after");
+    const logged = (err: unknown) => console.error(JSON.stringify({ session: scope.sessionId, summary_bookkeeping: describeFailure(err) }));
+    await Promise.all([tally.rows.length ? runStatements(scope.db, tally.rows).catch(logged) : undefined, ...tally.later.map((work) => work().catch(logged))]);
   }
 
   /**
@@ -424,7 +451,7 @@ export class TurnRunner {
     return { ...seg.scope, emit: sink.emit, turn: seg.counters, injected: seg.injected };
   }
 
-  private fail(err: unknown, sink: EventSink, sessionId: string): void {
+  private fail(err: unknown, sink: EventSink, sessionId: string): undefined {
     if (isAbort(err) || sink.signal.aborted) return;
     const failure = modelFailure(err);
     if (!failure) console.error(JSON.stringify({ session: sessionId, error: describeFailure(err) }));

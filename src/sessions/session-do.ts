@@ -12,10 +12,11 @@ import type { MessageParam } from "../chat/loop";
 import type { Env } from "../config/env";
 import type { Registry } from "../core/capability";
 import type { ToolPendingEnvelope } from "../core/events";
+import { describeFailure } from "../lib/errors";
 import { type EventSink, eventStream } from "./event-stream";
 import type { StoredMessage } from "./history";
 import type { SessionSummary } from "./history-budget";
-import { type Gate, pendingMessage, type ResumeInput, type TurnInput, type TurnRefusal, TurnRunner } from "./runner";
+import { type Afterwards, type Gate, pendingMessage, type ResumeInput, type TurnInput, type TurnRefusal, TurnRunner } from "./runner";
 import { SessionStorage } from "./storage";
 
 export type { Gate, ResumeInput, TurnInput, TurnRefusal } from "./runner";
@@ -29,6 +30,8 @@ export type PendingView = ToolPendingEnvelope & { messages: MessageParam[]; answ
 const EXPIRED = "The client did not answer this tool call in time.";
 const GONE: Refusal = { code: "not_found", message: "session not found (it was deleted)" };
 const CANCELLED = "The user cancelled this tool call.";
+/** How long a session read waits for the summary being made after the latest turn. */
+const READ_WAIT_MS = 5_000;
 
 /**
  * The session object's behaviour; the composition root binds it to the registry it runs with
@@ -36,6 +39,8 @@ const CANCELLED = "The user cancelled this tool call.";
  */
 export class SessionObject extends DurableObject<Env> {
   private lock: Promise<void> = Promise.resolve();
+  /** The work following the latest turn (folding history ahead of the next turn): a read of the session waits for it. */
+  private following: Promise<void> = Promise.resolve();
   private readonly running = new Map<string, () => void>();
   private resuming = false;
   /**
@@ -107,8 +112,14 @@ export class SessionObject extends DurableObject<Env> {
     return ids.length;
   }
 
-  /** null once the session was deleted. */
-  read(): { messages: StoredMessage[]; pending: PendingView | null; summary: SessionSummary | null } | null {
+  /**
+   * null once the session was deleted. Waits for the summary a just-ended turn is making (not for a running
+   * turn), at most `READ_WAIT_MS`: a background model that stalls does not hold the read.
+   */
+  async read(): Promise<{ messages: StoredMessage[]; pending: PendingView | null; summary: SessionSummary | null } | null> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([this.following, new Promise<void>((resolve) => (timer = setTimeout(resolve, READ_WAIT_MS)))]);
+    clearTimeout(timer);
     if (this.destroyed) return null;
     const cont = this.live();
     const pending = cont
@@ -151,8 +162,11 @@ export class SessionObject extends DurableObject<Env> {
     return null;
   }
 
-  /** Runs `work` under the lock; answers when it opens the gate (or ends without opening it: its events then say how). */
-  private start(turnId: string, stream: boolean, work: (sink: EventSink, open: Gate) => Promise<void>): Promise<Started> {
+  /**
+   * Runs `work` under the lock; answers when it opens the gate (or ends without opening it: its events then say how).
+   * What the work hands back runs once the stream has closed, still under the lock.
+   */
+  private start(turnId: string, stream: boolean, work: (sink: EventSink, open: Gate) => Promise<Afterwards | undefined>): Promise<Started> {
     const sink = eventStream(stream ? "sse" : "ndjson");
     this.running.set(turnId, sink.abort);
     let answer: (started: Started) => void = () => undefined;
@@ -166,11 +180,20 @@ export class SessionObject extends DurableObject<Env> {
       if (refusal) sink.readable.cancel().catch(() => undefined);
       answer(refusal ? { error: refusal } : { events: sink.readable, stream });
     };
-    // A turn queued behind `destroy` finds the session gone when its turn comes.
-    const done = this.serialised(async () => (this.destroyed ? open(GONE) : work(sink, open))).finally(() => {
-      this.running.delete(turnId);
-      sink.close();
-      open();
+    const done = this.serialised(async () => {
+      let after: Afterwards | undefined;
+      try {
+        // A turn queued behind `destroy` finds the session gone when its turn comes.
+        after = this.destroyed ? open(GONE) : await work(sink, open);
+      } finally {
+        this.running.delete(turnId);
+        sink.close();
+        open();
+      }
+      if (!after) return;
+      const following = after().catch((err: unknown) => console.error(JSON.stringify({ after_turn: describeFailure(err) })));
+      this.following = following;
+      await following;
     });
     this.ctx.waitUntil(done);
     return started;
