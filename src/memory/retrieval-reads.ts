@@ -11,6 +11,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { BatchedRead, BatchReads } from "../core/context";
 import type { Db } from "../db/client";
 import { ownerTag, userMatch } from "../db/fts-tag";
+import { literalLimit } from "../db/limit";
 import type { MemoryDeps } from "./deps";
 import type { SearchPlan } from "./ranking";
 import type { Candidates, Scored, SearchInput, VectorCandidate } from "./search-types";
@@ -55,8 +56,8 @@ function fullText(input: SearchInput, match: string | SQL): SQL {
   // which re-reads every row it returns; same scores, same order. CROSS JOIN keeps the ranked rows outside:
   // left to itself the planner walks the user's whole partition on facts_user and probes them.
   const depth = input.after !== undefined || input.before !== undefined || input.history ? CANDIDATES * 20 : CANDIDATES * 4;
-  return sql`SELECT ${columns}, -h.bm25 AS lexical FROM (SELECT rowid, bm25(facts_fts) AS bm25 FROM facts_fts WHERE facts_fts MATCH ${match} ORDER BY bm25 LIMIT ${depth}) h
-    CROSS JOIN facts f ON f.rowid = h.rowid WHERE ${scoped(input)} ORDER BY h.bm25 LIMIT ${Math.max(CANDIDATES, input.k * 2)}`;
+  return sql`SELECT ${columns}, -h.bm25 AS lexical FROM (SELECT rowid, bm25(facts_fts) AS bm25 FROM facts_fts WHERE facts_fts MATCH ${match} ORDER BY bm25 LIMIT ${literalLimit(depth)}) h
+    CROSS JOIN facts f ON f.rowid = h.rowid WHERE ${scoped(input)} ORDER BY h.bm25 LIMIT ${literalLimit(Math.max(CANDIDATES, input.k * 2))}`;
 }
 
 /** The filler MATCH when the filler is not needed: one index lookup (ranking ignores the list then anyway). */
@@ -121,7 +122,7 @@ const DF_CAP = 200;
 function docFrequency(db: Db, userId: string, plan: SearchPlan) {
   return rowsOf(
     db,
-    sql`SELECT value AS term, (SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH '"' || ${ownerTag(userId)} || value || '"' LIMIT ${DF_CAP})) AS doc
+    sql`SELECT value AS term, (SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH '"' || ${ownerTag(userId)} || value || '"' LIMIT ${literalLimit(DF_CAP)})) AS doc
       FROM json_each(${JSON.stringify([...plan.stems.values()])})`,
     ["term", "doc"],
   );

@@ -5,6 +5,7 @@
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { literalLimit } from "../db/limit";
 import { localVectors } from "../db/schema";
 import { type SparseVector, toDense } from "./embed";
 import { inJson, matchesOf, type VectorIndex, type VectorMatch, type VectorRecord } from "./vector";
@@ -92,7 +93,7 @@ export class FreshOverlayIndex implements VectorIndex {
         SELECT d.id AS id, SUM(q.w * x.v) AS score
         FROM q CROSS JOIN d ON d.dim = q.dim CROSS JOIN x ON x.id = d.id AND x.key = d.key
         GROUP BY d.id)
-      GROUP BY id ORDER BY score DESC LIMIT ${topK}`;
+      GROUP BY id ORDER BY score DESC LIMIT ${literalLimit(topK)}`;
   }
 
   async delete(userId: string, ids: string[]): Promise<void> {

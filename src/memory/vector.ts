@@ -5,6 +5,7 @@
 import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import { changes, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
+import { literalLimit } from "../db/limit";
 import { localVectorPostings, localVectors } from "../db/schema";
 import type { SparseVector } from "./embed";
 
@@ -101,7 +102,7 @@ export class LocalVectorIndex implements VectorIndex {
     return sql`WITH q(dim, w) AS MATERIALIZED (SELECT value->>0, value->>1 FROM json_each(${q}))
       SELECT p.vector_id AS id, SUM(p.weight * q.w) AS score
       FROM q CROSS JOIN local_vector_postings p ON p.user_id = ${userId} AND p.dim = q.dim
-      GROUP BY p.vector_id ORDER BY score DESC LIMIT ${topK}`;
+      GROUP BY p.vector_id ORDER BY score DESC LIMIT ${literalLimit(topK)}`;
   }
 
   async delete(userId: string, ids: string[]): Promise<void> {
