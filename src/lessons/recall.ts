@@ -11,6 +11,7 @@ import { runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { userMatch } from "../db/fts-tag";
+import { literalLimit } from "../db/limit";
 import { lessonRecalls } from "../db/schema";
 import { isStopword, words } from "../memory/text";
 import type { LessonType } from "./extraction-schema";
@@ -33,7 +34,11 @@ const SIGNAL = sql.raw(
     .join(" ")} END`,
 );
 
-/** How deep FTS5 ranks before scoping: a user's best matches are within the first few hundred of theirs. */
+/**
+ * How deep FTS5 ranks before scoping: a user's best matches are within the first few hundred of theirs. This LIMIT
+ * and the caller's are written into the statement (`literalLimit`): bound, they made SQLite recompile the recall at
+ * every call (docs/lessons.md, "Compiled once").
+ */
 const DEPTH = 100;
 /** BM25 column weights: title, content, tags. */
 export const BM25_WEIGHTS = sql.raw("2.0, 1.0, 1.5");
@@ -72,14 +77,14 @@ function candidates(input: RecallInput): SQL | null {
     return sql`SELECT ${RANKED}, -h.bm AS lexical
       FROM (SELECT rowid, bm25(lessons_fts, ${BM25_WEIGHTS}) AS bm FROM lessons_fts
         WHERE lessons_fts MATCH ${userMatch(input.userId, terms)}
-        ORDER BY bm LIMIT ${DEPTH}) h
+        ORDER BY bm LIMIT ${literalLimit(DEPTH)}) h
       CROSS JOIN lessons l ON l.rowid = h.rowid WHERE ${filters(input)}`;
   }
   const needle = input.query.trim().slice(0, 200);
   if (!needle) return null;
   const like = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   return sql`SELECT ${RANKED}, 1.0 AS lexical FROM lessons l
-    WHERE ${filters(input)} AND (l.title LIKE ${like} ESCAPE '\\' OR l.content LIKE ${like} ESCAPE '\\') ORDER BY l.created_at DESC LIMIT ${DEPTH}`;
+    WHERE ${filters(input)} AND (l.title LIKE ${like} ESCAPE '\\' OR l.content LIKE ${like} ESCAPE '\\') ORDER BY l.created_at DESC LIMIT ${literalLimit(DEPTH)}`;
 }
 
 /**
@@ -102,7 +107,7 @@ export function searchStatement(input: RecallInput, now: number): SQL | null {
         * (0.8 + 0.2 * exp(-max(0, ${now} - c.created_at) / ${sql.raw(`${DECAY_MS}.0`)})) AS score,
       CASE WHEN c.project = ${project} THEN 0 WHEN c.project IS NULL THEN 1 ELSE 2 END AS tier
       FROM c),
-    top AS (SELECT doc, score, tier FROM s ORDER BY tier, score DESC, created_at DESC LIMIT ${input.limit})
+    top AS (SELECT doc, score, tier FROM s ORDER BY tier, score DESC, created_at DESC LIMIT ${literalLimit(input.limit)})
     SELECT ${columns}, score, tier FROM top CROSS JOIN lessons l ON l.rowid = top.doc ORDER BY tier, score DESC, l.created_at DESC`;
 }
 
