@@ -118,6 +118,8 @@ describe("bounded history", () => {
       const sent = requestText(requests.at(-1) ?? { messages: [] });
       expect(sent).toContain("Alpha list.");
       expect(sent).not.toContain("alpha alpha");
+      // Stored as the session's summary; the second turn alone is within the budget, so nothing more is folded after it.
+      expect((await sessionBody(u.key, first.sessionId)).summary?.text).toBe("Alpha list.");
     },
     T,
   );
