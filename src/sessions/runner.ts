@@ -23,6 +23,7 @@ import { runStatements, type Statement } from "../db/batch";
 import { createDb, type Db } from "../db/client";
 import type { Plan } from "../db/schema";
 import { describeFailure } from "../lib/errors";
+import { waitAtMost } from "../lib/wait";
 import { createModelClient } from "../model/anthropic";
 import { isAbort, modelFailure } from "../model/errors";
 import { budgetOf, overBudget } from "../usage/budget";
@@ -469,13 +470,7 @@ const HANDOVER_MS = 2_000;
  * reading never holds the session's lock.
  */
 async function handedOver(sink: EventSink): Promise<void> {
-  if (!sink.drained) return;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const bound = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, HANDOVER_MS);
-  });
-  await Promise.race([sink.drained(), bound]);
-  clearTimeout(timer);
+  if (sink.drained) await waitAtMost(sink.drained(), HANDOVER_MS);
 }
 
 /** The suspended assistant message(s), then one user message with every tool_result, in call order. */

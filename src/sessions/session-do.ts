@@ -13,6 +13,7 @@ import type { Env } from "../config/env";
 import type { Registry } from "../core/capability";
 import type { ToolPendingEnvelope } from "../core/events";
 import { describeFailure } from "../lib/errors";
+import { waitAtMost } from "../lib/wait";
 import { type EventSink, eventStream } from "./event-stream";
 import type { StoredMessage } from "./history";
 import type { SessionSummary } from "./history-budget";
@@ -117,9 +118,7 @@ export class SessionObject extends DurableObject<Env> {
    * turn), at most `READ_WAIT_MS`: a background model that stalls does not hold the read.
    */
   async read(): Promise<{ messages: StoredMessage[]; pending: PendingView | null; summary: SessionSummary | null } | null> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([this.following, new Promise<void>((resolve) => (timer = setTimeout(resolve, READ_WAIT_MS)))]);
-    clearTimeout(timer);
+    await waitAtMost(this.following, READ_WAIT_MS);
     if (this.destroyed) return null;
     const cont = this.live();
     const pending = cont
