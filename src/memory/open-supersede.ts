@@ -38,6 +38,12 @@ export type OpenInput = {
   /** Stems of the question's content words that are not common in the user's facts, and of their near-synonyms. */
   questionStems: ReadonlySet<string>;
   eventOf: (c: Candidate) => number;
+  /**
+   * Whether the search found the candidate by what it says (a content word of the question or a near-synonym, the
+   * attribute asked, or the vector half), not only through the question's function words (the fill list). A fill
+   * hit is about anything ("I'm seeing Sam now" for "Who's my doctor now?"): it neither anchors nor replaces.
+   */
+  evidence?: (c: Candidate) => boolean;
 };
 
 /** How far down the ranked list statements are compared (the search's usual k of 25, at most). */
@@ -76,7 +82,7 @@ export function supersedeOpen<T extends { c: Candidate; score: number }>(ranked:
   const facts = new Map<T, Facts>();
   for (const entry of out.slice(0, window)) {
     const { c } = entry;
-    if (!isStatement(c)) continue;
+    if (!isStatement(c) || input.evidence?.(c) === false) continue;
     const all = words(c.text);
     facts.set(entry, {
       stems: new Set(

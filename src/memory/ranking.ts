@@ -57,9 +57,13 @@ export function planSearch(request: SearchInput, now: number): SearchPlan {
   // "Where did I live before?": what was replaced is what the question is about.
   const input = cues.past ? { ...request, history: true } : request;
   const asked = mode === "vector" ? null : askedSlot(input.query);
-  const terms = queryTerms(input.query);
-  // "These days", "at the moment": the time logic answers them; they are not words a fact should contain.
+  // "These days", "right now", "at the moment": the time logic answers them; they are not words a fact should
+  // contain, so they are searched for only when the question has no other word ("right now" would find "Right,
+  // I'm here", "these days" every line about a day).
   const timeOnly = new Set(cueWords(input.query, cues).map(stem));
+  const allTerms = queryTerms(input.query);
+  const content = allTerms.filter((t) => !timeOnly.has(stem(t)));
+  const terms = content.length ? content : allTerms;
   const stems = new Map<string, string>();
   for (const t of terms) if (!stems.has(stem(t)) && !timeOnly.has(stem(t))) stems.set(stem(t), t);
   const stemsOf = (ws: readonly string[]) => new Set(ws.filter((w) => !isStopword(w)).map(stem));
@@ -257,10 +261,11 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
       return { c, score };
     })
     .sort((a, b) => b.score - a.score || eventOf(b.c) - eventOf(a.c));
+  const evidenced = new Set([...text, ...expanded, ...slotted, ...found.vector].map((c) => c.id));
   // Asked about the present, and no slot knows the attribute: the latest linked statement that announces a change
   // replaces the earlier ones it is linked to (open-supersede.ts).
   const ordered =
-    cues.current && !cues.past && answers.size === 0 ? supersedeOpen(ranked, { questionStems: askedStems(plan, found.docFrequency), eventOf }) : ranked;
+    cues.current && !cues.past && answers.size === 0 ? supersedeOpen(ranked, { questionStems: askedStems(plan, found.docFrequency), eventOf, evidence: (c) => evidenced.has(c.id) }) : ranked;
 
   const seen = new Set<string>();
   const chosen: { c: Candidate; score: number }[] = [];

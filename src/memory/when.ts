@@ -18,7 +18,12 @@ const monthOf = (word: string) => {
   return i >= 0 ? i : SHORT.indexOf(word);
 };
 
-const CURRENT = /\b(now|nowadays|currently|current|these days|at the moment|at present|right now|latest|most recent|anymore|still|today)\b/;
+/**
+ * Asks about the present: "now", "these days", "at this point", "most recently", "where did I end up living?"
+ * (a result that holds now). Global: `cueWords` takes the words of every cue in the question.
+ */
+const CURRENT =
+  /\b(now|nowadays|currently|current|these days|this point|this stage|at the moment|at present|presently|right now|as things stand|latest|most recent(?:ly)?|recently|lately|anymore|any more|still|today|end(?:ed)? up)\b/g;
 const MONTH_RE = `(${MONTHS.join("|")}|${SHORT.filter((m) => m !== "may" && m !== "mar").join("|")})`;
 
 /**
@@ -34,14 +39,15 @@ const PAST =
  */
 export function cueWords(query: string, cues: TimeCues): string[] {
   const q = query.toLowerCase();
-  const m = cues.past ? PAST.exec(q) : cues.current ? CURRENT.exec(q) : null;
-  return m ? (m[0].match(/[a-z]+/g) ?? []) : [];
+  if (cues.past) return PAST.exec(q)?.[0].match(/[a-z]+/g) ?? [];
+  // Every present-tense cue of the question ("my current account these days": both), not only the first.
+  return cues.current ? [...q.matchAll(CURRENT)].flatMap((m) => m[0].match(/[a-z]+/g) ?? []) : [];
 }
 
 export function timeCues(query: string, now: number): TimeCues {
   const q = query.toLowerCase();
   const past = PAST.test(q);
-  return { range: timeRange(q, now), current: !past && CURRENT.test(q), past };
+  return { range: timeRange(q, now), current: !past && q.search(CURRENT) >= 0, past };
 }
 
 function timeRange(q: string, now: number): TimeRange | null {
