@@ -265,7 +265,9 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
   // Asked about the present, and no slot knows the attribute: the latest linked statement that announces a change
   // replaces the earlier ones it is linked to (open-supersede.ts).
   const ordered =
-    cues.current && !cues.past && answers.size === 0 ? supersedeOpen(ranked, { questionStems: askedStems(plan, found.docFrequency), eventOf, evidence: (c) => evidenced.has(c.id) }) : ranked;
+    cues.current && !cues.past && answers.size === 0
+      ? supersedeOpen(ranked, { questionStems: askedStems(plan, found.docFrequency), eventOf, evidence: (c) => evidenced.has(c.id) })
+      : ranked;
 
   const seen = new Set<string>();
   const chosen: { c: Candidate; score: number }[] = [];
