@@ -4,8 +4,8 @@
  * open-world supersession taking only candidates found by what they say. Statements are invented, not corpus text.
  */
 import { describe, expect, it } from "vitest";
-import { supersedeOpen } from "../src/memory/open-supersede";
-import { planSearch } from "../src/memory/ranking";
+import { namesIn, supersedeOpen } from "../src/memory/open-supersede";
+import { phrasalParticles, planSearch } from "../src/memory/ranking";
 import type { Candidate } from "../src/memory/search-types";
 import { stem } from "../src/memory/text";
 import { cueWords, timeCues } from "../src/memory/when";
@@ -40,6 +40,15 @@ describe("present-tense cues", () => {
     expect(plan("Which choir am I in at this point?").terms).toEqual(["choir"]);
     // Only cue words: searching for them is all the full text can do.
     expect(plan("What about right now?").terms).toEqual(["right"]);
+  });
+
+  it("searches a phrasal verb's particle when the question asks about now ('wake up' and 'get up' share only it)", () => {
+    expect(phrasalParticles("What time do I wake up on weekdays now?")).toEqual(["up"]);
+    expect(phrasalParticles("Which habit did I give up?")).toEqual(["up"]);
+    expect(phrasalParticles("Did we walk up the hill?")).toEqual([]);
+    expect(plan("What time do I wake up on weekdays now?").terms).toEqual(["time", "wake", "weekdays", "up"]);
+    // Not in other questions: "up" would match every line with it for a question about growing up.
+    expect(plan("Where did I grow up?").terms).toEqual(["grow"]);
   });
 });
 
@@ -81,6 +90,37 @@ describe("open-world supersession takes only candidates found by what they say",
     const ranked = [entry(OLD, 10), entry("The lift is broken again.", 20), entry(NEW, 90), entry(NOISE, 95)];
     const found = new Set([ranked[0]?.c.id, ranked[1]?.c.id, ranked[2]?.c.id]);
     expect(order(ranked, (c) => found.has(c.id))[0]).toBe(NEW);
+  });
+});
+
+describe("a fill hit replaces a statement only through a name both share", () => {
+  it("reads capitalised names, not sentence openings, 'I' or the calendar", () => {
+    expect([...namesIn("Handed in the keys, we're off to Ghent in May. Our address is Ghent now, says Dr Okafor on Monday.")]).toEqual([
+      "ghent",
+      "dr",
+      "okafor",
+    ]);
+  });
+
+  const PLAN = "Handed in notice on the flat, we're off to Ghent at the end of the month.";
+  // Shares no word with the question: found only by the fill list.
+  const ADDRESS = "Our address is officially Ghent now, the post finally arrives.";
+  const order = (ranked: { c: Candidate; score: number }[], found: Set<string | undefined>) =>
+    supersedeOpen(ranked, {
+      questionStems: new Set(["flat", "home"].map(stem)),
+      eventOf: (c) => c.event_at ?? c.created_at,
+      evidence: (c) => found.has(c.id),
+    }).map((x) => x.c.text);
+
+  it("moves a later fill hit that names the same place above the statement", () => {
+    const ranked = [entry(PLAN, 10), entry("The flat upstairs is noisy.", 20), entry(ADDRESS, 40)];
+    expect(order(ranked, new Set([ranked[0]?.c.id, ranked[1]?.c.id]))[0]).toBe(ADDRESS);
+  });
+
+  it("does not for a fill hit that shares only a lower-case word", () => {
+    const other = "Our address book is a mess now, at the end of the month I'll sort it.";
+    const ranked = [entry(PLAN, 10), entry("The flat upstairs is noisy.", 20), entry(other, 40)];
+    expect(order(ranked, new Set([ranked[0]?.c.id, ranked[1]?.c.id]))[0]).toBe(PLAN);
   });
 });
 

@@ -41,7 +41,9 @@ export type OpenInput = {
   /**
    * Whether the search found the candidate by what it says (a content word of the question or a near-synonym, the
    * attribute asked, or the vector half), not only through the question's function words (the fill list). A fill
-   * hit is about anything ("I'm seeing Sam now" for "Who's my doctor now?"): it neither anchors nor replaces.
+   * hit is about anything ("I'm seeing Sam now" for "Who's my doctor now?"): it anchors nothing, and it replaces a
+   * statement only when both name the same thing (a capitalised name they share: "we're off to Ghent at the end of
+   * the month" -> "our address is Ghent now"), not through a common word ("three", "week").
    */
   evidence?: (c: Candidate) => boolean;
 };
@@ -67,7 +69,23 @@ const stemOf = (w: string) => {
   return s;
 };
 
-type Facts = { stems: Set<string>; asked: boolean; change: boolean; at: number };
+type Facts = { stems: Set<string>; names: Set<string>; asked: boolean; change: boolean; at: number; found: boolean };
+
+/** Days and months are capitalised without naming what a statement is about. */
+const CALENDAR = /^(?:mon|tues|wednes|thurs|fri|satur|sun)days?$|^(?:january|february|march|april|may|june|july|august|september|october|november|december)$/;
+
+/**
+ * The capitalised words of a statement that are not the first word of a sentence ("Ghent", "Dr", "Okafor"), lower
+ * case: names of places, people, firms and titles. "I" and the calendar are left out.
+ */
+export function namesIn(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of text.matchAll(/(?<![.!?:]\s*|^\s*)(?<![\p{L}\p{N}'\u2019])\p{Lu}[\p{L}\p{N}]*/gu)) {
+    const w = m[0].toLowerCase();
+    if (w !== "i" && !CALENDAR.test(w)) out.add(w);
+  }
+  return out;
+}
 
 /**
  * Reorders `ranked` (best first). Each of the top statements about what the question asks that a later, linked
@@ -82,7 +100,8 @@ export function supersedeOpen<T extends { c: Candidate; score: number }>(ranked:
   const facts = new Map<T, Facts>();
   for (const entry of out.slice(0, window)) {
     const { c } = entry;
-    if (!isStatement(c) || input.evidence?.(c) === false) continue;
+    if (!isStatement(c)) continue;
+    const found = input.evidence?.(c) !== false;
     const all = words(c.text);
     facts.set(entry, {
       stems: new Set(
@@ -91,7 +110,9 @@ export function supersedeOpen<T extends { c: Candidate; score: number }>(ranked:
           .map(stemOf)
           .filter((x) => x.length > 3),
       ),
-      asked: all.some((w) => input.questionStems.has(stemOf(w))),
+      names: namesIn(c.text),
+      found,
+      asked: found && all.some((w) => input.questionStems.has(stemOf(w))),
       change: announcesChange(c.text),
       at: input.eventOf(c),
     });
@@ -101,6 +122,8 @@ export function supersedeOpen<T extends { c: Candidate; score: number }>(ranked:
   const listed = new Map<string, number>();
   for (const f of facts.values()) for (const s of f.stems) listed.set(s, (listed.get(s) ?? 0) + 1);
   const distinctive = (s: string) => (listed.get(s) ?? 0) <= MAX_SHARED && !input.questionStems.has(s);
+  const named = new Map<string, number>();
+  for (const f of facts.values()) for (const n of f.names) named.set(n, (named.get(n) ?? 0) + 1);
   const replaced = new Set<T>();
   let anchors = 0;
   for (let i = 0; i < window && anchors < ANCHORS; i++) {
@@ -115,7 +138,10 @@ export function supersedeOpen<T extends { c: Candidate; score: number }>(ranked:
         const later = out[j] as T;
         const b = facts.get(later);
         if (!b?.change || b.at <= from.at || replaced.has(later)) continue;
-        const shared = [...b.stems].filter((s) => from.stems.has(s) && distinctive(s)).length;
+        // A fill hit is linked only through a name it shares with the statement (one few listed statements name).
+        const shared = b.found
+          ? [...b.stems].filter((s) => from.stems.has(s) && distinctive(s)).length
+          : [...b.names].filter((n) => from.names.has(n) && (named.get(n) ?? 0) <= MAX_SHARED).length;
         // Linked: both about what the question asks, or sharing a distinctive word beyond the question's own.
         const both = from.asked && b.asked ? 1 : 0;
         if (shared < MIN_SHARED && !both) continue;

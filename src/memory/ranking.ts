@@ -26,6 +26,22 @@ export function queryTerms(text: string): string[] {
   return [...new Set(words(text).filter((w) => !isStopword(w) && (w.length > 1 || /\d/.test(w))))].slice(0, 32);
 }
 
+/** Particles that make a phrasal verb ("wake up", "give up", "sign off", "move out"): the stop list drops them. */
+const PARTICLE = /^(?:up|off|out|over|away|back|down)$/;
+/** "up the hill", "over my head": a preposition before a noun phrase, not a particle. */
+const DETERMINER = /^(?:the|a|an|my|your|our|his|her|their|its|this|that|these|those|some|any|each|every)$/;
+
+/**
+ * The particles of the query's phrasal verbs: a particle right after a content word and before the end or a
+ * function word ("What time do I wake up on weekdays?" -> "up"; not "up the hill"). The particle carries the verb's
+ * meaning ("wake up" and "get up" share only it), so it is searched for like a content word.
+ */
+export function phrasalParticles(text: string): string[] {
+  const ws = words(text);
+  const ends = (next: string | undefined) => next === undefined || (isStopword(next) && !DETERMINER.test(next));
+  return [...new Set(ws.filter((w, i) => PARTICLE.test(w) && i > 0 && !isStopword(ws[i - 1] ?? "the") && ends(ws[i + 1])))];
+}
+
 /** What a search reads and ranks by, from its input alone. */
 export type SearchPlan = {
   /** The input, with `history` on when the query asks about the past. */
@@ -61,7 +77,9 @@ export function planSearch(request: SearchInput, now: number): SearchPlan {
   // contain, so they are searched for only when the question has no other word ("right now" would find "Right,
   // I'm here", "these days" every line about a day).
   const timeOnly = new Set(cueWords(input.query, cues).map(stem));
-  const allTerms = queryTerms(input.query);
+  // Asked about the present, the state a phrasal verb names is what changes ("what time do I wake up now?"); in other
+  // questions the particle would match every line with "up" for a question about growing up or a set-up.
+  const allTerms = [...queryTerms(input.query), ...(cues.current ? phrasalParticles(input.query) : [])];
   const content = allTerms.filter((t) => !timeOnly.has(stem(t)));
   const terms = content.length ? content : allTerms;
   const stems = new Map<string, string>();
