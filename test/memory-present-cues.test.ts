@@ -93,7 +93,7 @@ describe("open-world supersession takes only candidates found by what they say",
   });
 });
 
-describe("a fill hit replaces a statement only through a name both share", () => {
+describe("a fill hit replaces a statement only through a name or a distinctive word both share", () => {
   it("reads capitalised names, not sentence openings, 'I' or the calendar", () => {
     expect([...namesIn("Handed in the keys, we're off to Ghent in May. Our address is Ghent now, says Dr Okafor on Monday.")]).toEqual([
       "ghent",
@@ -117,7 +117,21 @@ describe("a fill hit replaces a statement only through a name both share", () =>
     expect(order(ranked, new Set([ranked[0]?.c.id, ranked[1]?.c.id]))[0]).toBe(ADDRESS);
   });
 
-  it("does not for a fill hit that shares only a lower-case word", () => {
+  it("or a distinctive word beyond the question's ('tax adviser'), but not a count or a unit of time", () => {
+    const job = "Day job: tax adviser at Brightwell, lots of spreadsheets.";
+    const signed = "Signed the contract today, I'm their new tax adviser from next month.";
+    const ranked = [entry(job, 10), entry("Work was long, three meetings.", 20), entry(signed, 40)];
+    const found = new Set([ranked[0]?.c.id, ranked[1]?.c.id]);
+    const reorder = (list: typeof ranked) =>
+      supersedeOpen(list, { questionStems: new Set(["job"]), eventOf: (c) => c.event_at ?? c.created_at, evidence: (c) => found.has(c.id) });
+    expect(reorder(ranked)[0]?.c.text).toBe(signed);
+    // Linked to the anchor by "three" alone, a later fill hit stays where it is.
+    const counted = [entry("Day job: three meetings a week, no more.", 10), entry("I'm seeing someone new now, three weeks in.", 40)];
+    found.add(counted[0]?.c.id);
+    expect(reorder(counted)[0]?.c.text).toBe("Day job: three meetings a week, no more.");
+  });
+
+  it("does not for a fill hit that shares only a common word", () => {
     const other = "Our address book is a mess now, at the end of the month I'll sort it.";
     const ranked = [entry(PLAN, 10), entry("The flat upstairs is noisy.", 20), entry(other, 40)];
     expect(order(ranked, new Set([ranked[0]?.c.id, ranked[1]?.c.id]))[0]).toBe(PLAN);

@@ -41,9 +41,9 @@ export type OpenInput = {
   /**
    * Whether the search found the candidate by what it says (a content word of the question or a near-synonym, the
    * attribute asked, or the vector half), not only through the question's function words (the fill list). A fill
-   * hit is about anything ("I'm seeing Sam now" for "Who's my doctor now?"): it anchors nothing, and it replaces a
-   * statement only when both name the same thing (a capitalised name they share: "we're off to Ghent at the end of
-   * the month" -> "our address is Ghent now"), not through a common word ("three", "week").
+   * hit is about anything ("I'm seeing Sam now, three months in" for "Who's my doctor now?"): it anchors nothing,
+   * and it replaces a statement only through a name both contain ("my GP is Dr Okafor" -> "I'm under Dr Brennan
+   * now") or a distinctive word that is not a count or a unit of time ("three", "weeks").
    */
   evidence?: (c: Candidate) => boolean;
 };
@@ -70,6 +70,10 @@ const stemOf = (w: string) => {
 };
 
 type Facts = { stems: Set<string>; names: Set<string>; asked: boolean; change: boolean; at: number; found: boolean };
+
+/** Stems of counts and units of time: shared by statements about anything. */
+const GENERIC =
+  /^(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelv|twenti|thirti|forti|fifti|hundr|thousand|first|second|third|last|next|few|sever|half|coupl|dozen|minut|hour|dai|week|weekend|month|year|morn|afternoon|even|night|todai|tonight|tomorrow|yesterdai|time|ago)$/;
 
 /** Days and months are capitalised without naming what a statement is about. */
 const CALENDAR = /^(?:mon|tues|wednes|thurs|fri|satur|sun)days?$|^(?:january|february|march|april|may|june|july|august|september|october|november|december)$/;
@@ -138,10 +142,12 @@ export function supersedeOpen<T extends { c: Candidate; score: number }>(ranked:
         const later = out[j] as T;
         const b = facts.get(later);
         if (!b?.change || b.at <= from.at || replaced.has(later)) continue;
-        // A fill hit is linked only through a name it shares with the statement (one few listed statements name).
+        // A fill hit is linked through a name it shares with the statement (one few listed statements name), or a
+        // distinctive word that is not a count or a unit of time ("three", "weeks" say nothing of what it is about).
         const shared = b.found
           ? [...b.stems].filter((s) => from.stems.has(s) && distinctive(s)).length
-          : [...b.names].filter((n) => from.names.has(n) && (named.get(n) ?? 0) <= MAX_SHARED).length;
+          : [...b.stems].filter((s) => from.stems.has(s) && distinctive(s) && !GENERIC.test(s)).length +
+            [...b.names].filter((n) => from.names.has(n) && !from.stems.has(stemOf(n)) && (named.get(n) ?? 0) <= MAX_SHARED).length;
         // Linked: both about what the question asks, or sharing a distinctive word beyond the question's own.
         const both = from.asked && b.asked ? 1 : 0;
         if (shared < MIN_SHARED && !both) continue;
