@@ -14,6 +14,7 @@ import { auc, currentFirst, ndcgAt, recallAt } from "./metrics";
 import { FRESH, HELD_OUT } from "./phrases";
 import { BLIND } from "./phrases-blind";
 import { BLIND2, BLIND2_SEED } from "./phrases-blind2";
+import { BLIND3, BLIND3_SEED } from "./phrases-blind3";
 
 const K = 25;
 const MODES = ["hybrid", "fulltext", "vector"] as const;
@@ -146,7 +147,7 @@ async function evaluate(label: string, corpus: Corpus) {
   // Printed for the original, held-out and fresh corpora. The held-out misses were first read after its figure had
   // been recorded; the fresh ones from the session that made fresh a development set (docs/memory.md). Never for
   // the blind corpora, the checks on fitting to the corpora before them.
-  const printed = label !== "blind" && label !== "blind2";
+  const printed = label !== "blind" && label !== "blind2" && label !== "blind3";
   for (const q of printed ? ku : []) {
     const r = ranked.get("hybrid")?.get(q);
     const keys = r?.keys ?? [];
@@ -199,4 +200,5 @@ describe("recall on long conversations (figures, not assertions)", () => {
   // Written without reading the ranking code and never tuned on: the check on fitting to all three above.
   it("blind corpus: its own seed, phrasing, chit-chat, entities and kinds of changing fact", () => evaluate("blind", generateCorpus(BLIND_SEED, 6, 24, BLIND)));
   it("blind2 corpus: a second blind check, all its own", () => evaluate("blind2", generateCorpus(BLIND2_SEED, 6, 24, BLIND2)));
+  it("blind3 corpus: a third blind check, all its own", () => evaluate("blind3", generateCorpus(BLIND3_SEED, 6, 24, BLIND3)));
 });
