@@ -54,6 +54,10 @@ describe("D1 round trips before the model call", () => {
       const { sessionId } = await chat(u.key, { message: "hi" });
       const reading = await meteredTurn(u.key, { message: "what do I grow on my balcony?", session_id: sessionId });
       expect(reading.sequential).toBeLessThanOrEqual(2);
+      // Local D1 compiles a statement once per text, but a bound LIMIT makes SQLite compile it again on every
+      // call (src/db/limit.ts): what a turn reads before its model call writes its LIMITs in.
+      expect(meter.statements().length).toBeGreaterThan(3);
+      expect(meter.statements().filter((text) => /\blimit\s+\?/i.test(text))).toEqual([]);
       const prompt = promptOf((await seen(u.id)).at(-1));
       expect(prompt).toContain("Relevant Retrieved Facts");
       expect(prompt).toContain("User grows tomatoes and basil on a balcony in Lisbon");

@@ -7,13 +7,22 @@
  */
 export type MeterReading = { calls: number; sequential: number };
 
-type State = { generation: number; armed: boolean; calls: number; deepest: number; settledDepth: number; atModel: MeterReading | null };
-const state: State = { generation: 0, armed: false, calls: 0, deepest: 0, settledDepth: 0, atModel: null };
+type State = {
+  generation: number;
+  armed: boolean;
+  calls: number;
+  deepest: number;
+  settledDepth: number;
+  atModel: MeterReading | null;
+  /** The SQL text of every statement run before the first model call. */
+  texts: string[];
+};
+const state: State = { generation: 0, armed: false, calls: 0, deepest: 0, settledDepth: 0, atModel: null, texts: [] };
 
 export const meter = {
   /** Starts counting afresh (call it just before the request to measure). */
   arm(): void {
-    Object.assign(state, { generation: state.generation + 1, armed: true, calls: 0, deepest: 0, settledDepth: 0, atModel: null });
+    Object.assign(state, { generation: state.generation + 1, armed: true, calls: 0, deepest: 0, settledDepth: 0, atModel: null, texts: [] });
   },
   /** The first model call freezes the reading. */
   modelCalled(): void {
@@ -23,10 +32,15 @@ export const meter = {
   reading(): MeterReading | null {
     return state.atModel;
   },
+  /** The SQL text of the statements run before the first model call since `arm`. */
+  statements(): readonly string[] {
+    return state.texts;
+  },
 };
 
-function track<T>(work: () => Promise<T>): Promise<T> {
+function track<T>(texts: readonly string[], work: () => Promise<T>): Promise<T> {
   if (!state.armed || state.atModel) return work();
+  state.texts.push(...texts);
   const generation = state.generation;
   // A call started after others finished may depend on them: it is one round trip further along.
   const depth = state.settledDepth + 1;
@@ -38,19 +52,19 @@ function track<T>(work: () => Promise<T>): Promise<T> {
 }
 
 const RUNS = new Set(["all", "raw", "run", "first"]);
-const native = new WeakMap<object, D1PreparedStatement>();
+const native = new WeakMap<object, { statement: D1PreparedStatement; text: string }>();
 
-function meteredStatement(statement: D1PreparedStatement): D1PreparedStatement {
+function meteredStatement(statement: D1PreparedStatement, text: string): D1PreparedStatement {
   const wrapped = new Proxy(statement, {
     get(target, prop) {
-      if (prop === "bind") return (...values: unknown[]) => meteredStatement(target.bind(...values));
+      if (prop === "bind") return (...values: unknown[]) => meteredStatement(target.bind(...values), text);
       const value: unknown = Reflect.get(target, prop, target);
       if (typeof value !== "function") return value;
-      if (typeof prop === "string" && RUNS.has(prop)) return (...args: unknown[]) => track(() => value.apply(target, args));
+      if (typeof prop === "string" && RUNS.has(prop)) return (...args: unknown[]) => track([text], () => value.apply(target, args));
       return value.bind(target);
     },
   });
-  native.set(wrapped, statement);
+  native.set(wrapped, { statement, text });
   return wrapped;
 }
 
@@ -58,9 +72,14 @@ function meteredStatement(statement: D1PreparedStatement): D1PreparedStatement {
 export function meteredD1(d1: D1Database): D1Database {
   return new Proxy(d1, {
     get(target, prop) {
-      if (prop === "prepare") return (query: string) => meteredStatement(target.prepare(query));
-      if (prop === "batch") return (statements: D1PreparedStatement[]) => track(() => target.batch(statements.map((s) => native.get(s) ?? s)));
-      if (prop === "exec") return (query: string) => track(() => target.exec(query));
+      if (prop === "prepare") return (query: string) => meteredStatement(target.prepare(query), query);
+      if (prop === "batch")
+        return (statements: D1PreparedStatement[]) =>
+          track(
+            statements.map((s) => native.get(s)?.text ?? ""),
+            () => target.batch(statements.map((s) => native.get(s)?.statement ?? s)),
+          );
+      if (prop === "exec") return (query: string) => track([query], () => target.exec(query));
       const value: unknown = Reflect.get(target, prop, target);
       return typeof value === "function" ? value.bind(target) : value;
     },

@@ -6,6 +6,7 @@
  */
 import { and, desc, eq, inArray, isNull, or } from "drizzle-orm";
 import { type ContextProvider, type ContextSection, contextRead, type PromptContext } from "../core/context";
+import { builderLimit } from "../db/limit";
 import { brainDocuments, brainEntries, users } from "../db/schema";
 import type { DocumentRow } from "./documents";
 import { inlineText } from "./sanitize";
@@ -104,7 +105,7 @@ export const brainContextProvider: ContextProvider = {
           ),
         )
         .orderBy(desc(brainEntries.createdAt))
-        .limit(MEMORY_CANDIDATES),
+        .limit(builderLimit(MEMORY_CANDIDATES)),
       db.select({ reviewMode: users.reviewMode }).from(users).where(eq(users.id, userId)),
     ]);
     const doc = (kind: DocumentRow["kind"]) => docs.find((d) => d.kind === kind);

@@ -11,3 +11,9 @@ export function literalLimit(n: number): SQL {
   if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`a LIMIT must be a non-negative integer, got ${n}`);
   return sql.raw(String(n));
 }
+
+/**
+ * `literalLimit` for drizzle's query builder: its `.limit()` is typed for numbers, but it writes an SQL value
+ * into the statement as it is (`.limit(builderLimit(n))` renders `limit n`). The one cast lives here.
+ */
+export const builderLimit = (n: number): number => literalLimit(n) as unknown as number;

@@ -34,18 +34,23 @@ export type StructuredCall = {
   maxTokens: number;
   /** Sent as metadata.user_id (an opaque id, never user content). */
   userId: string;
+  /** Ends the call (it then throws an abort error). */
+  signal?: AbortSignal;
 };
 
 /** The parsed JSON of the reply (not yet validated) and the usage, which is spent whatever the outcome. */
 export async function callStructured(call: StructuredCall): Promise<{ value: unknown; usage: Anthropic.Usage; error?: StructuredOutputError }> {
-  const message = await call.client.messages.create({
-    model: call.model,
-    max_tokens: call.maxTokens,
-    system: call.system,
-    messages: [{ role: "user", content: call.prompt }],
-    output_config: { format: call.format },
-    metadata: { user_id: call.userId },
-  });
+  const message = await call.client.messages.create(
+    {
+      model: call.model,
+      max_tokens: call.maxTokens,
+      system: call.system,
+      messages: [{ role: "user", content: call.prompt }],
+      output_config: { format: call.format },
+      metadata: { user_id: call.userId },
+    },
+    call.signal ? { signal: call.signal } : undefined,
+  );
   const usage = message.usage;
   if (message.stop_reason === "refusal") return { value: undefined, usage, error: new StructuredOutputError("the model refused") };
   if (message.stop_reason === "max_tokens") return { value: undefined, usage, error: new StructuredOutputError("the output was cut at max_tokens") };

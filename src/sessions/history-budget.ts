@@ -9,7 +9,7 @@
  */
 import type { MessageParam } from "../chat/loop";
 import { approxTokens } from "../lib/text";
-import type { StoredMessage } from "./history";
+import { opensTurn, type StoredMessage } from "./history";
 
 export type SessionSummary = {
   text: string;
@@ -30,8 +30,6 @@ export function messageTokens(m: Pick<StoredMessage, "content">): number {
   return n;
 }
 
-const isTurnStart = (m: StoredMessage) => m.role === "user" && (typeof m.content === "string" || !m.content.some((b) => b.type === "tool_result"));
-
 /** The messages a model call sees after the summary. */
 export const liveRows = (rows: readonly StoredMessage[], summary: SessionSummary | null) => (summary ? rows.filter((r) => r.seq > summary.through) : [...rows]);
 
@@ -49,7 +47,7 @@ export function planFold(live: readonly StoredMessage[], budgetTokens: number, t
   let cut = -1;
   for (let i = 0; i < live.length; i++) {
     const row = live[i];
-    if (row && i > 0 && isTurnStart(row)) {
+    if (row && i > 0 && opensTurn(row)) {
       cut = i;
       if (suffix <= target) break;
     }
@@ -65,7 +63,7 @@ export function planFold(live: readonly StoredMessage[], budgetTokens: number, t
  * at less than half the budget, the size a fold leaves).
  */
 export function aheadTrigger(live: readonly StoredMessage[], budgetTokens: number): number {
-  const start = live.findLastIndex(isTurnStart);
+  const start = live.findLastIndex(opensTurn);
   const latest = live.slice(Math.max(start, 0)).reduce((n, r) => n + messageTokens(r), 0);
   return Math.max(Math.floor(budgetTokens / 2), budgetTokens - latest);
 }
@@ -76,7 +74,7 @@ export type FoldFailures = { count: number; at_seq: number };
 const RETRY_WAIT_MAX_TURNS = 32;
 
 /** The seq of the user message that started the latest turn (0 when there is none). */
-export const latestTurnSeq = (rows: readonly StoredMessage[]) => rows.findLast(isTurnStart)?.seq ?? 0;
+export const latestTurnSeq = (rows: readonly StoredMessage[]) => rows.findLast(opensTurn)?.seq ?? 0;
 
 /**
  * Whether to try folding now, `before` a turn's model call or `after` a turn. Without earlier failures,

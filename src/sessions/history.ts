@@ -10,8 +10,11 @@ const asBlocks = (content: MessageParam["content"]): Block[] =>
 
 const isThinking = (b: Block) => b.type === "thinking" || b.type === "redacted_thinking";
 
-/** A user message that opens a turn: it says something, rather than only answering tool calls. */
-export const opensTurn = (m: Pick<StoredMessage, "role" | "content">) => m.role === "user" && asBlocks(m.content).some((b) => b.type !== "tool_result");
+/**
+ * A user message that opens a turn: it answers no tool call. One that carries a tool_result belongs to the
+ * turn of the call it answers, so a fold or a rollback never cuts between a tool_use and its result.
+ */
+export const opensTurn = (m: Pick<StoredMessage, "role" | "content">) => m.role === "user" && !asBlocks(m.content).some((b) => b.type === "tool_result");
 
 /** The per-turn context block that heads a turn's user message (never the user's own text: that is the last block). */
 const isTurnContext = (b: Block, i: number, all: Block[]) => i === 0 && all.length > 1 && b.type === "text" && b.text.startsWith(TURN_CONTEXT_TAG);

@@ -57,8 +57,11 @@ export type TurnRefusal = Refusal & { retryAfter?: number };
 /** Called once by a turn: with a refusal (the turn ends, nothing written) or without (its events are answered). */
 export type Gate = (refusal?: TurnRefusal) => undefined;
 
-/** Work that follows a turn once its stream has closed, still under the session's lock (see `foldAhead`). */
-export type Afterwards = () => Promise<void>;
+/**
+ * Work that follows a turn once its stream has closed, still under the session's lock (see `foldAhead`).
+ * `signal` ends it early: the session object aborts it when the next request for the session arrives.
+ */
+export type Afterwards = (signal: AbortSignal) => Promise<void>;
 
 type Segment = {
   scope: TurnScope;
@@ -166,7 +169,7 @@ export class TurnRunner {
       [userSeq] = this.store.append([{ role: "user", content }]);
       if (userSeq !== undefined) rows.push({ seq: userSeq, role: "user", content, created_at: Date.now() });
       // Folding is done after turns; before the model call only when this message takes the history past the budget.
-      await this.foldHistory(scope, tally, rows, "before");
+      await this.foldHistory(scope, tally, rows, "before", sink.signal);
       // The audit row goes in the bookkeeping batch after the model call: it must not delay the first byte.
       tally.rows.push(contextLogInsert(scope.db, input.userId, input.sessionId, prompt));
       const injected = new Map(prompt.injected.map((s) => [s.name, s.ids]));
@@ -195,7 +198,7 @@ export class TurnRunner {
       await handedOver(sink);
       await this.settle(scope, scope.config.chatModel, tally);
     }
-    return ended ? () => this.foldAhead(scope) : undefined;
+    return ended ? (signal) => this.foldAhead(scope, signal) : undefined;
   }
 
   /** Resumes a suspended turn; what it returns is run after the turn's stream has closed. */
@@ -240,7 +243,7 @@ export class TurnRunner {
       await handedOver(sink);
       await this.settle(scope, cont.model, tally);
     }
-    return ended ? () => this.foldAhead(scope) : undefined;
+    return ended ? (signal) => this.foldAhead(scope, signal) : undefined;
   }
 
   /** Ends a suspended turn without the client: every open call gets an is_error result, so history stays whole. */
@@ -335,7 +338,7 @@ export class TurnRunner {
    * message takes the history past the budget. If the summary cannot be made, the next turn sends the
    * longer history and a later one retries (`foldDue`: the wait doubles with each consecutive failure).
    */
-  private async foldHistory(scope: TurnScope, tally: Tally, rows: readonly StoredMessage[], when: "before" | "after"): Promise<void> {
+  private async foldHistory(scope: TurnScope, tally: Tally, rows: readonly StoredMessage[], when: "before" | "after", signal: AbortSignal): Promise<void> {
     const { config } = scope;
     const budget = config.historyBudgetTokens;
     const summary = this.store.summary();
@@ -349,7 +352,7 @@ export class TurnRunner {
     if (!foldDue(failures, turnSeq, liveTokens, budget, when)) return;
     const model = { client: createModelClient(config, SUMMARY_SKILLS).client, model: config.backgroundModel };
     try {
-      const out = await summarise(model, scope.userId, summary?.text ?? "", fold);
+      const out = await summarise(model, scope.userId, summary?.text ?? "", fold, signal);
       const used = usageInsert(scope.db, {
         userId: scope.userId,
         kind: "summary",
@@ -374,14 +377,21 @@ export class TurnRunner {
   /**
    * After a turn that ended (not suspended, not failed), once its stream has closed and still under the
    * session's lock: folds the history ahead of the next turn, so that turn's first byte does not wait for
-   * a summary call, and records the call (its usage row; the facts it found go to memory). A next turn
-   * that arrives meanwhile waits for the lock, as behind any turn.
+   * a summary call, and records the call (its usage row; the facts it found go to memory). The next request
+   * for the session aborts it (`signal`) rather than waiting for the background model: that turn sends the
+   * longer history (or folds first, if its message takes the history past the budget), and the fold is
+   * tried again after it. An aborted call is not a failure, and its tokens are not known.
    */
-  private async foldAhead(scope: TurnScope): Promise<void> {
+  private async foldAhead(scope: TurnScope, signal: AbortSignal): Promise<void> {
     const tally = newTally();
-    await this.foldHistory(scope, tally, this.store.liveMessages(), "after");
-    const logged = (err: unknown) => console.error(JSON.stringify({ session: scope.sessionId, summary_bookkeeping: describeFailure(err) }));
-    await Promise.all([tally.rows.length ? runStatements(scope.db, tally.rows).catch(logged) : undefined, ...tally.later.map((work) => work().catch(logged))]);
+    try {
+      await this.foldHistory(scope, tally, this.store.liveMessages(), "after", signal);
+    } catch (err) {
+      if (isAbort(err)) return;
+      throw err;
+    }
+    const logged = (what: string) => (err: unknown) => console.error(JSON.stringify({ session: scope.sessionId, [what]: describeFailure(err) }));
+    await Promise.all([landWrites(scope.db, tally.rows, logged), ...tally.later.map((work) => work().catch(logged("deferred")))]);
   }
 
   /**
@@ -406,25 +416,8 @@ export class TurnRunner {
     // Raw statements, not drizzle's batch: providers' writes may be raw SQL with parameters (db/batch.ts).
     const writes: Statement[] = [touch, ...tally.rows, ...(spent ? [spent] : [])];
     const logged = (what: string) => (err: unknown) => console.error(JSON.stringify({ session: scope.sessionId, [what]: describeFailure(err) }));
-    const batch = runStatements(scope.db, writes).then(
-      () => true,
-      async (err: unknown) => {
-        logged("bookkeeping_batch")(err);
-        const landed = await Promise.all(
-          writes.map((row) =>
-            runStatements(scope.db, [row]).then(
-              () => true,
-              (e: unknown) => {
-                logged("bookkeeping")(e);
-                return false;
-              },
-            ),
-          ),
-        );
-        // The usage row is the last write: if it did not land, the session keeps the tokens for its next turn.
-        return !spent || landed.at(-1) === true;
-      },
-    );
+    // The usage row is the last write: if it did not land, the session keeps the tokens for its next turn.
+    const batch = landWrites(scope.db, writes, logged).then((landed) => !spent || landed.at(-1) === true);
     const billed = batch.then((ok) => {
       if (!ok) this.store.saveOwedTokens(tally.spent);
       else if (owed) this.store.saveOwedTokens(null);
@@ -457,6 +450,31 @@ export class TurnRunner {
     const failure = modelFailure(err);
     if (!failure) console.error(JSON.stringify({ session: sessionId, error: describeFailure(err) }));
     sink.emit({ type: "error", ...(failure ?? { code: "internal", message: "internal error" }) });
+  }
+}
+
+/**
+ * Writes `writes` in one D1 batch; if the batch fails, each write is tried on its own, so one bad row does not
+ * lose the others. Says which landed; failures are logged, never thrown.
+ */
+async function landWrites(db: Db, writes: readonly Statement[], logged: (what: string) => (err: unknown) => void): Promise<boolean[]> {
+  if (!writes.length) return [];
+  try {
+    await runStatements(db, writes);
+    return writes.map(() => true);
+  } catch (err) {
+    logged("bookkeeping_batch")(err);
+    return Promise.all(
+      writes.map((row) =>
+        runStatements(db, [row]).then(
+          () => true,
+          (e: unknown) => {
+            logged("bookkeeping")(e);
+            return false;
+          },
+        ),
+      ),
+    );
   }
 }
 

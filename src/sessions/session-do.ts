@@ -42,6 +42,8 @@ export class SessionObject extends DurableObject<Env> {
   private lock: Promise<void> = Promise.resolve();
   /** The work following the latest turn (folding history ahead of the next turn): a read of the session waits for it. */
   private following: Promise<void> = Promise.resolve();
+  /** Ends that work early: a turn or a deletion does not wait behind the background model. */
+  private stopFollowing: () => void = () => undefined;
   private readonly running = new Map<string, () => void>();
   private resuming = false;
   /**
@@ -67,6 +69,7 @@ export class SessionObject extends DurableObject<Env> {
   async turn(input: TurnInput): Promise<Started> {
     if (this.destroyed) return { error: GONE };
     if (this.resuming || this.live()) return { error: { code: "tool_pending", message: pendingMessage(input.sessionId) } };
+    this.stopFollowing();
     return this.start(input.turnId, input.stream, (sink, open) => this.runner.chat(input, sink, open));
   }
 
@@ -128,6 +131,7 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   async destroy(): Promise<void> {
+    this.stopFollowing();
     await this.serialised(async () => {
       if (this.destroyed) return;
       this.destroyed = true;
@@ -190,7 +194,9 @@ export class SessionObject extends DurableObject<Env> {
         open();
       }
       if (!after) return;
-      const following = after().catch((err: unknown) => console.error(JSON.stringify({ after_turn: describeFailure(err) })));
+      const stop = new AbortController();
+      this.stopFollowing = () => stop.abort();
+      const following = after(stop.signal).catch((err: unknown) => console.error(JSON.stringify({ after_turn: describeFailure(err) })));
       this.following = following;
       await following;
     });

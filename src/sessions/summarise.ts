@@ -5,10 +5,12 @@
  */
 import { z } from "zod";
 import type { TokenUsage } from "../config/models";
+import { stripInvisible } from "../lib/sanitize";
 import type { ModelClient } from "../model/anthropic";
 import type { StructuredSkill } from "../model/offline";
 import { callStructured, jsonFormat, StructuredOutputError } from "../model/structured";
 import type { StoredMessage } from "./history";
+import { SUMMARY_CLOSE, SUMMARY_OPEN } from "./history-budget";
 
 export const SUMMARY_FORMAT = "session_summary";
 export const SUMMARY_WORDS = 400;
@@ -60,13 +62,24 @@ export function transcript(rows: readonly StoredMessage[]): string {
 
 const TURNS_OPEN = "<turns>";
 const TURNS_CLOSE = "</turns>";
+const PREVIOUS_OPEN = "<previous_summary>";
+const PREVIOUS_CLOSE = "</previous_summary>";
 
 export function summaryPrompt(previous: string, rows: readonly StoredMessage[]): string {
-  return `<previous_summary>\n${previous || "(none yet)"}\n</previous_summary>\n${TURNS_OPEN}\n${transcript(rows)}\n${TURNS_CLOSE}`;
+  return `${PREVIOUS_OPEN}\n${previous || "(none yet)"}\n${PREVIOUS_CLOSE}\n${TURNS_OPEN}\n${transcript(rows)}\n${TURNS_CLOSE}`;
 }
 
+/** The tags that frame a summary in a prompt (the model request's and the history's): never inside one. */
+const FRAME_TAGS = new RegExp([SUMMARY_OPEN, SUMMARY_CLOSE, PREVIOUS_OPEN, PREVIOUS_CLOSE, TURNS_OPEN, TURNS_CLOSE].join("|"), "gi");
+
+/**
+ * The background model's summary is untrusted text that goes into every later request and the session API:
+ * no invisible or control characters, and no tag that would close or open the frame it is shown in.
+ */
+export const cleanSummary = (text: string) => stripInvisible(text).replace(FRAME_TAGS, "").trim();
+
 const SummaryOutput = z.object({
-  summary: z.string().trim().min(1).max(20_000),
+  summary: z.string().transform(cleanSummary).pipe(z.string().min(1).max(20_000)),
   observations: z
     .array(z.object({ content: z.string().trim().min(1).max(2000), category: z.enum(["fact", "preference", "project_details", "correction"]) }))
     .max(10),
@@ -77,8 +90,10 @@ export async function summarise(
   userId: string,
   previous: string,
   rows: readonly StoredMessage[],
+  signal?: AbortSignal,
 ): Promise<{ output?: SummaryOutput; usage: TokenUsage; error?: Error }> {
   const reply = await callStructured({
+    ...(signal ? { signal } : {}),
     client: model.client,
     model: model.model,
     system: SYSTEM,

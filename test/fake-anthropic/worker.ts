@@ -51,7 +51,7 @@ export type Step =
       /** Send an `error` event after this many events, then stop (a mid-stream failure). */
       error_after?: number;
       error_type?: string;
-      /** Send this many events, then keep the connection open until the client goes away. */
+      /** Send this many events (a JSON reply: its headers only), then keep the connection open until the client goes away. */
       stall_after?: number;
       /** The answer to a structured-output request (output_config.format): queued apart from chat replies. */
       structured?: boolean;
@@ -101,12 +101,16 @@ function stream(events: WireEvent[], step: Extract<Step, { reply: unknown }>): R
         return;
       }
       if (step.stall_after === undefined) return controller.close();
-      // Stalled: hold the connection open (a pending timer, so the runtime does not call it a hang)
-      // until the client aborts; then the stream is cancelled.
-      return new Promise<void>((resolve) => setTimeout(resolve, 30_000)).then(() => controller.close());
+      return stalled().then(() => controller.close());
     },
   });
 }
+
+/**
+ * A stalled reply holds the connection open (a pending timer, so the runtime does not call it a hang)
+ * until the client aborts; then the body is cancelled.
+ */
+const stalled = () => new Promise<void>((resolve) => setTimeout(resolve, 30_000));
 
 const error = (status: number, type: string, message: string, requestId: string) =>
   Response.json(
@@ -212,6 +216,10 @@ async function messages(request: Request): Promise<Response> {
     usage: step.reply.usage ?? { ...cache, output_tokens: approxTokens(JSON.stringify(content)) },
     ...(step.reply.truncate_tool_input ? { truncatedJson: true } : {}),
   };
+  if (!body.stream && step.stall_after !== undefined)
+    return new Response(new ReadableStream({ pull: (controller) => stalled().then(() => controller.close()) }), {
+      headers: { "content-type": "application/json", "request-id": requestId },
+    });
   if (!body.stream) return Response.json(messageJson(msg), { headers: { "request-id": requestId } });
   return new Response(stream(withCitations(messageEvents(msg, step.chunk ?? 7), content), step), {
     headers: { "content-type": "text/event-stream", "request-id": requestId },
