@@ -39,6 +39,9 @@ describe("open-world supersession (pure)", () => {
     const ranked = [fact(OLD, 10), fact("The router blinks green all night.", 50), fact(NEW, 90), fact("I keep a spare charger in my bag.", 95)];
     // The later statement takes the earlier one's place, just above it; the others keep their order.
     expect(order(ranked, ["broadband"])).toEqual([NEW, OLD, "The router blinks green all night.", "I keep a spare charger in my bag."]);
+    // And at least its score, so sorting by score keeps that order; the others keep theirs.
+    const scores = supersedeOpen(ranked, { questionStems: new Set([stem("broadband")]), eventOf: (c) => c.event_at ?? c.created_at }).map((x) => x.score);
+    expect(scores).toEqual([ranked[0]?.score, ranked[0]?.score, ranked[1]?.score, ranked[3]?.score]);
   });
 
   it("links two statements through a distinctive word they share even when the question names neither", () => {
@@ -70,7 +73,7 @@ describe("open-world supersession (pure)", () => {
   });
 });
 
-type Hit = { text: string };
+type Hit = { text: string; score: number };
 const find = (key: string, q: string) => getJson<{ results: Hit[] }>(key, `/v1/memory/facts/search?q=${encodeURIComponent(q)}&k=10`);
 const turn = (text: string, date: string) => ({ text, metadata: { date, role: "user", session_id: date } });
 
@@ -88,9 +91,13 @@ describe("open-world supersession through the search API", { timeout: 60_000 }, 
     const later = await importFacts(u.key, [turn(NEW, "2024-09-15"), turn(CHOIR_NEW, "2024-09-20")]);
     expect(later.superseded).toEqual([]);
 
-    const barber = (await find(u.key, "Which barber cuts my hair these days?")).results.map((r) => r.text);
+    const found = (await find(u.key, "Which barber cuts my hair these days?")).results;
+    const barber = found.map((r) => r.text);
     expect(barber.indexOf(NEW)).toBeGreaterThanOrEqual(0);
     expect(barber.indexOf(NEW)).toBeLessThan(barber.indexOf(OLD));
+    // A client that sorts by score keeps that order: the moved statement scores at least what it replaced.
+    const scores = found.map((r) => r.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
     const choir = (await find(u.key, "Which choir do I sing in now?")).results.map((r) => r.text);
     expect(choir.indexOf(CHOIR_NEW)).toBeGreaterThanOrEqual(0);
     expect(choir.indexOf(CHOIR_NEW)).toBeLessThan(choir.indexOf(CHOIR_OLD));

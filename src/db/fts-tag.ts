@@ -25,7 +25,7 @@ export function ownerTag(user: UserRef): SQL {
 }
 
 /** FTS5 phrase quoting: a word with FTS5 syntax in it ("NEAR(", "*", "-", "OR") is only a word. */
-export const quoted = (term: string) => `"${term.replace(/"/g, '""')}"`;
+const quoted = (term: string) => `"${term.replace(/"/g, '""')}"`;
 
 /** The FTS5 query "any of these words", each tagged (`@` stands for the user's tag, substituted in SQL). */
 export const anyTagged = (terms: readonly string[]): string => terms.map((t) => quoted(`@${t}`)).join(" OR ");

@@ -15,7 +15,6 @@ import { literalLimit } from "../db/limit";
 import { lessonRecalls } from "../db/schema";
 import { isStopword, words } from "../memory/text";
 import type { LessonType } from "./extraction-schema";
-import { PRUNE_MAX_TERMS, prunedMatches } from "./recall-prune";
 import type { LessonRow } from "./store";
 
 export type RecallInput = { userId: string; query: string; project?: string | null; type?: LessonType; limit: number };
@@ -69,13 +68,8 @@ function filters(input: RecallInput): SQL {
  * The candidates (rowid, lexical): the user's best BM25 matches, or for a query without a searchable word
  * ("#!", "++") a literal substring match (LIKE's wildcards escaped), newest first, all equally relevant.
  */
-function candidates(input: RecallInput, prune: boolean): SQL | null {
+function candidates(input: RecallInput): SQL | null {
   const terms = recallTerms(input.query);
-  if (prune && terms.length >= 2 && terms.length <= PRUNE_MAX_TERMS) {
-    return sql`SELECT ${RANKED}, -h.bm AS lexical
-      FROM (${prunedMatches(input.userId, terms, BM25_WEIGHTS, DEPTH)}) h
-      CROSS JOIN lessons l ON l.rowid = h.rowid WHERE ${filters(input)}`;
-  }
   if (terms.length) {
     // bm25() called with its weights rather than the configured `rank`: same order, ~30% less time in FTS5.
     // CROSS JOIN keeps the FTS5 hits as the outer loop: left to itself the planner walks the user's 10,000 rows by
@@ -97,19 +91,13 @@ function candidates(input: RecallInput, prune: boolean): SQL | null {
  * One statement: the candidates, ranked in SQL (relevance relative to the best candidate, signal, confirmations,
  * recency), the caller's project first, then global lessons, then other projects'; only `limit` rows come back.
  */
-export async function searchLessons(db: Db, input: RecallInput, now: number, options: SearchOptions = {}): Promise<RecallHit[]> {
-  const statement = searchStatement(input, now, options);
+export async function searchLessons(db: Db, input: RecallInput, now: number): Promise<RecallHit[]> {
+  const statement = searchStatement(input, now);
   return statement ? (await db.all<Raw>(statement)).map(hydrate) : [];
 }
 
-/**
- * `prune: true` takes the exact pruning path (recall-prune.ts): same results, fewer matches scored, but measured no
- * faster in workerd, so it is off unless asked for (the A/B bench and the results test ask for it).
- */
-export type SearchOptions = { prune?: boolean };
-
-export function searchStatement(input: RecallInput, now: number, options: SearchOptions = {}): SQL | null {
-  const found = candidates(input, options.prune ?? false);
+export function searchStatement(input: RecallInput, now: number): SQL | null {
+  const found = candidates(input);
   if (!found) return null;
   const project = input.project || null;
   return sql`WITH c AS (${found}),

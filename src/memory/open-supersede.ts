@@ -96,7 +96,9 @@ export function namesIn(text: string): Set<string> {
  * statement announcing a change replaces gets that statement just above it: the most strongly linked one (most
  * distinctive words shared, then both about what the question asks, then the better ranked). The moved statement
  * is then checked the same way, so a chain of changes ends with its latest link first. Nothing else moves.
- * Returns a new array; entries are the same objects.
+ * A moved statement takes at least the score of the one it replaces, so a client that sorts the results by score
+ * keeps this order (a stale statement never climbs back over the current one). Returns a new array; entries that
+ * did not move are the same objects.
  */
 export function supersedeOpen<T extends { c: Candidate; score: number }>(ranked: readonly T[], input: OpenInput): T[] {
   const out = [...ranked];
@@ -164,7 +166,16 @@ export function supersedeOpen<T extends { c: Candidate; score: number }>(ranked:
       if (!a) break;
     }
   }
-  return out;
+  return nonIncreasing(out);
+}
+
+/** `ranked` was best first by score; only moved entries can score under the one below them: they take its score. */
+function nonIncreasing<T extends { score: number }>(ordered: T[]): T[] {
+  for (let i = ordered.length - 2; i >= 0; i--) {
+    const [here, below] = [ordered[i], ordered[i + 1]];
+    if (here && below && here.score < below.score) ordered[i] = { ...here, score: below.score };
+  }
+  return ordered;
 }
 
 const isStronger = (x: readonly number[], y: readonly number[]): boolean => {

@@ -1,8 +1,0 @@
-import { describe, it } from "vitest";
-import { measurePruning } from "./lessons-prune-ab";
-
-describe("lessons recall pruning A/B (figures, not assertions)", () => {
-  it("searches the zipf corpus with and without exact pruning, interleaved", async () => {
-    await measurePruning("zipf");
-  });
-});
