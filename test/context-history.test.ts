@@ -163,7 +163,7 @@ describe("bounded history", () => {
   );
 
   it(
-    "a turn sent while the summary after the previous one is being made does not wait for it: the call is dropped, not counted as a failure, and made again after that turn",
+    "a turn sent while the summary after the previous one is stalled does not wait for it (beyond a few seconds): the call is dropped, not counted as a failure, and made again after that turn",
     async () => {
       const u = await createUser();
       await script(

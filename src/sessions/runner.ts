@@ -59,7 +59,7 @@ export type Gate = (refusal?: TurnRefusal) => undefined;
 
 /**
  * Work that follows a turn once its stream has closed, still under the session's lock (see `foldAhead`).
- * `signal` ends it early: the session object aborts it when the next request for the session arrives.
+ * `signal` ends it early: the session object aborts it when the next turn has waited for it a few seconds.
  */
 export type Afterwards = (signal: AbortSignal) => Promise<void>;
 
@@ -377,10 +377,11 @@ export class TurnRunner {
   /**
    * After a turn that ended (not suspended, not failed), once its stream has closed and still under the
    * session's lock: folds the history ahead of the next turn, so that turn's first byte does not wait for
-   * a summary call, and records the call (its usage row; the facts it found go to memory). The next request
-   * for the session aborts it (`signal`) rather than waiting for the background model: that turn sends the
-   * longer history (or folds first, if its message takes the history past the budget), and the fold is
-   * tried again after it. An aborted call is not a failure, and its tokens are not known.
+   * a summary call, and records the call (its usage row; the facts it found go to memory). A turn sent
+   * meanwhile waits for it a few seconds at most, then aborts it (`signal`) rather than wait for a stalled
+   * background model: that turn sends the longer history (or folds first, if its message takes the history
+   * past the budget), and the fold is tried again after it. An aborted call is not a failure, and its tokens
+   * are not known.
    */
   private async foldAhead(scope: TurnScope, signal: AbortSignal): Promise<void> {
     const tally = newTally();

@@ -31,8 +31,11 @@ export type PendingView = ToolPendingEnvelope & { messages: MessageParam[]; answ
 const EXPIRED = "The client did not answer this tool call in time.";
 const GONE: Refusal = { code: "not_found", message: "session not found (it was deleted)" };
 const CANCELLED = "The user cancelled this tool call.";
-/** How long a session read waits for the summary being made after the latest turn. */
-const READ_WAIT_MS = 5_000;
+/**
+ * How long a request waits for the summary being made after the latest turn (it usually lands within seconds):
+ * a read then answers without it, a turn or a deletion stops it.
+ */
+const FOLLOW_WAIT_MS = 5_000;
 
 /**
  * The session object's behaviour; the composition root binds it to the registry it runs with
@@ -42,7 +45,7 @@ export class SessionObject extends DurableObject<Env> {
   private lock: Promise<void> = Promise.resolve();
   /** The work following the latest turn (folding history ahead of the next turn): a read of the session waits for it. */
   private following: Promise<void> = Promise.resolve();
-  /** Ends that work early: a turn or a deletion does not wait behind the background model. */
+  /** Ends that work early: a turn or a deletion does not wait long behind the background model. */
   private stopFollowing: () => void = () => undefined;
   private readonly running = new Map<string, () => void>();
   private resuming = false;
@@ -69,7 +72,7 @@ export class SessionObject extends DurableObject<Env> {
   async turn(input: TurnInput): Promise<Started> {
     if (this.destroyed) return { error: GONE };
     if (this.resuming || this.live()) return { error: { code: "tool_pending", message: pendingMessage(input.sessionId) } };
-    this.stopFollowing();
+    void waitAtMost(this.following, FOLLOW_WAIT_MS).then(this.stopFollowing);
     return this.start(input.turnId, input.stream, (sink, open) => this.runner.chat(input, sink, open));
   }
 
@@ -118,10 +121,10 @@ export class SessionObject extends DurableObject<Env> {
 
   /**
    * null once the session was deleted. Waits for the summary a just-ended turn is making (not for a running
-   * turn), at most `READ_WAIT_MS`: a background model that stalls does not hold the read.
+   * turn), at most `FOLLOW_WAIT_MS`: a background model that stalls does not hold the read.
    */
   async read(): Promise<{ messages: StoredMessage[]; pending: PendingView | null; summary: SessionSummary | null } | null> {
-    await waitAtMost(this.following, READ_WAIT_MS);
+    await waitAtMost(this.following, FOLLOW_WAIT_MS);
     if (this.destroyed) return null;
     const cont = this.live();
     const pending = cont
