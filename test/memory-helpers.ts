@@ -4,6 +4,7 @@ import type { QueueMessage } from "../src/core/queue";
 import { createDb } from "../src/db/client";
 import { CONSOLIDATE_KIND, type ConsolidateMessage, type MemoryDeps, memoryDeps } from "../src/memory/deps";
 import { type ObservationInput, recordObservations } from "../src/memory/events";
+import type { Candidate } from "../src/memory/search-types";
 import type { Step } from "./fake-anthropic/worker";
 import { api } from "./helpers";
 
@@ -71,3 +72,23 @@ export async function importFacts(key: string, facts: { text: string; metadata?:
     indexing?: string;
   };
 }
+
+const DAY_MS = 86_400_000;
+let rankedRows = 0;
+
+/** A search candidate said by `role` on `day` (days since the epoch), ranked below every one made before it. */
+export const rankedFact = (text: string, day: number, role = "user"): { c: Candidate; score: number } => ({
+  score: 1 / ++rankedRows,
+  c: {
+    id: `f${++rankedRows}`,
+    rowid: rankedRows,
+    text,
+    metadata: JSON.stringify({ role }),
+    confidence: 0.8,
+    recall_count: 0,
+    last_recalled_at: null,
+    created_at: day * DAY_MS,
+    event_at: day * DAY_MS,
+    superseded_by: null,
+  },
+});

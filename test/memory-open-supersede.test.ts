@@ -9,25 +9,8 @@ import type { Candidate } from "../src/memory/search-types";
 import { slotOf } from "../src/memory/slots";
 import { stem } from "../src/memory/text";
 import { createUser } from "./helpers";
-import { getJson, importFacts } from "./memory-helpers";
+import { getJson, importFacts, rankedFact } from "./memory-helpers";
 
-const DAY = 86_400_000;
-let row = 0;
-const fact = (text: string, day: number, role = "user"): { c: Candidate; score: number } => ({
-  score: 1 / ++row,
-  c: {
-    id: `f${++row}`,
-    rowid: row,
-    text,
-    metadata: JSON.stringify({ role }),
-    confidence: 0.8,
-    recall_count: 0,
-    last_recalled_at: null,
-    created_at: day * DAY,
-    event_at: day * DAY,
-    superseded_by: null,
-  },
-});
 const order = (ranked: { c: Candidate; score: number }[], question: string[]) =>
   supersedeOpen(ranked, { questionStems: new Set(question.map(stem)), eventOf: (c) => c.event_at ?? c.created_at }).map((x) => x.c.text);
 
@@ -36,7 +19,12 @@ describe("open-world supersession (pure)", () => {
   const NEW = "We swapped the broadband to Nordwave in March, no dropouts since.";
 
   it("ranks a later linked statement that announces a change above the earlier one, and moves nothing else", () => {
-    const ranked = [fact(OLD, 10), fact("The router blinks green all night.", 50), fact(NEW, 90), fact("I keep a spare charger in my bag.", 95)];
+    const ranked = [
+      rankedFact(OLD, 10),
+      rankedFact("The router blinks green all night.", 50),
+      rankedFact(NEW, 90),
+      rankedFact("I keep a spare charger in my bag.", 95),
+    ];
     // The later statement takes the earlier one's place, just above it; the others keep their order.
     expect(order(ranked, ["broadband"])).toEqual([NEW, OLD, "The router blinks green all night.", "I keep a spare charger in my bag."]);
     // And at least its score, so sorting by score keeps that order; the others keep theirs.
@@ -46,23 +34,27 @@ describe("open-world supersession (pure)", () => {
 
   it("links two statements through a distinctive word they share even when the question names neither", () => {
     const ranked = [
-      fact("My piano teacher is Mrs Okafor, lessons on Thursdays.", 5),
-      fact("Started with a new piano teacher, Mr Lindqvist, still Thursdays.", 60),
+      rankedFact("My piano teacher is Mrs Okafor, lessons on Thursdays.", 5),
+      rankedFact("Started with a new piano teacher, Mr Lindqvist, still Thursdays.", 60),
     ];
     expect(order(ranked, ["lesson", "music"])[0]).toBe("Started with a new piano teacher, Mr Lindqvist, still Thursdays.");
   });
 
   it("leaves the order alone when the later statement announces no change, was said earlier, or is not linked", () => {
-    const a = [fact(OLD, 10), fact("Nordwave sent a leaflet about broadband deals.", 90)];
+    const a = [rankedFact(OLD, 10), rankedFact("Nordwave sent a leaflet about broadband deals.", 90)];
     expect(order(a, ["broadband"])).toEqual([OLD, "Nordwave sent a leaflet about broadband deals."]);
-    const b = [fact(OLD, 90), fact(NEW, 10)];
+    const b = [rankedFact(OLD, 90), rankedFact(NEW, 10)];
     expect(order(b, ["broadband"])).toEqual([OLD, NEW]);
-    const c = [fact(OLD, 10), fact("I switched to oat milk, so much better.", 90)];
+    const c = [rankedFact(OLD, 10), rankedFact("I switched to oat milk, so much better.", 90)];
     expect(order(c, ["broadband"])).toEqual([OLD, "I switched to oat milk, so much better."]);
   });
 
   it("never lets the assistant's turn or a question replace a statement", () => {
-    const ranked = [fact(OLD, 10), fact("Nice, Nordwave is a new broadband option for you!", 90, "assistant"), fact("Should I switch broadband now?", 91)];
+    const ranked = [
+      rankedFact(OLD, 10),
+      rankedFact("Nice, Nordwave is a new broadband option for you!", 90, "assistant"),
+      rankedFact("Should I switch broadband now?", 91),
+    ];
     expect(order(ranked, ["broadband"])[0]).toBe(OLD);
   });
 

@@ -10,7 +10,7 @@ import type { Candidate } from "../src/memory/search-types";
 import { stem } from "../src/memory/text";
 import { cueWords, timeCues } from "../src/memory/when";
 import { createUser } from "./helpers";
-import { getJson, importFacts } from "./memory-helpers";
+import { getJson, importFacts, rankedFact } from "./memory-helpers";
 
 const NOW = Date.UTC(2025, 5, 1);
 const plan = (query: string) => planSearch({ userId: "u", query, k: 10, connectionIds: [] }, NOW);
@@ -52,24 +52,6 @@ describe("present-tense cues", () => {
   });
 });
 
-const DAY = 86_400_000;
-let row = 0;
-const entry = (text: string, day: number): { c: Candidate; score: number } => ({
-  score: 1 / ++row,
-  c: {
-    id: `f${++row}`,
-    rowid: row,
-    text,
-    metadata: JSON.stringify({ role: "user" }),
-    confidence: 0.8,
-    recall_count: 0,
-    last_recalled_at: null,
-    created_at: day * DAY,
-    event_at: day * DAY,
-    superseded_by: null,
-  },
-});
-
 describe("open-world supersession takes only candidates found by what they say", () => {
   const OLD = "Our team moved to the fourth floor, three desks by the window.";
   // Found only through the question's function words (the fill list), and linked to OLD by "three" alone.
@@ -79,7 +61,7 @@ describe("open-world supersession takes only candidates found by what they say",
     supersedeOpen(ranked, { questionStems: new Set(["floor"].map(stem)), eventOf: (c) => c.event_at ?? c.created_at, evidence }).map((x) => x.c.text);
 
   it("a fill-only hit neither replaces a statement nor is replaced", () => {
-    const ranked = [entry(OLD, 10), entry("The lift is broken again.", 20), entry(NOISE, 90)];
+    const ranked = [rankedFact(OLD, 10), rankedFact("The lift is broken again.", 20), rankedFact(NOISE, 90)];
     // Without the evidence check the unrelated line is taken for OLD's replacement.
     expect(order(ranked)[0]).toBe(NOISE);
     const found = new Set([ranked[0]?.c.id, ranked[1]?.c.id]);
@@ -87,7 +69,7 @@ describe("open-world supersession takes only candidates found by what they say",
   });
 
   it("a later statement found by its words still replaces the earlier one", () => {
-    const ranked = [entry(OLD, 10), entry("The lift is broken again.", 20), entry(NEW, 90), entry(NOISE, 95)];
+    const ranked = [rankedFact(OLD, 10), rankedFact("The lift is broken again.", 20), rankedFact(NEW, 90), rankedFact(NOISE, 95)];
     const found = new Set([ranked[0]?.c.id, ranked[1]?.c.id, ranked[2]?.c.id]);
     expect(order(ranked, (c) => found.has(c.id))[0]).toBe(NEW);
   });
@@ -113,27 +95,27 @@ describe("a fill hit replaces a statement only through a name or a distinctive w
     }).map((x) => x.c.text);
 
   it("moves a later fill hit that names the same place above the statement", () => {
-    const ranked = [entry(PLAN, 10), entry("The flat upstairs is noisy.", 20), entry(ADDRESS, 40)];
+    const ranked = [rankedFact(PLAN, 10), rankedFact("The flat upstairs is noisy.", 20), rankedFact(ADDRESS, 40)];
     expect(order(ranked, new Set([ranked[0]?.c.id, ranked[1]?.c.id]))[0]).toBe(ADDRESS);
   });
 
   it("or a distinctive word beyond the question's ('tax adviser'), but not a count or a unit of time", () => {
     const job = "Day job: tax adviser at Brightwell, lots of spreadsheets.";
     const signed = "Signed the contract today, I'm their new tax adviser from next month.";
-    const ranked = [entry(job, 10), entry("Work was long, three meetings.", 20), entry(signed, 40)];
+    const ranked = [rankedFact(job, 10), rankedFact("Work was long, three meetings.", 20), rankedFact(signed, 40)];
     const found = new Set([ranked[0]?.c.id, ranked[1]?.c.id]);
     const reorder = (list: typeof ranked) =>
       supersedeOpen(list, { questionStems: new Set(["job"]), eventOf: (c) => c.event_at ?? c.created_at, evidence: (c) => found.has(c.id) });
     expect(reorder(ranked)[0]?.c.text).toBe(signed);
     // Linked to the anchor by "three" alone, a later fill hit stays where it is.
-    const counted = [entry("Day job: three meetings a week, no more.", 10), entry("I'm seeing someone new now, three weeks in.", 40)];
+    const counted = [rankedFact("Day job: three meetings a week, no more.", 10), rankedFact("I'm seeing someone new now, three weeks in.", 40)];
     found.add(counted[0]?.c.id);
     expect(reorder(counted)[0]?.c.text).toBe("Day job: three meetings a week, no more.");
   });
 
   it("does not for a fill hit that shares only a common word", () => {
     const other = "Our address book is a mess now, at the end of the month I'll sort it.";
-    const ranked = [entry(PLAN, 10), entry("The flat upstairs is noisy.", 20), entry(other, 40)];
+    const ranked = [rankedFact(PLAN, 10), rankedFact("The flat upstairs is noisy.", 20), rankedFact(other, 40)];
     expect(order(ranked, new Set([ranked[0]?.c.id, ranked[1]?.c.id]))[0]).toBe(PLAN);
   });
 });
