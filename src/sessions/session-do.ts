@@ -47,6 +47,8 @@ export class SessionObject extends DurableObject<Env> {
   private following: Promise<void> = Promise.resolve();
   /** Ends that work early: a turn or a deletion does not wait long behind the background model. */
   private stopFollowing: () => void = () => undefined;
+  /** Turns and resumes waiting for the lock: the work following a turn gives way to them. */
+  private queued = 0;
   private readonly running = new Map<string, () => void>();
   private resuming = false;
   /**
@@ -72,7 +74,6 @@ export class SessionObject extends DurableObject<Env> {
   async turn(input: TurnInput): Promise<Started> {
     if (this.destroyed) return { error: GONE };
     if (this.resuming || this.live()) return { error: { code: "tool_pending", message: pendingMessage(input.sessionId) } };
-    void waitAtMost(this.following, FOLLOW_WAIT_MS).then(this.stopFollowing);
     return this.start(input.turnId, input.stream, (sink, open) => this.runner.chat(input, sink, open));
   }
 
@@ -186,7 +187,10 @@ export class SessionObject extends DurableObject<Env> {
       if (refusal) sink.readable.cancel().catch(() => undefined);
       answer(refusal ? { error: refusal } : { events: sink.readable, stream });
     };
+    this.queued++;
+    this.hurryFollowing();
     const done = this.serialised(async () => {
+      this.queued--;
       let after: Afterwards | undefined;
       try {
         // A turn queued behind `destroy` finds the session gone when its turn comes.
@@ -201,10 +205,16 @@ export class SessionObject extends DurableObject<Env> {
       this.stopFollowing = () => stop.abort();
       const following = after(stop.signal).catch((err: unknown) => console.error(JSON.stringify({ after_turn: describeFailure(err) })));
       this.following = following;
+      if (this.queued) this.hurryFollowing();
       await following;
     });
     this.ctx.waitUntil(done);
     return started;
+  }
+
+  /** A turn waits for the work following the previous one at most `FOLLOW_WAIT_MS`, then stops it. */
+  private hurryFollowing(): void {
+    void waitAtMost(this.following, FOLLOW_WAIT_MS).then(this.stopFollowing);
   }
 
   private serialised<T>(fn: () => Promise<T>): Promise<T> {

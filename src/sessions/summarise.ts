@@ -76,7 +76,7 @@ const FRAME_TAGS = new RegExp([SUMMARY_OPEN, SUMMARY_CLOSE, PREVIOUS_OPEN, PREVI
  * The background model's summary is untrusted text that goes into every later request and the session API:
  * no invisible or control characters, and no tag that would close or open the frame it is shown in.
  */
-export const cleanSummary = (text: string) => stripInvisible(text).replace(FRAME_TAGS, "").trim();
+const cleanSummary = (text: string) => stripInvisible(text).replace(FRAME_TAGS, "").trim();
 
 const SummaryOutput = z.object({
   summary: z.string().transform(cleanSummary).pipe(z.string().min(1).max(20_000)),
