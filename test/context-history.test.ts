@@ -192,6 +192,32 @@ describe("bounded history", () => {
   );
 
   it(
+    "a turn already waiting behind a running turn gets the same bound on the summary made after that turn",
+    async () => {
+      const u = await createUser();
+      await script(
+        u.id,
+        textReply("a"),
+        // The second turn's model takes its time, so the third is sent while the second holds the session.
+        { ...textReply("b"), delay_ms: 1_500 },
+        { ...summaryStep("never sent"), stall_after: 0 },
+        textReply("c"),
+        summaryStep("Alpha and beta lists."),
+      );
+      const first = await chat(u.key, { message: long("alpha") });
+      const second = await api(u.key, "POST", "/v1/chat", { message: long("beta"), session_id: first.sessionId });
+      // Headers mean the second turn holds the lock; the third waits for it.
+      const third = chat(u.key, { message: "gamma ".repeat(2_000).trim(), session_id: first.sessionId });
+      await second.text();
+      expect((await third).text).toBe("c");
+      // Stopped, not failed: the fold was made again after the third turn.
+      expect((await sessionBody(u.key, first.sessionId)).summary?.text).toBe("Alpha and beta lists.");
+      expect((await seen(u.id)).map((r) => (isSummaryCall(r) ? "summary" : "chat"))).toEqual(["chat", "chat", "summary", "chat", "summary"]);
+    },
+    T,
+  );
+
+  it(
     "the background model's summary is cleaned before it is stored and sent: no invisible characters, no tag of the frame it is shown in",
     async () => {
       const u = await createUser();

@@ -55,6 +55,8 @@ export type Step =
       stall_after?: number;
       /** The answer to a structured-output request (output_config.format): queued apart from chat replies. */
       structured?: boolean;
+      /** Answer only after this many milliseconds (a model that takes its time). */
+      delay_ms?: number;
     }
   | { status: 429 | 500 | 529 | 400 | 401; error_type?: string; message?: string };
 
@@ -216,6 +218,7 @@ async function messages(request: Request): Promise<Response> {
     usage: step.reply.usage ?? { ...cache, output_tokens: approxTokens(JSON.stringify(content)) },
     ...(step.reply.truncate_tool_input ? { truncatedJson: true } : {}),
   };
+  if (step.delay_ms) await new Promise<void>((resolve) => setTimeout(resolve, step.delay_ms));
   if (!body.stream && step.stall_after !== undefined)
     return new Response(new ReadableStream({ pull: (controller) => stalled().then(() => controller.close()) }), {
       headers: { "content-type": "application/json", "request-id": requestId },
