@@ -14,6 +14,16 @@ const summaryStep = (summary: string, observations: { content: string; category:
 const requestText = (r: { messages: unknown[] }) => JSON.stringify(r.messages);
 
 const isSummaryCall = (r: object) => "output_config" in r;
+/** The model calls in order, each as "chat" or "summary". */
+const kinds = (requests: object[]) => requests.map((r) => (isSummaryCall(r) ? "summary" : "chat"));
+// About 3,000 tokens: within the budget beside two long turns, and a next turn as large would pass it.
+const medium = (word: string) => `${word} `.repeat(2_000).trim();
+
+/** How many summary usage rows the session has. */
+async function summaryRows(key: string, sessionId: string) {
+  const usage = (await (await api(key, "GET", `/v1/sessions/${sessionId}/usage`)).json()) as { turns: { kind: string }[] };
+  return usage.turns.filter((r) => r.kind === "summary").length;
+}
 
 /** Reads the session; the read waits for a summary being made after the latest turn, so what follows sees it. */
 async function sessionBody(key: string, id: string) {
@@ -71,7 +81,7 @@ describe("bounded history", () => {
       expect(summaryCall.messages[0]?.content).toContain("alpha alpha");
       expect(summaryCall.messages[0]?.content).not.toContain("beta beta");
       // Made after the second turn (a third as large would pass the budget): the third turn's model call did not wait for it.
-      expect(requests.map((r) => (isSummaryCall(r) ? "summary" : "chat"))).toEqual(["chat", "chat", "summary", "chat", "summary"]);
+      expect(kinds(requests)).toEqual(["chat", "chat", "summary", "chat", "summary"]);
 
       const chats = requests.filter((r) => !isSummaryCall(r));
       const last = chats[2];
@@ -96,8 +106,7 @@ describe("bounded history", () => {
         source: "session_summary",
         session_id: first.sessionId,
       });
-      const usage = (await (await api(u.key, "GET", `/v1/sessions/${first.sessionId}/usage`)).json()) as { turns: { kind: string }[] };
-      expect(usage.turns.filter((r) => r.kind === "summary")).toHaveLength(2);
+      expect(await summaryRows(u.key, first.sessionId)).toBe(2);
     },
     T,
   );
@@ -114,7 +123,7 @@ describe("bounded history", () => {
       const second = await chat(u.key, { message: longest("beta"), session_id: first.sessionId });
       expect(second.text).toBe("b");
       const requests = await seen(u.id);
-      expect(requests.map((r) => (isSummaryCall(r) ? "summary" : "chat"))).toEqual(["chat", "summary", "chat"]);
+      expect(kinds(requests)).toEqual(["chat", "summary", "chat"]);
       const sent = requestText(requests.at(-1) ?? { messages: [] });
       expect(sent).toContain("Alpha list.");
       expect(sent).not.toContain("alpha alpha");
@@ -154,7 +163,7 @@ describe("bounded history", () => {
       // The retry was made after the fourth turn, whose model call did not wait for it and still had the whole history.
       expect(await summaryCalls()).toBe(2);
       const requests = await seen(u.id);
-      expect(requests.map((r) => (isSummaryCall(r) ? "summary" : "chat"))).toEqual(["chat", "chat", "summary", "chat", "chat", "summary"]);
+      expect(kinds(requests)).toEqual(["chat", "chat", "summary", "chat", "chat", "summary"]);
       expect(requestText(requests[4] ?? { messages: [] })).toContain("alpha alpha");
       const body = await sessionBody(u.key, first.sessionId);
       expect(body.summary?.text).toBe("Alpha, beta and gamma lists.");
@@ -177,16 +186,14 @@ describe("bounded history", () => {
       );
       const first = await chat(u.key, { message: long("alpha") });
       await chat(u.key, { message: long("beta"), session_id: first.sessionId });
-      // About 3,000 tokens: within the budget with the rest, and a next turn as large would pass it.
-      const third = await chat(u.key, { message: "gamma ".repeat(2_000).trim(), session_id: first.sessionId });
+      const third = await chat(u.key, { message: medium("gamma"), session_id: first.sessionId });
       expect(third.text).toBe("c");
       expect((await sessionBody(u.key, first.sessionId)).summary?.text).toBe("Alpha and beta lists.");
       const requests = await seen(u.id);
-      expect(requests.map((r) => (isSummaryCall(r) ? "summary" : "chat"))).toEqual(["chat", "chat", "summary", "chat", "summary"]);
+      expect(kinds(requests)).toEqual(["chat", "chat", "summary", "chat", "summary"]);
       // The third turn had the whole history; the fold it cut short was made after it (a failure would have waited a turn).
       expect(requestText(requests[3] ?? { messages: [] })).toContain("alpha alpha");
-      const usage = (await (await api(u.key, "GET", `/v1/sessions/${first.sessionId}/usage`)).json()) as { turns: { kind: string }[] };
-      expect(usage.turns.filter((r) => r.kind === "summary")).toHaveLength(1);
+      expect(await summaryRows(u.key, first.sessionId)).toBe(1);
     },
     T,
   );
@@ -207,12 +214,12 @@ describe("bounded history", () => {
       const first = await chat(u.key, { message: long("alpha") });
       const second = await api(u.key, "POST", "/v1/chat", { message: long("beta"), session_id: first.sessionId });
       // Headers mean the second turn holds the lock; the third waits for it.
-      const third = chat(u.key, { message: "gamma ".repeat(2_000).trim(), session_id: first.sessionId });
+      const third = chat(u.key, { message: medium("gamma"), session_id: first.sessionId });
       await second.text();
       expect((await third).text).toBe("c");
       // Stopped, not failed: the fold was made again after the third turn.
       expect((await sessionBody(u.key, first.sessionId)).summary?.text).toBe("Alpha and beta lists.");
-      expect((await seen(u.id)).map((r) => (isSummaryCall(r) ? "summary" : "chat"))).toEqual(["chat", "chat", "summary", "chat", "summary"]);
+      expect(kinds(await seen(u.id))).toEqual(["chat", "chat", "summary", "chat", "summary"]);
     },
     T,
   );
