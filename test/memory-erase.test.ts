@@ -1,6 +1,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
+import { eraseUserMemory } from "../src/account/erase";
+import { loadConfig } from "../src/config/config";
+import { createDb } from "../src/db/client";
 import { ConsolidationConflict, consolidateUser } from "../src/memory/consolidate";
 import { messageJson } from "../src/model/wire";
 import { sessionStub } from "../src/sessions/store";
@@ -92,6 +95,24 @@ describe("DELETE /v1/memory", () => {
     const again = (await (await api(a.key, "DELETE", "/v1/memory")).json()) as { erased: Record<string, number | boolean> };
     expect(again.erased).toMatchObject({ facts: 0, vectors: 0, sessions: 0 });
   }, 60_000);
+
+  it("a session started while the erase runs is erased with the rest, its stored conversation included", async () => {
+    const u = await createUser();
+    const { sessionId: early } = await chat(u.key, { message: "hello" });
+    let late = "";
+    // Another device starts a chat after the erase has listed the sessions and before its batch runs.
+    const startsAChat = async () => {
+      late = (await chat(u.key, { message: "my bank PIN is 4921" })).sessionId;
+      return { statements: [] };
+    };
+    const ctx = { env, config: loadConfig(env), db: createDb(env.DB), userId: u.id, now: Date.now() };
+    const receipt = await eraseUserMemory([startsAChat], ctx, (id) => sessionStub(env, u.id, id).destroy(), null);
+    expect(late).not.toBe("");
+    expect(receipt.erased.sessions).toBe(2);
+    expect(await storedMessages(u.id, early)).toBe(0);
+    expect(await storedMessages(u.id, late)).toBe(0);
+    expect((await api(u.key, "GET", `/v1/sessions/${late}`)).status).toBe(404);
+  });
 
   it("a consolidation in flight during the erase cannot write the old memory back", async () => {
     const u = await createUser();

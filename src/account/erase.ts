@@ -1,7 +1,7 @@
 /**
  * Erasing a user's memory: everything engram remembers about them (sessions, and every capability's
  * data through its erase hook), in one D1 batch, with a receipt of counts. The account, its keys and
- * usage stay. Session Durable Objects go first; the batch is one transaction, so a failure erases nothing
+ * usage stay. Session Durable Objects go first (and any session started meanwhile, after the batch); the batch is one transaction, so a failure erases nothing
  * of what D1 holds; cleanup outside D1 (vectors) runs after it and reports, rather than hides, a failure.
  */
 import { eq } from "drizzle-orm";
@@ -25,7 +25,8 @@ export async function eraseUserMemory(
 ): Promise<EraseReceipt> {
   const { db, userId } = ctx;
   const sessionRows = await db.select({ id: sessions.id }).from(sessions).where(eq(sessions.userId, userId));
-  for (const s of sessionRows) await destroySession(s.id);
+  const destroyed = new Set(sessionRows.map((s) => s.id));
+  for (const id of destroyed) await destroySession(id);
   const plans = await Promise.all(hooks.map((hook) => hook(ctx)));
   const steps = [
     { count: "sessions", statement: db.delete(sessions).where(eq(sessions.userId, userId)).returning({ id: sessions.id }) },
@@ -36,6 +37,9 @@ export async function eraseUserMemory(
     db,
     steps.map((s) => s.statement),
   );
+  // A session started while the erase was planned lost its row in the batch: its object goes too, or its
+  // conversation would stay stored with nothing pointing to it.
+  for (const id of returnedIds(results[0])) if (!destroyed.has(id)) await destroySession(id);
   const erased: Record<string, number | boolean> = {};
   steps.forEach((step, i) => {
     if (step.count) erased[step.count] = Number(erased[step.count] ?? 0) + returnedIds(results[i]).length;
