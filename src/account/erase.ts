@@ -1,8 +1,9 @@
 /**
  * Erasing a user's memory: everything engram remembers about them (sessions, and every capability's
  * data through its erase hook), in one D1 batch, with a receipt of counts. The account, its keys and
- * usage stay. Session Durable Objects go first (and any session started meanwhile, after the batch); the batch is one transaction, so a failure erases nothing
- * of what D1 holds; cleanup outside D1 (vectors) runs after it and reports, rather than hides, a failure.
+ * usage stay. Session Durable Objects go first (and any session started meanwhile, after the batch); the
+ * batch is one transaction, so a failure erases nothing of what D1 holds; cleanup outside D1 (vectors) runs
+ * after it and reports, rather than hides, a failure.
  */
 import { eq } from "drizzle-orm";
 import type { EraseContext, EraseHook } from "../core/capability";
