@@ -98,7 +98,9 @@ describe("DELETE /v1/memory", () => {
 
   it("a session started while the erase runs is erased with the rest, its stored conversation included", async () => {
     const u = await createUser();
-    const { sessionId: early } = await chat(u.key, { message: "hello" });
+    // More sessions than the erase destroys at once.
+    const early: string[] = [];
+    for (let i = 0; i < 7; i++) early.push((await chat(u.key, { message: `hello ${i}` })).sessionId);
     let late = "";
     // Another device starts a chat after the erase has listed the sessions and before its batch runs.
     const startsAChat = async () => {
@@ -108,8 +110,8 @@ describe("DELETE /v1/memory", () => {
     const ctx = { env, config: loadConfig(env), db: createDb(env.DB), userId: u.id, now: Date.now() };
     const receipt = await eraseUserMemory([startsAChat], ctx, (id) => sessionStub(env, u.id, id).destroy(), null);
     expect(late).not.toBe("");
-    expect(receipt.erased.sessions).toBe(2);
-    expect(await storedMessages(u.id, early)).toBe(0);
+    expect(receipt.erased.sessions).toBe(8);
+    for (const id of early) expect(await storedMessages(u.id, id)).toBe(0);
     expect(await storedMessages(u.id, late)).toBe(0);
     expect((await api(u.key, "GET", `/v1/sessions/${late}`)).status).toBe(404);
   });

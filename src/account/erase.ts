@@ -18,6 +18,13 @@ export type EraseReceipt = {
   warnings?: string[];
 };
 
+/** Session objects destroyed at once: a few calls in flight, not one at a time nor thousands together. */
+const DESTROY_AT_ONCE = 6;
+
+async function destroyAll(ids: readonly string[], destroy: (sessionId: string) => Promise<void>): Promise<void> {
+  for (let i = 0; i < ids.length; i += DESTROY_AT_ONCE) await Promise.all(ids.slice(i, i + DESTROY_AT_ONCE).map(destroy));
+}
+
 export async function eraseUserMemory(
   hooks: readonly EraseHook[],
   ctx: EraseContext,
@@ -27,7 +34,7 @@ export async function eraseUserMemory(
   const { db, userId } = ctx;
   const sessionRows = await db.select({ id: sessions.id }).from(sessions).where(eq(sessions.userId, userId));
   const destroyed = new Set(sessionRows.map((s) => s.id));
-  for (const id of destroyed) await destroySession(id);
+  await destroyAll([...destroyed], destroySession);
   const plans = await Promise.all(hooks.map((hook) => hook(ctx)));
   const steps = [
     { count: "sessions", statement: db.delete(sessions).where(eq(sessions.userId, userId)).returning({ id: sessions.id }) },
@@ -40,7 +47,10 @@ export async function eraseUserMemory(
   );
   // A session started while the erase was planned lost its row in the batch: its object goes too, or its
   // conversation would stay stored with nothing pointing to it.
-  for (const id of returnedIds(results[0])) if (!destroyed.has(id)) await destroySession(id);
+  await destroyAll(
+    returnedIds(results[0]).filter((id) => !destroyed.has(id)),
+    destroySession,
+  );
   const erased: Record<string, number | boolean> = {};
   steps.forEach((step, i) => {
     if (step.count) erased[step.count] = Number(erased[step.count] ?? 0) + returnedIds(results[i]).length;
