@@ -11,6 +11,7 @@ import type { Config } from "../config/config";
 import { quotaMessage } from "../config/limits";
 import { changes, isConstraintError, returnedIds, runStatements } from "../db/batch";
 import { type Db, newId } from "../db/client";
+import { inJson } from "../db/in-json";
 import { insertWhere } from "../db/insert-where";
 import { connections, contextEvents, facts, type JsonObject, memoryRuns, type ScaffoldMeta, users } from "../db/schema";
 import type { ModelClient } from "../model/anthropic";
@@ -32,7 +33,6 @@ import { type FactInput, factStatements, indexFacts, prepareFacts, withinFactQuo
 import { canonicalJson } from "./ids";
 import { briefError, searchFacts } from "./retrieval";
 import { capWords, wordCount } from "./text";
-import { inJson } from "./vector";
 
 export const BATCH_EVENTS = 50;
 

@@ -5,11 +5,11 @@ import { type Quota, quotaExceeded } from "../config/limits";
 import { returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { afterCursor } from "../db/cursor";
+import { inJson } from "../db/in-json";
 import { connections, facts, type JsonObject } from "../db/schema";
 import { describeFailure, notFound } from "../lib/errors";
 import type { MemoryDeps } from "./deps";
 import { factStatements, indexFacts, prepareFacts } from "./facts-write";
-import { inJson } from "./vector";
 
 export const CONTEXT_TYPES = ["user_profile", "user_persistent", "tool_schema", "tool_entity", "tool_persistent", "tool_attachment_content"] as const;
 export const SOURCES = ["user_provided", "system_learned", "tool_indexed", "tool_extracted_content"] as const;

@@ -6,10 +6,11 @@
 import { type SQL, sql } from "drizzle-orm";
 import { runStatements } from "../db/batch";
 import type { Db } from "../db/client";
+import { inJson } from "../db/in-json";
 import { literalLimit } from "../db/limit";
 import { localVectors } from "../db/schema";
 import { type SparseVector, toDense } from "./embed";
-import { chunkByJsonSize, inJson, matchesOf, type VectorIndex, type VectorMatch, type VectorRecord } from "./vector";
+import { chunkByJsonSize, matchesOf, type VectorIndex, type VectorMatch, type VectorRecord } from "./vector";
 
 /** How long a write stays in the overlay: comfortably longer than Vectorize's indexing delay. */
 export const OVERLAY_WINDOW_MS = 10 * 60_000;

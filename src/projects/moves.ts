@@ -5,10 +5,11 @@
  * coding lessons name their project by name (the repository a transcript came from), so a merge relabels
  * them. Each operation is one D1 batch that also records which rows moved, so an undo moves exactly those back.
  */
-import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import { returnedIds, runBatch, runStatements, type Statement } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
+import { inJson } from "../db/in-json";
 import { brainEntries, brainProposals, contextEvents, facts, type JsonObject, lessons, projects, sessions } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
 import { type Actor, activityRow, tick } from "./activity-row";
@@ -195,7 +196,7 @@ export async function restoreProject(db: Db, userId: string, undo: JsonObject) {
           db
             .update(facts)
             .set({ projectId: id, metadata: sql`json_set(${facts.metadata}, '$.project_id', ${id})` })
-            .where(and(eq(facts.userId, userId), inArray(facts.id, moved.facts))),
+            .where(and(eq(facts.userId, userId), inJson(facts.id, moved.facts))),
         ]
       : []),
     ...(moved.entries.length
@@ -203,7 +204,7 @@ export async function restoreProject(db: Db, userId: string, undo: JsonObject) {
           db
             .update(brainEntries)
             .set({ projectId: id })
-            .where(and(eq(brainEntries.userId, userId), inArray(brainEntries.id, moved.entries))),
+            .where(and(eq(brainEntries.userId, userId), inJson(brainEntries.id, moved.entries))),
         ]
       : []),
     ...(moved.proposals.length
@@ -211,7 +212,7 @@ export async function restoreProject(db: Db, userId: string, undo: JsonObject) {
           db
             .update(brainProposals)
             .set({ projectId: id })
-            .where(and(eq(brainProposals.userId, userId), inArray(brainProposals.id, moved.proposals))),
+            .where(and(eq(brainProposals.userId, userId), inJson(brainProposals.id, moved.proposals))),
         ]
       : []),
     ...(moved.sessions.length
@@ -219,7 +220,7 @@ export async function restoreProject(db: Db, userId: string, undo: JsonObject) {
           db
             .update(sessions)
             .set({ projectId: id })
-            .where(and(eq(sessions.userId, userId), inArray(sessions.id, moved.sessions))),
+            .where(and(eq(sessions.userId, userId), inJson(sessions.id, moved.sessions))),
         ]
       : []),
     ...(moved.observations.length
@@ -227,7 +228,7 @@ export async function restoreProject(db: Db, userId: string, undo: JsonObject) {
           db
             .update(contextEvents)
             .set({ sourceMetadata: sql`json_set(${contextEvents.sourceMetadata}, '$.project_id', ${id})` })
-            .where(and(eq(contextEvents.userId, userId), inArray(contextEvents.id, moved.observations), eq(contextEvents.processed, false))),
+            .where(and(eq(contextEvents.userId, userId), inJson(contextEvents.id, moved.observations), eq(contextEvents.processed, false))),
         ]
       : []),
     ...(moved.lessons.length && typeof undo.lessons_to === "string"
@@ -235,7 +236,7 @@ export async function restoreProject(db: Db, userId: string, undo: JsonObject) {
           db
             .update(lessons)
             .set({ project: undo.lessons_to })
-            .where(and(eq(lessons.userId, userId), inArray(lessons.id, moved.lessons))),
+            .where(and(eq(lessons.userId, userId), inJson(lessons.id, moved.lessons))),
         ]
       : []),
   ];
