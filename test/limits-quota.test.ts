@@ -91,6 +91,39 @@ describe("connections and projects", () => {
     expect([await rows("projects", free.id), await rows("projects", pro.id)]).toEqual([2, 4]);
     expect(await rows("project_activity", free.id)).toBe(2);
   });
+
+  it("undoing a project's deletion or merge is held to the cap: 403 with nothing moved back, undoable again once there is room", async () => {
+    const u = await createUser();
+    const created = async (name: string) => ((await (await call(u.key, "POST", "/v1/projects", { name })).json()) as { id: string }).id;
+    const activity = async (action: string) =>
+      ((await (await call(u.key, "GET", "/v1/projects/activity")).json()) as { activity: { id: string; action: string; undoable: boolean }[] }).activity.find(
+        (a) => a.action === action,
+      );
+    const factProject = async () => (await env.DB.prepare("SELECT project_id AS p FROM facts WHERE user_id = ?").bind(u.id).first<{ p: string | null }>())?.p;
+    const a = await created("A");
+    const b = await created("B");
+    expect((await call(u.key, "POST", "/v1/memory/facts", { facts: [{ text: "The A launch is in May", metadata: { project_id: a } }] })).status).toBe(201);
+    expect((await call(u.key, "DELETE", `/v1/projects/${a}`)).status).toBe(200);
+    const c = await created("C");
+
+    const deleted = await activity("delete");
+    await expectQuota(await call(u.key, "POST", `/v1/projects/activity/${deleted?.id}/undo`), /2 projects/);
+    expect(await rows("projects", u.id)).toBe(2);
+    expect(await factProject()).toBeNull();
+    expect((await activity("delete"))?.undoable).toBe(true);
+
+    expect((await call(u.key, "DELETE", `/v1/projects/${c}`)).status).toBe(200);
+    expect((await call(u.key, "POST", `/v1/projects/activity/${deleted?.id}/undo`)).status).toBe(200);
+    expect(await factProject()).toBe(a);
+
+    // A merge's source comes back the same way.
+    expect((await call(u.key, "POST", `/v1/projects/${a}/merge`, { into: b })).status).toBe(200);
+    expect(await factProject()).toBe(b);
+    await created("D");
+    await expectQuota(await call(u.key, "POST", `/v1/projects/activity/${(await activity("merge"))?.id}/undo`), /2 projects/);
+    expect(await rows("projects", u.id)).toBe(2);
+    expect(await factProject()).toBe(b);
+  });
 });
 
 describe("sessions", () => {

@@ -195,4 +195,41 @@ describe("MCP server at /mcp", () => {
     },
     T,
   );
+
+  it(
+    "refuses a JSON-RPC batch array with a JSON-RPC error and runs none of its calls; a single message still runs",
+    async () => {
+      const u = await createUser();
+      const post = (body: unknown) =>
+        SELF.fetch(`${BASE}/mcp`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${u.key}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+          body: JSON.stringify(body),
+        });
+      const remember = (i: number) => ({
+        jsonrpc: "2.0",
+        id: i,
+        method: "tools/call",
+        params: {
+          name: "brain_remember",
+          arguments: { title: `Batched rule number ${i}`, content: `Distinct rule ${i}, long enough to be stored as a lesson.` },
+        },
+      });
+      const batch = await post([remember(1), remember(2), remember(3)]);
+      expect(batch.status).toBe(400);
+      expect(await batch.json()).toMatchObject({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32600, message: expect.stringContaining("batches are not supported") },
+      });
+      const lessons = async () => ((await (await api(u.key, "GET", "/v1/lessons")).json()) as { lessons: unknown[] }).lessons;
+      expect(await lessons()).toEqual([]);
+
+      const client = await connect(u.key);
+      expect((await call(client, "brain_remember", remember(4).params.arguments)).isError).toBe(false);
+      expect(await lessons()).toHaveLength(1);
+      await client.close();
+    },
+    T,
+  );
 });

@@ -148,6 +148,31 @@ describe("consolidation (queue consumer)", () => {
   });
 });
 
+describe("consolidation into projects", () => {
+  it("files a batch's facts under the project its observations name only when that project is the user's", async () => {
+    const u = await createUser();
+    const other = await createUser();
+    const project = async (key: string, name: string) => ((await (await api(key, "POST", "/v1/projects", { name })).json()) as { id: string }).id;
+    const mine = await project(u.key, "Garden");
+    const theirs = await project(other.key, "Their plans");
+    const projectOf = (text: string) =>
+      env.DB.prepare("SELECT project_id AS p FROM facts WHERE user_id = ? AND text = ?").bind(u.id, text).first<{ p: string | null }>();
+
+    const cases = [
+      { projectId: mine, text: "User grows tomatoes on the balcony", filed: mine },
+      { projectId: theirs, text: "User plans a launch in March", filed: null },
+      { projectId: "prj_does_not_exist", text: "User keeps bees", filed: null },
+    ];
+    for (const c of cases) {
+      const { sent } = await observe(u.id, [{ content: c.text, sourceMetadata: { source: "test", project_id: c.projectId } }]);
+      await script(u.id, consolidation({ updated_scaffold: {}, updated_working_memory: "Gardening.", facts_to_embed: [c.text] }));
+      expect((await deliver(sent)).explicitAcks).toHaveLength(1);
+      expect(await projectOf(c.text)).toEqual({ p: c.filed });
+    }
+    expect(await count("SELECT count(*) n FROM facts WHERE project_id = ?", theirs)).toBe(0);
+  });
+});
+
 describe("exactly once", () => {
   it("applies a duplicate delivery once, with one model call", async () => {
     const u = await createUser();

@@ -60,6 +60,26 @@ describe("POST /v1/memory/facts (bulk import)", () => {
     expect(res.status).toBe(404);
     expect((await getJson<{ facts: unknown[] }>(b.key, "/v1/memory/facts")).facts).toEqual([]);
   });
+
+  it("refuses another user's or a nonexistent project id (404) and stores nothing of the import", async () => {
+    const a = await createUser();
+    const b = await createUser();
+    const theirs = (await (await api(a.key, "POST", "/v1/projects", { name: "A's plans" })).json()) as { id: string };
+    const mine = (await (await api(b.key, "POST", "/v1/projects", { name: "Garden" })).json()) as { id: string };
+    for (const projectId of [theirs.id, "prj_does_not_exist"]) {
+      const res = await api(b.key, "POST", "/v1/memory/facts", {
+        facts: [
+          { text: "User grows tomatoes", metadata: { project_id: mine.id } },
+          { text: "User's cat is called Miso", metadata: { project_id: projectId } },
+        ],
+      });
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toContain("project");
+    }
+    expect((await getJson<{ facts: unknown[] }>(b.key, "/v1/memory/facts")).facts).toEqual([]);
+    const own = await api(b.key, "POST", "/v1/memory/facts", { facts: [{ text: "User grows tomatoes", metadata: { project_id: mine.id } }] });
+    expect(own.status).toBe(201);
+  });
 });
 
 describe("retrieval scope", () => {

@@ -95,6 +95,25 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
     expect((await searchFacts(deps, { userId: u.id, query: "climbing gym", k: 5, connectionIds: [], mode: "vector" })).results).toEqual([]);
   });
 
+  it("indexes an import of 30 facts at once and finds the last of them before Vectorize has caught up", async () => {
+    const u = await createUser();
+    const vectorize = laggingVectorize();
+    const embedder = workersAiEmbedder(tinyAi);
+    const base = captured().deps;
+    const overlay = new FreshOverlayIndex(new VectorizeVectorIndex(vectorize.index, embedder.dimensions), base.db, base.now);
+    const deps = { ...base, embedder: { ...embedder, minScore: 0 }, vectors: overlay };
+    const topics = ["sailing", "pottery", "chess", "baking", "cycling", "origami"];
+    const items = Array.from({ length: 30 }, (_, i) => ({ text: `User's hobby number ${i} is ${topics[i % topics.length]} on day ${i}` }));
+    const imported = await importFacts(deps, u.id, items);
+    expect(imported.indexing).toBeUndefined();
+    expect(imported.embedded).toBe(30);
+    const last = imported.facts.at(-1)?.id;
+    const found = await searchFacts(deps, { userId: u.id, query: items[29]?.text ?? "", k: 30, connectionIds: [], mode: "vector" });
+    expect(found.results.map((r) => r.id)).toContain(last);
+    // Storage is shared by this file's tests: the pruning test below counts overlay rows.
+    await overlay.erase(u.id, []);
+  });
+
   it("scores the overlay's recent vectors by their exact cosine with the query, the user's own only", async () => {
     const [u, other] = [await createUser(), await createUser()];
     const vectorize = laggingVectorize();

@@ -191,4 +191,26 @@ describe("projects API", () => {
     },
     T,
   );
+
+  it(
+    "undoing the deletion of a project with 150 facts puts every one of them back in it",
+    async () => {
+      const u = await createUser("pro");
+      const p = await newProject(u.key, "Big");
+      const facts = Array.from({ length: 150 }, (_, i) => ({ text: `Fact number ${i} about the big project`, metadata: { project_id: p.id } }));
+      const imported = await api(u.key, "POST", "/v1/memory/facts", { facts });
+      expect(imported.status, await imported.clone().text()).toBe(201);
+      const inProject = async () =>
+        (await env.DB.prepare("SELECT count(*) AS n FROM facts WHERE user_id = ? AND project_id = ?").bind(u.id, p.id).first<{ n: number }>())?.n;
+      expect(await inProject()).toBe(150);
+
+      expect(await (await api(u.key, "DELETE", `/v1/projects/${p.id}`)).json()).toMatchObject({ moved: { facts: 150 } });
+      expect(await inProject()).toBe(0);
+      const [deleted] = await activityOf(u.key);
+      const undo = await api(u.key, "POST", `/v1/projects/activity/${deleted?.id}/undo`);
+      expect(undo.status, await undo.clone().text()).toBe(200);
+      expect(await inProject()).toBe(150);
+    },
+    2 * T,
+  );
 });

@@ -24,6 +24,15 @@ export function mcpRoutes(registry: Registry) {
     });
   });
   app.post("/mcp", async (c) => {
+    // One JSON-RPC message a request, as MCP 2025-06-18 requires: the SDK still runs a batch array (up to 100
+    // messages), which would let one request, charged once by the rate limit, run a hundred tool calls.
+    let body: unknown;
+    try {
+      body = JSON.parse(await c.req.text());
+    } catch {
+      return jsonRpcError(-32700, "Parse error: the body is not JSON");
+    }
+    if (Array.isArray(body)) return jsonRpcError(-32600, "Invalid Request: JSON-RPC batches are not supported; send one message per POST");
     const user = c.var.user;
     const server = createMcpServer(registry.mcpTools, {
       db: c.var.db,
@@ -36,7 +45,7 @@ export function mcpRoutes(registry: Registry) {
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {
-      return await transport.handleRequest(c.req.raw);
+      return await transport.handleRequest(c.req.raw, { parsedBody: body });
     } finally {
       await server.close();
     }
@@ -46,3 +55,6 @@ export function mcpRoutes(registry: Registry) {
   });
   return app;
 }
+
+/** A JSON-RPC error answered before any message runs (`id: null`: the request's id is unknown). */
+const jsonRpcError = (code: number, message: string) => Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status: 400 });

@@ -11,8 +11,9 @@ import type { Config } from "../config/config";
 import { quotaMessage } from "../config/limits";
 import { changes, isConstraintError, returnedIds, runStatements } from "../db/batch";
 import { type Db, newId } from "../db/client";
+import { inJson } from "../db/in-json";
 import { insertWhere } from "../db/insert-where";
-import { connections, contextEvents, facts, type JsonObject, memoryRuns, type ScaffoldMeta, users } from "../db/schema";
+import { connections, contextEvents, facts, type JsonObject, memoryRuns, projects, type ScaffoldMeta, users } from "../db/schema";
 import type { ModelClient } from "../model/anthropic";
 import { callStructured } from "../model/structured";
 import { recordUsage } from "../usage/record";
@@ -28,11 +29,11 @@ import {
   WORKING_MEMORY_WORDS,
 } from "./consolidation-schema";
 import type { MemoryDeps } from "./deps";
+import { ownsAll } from "./facts";
 import { type FactInput, factStatements, indexFacts, prepareFacts, withinFactQuota } from "./facts-write";
 import { canonicalJson } from "./ids";
 import { briefError, searchFacts } from "./retrieval";
 import { capWords, wordCount } from "./text";
-import { inJson } from "./vector";
 
 export const BATCH_EVENTS = 50;
 
@@ -143,9 +144,11 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
     const { meta, changed } = scaffoldMeta(user.scaffold, scaffold, user.scaffoldMeta, output.scaffold_confidence ?? {}, corrected ? 0.9 : 0.7, now);
     const owned = new Set(state.connections.map((c) => c.id));
     const sessions = [...new Set(events.flatMap((e) => (typeof e.sourceMetadata.session_id === "string" ? [e.sourceMetadata.session_id] : [])))];
-    // Facts of a batch observed within one project belong to it; a batch spanning projects stays at user level.
+    // Facts of a batch observed within one project belong to it; a batch spanning projects stays at user level,
+    // and so does one naming a project that is not the user's (an observation's metadata is the caller's word).
     const projectsSeen = new Set(events.map((e) => (typeof e.sourceMetadata.project_id === "string" ? e.sourceMetadata.project_id : null)));
-    const projectId = projectsSeen.size === 1 ? ([...projectsSeen][0] ?? null) : null;
+    const seen = projectsSeen.size === 1 ? ([...projectsSeen][0] ?? null) : null;
+    const projectId = seen && (await ownsAll(db, projects, userId, [seen])) ? seen : null;
     const inputs: FactInput[] = output.facts_to_embed.map((f) => {
       const item: Exclude<FactItem, string> = typeof f === "string" ? { text: f } : f;
       return {

@@ -7,6 +7,7 @@ import { and, desc, eq, sql } from "drizzle-orm";
 import { isConstraintError, runStatements, type Statement } from "../db/batch";
 import { newId } from "../db/client";
 import { afterCursor } from "../db/cursor";
+import { inJson } from "../db/in-json";
 import type { Plan } from "../db/schema";
 import { contextEvents, type JsonObject } from "../db/schema";
 import { AppError, describeFailure } from "../lib/errors";
@@ -14,7 +15,6 @@ import { cleanText, SANITIZE_MAX_CHARS } from "../lib/sanitize";
 import { type Budget, consolidationBudget, deferredReason } from "./budget";
 import { CONSOLIDATE_KIND, type MemoryDeps } from "./deps";
 import { canonicalJson } from "./ids";
-import { inJson } from "./vector";
 
 export const INTERACTIVE_TYPES = ["fact", "preference", "project_details", "correction"] as const;
 export const AUTONOMOUS_TYPES = ["scaffold_update", "learned_fact"] as const;

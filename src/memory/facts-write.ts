@@ -6,6 +6,7 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Statement } from "../db/batch";
 import { newId } from "../db/client";
+import { inJson } from "../db/in-json";
 import { withinQuotaAfter } from "../db/quota";
 import type { JsonObject } from "../db/schema";
 import { facts, usage } from "../db/schema";
@@ -15,7 +16,7 @@ import { canonicalJson, uuidv5 } from "./ids";
 import { briefError } from "./retrieval";
 import { slotOf } from "./slots";
 import { normalizeText } from "./text";
-import { inJson, type VectorMetadata } from "./vector";
+import type { VectorMetadata } from "./vector";
 import { eventTime } from "./when";
 
 export type FactInput = {

@@ -5,11 +5,11 @@ import { type Quota, quotaExceeded } from "../config/limits";
 import { returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { afterCursor } from "../db/cursor";
-import { connections, facts, type JsonObject } from "../db/schema";
+import { inJson } from "../db/in-json";
+import { connections, facts, type JsonObject, projects } from "../db/schema";
 import { describeFailure, notFound } from "../lib/errors";
 import type { MemoryDeps } from "./deps";
 import { factStatements, indexFacts, prepareFacts } from "./facts-write";
-import { inJson } from "./vector";
 
 export const CONTEXT_TYPES = ["user_profile", "user_persistent", "tool_schema", "tool_entity", "tool_persistent", "tool_attachment_content"] as const;
 export const SOURCES = ["user_provided", "system_learned", "tool_indexed", "tool_extracted_content"] as const;
@@ -44,21 +44,25 @@ export type ImportItem = {
   } & JsonObject;
 };
 
+/** Whether every id names a row of the user's in `table` (a connection or a project). */
+export async function ownsAll(db: Db, table: typeof connections | typeof projects, userId: string, ids: readonly string[]): Promise<boolean> {
+  return !ids.length || (await db.$count(table, and(eq(table.userId, userId), inJson(table.id, ids)))) === ids.length;
+}
+
 /**
- * Stores facts as given. Connection ids must be the user's own. Searchable by text at once, by vector once
- * indexed. With `quota`, a batch that would take the user's stored facts past the plan's cap is refused
- * whole (403 `quota_exceeded`, nothing written); facts already stored do not count again.
+ * Stores facts as given. Connection and project ids must be the user's own (404, nothing written).
+ * Searchable by text at once, by vector once indexed. With `quota`, a batch that would take the user's
+ * stored facts past the plan's cap is refused whole (403 `quota_exceeded`, nothing written); facts already
+ * stored do not count again.
  */
 export async function importFacts(deps: MemoryDeps, userId: string, items: readonly ImportItem[], quota?: Quota) {
-  const wanted = [...new Set(items.flatMap((i) => (i.metadata?.connection_id ? [i.metadata.connection_id] : [])))];
-  if (wanted.length) {
-    const owned = await deps.db
-      .select({ id: connections.id })
-      .from(connections)
-      .where(and(eq(connections.userId, userId), inJson(connections.id, wanted)))
-      .all();
-    if (owned.length !== wanted.length) throw notFound("connection");
-  }
+  const named = (key: "connection_id" | "project_id") => [...new Set(items.flatMap((i) => (i.metadata?.[key] ? [i.metadata[key]] : [])))];
+  const [connectionsOwned, projectsOwned] = await Promise.all([
+    ownsAll(deps.db, connections, userId, named("connection_id")),
+    ownsAll(deps.db, projects, userId, named("project_id")),
+  ]);
+  if (!connectionsOwned) throw notFound("connection");
+  if (!projectsOwned) throw notFound("project");
   const prepared = await prepareFacts(
     userId,
     items.map(({ text, metadata = {} }) => {

@@ -9,6 +9,7 @@ import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
 import type { QueueMessage } from "../core/queue";
 import { createDb } from "../db/client";
+import { inJson } from "../db/in-json";
 import { contextEvents } from "../db/schema";
 import { describeFailure } from "../lib/errors";
 import { createModelClient } from "../model/anthropic";
@@ -17,7 +18,6 @@ import { CONSOLIDATION_FORMAT } from "./consolidation-schema";
 import { ConsolidateMessage, type MemoryDeps, memoryDeps } from "./deps";
 import { enqueue } from "./events";
 import { offlineConsolidate } from "./offline-consolidate";
-import { inJson } from "./vector";
 
 /** 2, 4, 8, 16, 32 s ... capped at 5 minutes; `attempts` starts at 1. */
 export const backoffSeconds = (attempts: number) => Math.min(300, 2 ** Math.max(1, attempts));

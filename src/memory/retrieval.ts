@@ -7,13 +7,13 @@ import { readBatch } from "../chat/read-batch";
 import type { BatchedRead } from "../core/context";
 import { runStatements, type Statement } from "../db/batch";
 import { newId } from "../db/client";
+import { inJson } from "../db/in-json";
 import { facts, usage } from "../db/schema";
 import type { MemoryDeps } from "./deps";
 import { neighboursOf } from "./neighbours";
 import { planSearch, queryTerms, rankCandidates } from "./ranking";
 import { readCandidates } from "./retrieval-reads";
 import type { SearchInput, SearchResult } from "./search-types";
-import { inJson } from "./vector";
 
 export { matchOf, quality, queryTerms, WEAK_MATCH } from "./ranking";
 export { briefError } from "./retrieval-reads";

@@ -77,7 +77,7 @@ const importRoute = createRoute({
   tags: ["memory"],
   summary: "Import facts verbatim, in bulk (no model call)",
   description:
-    "All or nothing. Your plan caps the facts you store (history included): an import that would pass the cap is refused whole (403 quota_exceeded, nothing written). Counts as RATE_COST_IMPORT requests against the rate limit.",
+    "All or nothing. Your plan caps the facts you store (history included): an import that would pass the cap is refused whole (403 quota_exceeded, nothing written). A metadata.connection_id or metadata.project_id that is not one of yours is 404, nothing written. Counts as RATE_COST_IMPORT requests against the rate limit.",
   security,
   request: jsonBody(ImportBody),
   responses: {

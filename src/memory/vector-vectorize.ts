@@ -4,11 +4,13 @@
  * similarity the moment it is stored; a sweep drops overlay rows once Vectorize has caught up.
  */
 import { type SQL, sql } from "drizzle-orm";
+import { runStatements } from "../db/batch";
 import type { Db } from "../db/client";
+import { inJson } from "../db/in-json";
 import { literalLimit } from "../db/limit";
 import { localVectors } from "../db/schema";
 import { type SparseVector, toDense } from "./embed";
-import { inJson, matchesOf, type VectorIndex, type VectorMatch, type VectorRecord } from "./vector";
+import { chunkByJsonSize, matchesOf, type VectorIndex, type VectorMatch, type VectorRecord } from "./vector";
 
 /** How long a write stays in the overlay: comfortably longer than Vectorize's indexing delay. */
 export const OVERLAY_WINDOW_MS = 10 * 60_000;
@@ -60,11 +62,18 @@ export class FreshOverlayIndex implements VectorIndex {
   async upsert(records: VectorRecord[]): Promise<void> {
     await this.primary.upsert(records);
     if (!records.length) return;
-    const at = this.now();
-    await this.db
-      .insert(localVectors)
-      .values(records.map((r) => ({ id: r.id, userId: r.userId, values: r.vector, metadata: { overlay: true, indexed_at: at } })))
-      .onConflictDoUpdate({ target: localVectors.id, set: { values: sql`excluded.vector_values`, metadata: sql`excluded.metadata` } });
+    // The rows go in as one JSON parameter a statement: D1 allows at most 100 bound parameters, so one
+    // parameter per column and row failed past 24 records.
+    const metadata = JSON.stringify({ overlay: true, indexed_at: this.now() });
+    const rows = records.map((r) => [r.id, r.userId, JSON.stringify(r.vector)]);
+    await runStatements(
+      this.db,
+      chunkByJsonSize(rows).map(
+        (chunk) => sql`INSERT INTO local_vectors (id, user_id, vector_values, metadata)
+          SELECT value->>0, value->>1, value->>2, ${metadata} FROM json_each(${JSON.stringify(chunk)}) WHERE true
+          ON CONFLICT(id) DO UPDATE SET vector_values = excluded.vector_values, metadata = excluded.metadata`,
+      ),
+    );
   }
 
   async query(userId: string, vector: SparseVector, topK: number): Promise<VectorMatch[]> {

@@ -2,9 +2,10 @@
  * The vector index seam. The local index lives in D1 (tests, `wrangler dev`); production uses
  * Vectorize with a D1 overlay of recent writes (vector-vectorize.ts). Every call is scoped by user.
  */
-import { type AnyColumn, type SQL, sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { changes, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
+import { inJson } from "../db/in-json";
 import { literalLimit } from "../db/limit";
 import { localVectorPostings, localVectors } from "../db/schema";
 import type { SparseVector } from "./embed";
@@ -26,10 +27,6 @@ export interface VectorIndex {
   /** Removes every vector of the user (`ids`: the ones the caller knows of); returns how many were removed. */
   erase(userId: string, ids: string[]): Promise<number>;
 }
-
-/** `column IN (...)` over one JSON parameter: D1 allows at most 100 bound parameters a statement. */
-export const inJson = (column: AnyColumn | SQL, values: readonly (string | number)[]) =>
-  sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
 
 /** Matches already known (e.g. from a remote index) as a D1 subquery of `(id, score)` rows. */
 export const matchesOf = (matches: readonly VectorMatch[]) =>

@@ -4,6 +4,7 @@
  * refuses what later changes made impossible, with a message saying why.
  */
 import { and, desc, eq, isNull } from "drizzle-orm";
+import type { Quota } from "../config/limits";
 import type { Db } from "../db/client";
 import { afterCursor } from "../db/cursor";
 import { type JsonObject, projectActivity } from "../db/schema";
@@ -45,8 +46,11 @@ export async function listActivity(db: Db, userId: string, opts: { limit: number
 
 const str = (v: JsonObject[string] | undefined) => (typeof v === "string" ? v : null);
 
-/** Undoes one entry as the user. Returns the entry, now marked undone. */
-export async function undoActivity(db: Db, userId: string, id: string): Promise<ActivityRow> {
+/**
+ * Undoes one entry as the user. Returns the entry, now marked undone. `quota`: the plan's cap on projects,
+ * which undoing a delete or merge (the project comes back) is held to.
+ */
+export async function undoActivity(db: Db, userId: string, id: string, quota: Quota): Promise<ActivityRow> {
   const entry = await db
     .select()
     .from(projectActivity)
@@ -67,7 +71,7 @@ export async function undoActivity(db: Db, userId: string, id: string): Promise<
     .returning();
   if (!claimed) throw new AppError("conflict", `"${entry.summary}" was already undone`);
   try {
-    await apply(db, userId, entry.undo);
+    await apply(db, userId, entry.undo, quota);
   } catch (err) {
     // Nothing changed: the entry stays undoable.
     await db
@@ -81,7 +85,7 @@ export async function undoActivity(db: Db, userId: string, id: string): Promise<
 }
 
 /** Carries out an undo recipe as the user (changes to a project are logged again, with the reason "undo"). */
-async function apply(db: Db, userId: string, undo: JsonObject): Promise<void> {
+async function apply(db: Db, userId: string, undo: JsonObject, quota: Quota): Promise<void> {
   const user = { userId, actor: "user" as const, reason: "undo" };
   const projectId = str(undo.project_id);
   switch (undo.op) {
@@ -103,7 +107,7 @@ async function apply(db: Db, userId: string, undo: JsonObject): Promise<void> {
       await updateProject(db, projectId, { ...user, archived: undo.op === "archive" });
       return;
     case "restore":
-      await restoreProject(db, userId, undo);
+      await restoreProject(db, userId, undo, quota);
       return;
     case "move": {
       const memoryId = str(undo.memory_id);

@@ -5,10 +5,14 @@
  * coding lessons name their project by name (the repository a transcript came from), so a merge relabels
  * them. Each operation is one D1 batch that also records which rows moved, so an undo moves exactly those back.
  */
-import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
-import { returnedIds, runBatch, runStatements, type Statement } from "../db/batch";
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import { type Quota, quotaExceeded } from "../config/limits";
+import { changes, returnedIds, runBatch, runStatements, type Statement } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
+import { inJson } from "../db/in-json";
+import { insertWhere } from "../db/insert-where";
+import { belowQuota } from "../db/quota";
 import { brainEntries, brainProposals, contextEvents, facts, type JsonObject, lessons, projects, sessions } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
 import { type Actor, activityRow, tick } from "./activity-row";
@@ -171,31 +175,37 @@ const rowJson = (p: ProjectRow): JsonObject => ({
   created_at: p.createdAt,
 });
 
-/** Puts a merged or deleted project back, with exactly the rows that moved out of it. */
-export async function restoreProject(db: Db, userId: string, undo: JsonObject) {
+/**
+ * Puts a merged or deleted project back, with exactly the rows that moved out of it. The project counts
+ * again at the plan's cap: past it, nothing changes (403 `quota_exceeded`) and the entry stays undoable.
+ */
+export async function restoreProject(db: Db, userId: string, undo: JsonObject, quota: Quota) {
   const p = undo.project as JsonObject;
   const moved = undo.moved as unknown as Moved;
   const id = String(p.id);
   const name = String(p.name);
   const now = Date.now();
+  const row = {
+    id,
+    userId,
+    name,
+    description: (p.description as string | null) ?? null,
+    createdBy: p.created_by === "assistant" ? ("assistant" as const) : ("user" as const),
+    reason: (p.reason as string | null) ?? null,
+    archivedAt: (p.archived_at as number | null) ?? null,
+    createdAt: Number(p.created_at),
+    updatedAt: now,
+  };
+  // Every move back waits on the project row: when the cap refused it, the batch changes nothing.
+  const restored = sql`EXISTS (SELECT 1 FROM projects WHERE id = ${id} AND user_id = ${userId})`;
   const statements: Statement[] = [
-    db.insert(projects).values({
-      id,
-      userId,
-      name,
-      description: (p.description as string | null) ?? null,
-      createdBy: p.created_by === "assistant" ? "assistant" : "user",
-      reason: (p.reason as string | null) ?? null,
-      archivedAt: (p.archived_at as number | null) ?? null,
-      createdAt: Number(p.created_at),
-      updatedAt: now,
-    }),
+    insertWhere(db, projects, row, belowQuota(projects.userId, userId, quota.limit)),
     ...(moved.facts.length
       ? [
           db
             .update(facts)
             .set({ projectId: id, metadata: sql`json_set(${facts.metadata}, '$.project_id', ${id})` })
-            .where(and(eq(facts.userId, userId), inArray(facts.id, moved.facts))),
+            .where(and(eq(facts.userId, userId), inJson(facts.id, moved.facts), restored)),
         ]
       : []),
     ...(moved.entries.length
@@ -203,7 +213,7 @@ export async function restoreProject(db: Db, userId: string, undo: JsonObject) {
           db
             .update(brainEntries)
             .set({ projectId: id })
-            .where(and(eq(brainEntries.userId, userId), inArray(brainEntries.id, moved.entries))),
+            .where(and(eq(brainEntries.userId, userId), inJson(brainEntries.id, moved.entries), restored)),
         ]
       : []),
     ...(moved.proposals.length
@@ -211,7 +221,7 @@ export async function restoreProject(db: Db, userId: string, undo: JsonObject) {
           db
             .update(brainProposals)
             .set({ projectId: id })
-            .where(and(eq(brainProposals.userId, userId), inArray(brainProposals.id, moved.proposals))),
+            .where(and(eq(brainProposals.userId, userId), inJson(brainProposals.id, moved.proposals), restored)),
         ]
       : []),
     ...(moved.sessions.length
@@ -219,7 +229,7 @@ export async function restoreProject(db: Db, userId: string, undo: JsonObject) {
           db
             .update(sessions)
             .set({ projectId: id })
-            .where(and(eq(sessions.userId, userId), inArray(sessions.id, moved.sessions))),
+            .where(and(eq(sessions.userId, userId), inJson(sessions.id, moved.sessions), restored)),
         ]
       : []),
     ...(moved.observations.length
@@ -227,7 +237,7 @@ export async function restoreProject(db: Db, userId: string, undo: JsonObject) {
           db
             .update(contextEvents)
             .set({ sourceMetadata: sql`json_set(${contextEvents.sourceMetadata}, '$.project_id', ${id})` })
-            .where(and(eq(contextEvents.userId, userId), inArray(contextEvents.id, moved.observations), eq(contextEvents.processed, false))),
+            .where(and(eq(contextEvents.userId, userId), inJson(contextEvents.id, moved.observations), eq(contextEvents.processed, false), restored)),
         ]
       : []),
     ...(moved.lessons.length && typeof undo.lessons_to === "string"
@@ -235,11 +245,12 @@ export async function restoreProject(db: Db, userId: string, undo: JsonObject) {
           db
             .update(lessons)
             .set({ project: undo.lessons_to })
-            .where(and(eq(lessons.userId, userId), inArray(lessons.id, moved.lessons))),
+            .where(and(eq(lessons.userId, userId), inJson(lessons.id, moved.lessons), restored)),
         ]
       : []),
   ];
-  await guardName(name, () => runStatements(db, statements));
+  const [inserted] = await guardName(name, () => runStatements(db, statements));
+  if (!changes(inserted)) throw quotaExceeded(quota, " (archived ones count until deleted)");
 }
 
 export type MemoryKind = "fact" | "memory_entry";

@@ -125,10 +125,11 @@ const undoRoute = createRoute({
   operationId: "undoProjectActivity",
   tags,
   summary: "Undo one change",
-  description: "One-shot. Refused (409) when it was already undone, cannot be undone, or later changes make it impossible (e.g. the name was taken since).",
+  description:
+    "One-shot. Refused (409) when it was already undone, cannot be undone, or later changes make it impossible (e.g. the name was taken since). Undoing a merge or delete brings the project back: past your plan's project cap it is refused (403 quota_exceeded, nothing changed, still undoable).",
   security,
   request: { params: ProjectIdParam },
-  responses: { 200: json(Activity, "Undone"), ...errors, ...conflict("Already undone, not undoable, or no longer possible") },
+  responses: { 200: json(Activity, "Undone"), ...errors, ...quotaErrors, ...conflict("Already undone, not undoable, or no longer possible") },
 });
 
 export const projectRoutes = newRouter()
@@ -139,7 +140,7 @@ export const projectRoutes = newRouter()
     return c.json({ activity: rows.map(publicActivity), next_before: nextCursor(rows, q.limit, (r) => [r.createdAt, r.id]) }, 200);
   })
   .openapi(undoRoute, async (c) => {
-    const undone = await undoActivity(c.var.db, c.var.user.id, c.req.valid("param").id);
+    const undone = await undoActivity(c.var.db, c.var.user.id, c.req.valid("param").id, quotaOf(c.var.config.quotas, c.var.user.plan, "projects"));
     return c.json(publicActivity(undone), 200);
   })
   .openapi(moveRoute, async (c) => {
