@@ -219,10 +219,17 @@ describe("POST /v1/observations", () => {
     expect((await getJson<Events>(u.key, "/v1/memory/events?limit=10")).events).toHaveLength(2);
   });
 
-  it("rejects bad input and another user's connection, writing nothing", async () => {
+  it("rejects bad input and another user's connection or project, writing nothing", async () => {
     const u = await createUser();
     const other = await createUser();
     const foreign = (await (await api(other.key, "POST", "/v1/connections", { name: "Jira" })).json()) as { id: string };
+    const theirs = (await (await api(other.key, "POST", "/v1/projects", { name: "Theirs" })).json()) as { id: string };
+    for (const project_id of [theirs.id, "prj_nothere"]) {
+      const filed = await api(u.key, "POST", "/v1/observations", {
+        observations: [{ type: "learned_fact", content: "User's cat is called Miso", source_metadata: { project_id } }],
+      });
+      expect(filed.status).toBe(404);
+    }
     const bad = [
       { observations: [] },
       { observations: [{ type: "fact", content: "interactive types are for the tool" }] },

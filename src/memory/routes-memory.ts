@@ -1,10 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { CursorParam, nextCursor } from "../db/cursor";
+import { connections, projects } from "../db/schema";
 import { ErrorBody } from "../http/errors";
 import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
+import { notFound } from "../lib/errors";
 import { consolidationBudget } from "./budget";
-import { getConnection } from "./connections";
 import { AUTONOMOUS_TYPES, listEvents, pendingCount, publicEvent, recordObservations, retryFailed } from "./events";
+import { ownsAll } from "./facts";
 import { listContextLogs, listRuns, readTiers } from "./inspect";
 import { JsonValue } from "./json";
 import { depsOf } from "./routes-facts";
@@ -37,6 +39,7 @@ const SourceMetadata = z
     source: z.string().min(1).max(100).default("autonomous"),
     session_id: z.string().max(100).optional(),
     connection_id: z.string().max(100).optional(),
+    project_id: z.string().max(100).optional(),
   })
   .catchall(JsonValue);
 
@@ -139,9 +142,11 @@ export const memoryStateRoutes = newRouter()
   .openapi(observationsRoute, async (c) => {
     const { observations } = c.req.valid("json");
     const key = c.req.valid("header")["idempotency-key"];
-    for (const id of new Set(observations.flatMap((o) => (o.source_metadata?.connection_id ? [o.source_metadata.connection_id] : [])))) {
-      await getConnection(c.var.db, c.var.user.id, id);
-    }
+    const named = (key: "connection_id" | "project_id") => [
+      ...new Set(observations.flatMap((o) => (o.source_metadata?.[key] ? [o.source_metadata[key]] : []))),
+    ];
+    if (!(await ownsAll(c.var.db, connections, c.var.user.id, named("connection_id")))) throw notFound("connection");
+    if (!(await ownsAll(c.var.db, projects, c.var.user.id, named("project_id")))) throw notFound("project");
     const inputs = observations.map((o) => ({ type: o.type, content: o.content, sourceMetadata: o.source_metadata ?? { source: "autonomous" } }));
     const out = await recordObservations(depsOf(c), c.var.user, inputs, key);
     return c.json({ events: out.events.map(publicEvent), replayed: out.replayed, budget: out.budget }, 202);
