@@ -44,7 +44,9 @@ const withinLessonQuota = (userId: string, ids: readonly string[], limit: number
 /**
  * D1 binds at most 100 parameters per statement: one lesson per insert statement, all in one batch.
  * With `maxLessons` the batch is refused whole (`refused`, nothing written) when it would take the user's
- * live lessons past the cap; restating stored lessons never counts again.
+ * live lessons past the cap; restating stored lessons never counts again. With `transcriptId` the batch is
+ * written only while that transcript is stored (`gone` otherwise, nothing written): an erase that ran while
+ * the extraction was waiting for the model is not undone by its lessons.
  */
 export async function writeLessons(
   db: Db,
@@ -52,8 +54,9 @@ export async function writeLessons(
   items: readonly NewLesson[],
   now: number,
   maxLessons?: number,
-): Promise<{ ids: string[]; created: number; confirmed: number; refused: boolean }> {
-  if (!items.length) return { ids: [], created: 0, confirmed: 0, refused: false };
+  transcriptId?: string,
+): Promise<{ ids: string[]; created: number; confirmed: number; refused: boolean; gone: boolean }> {
+  if (!items.length) return { ids: [], created: 0, confirmed: 0, refused: false, gone: false };
   const rows = await Promise.all(items.map(async (l) => ({ ...l, id: await lessonId(userId, l.project, l.type, `${l.title}\n${l.content}`) })));
   const unique = [...new Map(rows.map((r) => [r.id, r])).values()];
   const quota =
@@ -64,15 +67,17 @@ export async function writeLessons(
           unique.map((r) => r.id),
           maxLessons,
         );
+  const stored = transcriptId === undefined ? sql`1` : sql`EXISTS (SELECT 1 FROM transcripts WHERE id = ${transcriptId} AND user_id = ${userId})`;
+  const guard = sql`(${quota}) AND ${stored}`;
   // First, read the guard every other statement carries: whether this batch is applied.
-  const statements: SQL[] = [sql`SELECT ${quota} AS ok`];
+  const statements: SQL[] = [sql`SELECT ${quota} AS ok, ${stored} AS stored`];
   const kinds: ("check" | "insert" | "title")[] = ["check"];
   for (const r of unique) {
     const session = r.sourceSession ?? "";
     // The new row, or (already stored) a confirmation when it had been recalled and this is another session.
     statements.push(sql`INSERT INTO lessons (id, user_id, type, signal, flags, title, content, tags, project, source_session, origin, created_at, updated_at)
       SELECT ${r.id}, ${userId}, ${r.type}, ${r.signal}, ${JSON.stringify(r.flags)}, ${r.title}, ${r.content}, ${JSON.stringify(r.tags)}, ${r.project}, ${r.sourceSession}, ${r.origin}, ${now}, ${now}
-      WHERE ${quota}
+      WHERE ${guard}
       ON CONFLICT(id) DO UPDATE SET confirmations = lessons.confirmations + 1, updated_at = ${now}
       WHERE lessons.user_id = ${userId} AND lessons.recalls > 0 AND coalesce(lessons.source_session, '') <> ${session} AND ${session} <> ''
       RETURNING id, (created_at = ${now} AND confirmations = 0) AS created`);
@@ -81,11 +86,13 @@ export async function writeLessons(
     if (session)
       statements.push(sql`UPDATE lessons SET confirmations = confirmations + 1, updated_at = ${now}
         WHERE user_id = ${userId} AND id <> ${r.id} AND unlearned = 0 AND recalls > 0 AND lower(trim(title)) = ${normalizeLesson(r.title)}
-          AND coalesce(source_session, '') <> ${session} AND updated_at < ${now} AND ${quota} RETURNING id`);
+          AND coalesce(source_session, '') <> ${session} AND updated_at < ${now} AND ${guard} RETURNING id`);
     if (session) kinds.push("title");
   }
   const results = await runStatements(db, statements);
-  const refused = !(results[0]?.results?.[0] as { ok?: number } | undefined)?.ok;
+  const check = results[0]?.results?.[0] as { ok?: number; stored?: number } | undefined;
+  const gone = !check?.stored;
+  const refused = !gone && !check?.ok;
   let created = 0;
   let confirmed = 0;
   for (const [i, res] of results.entries()) {
@@ -95,7 +102,7 @@ export async function writeLessons(
       else confirmed++;
     }
   }
-  return { ids: refused ? [] : unique.map((r) => r.id), created, confirmed, refused };
+  return { ids: refused || gone ? [] : unique.map((r) => r.id), created, confirmed, refused, gone };
 }
 
 export async function getLesson(db: Db, userId: string, id: string): Promise<LessonRow> {
