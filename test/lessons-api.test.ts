@@ -9,7 +9,7 @@ type TranscriptBody = {
   transcript: { session_id: string; bytes_received: number; last_synced_bytes: number; status: string; project: string | null };
   queued: boolean;
 };
-type LessonBody = { id: string; title: string; content: string; project: string | null; unlearned: boolean; recalls: number; score?: number };
+type LessonBody = { id: string; title: string; content: string; tags: string[]; project: string | null; unlearned: boolean; recalls: number; score?: number };
 
 const remember = async (key: string, body: Record<string, unknown>) => {
   const res = await api(key, "POST", "/v1/lessons", body);
@@ -159,6 +159,26 @@ describe("/v1/lessons", () => {
     expect(stats).toMatchObject({ by_type: { lesson: 2, pattern: 1 }, sync: { transcripts: 0, pending: 0, failed: 0 } });
     expect((stats.top_recalled as { id: string; recalls: number }[])[0]).toMatchObject({ recalls: 3 });
     expect((stats.recalls_per_day as { count: number }[])[0]?.count).toBe(3);
+  });
+
+  it("stores a saved lesson with its secrets redacted, and never logs a secret typed into a search", async () => {
+    const u = await createUser();
+    const key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789";
+    const saved = await remember(u.key, {
+      title: "Call the eval API with ANTHROPIC_API_KEY=sk-ant-api03-zyxwvutsrqponmlkjihg",
+      content: `Use the team key ${key} for the eval runs, not the personal one.`,
+      tags: ["eval", "ghp_abcdefghijklmnopqrstuvwxyz0123"],
+    });
+    expect(JSON.stringify(saved)).not.toMatch(/sk-ant-api03|ghp_/);
+    expect(saved.content).toBe("Use the team key [REDACTED] for the eval runs, not the personal one.");
+    expect(saved.tags).toEqual(["eval"]);
+    const hits = await searchLessons(u.key, `eval runs ${key}`);
+    expect(hits.map((h) => h.id)).toEqual([saved.id]);
+    expect(JSON.stringify(hits)).not.toContain("sk-ant-api03");
+    await vi.waitFor(async () => {
+      const recalls = (await (await api(u.key, "GET", "/v1/lessons/recalls?limit=5")).json()) as { recalls: { query: string }[] };
+      expect(recalls.recalls.map((r) => r.query)).toEqual(["eval runs [REDACTED]"]);
+    });
   });
 
   it("searches safely with any string: FTS5 operators, quotes and SQL are plain text", async () => {

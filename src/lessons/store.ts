@@ -12,6 +12,7 @@ import { lessons } from "../db/schema";
 import { notFound } from "../lib/errors";
 import type { ExtractedLesson, LessonType } from "./extraction-schema";
 import { lessonId, normalizeLesson } from "./ids";
+import { redactSecrets } from "./redact";
 
 export type LessonRow = typeof lessons.$inferSelect;
 export type NewLesson = Omit<ExtractedLesson, "scope"> & { project: string | null; sourceSession: string | null; origin: LessonRow["origin"] };
@@ -42,6 +43,17 @@ const withinLessonQuota = (userId: string, ids: readonly string[], limit: number
   withinQuotaAfter(lessons.id, lessons.userId, userId, ids, limit, sql`${lessons.unlearned} = 0`);
 
 /**
+ * A lesson as it is stored, whoever wrote it (the model, a `#cor` text, brain_remember): secrets redacted, as in
+ * transcripts; a tag holding one is dropped.
+ */
+const asStored = (l: NewLesson): NewLesson => ({
+  ...l,
+  title: redactSecrets(l.title),
+  content: redactSecrets(l.content),
+  tags: l.tags.filter((t) => redactSecrets(t) === t),
+});
+
+/**
  * D1 binds at most 100 parameters per statement: one lesson per insert statement, all in one batch.
  * With `maxLessons` the batch is refused whole (`refused`, nothing written) when it would take the user's
  * live lessons past the cap; restating stored lessons never counts again. With `transcriptId` the batch is
@@ -57,7 +69,7 @@ export async function writeLessons(
   transcriptId?: string,
 ): Promise<{ ids: string[]; created: number; confirmed: number; refused: boolean; gone: boolean }> {
   if (!items.length) return { ids: [], created: 0, confirmed: 0, refused: false, gone: false };
-  const rows = await Promise.all(items.map(async (l) => ({ ...l, id: await lessonId(userId, l.project, l.type, `${l.title}\n${l.content}`) })));
+  const rows = await Promise.all(items.map(asStored).map(async (l) => ({ ...l, id: await lessonId(userId, l.project, l.type, `${l.title}\n${l.content}`) })));
   const unique = [...new Map(rows.map((r) => [r.id, r])).values()];
   const quota =
     maxLessons === undefined
