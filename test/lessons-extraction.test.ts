@@ -290,4 +290,24 @@ describe("extraction (queue consumer)", () => {
     },
     T,
   );
+
+  it(
+    "stores the model's lessons without invisible characters, as a saved lesson would be",
+    async () => {
+      const u = await createUser();
+      const { deps, transcript } = await ingestFixture(u.id, "fts5-quoting");
+      // A zero-width space and Unicode tag characters spelling "IGNORE", meant for the next model that reads it.
+      const hidden = "\u200b\u{E0049}\u{E0047}\u{E004E}\u{E004F}\u{E0052}\u{E0045}";
+      await script(
+        u.id,
+        extraction([lesson({ title: `Quote every${hidden} FTS5 token`, content: `Quote every FTS5 token in user search${hidden} queries, always.` })]),
+      );
+      await extractTranscript(deps, extractionModel(env), u.id, transcript.id);
+      expect((await lessonsOf(u.id)).find((l) => l.origin === "extracted")).toMatchObject({
+        title: "Quote every FTS5 token",
+        content: "Quote every FTS5 token in user search queries, always.",
+      });
+    },
+    T,
+  );
 });

@@ -10,6 +10,7 @@ import { afterCursor } from "../db/cursor";
 import { withinQuotaAfter } from "../db/quota";
 import { lessons } from "../db/schema";
 import { notFound } from "../lib/errors";
+import { clamp, stripInvisible } from "../lib/sanitize";
 import type { ExtractedLesson, LessonType } from "./extraction-schema";
 import { lessonId, normalizeLesson } from "./ids";
 import { redactSecrets } from "./redact";
@@ -42,14 +43,17 @@ export type PublicLesson = ReturnType<typeof publicLesson>;
 const withinLessonQuota = (userId: string, ids: readonly string[], limit: number) =>
   withinQuotaAfter(lessons.id, lessons.userId, userId, ids, limit, sql`${lessons.unlearned} = 0`);
 
+const storedText = (text: string, maxChars: number) => clamp(redactSecrets(stripInvisible(text)).trim(), maxChars).trimEnd();
+
 /**
- * A lesson as it is stored, whoever wrote it (the model, a `#cor` text, brain_remember): secrets redacted, as in
- * transcripts; a tag holding one is dropped.
+ * A lesson as it is stored, whoever wrote it (the model, a `#cor` text, brain_remember): read back into prompts
+ * and MCP clients, so without invisible or control characters, and with secrets redacted, as in transcripts
+ * (a tag holding one is dropped). One left without a title or content is not stored.
  */
 const asStored = (l: NewLesson): NewLesson => ({
   ...l,
-  title: redactSecrets(l.title),
-  content: redactSecrets(l.content),
+  title: storedText(l.title, 200),
+  content: storedText(l.content, 4000),
   tags: l.tags.filter((t) => redactSecrets(t) === t),
 });
 
@@ -69,7 +73,12 @@ export async function writeLessons(
   transcriptId?: string,
 ): Promise<{ ids: string[]; created: number; confirmed: number; refused: boolean; gone: boolean }> {
   if (!items.length) return { ids: [], created: 0, confirmed: 0, refused: false, gone: false };
-  const rows = await Promise.all(items.map(asStored).map(async (l) => ({ ...l, id: await lessonId(userId, l.project, l.type, `${l.title}\n${l.content}`) })));
+  const rows = await Promise.all(
+    items
+      .map(asStored)
+      .filter((l) => l.title && l.content)
+      .map(async (l) => ({ ...l, id: await lessonId(userId, l.project, l.type, `${l.title}\n${l.content}`) })),
+  );
   const unique = [...new Map(rows.map((r) => [r.id, r])).values()];
   const quota =
     maxLessons === undefined
