@@ -4,6 +4,7 @@ import { MAX_CONTENT_BYTES } from "../src/lessons/transcripts";
 import { fixture } from "./fixtures/transcripts";
 import { api, createUser } from "./helpers";
 import { bytes, count, upload } from "./lessons-helpers";
+import { withEnv } from "./limits-helpers";
 
 type TranscriptBody = {
   transcript: { session_id: string; bytes_received: number; last_synced_bytes: number; status: string; project: string | null };
@@ -179,6 +180,32 @@ describe("/v1/lessons", () => {
       const recalls = (await (await api(u.key, "GET", "/v1/lessons/recalls?limit=5")).json()) as { recalls: { query: string }[] };
       expect(recalls.recalls.map((r) => r.query)).toEqual(["eval runs [REDACTED]"]);
     });
+  });
+
+  it("restoring a lesson past the lesson quota is 403 and it stays unlearned; with room again it restores", async () => {
+    const call = withEnv({ PLAN_QUOTAS: JSON.stringify({ free: { lessons: 2 } }) });
+    const u = await createUser();
+    const save = async (title: string) => {
+      const res = await call(u.key, "POST", "/v1/lessons", { title, content: `${title}: a rule long enough to be a lesson.` });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { lesson: LessonBody }).lesson;
+    };
+    const first = await save("Rule one about D1");
+    const second = await save("Rule two about wrangler");
+    for (const l of [first, second]) expect((await call(u.key, "DELETE", `/v1/lessons/${l.id}`)).status).toBe(200);
+    const third = await save("Rule three about vitest");
+    await save("Rule four about FTS5");
+    const refused = await call(u.key, "POST", `/v1/lessons/${first.id}/restore`);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("quota_exceeded");
+    expect(((await (await call(u.key, "GET", `/v1/lessons/${first.id}`)).json()) as { lesson: LessonBody }).lesson.unlearned).toBe(true);
+    expect(await count("SELECT count(*) AS n FROM lessons WHERE user_id = ? AND unlearned = 0", u.id)).toBe(2);
+    // Restoring a live lesson changes nothing, so it is never refused; unlearning one makes room.
+    expect((await call(u.key, "POST", `/v1/lessons/${third.id}/restore`)).status).toBe(200);
+    expect((await call(u.key, "DELETE", `/v1/lessons/${third.id}`)).status).toBe(200);
+    expect((await call(u.key, "POST", `/v1/lessons/${first.id}/restore`)).status).toBe(200);
+    expect((await call(u.key, "POST", `/v1/lessons/${second.id}/restore`)).status).toBe(403);
+    expect((await call(u.key, "POST", "/v1/lessons/les_00000000000000000000000000000000/restore")).status).toBe(404);
   });
 
   it("searches safely with any string: FTS5 operators, quotes and SQL are plain text", async () => {

@@ -4,10 +4,11 @@
  * now comes back from another session's transcript counts as confirmed.
  */
 import { and, desc, eq, isNull, or, type SQL, sql } from "drizzle-orm";
+import { type Quota, quotaExceeded } from "../config/limits";
 import { runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { afterCursor } from "../db/cursor";
-import { withinQuotaAfter } from "../db/quota";
+import { belowQuota, withinQuotaAfter } from "../db/quota";
 import { lessons } from "../db/schema";
 import { notFound } from "../lib/errors";
 import { clamp, stripInvisible } from "../lib/sanitize";
@@ -157,14 +158,20 @@ export async function listLessons(db: Db, userId: string, input: ListInput): Pro
     .all();
 }
 
-/** Unlearn (soft delete) or restore; idempotent. */
-export async function setUnlearned(db: Db, userId: string, id: string, unlearned: boolean, now: number): Promise<LessonRow> {
+/**
+ * Unlearn (soft delete) or restore; idempotent. A restore counts against the lesson quota like a new lesson
+ * (unlearned ones do not count): past it, 403 `quota_exceeded` and the lesson stays unlearned.
+ */
+export async function setUnlearned(db: Db, userId: string, id: string, unlearned: boolean, now: number, quota?: Quota): Promise<LessonRow> {
+  const room =
+    unlearned || !quota ? undefined : or(eq(lessons.unlearned, false), belowQuota(lessons.userId, userId, quota.limit, sql`${lessons.unlearned} = 0`));
   const row = await db
     .update(lessons)
     .set({ unlearned, updatedAt: now, ...(unlearned ? {} : { mergedInto: null }) })
-    .where(and(eq(lessons.userId, userId), eq(lessons.id, id)))
+    .where(and(eq(lessons.userId, userId), eq(lessons.id, id), room))
     .returning()
     .get();
-  if (!row) throw notFound("lesson");
-  return row;
+  if (row) return row;
+  if (quota && (await getLesson(db, userId, id))) throw quotaExceeded(quota);
+  throw notFound("lesson");
 }
