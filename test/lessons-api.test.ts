@@ -1,5 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
+import { COMPACT_WINDOW } from "../src/lessons/compact";
 import { MAX_CONTENT_BYTES } from "../src/lessons/transcripts";
 import { fixture } from "./fixtures/transcripts";
 import { api, createUser } from "./helpers";
@@ -269,6 +270,23 @@ describe("/v1/lessons", () => {
     expect((await api(a.key, "GET", "/v1/lessons/not-an-id")).status).toBe(400);
     expect((await api(a.key, "POST", "/v1/lessons", { title: "x", content: "short" })).status).toBe(400);
     expect((await api(a.key, "POST", "/v1/lessons", { title: "Bad tags here", content: "A valid content string.", tags: ["<script>"] })).status).toBe(400);
+  });
+
+  it("compaction finds near-duplicates among the newest lessons of a user who holds more than it reads", async () => {
+    const u = await createUser();
+    const old = JSON.stringify(Array.from({ length: COMPACT_WINDOW }, (_, i) => i));
+    await env.DB.prepare(
+      `INSERT INTO lessons (id, user_id, type, title, content, created_at, updated_at)
+       SELECT 'les_old' || value, ?1, 'lesson', 'Unique rule ' || value || ' word' || value, 'Content for unique rule ' || value || ' token' || value, 1000 + value, 1000 + value
+       FROM json_each(?2)`,
+    )
+      .bind(u.id, old)
+      .run();
+    const a = await remember(u.key, { title: "Quote FTS5 tokens", content: "Quote every FTS5 token in user search queries." });
+    const b = await remember(u.key, { title: "Quote the FTS5 tokens", content: "Quote every FTS5 token in the user search queries." });
+    const res = await api(u.key, "POST", "/v1/lessons/compact", { dry_run: true });
+    const body = (await res.json()) as { merged: { keep: string; drop: string[] }[] };
+    expect(body.merged.flatMap((m) => [m.keep, ...m.drop]).sort()).toEqual([a.id, b.id].sort());
   });
 
   it("compacts near-duplicates: a dry run lists, the real run merges and restore undoes", async () => {
