@@ -1,15 +1,17 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
+import { COMPACT_WINDOW } from "../src/lessons/compact";
 import { MAX_CONTENT_BYTES } from "../src/lessons/transcripts";
 import { fixture } from "./fixtures/transcripts";
 import { api, createUser } from "./helpers";
 import { bytes, count, upload } from "./lessons-helpers";
+import { withEnv } from "./limits-helpers";
 
 type TranscriptBody = {
   transcript: { session_id: string; bytes_received: number; last_synced_bytes: number; status: string; project: string | null };
   queued: boolean;
 };
-type LessonBody = { id: string; title: string; content: string; project: string | null; unlearned: boolean; recalls: number; score?: number };
+type LessonBody = { id: string; title: string; content: string; tags: string[]; project: string | null; unlearned: boolean; recalls: number; score?: number };
 
 const remember = async (key: string, body: Record<string, unknown>) => {
   const res = await api(key, "POST", "/v1/lessons", body);
@@ -161,6 +163,52 @@ describe("/v1/lessons", () => {
     expect((stats.recalls_per_day as { count: number }[])[0]?.count).toBe(3);
   });
 
+  it("stores a saved lesson with its secrets redacted, and never logs a secret typed into a search", async () => {
+    const u = await createUser();
+    const key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789";
+    const saved = await remember(u.key, {
+      title: "Call the eval API with ANTHROPIC_API_KEY=sk-ant-api03-zyxwvutsrqponmlkjihg",
+      content: `Use the team key ${key} for the eval runs, not the personal one.`,
+      tags: ["eval", "ghp_abcdefghijklmnopqrstuvwxyz0123"],
+    });
+    expect(JSON.stringify(saved)).not.toMatch(/sk-ant-api03|ghp_/);
+    expect(saved.content).toBe("Use the team key [REDACTED] for the eval runs, not the personal one.");
+    expect(saved.tags).toEqual(["eval"]);
+    const hits = await searchLessons(u.key, `eval runs ${key}`);
+    expect(hits.map((h) => h.id)).toEqual([saved.id]);
+    expect(JSON.stringify(hits)).not.toContain("sk-ant-api03");
+    await vi.waitFor(async () => {
+      const recalls = (await (await api(u.key, "GET", "/v1/lessons/recalls?limit=5")).json()) as { recalls: { query: string }[] };
+      expect(recalls.recalls.map((r) => r.query)).toEqual(["eval runs [REDACTED]"]);
+    });
+  });
+
+  it("restoring a lesson past the lesson quota is 403 and it stays unlearned; with room again it restores", async () => {
+    const call = withEnv({ PLAN_QUOTAS: JSON.stringify({ free: { lessons: 2 } }) });
+    const u = await createUser();
+    const save = async (title: string) => {
+      const res = await call(u.key, "POST", "/v1/lessons", { title, content: `${title}: a rule long enough to be a lesson.` });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { lesson: LessonBody }).lesson;
+    };
+    const first = await save("Rule one about D1");
+    const second = await save("Rule two about wrangler");
+    for (const l of [first, second]) expect((await call(u.key, "DELETE", `/v1/lessons/${l.id}`)).status).toBe(200);
+    const third = await save("Rule three about vitest");
+    await save("Rule four about FTS5");
+    const refused = await call(u.key, "POST", `/v1/lessons/${first.id}/restore`);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("quota_exceeded");
+    expect(((await (await call(u.key, "GET", `/v1/lessons/${first.id}`)).json()) as { lesson: LessonBody }).lesson.unlearned).toBe(true);
+    expect(await count("SELECT count(*) AS n FROM lessons WHERE user_id = ? AND unlearned = 0", u.id)).toBe(2);
+    // Restoring a live lesson changes nothing, so it is never refused; unlearning one makes room.
+    expect((await call(u.key, "POST", `/v1/lessons/${third.id}/restore`)).status).toBe(200);
+    expect((await call(u.key, "DELETE", `/v1/lessons/${third.id}`)).status).toBe(200);
+    expect((await call(u.key, "POST", `/v1/lessons/${first.id}/restore`)).status).toBe(200);
+    expect((await call(u.key, "POST", `/v1/lessons/${second.id}/restore`)).status).toBe(403);
+    expect((await call(u.key, "POST", "/v1/lessons/les_00000000000000000000000000000000/restore")).status).toBe(404);
+  });
+
   it("searches safely with any string: FTS5 operators, quotes and SQL are plain text", async () => {
     const u = await createUser();
     const l = await remember(u.key, {
@@ -222,6 +270,23 @@ describe("/v1/lessons", () => {
     expect((await api(a.key, "GET", "/v1/lessons/not-an-id")).status).toBe(400);
     expect((await api(a.key, "POST", "/v1/lessons", { title: "x", content: "short" })).status).toBe(400);
     expect((await api(a.key, "POST", "/v1/lessons", { title: "Bad tags here", content: "A valid content string.", tags: ["<script>"] })).status).toBe(400);
+  });
+
+  it("compaction finds near-duplicates among the newest lessons of a user who holds more than it reads", async () => {
+    const u = await createUser();
+    const old = JSON.stringify(Array.from({ length: COMPACT_WINDOW }, (_, i) => i));
+    await env.DB.prepare(
+      `INSERT INTO lessons (id, user_id, type, title, content, created_at, updated_at)
+       SELECT 'les_old' || value, ?1, 'lesson', 'Unique rule ' || value || ' word' || value, 'Content for unique rule ' || value || ' token' || value, 1000 + value, 1000 + value
+       FROM json_each(?2)`,
+    )
+      .bind(u.id, old)
+      .run();
+    const a = await remember(u.key, { title: "Quote FTS5 tokens", content: "Quote every FTS5 token in user search queries." });
+    const b = await remember(u.key, { title: "Quote the FTS5 tokens", content: "Quote every FTS5 token in the user search queries." });
+    const res = await api(u.key, "POST", "/v1/lessons/compact", { dry_run: true });
+    const body = (await res.json()) as { merged: { keep: string; drop: string[] }[] };
+    expect(body.merged.flatMap((m) => [m.keep, ...m.drop]).sort()).toEqual([a.id, b.id].sort());
   });
 
   it("compacts near-duplicates: a dry run lists, the real run merges and restore undoes", async () => {

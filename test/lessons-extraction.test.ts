@@ -1,11 +1,12 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { EXTRACT_KIND } from "../src/lessons/deps";
-import { CHUNK_CHARS } from "../src/lessons/extract";
+import { CHUNK_CHARS, type ExtractionModel, extractTranscript } from "../src/lessons/extract";
+import { extractionModel } from "../src/lessons/queue";
 import { recall } from "../src/lessons/recall";
 import { ingest, REGROW_BYTES, sweepIdle } from "../src/lessons/transcripts";
 import { fixture } from "./fixtures/transcripts";
-import { createUser, script, seen } from "./helpers";
+import { api, createUser, script, seen } from "./helpers";
 import { bytes, capturedDeps, count, deliver, extraction, lesson } from "./lessons-helpers";
 
 const T = 60_000;
@@ -23,6 +24,17 @@ const lessonsOf = (userId: string) =>
     .bind(userId)
     .all<{ id: string; title: string; content: string; origin: string; project: string | null; confirmations: number }>()
     .then((r) => r.results);
+
+/** The extraction model, with the user erasing their memory while it is being asked. */
+function erasingWhileAsked(key: string): ExtractionModel {
+  const model = extractionModel(env);
+  const create = (...args: unknown[]) =>
+    api(key, "DELETE", "/v1/memory").then((res) => {
+      expect(res.status).toBe(200);
+      return (model.client.messages.create as (...a: unknown[]) => unknown)(...args);
+    });
+  return { ...model, client: { messages: { create } } as unknown as ExtractionModel["client"] };
+}
 
 const transcriptOf = (userId: string) =>
   env.DB.prepare("SELECT * FROM transcripts WHERE user_id = ?").bind(userId).first<{
@@ -256,6 +268,45 @@ describe("extraction (queue consumer)", () => {
       for (const p of prompts) expect(p.length).toBeLessThan(CHUNK_CHARS * 1.5);
       for (let i = 0; i < 40; i++) expect(prompts.some((p) => p.includes(`step-${i} failed`))).toBe(true);
       expect((await transcriptOf(u.id))?.status).toBe("synced");
+    },
+    T,
+  );
+
+  it(
+    "an extraction running while the user erases their memory writes no lesson back, not even a #cor correction",
+    async () => {
+      const u = await createUser();
+      const { deps, transcript } = await ingestFixture(u.id, "retry-backoff");
+      await script(u.id, extraction([lesson()]));
+      expect(await extractTranscript(deps, erasingWhileAsked(u.key), u.id, transcript.id)).toMatchObject({ status: "nothing", created: 0 });
+      expect(await lessonsOf(u.id)).toEqual([]);
+
+      // The model fails after the erase: the corrections it would keep are not written either.
+      const again = await ingestFixture(u.id, "retry-backoff");
+      await script(u.id, { structured: true, reply: { stop_reason: "refusal", content: [{ type: "text", text: "" }] } });
+      await expect(extractTranscript(again.deps, erasingWhileAsked(u.key), u.id, again.transcript.id)).rejects.toThrow();
+      expect(await lessonsOf(u.id)).toEqual([]);
+      expect(await transcriptOf(u.id)).toBeNull();
+    },
+    T,
+  );
+
+  it(
+    "stores the model's lessons without invisible characters, as a saved lesson would be",
+    async () => {
+      const u = await createUser();
+      const { deps, transcript } = await ingestFixture(u.id, "fts5-quoting");
+      // A zero-width space and Unicode tag characters spelling "IGNORE", meant for the next model that reads it.
+      const hidden = "\u200b\u{E0049}\u{E0047}\u{E004E}\u{E004F}\u{E0052}\u{E0045}";
+      await script(
+        u.id,
+        extraction([lesson({ title: `Quote every${hidden} FTS5 token`, content: `Quote every FTS5 token in user search${hidden} queries, always.` })]),
+      );
+      await extractTranscript(deps, extractionModel(env), u.id, transcript.id);
+      expect((await lessonsOf(u.id)).find((l) => l.origin === "extracted")).toMatchObject({
+        title: "Quote every FTS5 token",
+        content: "Quote every FTS5 token in user search queries, always.",
+      });
     },
     T,
   );

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { offlineLessons } from "../src/lessons/offline-extract";
-import { parseTranscript, recordEvents } from "../src/lessons/parse";
+import { EVENT_CHARS, parseTranscript, recordEvents } from "../src/lessons/parse";
 import { REDACTED, redactSecrets } from "../src/lessons/redact";
 import { chunkMoments, corTexts, findMoments, signalsOf } from "../src/lessons/signals";
 import { fixture } from "./fixtures/transcripts";
@@ -17,6 +17,15 @@ describe("secret redaction", () => {
     ["-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA"],
     ["token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "dozjgNryP4J3jVmNHl0w5N"],
     ["engram key egm_AbCdEf0123456789xyz", "egm_AbCdEf0123456789xyz"],
+    ['Stripe("sk_live_51H8abcdefghijklmnopqrstuv")', "sk_live_51H8abcdefghij"],
+    ["STRIPE_KEY is sk_test_51H8abcdefghijklmnopqrstuv", "sk_test_51H8abcdefghij"],
+    ['config = { "password": "correct horse battery staple" }', "horse battery"],
+    ["PASSWORD='my pass phrase' ./run.sh", "pass phrase"],
+    ["DB_PASS=Tr0ub4dor&3 npm start", "Tr0ub4dor"],
+    ["HF: hf_abcdefghijklmnopqrstuvwxyzABCDEF", "hf_abcdefghijklmnop"],
+    ["key SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG", "SG.abcdefghijklmnop"],
+    ["mysql -u root -pS3cretPassw0rd db", "S3cretPassw0rd"],
+    ["mysqldump -h db -u app -p'two words' shop > dump.sql", "two words"],
   ])("redacts %s", (text, secret) => {
     const out = redactSecrets(text);
     expect(out).not.toContain(secret);
@@ -24,8 +33,15 @@ describe("secret redaction", () => {
   });
 
   it("keeps ordinary code and prose", () => {
-    const text = "const retries = 5; // use exponential backoff\nnpm test -- forward";
+    const text = "const retries = 5; // use exponential backoff\nnpm test -- forward\npsql -h db -p 5432 app\nbypass: true";
     expect(redactSecrets(text)).toBe(text);
+  });
+
+  it("redacts secrets inside 200 KB of adversarial text, around its other words", () => {
+    for (const filler of ["a.".repeat(100_000), "token".repeat(40_000), "eyJ-".repeat(50_000)]) {
+      const out = redactSecrets(`API_KEY=sk-ant-api03-headsecret42 ${filler} "password": "correct horse battery staple"`);
+      expect(out).toBe(`API_KEY=${REDACTED} ${filler} "password": "${REDACTED}"`);
+    }
   });
 });
 
@@ -46,6 +62,23 @@ describe("transcript parsing", () => {
     expect(
       recordEvents({ type: "user", message: { role: "user", content: [{ type: "tool_result", content: [{ type: "text", text: "boom" }], is_error: true }] } }),
     ).toEqual([{ kind: "tool_result", text: "boom", error: true }]);
+  });
+});
+
+describe("one long event", () => {
+  const user = (text: string) => recordEvents({ type: "user", message: { role: "user", content: text } })[0]?.text ?? "";
+
+  it("keeps 200 KB of adversarial text as its capped head and tail, secrets redacted, even across the cut", () => {
+    // A key whose first 8 characters the cap keeps; a passphrase in the kept tail.
+    const head = `${"x ".repeat(1196)}sk-ant-api03-${"k".repeat(40)} `;
+    const text = `${head}${"a.".repeat(50_000)}${"token".repeat(20_000)} "password": "correct horse battery staple"`;
+    const out = user(text);
+    expect(out.length).toBeLessThanOrEqual(EVENT_CHARS);
+    expect(out).toMatch(/^x x x /);
+    expect(out).toContain(`characters omitted ...]\n`);
+    expect(out).not.toContain("sk-ant");
+    expect(out.endsWith(`tokentoken "password": "${REDACTED}"`)).toBe(true);
+    expect(out).not.toContain("horse");
   });
 });
 

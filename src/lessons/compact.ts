@@ -3,7 +3,7 @@
  * of their words) merge into the one worth keeping (more confirmations, recalls, higher signal, then oldest).
  * The others are unlearned with `merged_into` set, so a merge can be undone with restore. A dry run only lists.
  */
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import { runStatements, type Statement } from "../db/batch";
 import type { Db } from "../db/client";
 import { lessons } from "../db/schema";
@@ -81,7 +81,7 @@ export async function compactLessons(db: Db, userId: string, dryRun: boolean, no
     .select()
     .from(lessons)
     .where(and(eq(lessons.userId, userId), eq(lessons.unlearned, false)))
-    .orderBy(asc(lessons.createdAt))
+    .orderBy(desc(lessons.createdAt), desc(lessons.id))
     .limit(COMPACT_WINDOW)
     .all();
   const merged = findMerges(rows);

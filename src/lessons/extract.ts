@@ -139,6 +139,7 @@ export async function extractTranscript(deps: LessonsDeps, model: ExtractionMode
       cors.map((c) => corLesson(c, t.project, t.sessionId)),
       deps.now(),
       cap,
+      t.id,
     );
     await recordFailure(deps, t, reason);
     console.error(JSON.stringify({ lessons: "extraction_failed", transcript: t.id, cor_kept: kept.ids.length, error: reason }));
@@ -147,7 +148,9 @@ export async function extractTranscript(deps: LessonsDeps, model: ExtractionMode
   const uncovered = cors.filter((c) => !covered(c, extracted));
   const items = [...extracted.map((l) => toNew(l, t)), ...uncovered.map((c) => corLesson(c, t.project, t.sessionId))];
   const now = deps.now();
-  const written = await writeLessons(deps.db, userId, items, now, cap);
+  const written = await writeLessons(deps.db, userId, items, now, cap, t.id);
+  // Erased while the model ran: nothing is written back.
+  if (written.gone) return { status: "nothing", ...none, moments: moments.length, chunks: chunks.length, dropped };
   if (written.refused) {
     const error = `quota_exceeded: ${quotaMessage("lessons", plan, cap, `; the ${items.length} lessons of this transcript were not stored`)}`;
     await deps.db

@@ -18,11 +18,28 @@ export type TranscriptEvent = {
 /** One event's text is capped (a 2 MB build log teaches no more than its head and tail); the cut is marked. */
 export const EVENT_CHARS = 4000;
 
+const HEAD = EVENT_CHARS * 0.6;
+const TAIL = EVENT_CHARS * 0.3;
+
+const omitted = (n: number) => `\n[... ${n} characters omitted ...]\n`;
+
 function cap(text: string): string {
   if (text.length <= EVENT_CHARS) return text;
-  const head = text.slice(0, EVENT_CHARS * 0.6);
-  const tail = text.slice(-EVENT_CHARS * 0.3);
-  return `${head}\n[... ${text.length - head.length - tail.length} characters omitted ...]\n${tail}`;
+  const head = text.slice(0, HEAD);
+  const tail = text.slice(-TAIL);
+  return `${head}${omitted(text.length - head.length - tail.length)}${tail}`;
+}
+
+/**
+ * Redacted, then capped. Redaction reads only what the cap could keep, with a margin of `EVENT_CHARS` on the
+ * inner side of the head and of the tail (a secret across the cut is still seen whole), so a 2 MB event costs
+ * what a 10 KB one does.
+ */
+function redactCapped(text: string): string {
+  if (text.length <= HEAD + TAIL + 2 * EVENT_CHARS) return cap(redactSecrets(text));
+  const head = redactSecrets(text.slice(0, HEAD + EVENT_CHARS)).slice(0, HEAD);
+  const tail = redactSecrets(text.slice(-(TAIL + EVENT_CHARS))).slice(-TAIL);
+  return `${head}${omitted(text.length - HEAD - TAIL)}${tail}`;
 }
 
 type Block = { type?: unknown; text?: unknown; name?: unknown; input?: unknown; content?: unknown; is_error?: unknown };
@@ -48,7 +65,7 @@ function toolUseText(name: string, input: unknown): string {
 }
 
 function event(e: TranscriptEvent): TranscriptEvent {
-  return { ...e, text: cap(redactSecrets(e.text.trim())) };
+  return { ...e, text: redactCapped(e.text.trim()) };
 }
 
 /** Events of one record; unknown shapes give none. */

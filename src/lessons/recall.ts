@@ -15,6 +15,7 @@ import { literalLimit } from "../db/limit";
 import { lessonRecalls } from "../db/schema";
 import { isStopword, words } from "../memory/text";
 import type { LessonType } from "./extraction-schema";
+import { redactSecrets } from "./redact";
 import type { LessonRow } from "./store";
 
 export type RecallInput = { userId: string; query: string; project?: string | null; type?: LessonType; limit: number };
@@ -118,7 +119,7 @@ export async function logRecall(db: Db, input: RecallInput & { client: string },
     db.insert(lessonRecalls).values({
       id,
       userId: input.userId,
-      query: input.query.slice(0, 1000),
+      query: redactSecrets(input.query).slice(0, 1000),
       client: input.client,
       project: input.project ?? null,
       resultIds: [...ids],

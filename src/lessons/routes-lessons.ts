@@ -99,7 +99,7 @@ const restoreRoute = createRoute({
   path: "/v1/lessons/{id}/restore",
   operationId: "restoreLesson",
   tags: ["lessons"],
-  summary: "Restore an unlearned (or merged) lesson",
+  summary: "Restore an unlearned (or merged) lesson; past the lesson quota 403 quota_exceeded, nothing changed",
   security,
   request: { params: LessonIdParam },
   responses: { 200: json(z.object({ lesson: Lesson }), "Restored"), ...errors },
@@ -206,5 +206,12 @@ export const lessonRoutes = newRouter()
     c.json({ lesson: publicLesson(await setUnlearned(c.var.db, c.var.user.id, c.req.valid("param").id, true, Date.now())) }, 200),
   )
   .openapi(restoreRoute, async (c) =>
-    c.json({ lesson: publicLesson(await setUnlearned(c.var.db, c.var.user.id, c.req.valid("param").id, false, Date.now())) }, 200),
+    c.json(
+      {
+        lesson: publicLesson(
+          await setUnlearned(c.var.db, c.var.user.id, c.req.valid("param").id, false, Date.now(), quotaOf(c.var.config.quotas, c.var.user.plan, "lessons")),
+        ),
+      },
+      200,
+    ),
   );

@@ -4,14 +4,17 @@
  * now comes back from another session's transcript counts as confirmed.
  */
 import { and, desc, eq, isNull, or, type SQL, sql } from "drizzle-orm";
+import { type Quota, quotaExceeded } from "../config/limits";
 import { runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { afterCursor } from "../db/cursor";
-import { withinQuotaAfter } from "../db/quota";
+import { belowQuota, withinQuotaAfter } from "../db/quota";
 import { lessons } from "../db/schema";
 import { notFound } from "../lib/errors";
+import { clamp, stripInvisible } from "../lib/sanitize";
 import type { ExtractedLesson, LessonType } from "./extraction-schema";
 import { lessonId, normalizeLesson } from "./ids";
+import { redactSecrets } from "./redact";
 
 export type LessonRow = typeof lessons.$inferSelect;
 export type NewLesson = Omit<ExtractedLesson, "scope"> & { project: string | null; sourceSession: string | null; origin: LessonRow["origin"] };
@@ -41,10 +44,26 @@ export type PublicLesson = ReturnType<typeof publicLesson>;
 const withinLessonQuota = (userId: string, ids: readonly string[], limit: number) =>
   withinQuotaAfter(lessons.id, lessons.userId, userId, ids, limit, sql`${lessons.unlearned} = 0`);
 
+const storedText = (text: string, maxChars: number) => clamp(redactSecrets(stripInvisible(text)).trim(), maxChars).trimEnd();
+
+/**
+ * A lesson as it is stored, whoever wrote it (the model, a `#cor` text, brain_remember): read back into prompts
+ * and MCP clients, so without invisible or control characters, and with secrets redacted, as in transcripts
+ * (a tag holding one is dropped). One left without a title or content is not stored.
+ */
+const asStored = (l: NewLesson): NewLesson => ({
+  ...l,
+  title: storedText(l.title, 200),
+  content: storedText(l.content, 4000),
+  tags: l.tags.filter((t) => redactSecrets(t) === t),
+});
+
 /**
  * D1 binds at most 100 parameters per statement: one lesson per insert statement, all in one batch.
  * With `maxLessons` the batch is refused whole (`refused`, nothing written) when it would take the user's
- * live lessons past the cap; restating stored lessons never counts again.
+ * live lessons past the cap; restating stored lessons never counts again. With `transcriptId` the batch is
+ * written only while that transcript is stored (`gone` otherwise, nothing written): an erase that ran while
+ * the extraction was waiting for the model is not undone by its lessons.
  */
 export async function writeLessons(
   db: Db,
@@ -52,9 +71,15 @@ export async function writeLessons(
   items: readonly NewLesson[],
   now: number,
   maxLessons?: number,
-): Promise<{ ids: string[]; created: number; confirmed: number; refused: boolean }> {
-  if (!items.length) return { ids: [], created: 0, confirmed: 0, refused: false };
-  const rows = await Promise.all(items.map(async (l) => ({ ...l, id: await lessonId(userId, l.project, l.type, `${l.title}\n${l.content}`) })));
+  transcriptId?: string,
+): Promise<{ ids: string[]; created: number; confirmed: number; refused: boolean; gone: boolean }> {
+  if (!items.length) return { ids: [], created: 0, confirmed: 0, refused: false, gone: false };
+  const rows = await Promise.all(
+    items
+      .map(asStored)
+      .filter((l) => l.title && l.content)
+      .map(async (l) => ({ ...l, id: await lessonId(userId, l.project, l.type, `${l.title}\n${l.content}`) })),
+  );
   const unique = [...new Map(rows.map((r) => [r.id, r])).values()];
   const quota =
     maxLessons === undefined
@@ -64,15 +89,17 @@ export async function writeLessons(
           unique.map((r) => r.id),
           maxLessons,
         );
+  const stored = transcriptId === undefined ? sql`1` : sql`EXISTS (SELECT 1 FROM transcripts WHERE id = ${transcriptId} AND user_id = ${userId})`;
+  const guard = sql`(${quota}) AND ${stored}`;
   // First, read the guard every other statement carries: whether this batch is applied.
-  const statements: SQL[] = [sql`SELECT ${quota} AS ok`];
+  const statements: SQL[] = [sql`SELECT ${quota} AS ok, ${stored} AS stored`];
   const kinds: ("check" | "insert" | "title")[] = ["check"];
   for (const r of unique) {
     const session = r.sourceSession ?? "";
     // The new row, or (already stored) a confirmation when it had been recalled and this is another session.
     statements.push(sql`INSERT INTO lessons (id, user_id, type, signal, flags, title, content, tags, project, source_session, origin, created_at, updated_at)
       SELECT ${r.id}, ${userId}, ${r.type}, ${r.signal}, ${JSON.stringify(r.flags)}, ${r.title}, ${r.content}, ${JSON.stringify(r.tags)}, ${r.project}, ${r.sourceSession}, ${r.origin}, ${now}, ${now}
-      WHERE ${quota}
+      WHERE ${guard}
       ON CONFLICT(id) DO UPDATE SET confirmations = lessons.confirmations + 1, updated_at = ${now}
       WHERE lessons.user_id = ${userId} AND lessons.recalls > 0 AND coalesce(lessons.source_session, '') <> ${session} AND ${session} <> ''
       RETURNING id, (created_at = ${now} AND confirmations = 0) AS created`);
@@ -81,11 +108,13 @@ export async function writeLessons(
     if (session)
       statements.push(sql`UPDATE lessons SET confirmations = confirmations + 1, updated_at = ${now}
         WHERE user_id = ${userId} AND id <> ${r.id} AND unlearned = 0 AND recalls > 0 AND lower(trim(title)) = ${normalizeLesson(r.title)}
-          AND coalesce(source_session, '') <> ${session} AND updated_at < ${now} AND ${quota} RETURNING id`);
+          AND coalesce(source_session, '') <> ${session} AND updated_at < ${now} AND ${guard} RETURNING id`);
     if (session) kinds.push("title");
   }
   const results = await runStatements(db, statements);
-  const refused = !(results[0]?.results?.[0] as { ok?: number } | undefined)?.ok;
+  const check = results[0]?.results?.[0] as { ok?: number; stored?: number } | undefined;
+  const gone = !check?.stored;
+  const refused = !gone && !check?.ok;
   let created = 0;
   let confirmed = 0;
   for (const [i, res] of results.entries()) {
@@ -95,7 +124,7 @@ export async function writeLessons(
       else confirmed++;
     }
   }
-  return { ids: refused ? [] : unique.map((r) => r.id), created, confirmed, refused };
+  return { ids: refused || gone ? [] : unique.map((r) => r.id), created, confirmed, refused, gone };
 }
 
 export async function getLesson(db: Db, userId: string, id: string): Promise<LessonRow> {
@@ -129,14 +158,20 @@ export async function listLessons(db: Db, userId: string, input: ListInput): Pro
     .all();
 }
 
-/** Unlearn (soft delete) or restore; idempotent. */
-export async function setUnlearned(db: Db, userId: string, id: string, unlearned: boolean, now: number): Promise<LessonRow> {
+/**
+ * Unlearn (soft delete) or restore; idempotent. A restore counts against the lesson quota like a new lesson
+ * (unlearned ones do not count): past it, 403 `quota_exceeded` and the lesson stays unlearned.
+ */
+export async function setUnlearned(db: Db, userId: string, id: string, unlearned: boolean, now: number, quota?: Quota): Promise<LessonRow> {
+  const room =
+    unlearned || !quota ? undefined : or(eq(lessons.unlearned, false), belowQuota(lessons.userId, userId, quota.limit, sql`${lessons.unlearned} = 0`));
   const row = await db
     .update(lessons)
     .set({ unlearned, updatedAt: now, ...(unlearned ? {} : { mergedInto: null }) })
-    .where(and(eq(lessons.userId, userId), eq(lessons.id, id)))
+    .where(and(eq(lessons.userId, userId), eq(lessons.id, id), room))
     .returning()
     .get();
-  if (!row) throw notFound("lesson");
-  return row;
+  if (row) return row;
+  if (quota && (await getLesson(db, userId, id))) throw quotaExceeded(quota);
+  throw notFound("lesson");
 }
