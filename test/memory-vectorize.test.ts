@@ -6,7 +6,7 @@ import { memoryDeps } from "../src/memory/deps";
 import { dot, hashEmbed, normalize, type TextEmbeddings, workersAiEmbedder } from "../src/memory/embed";
 import { deleteFact, importFacts } from "../src/memory/facts";
 import { searchFacts } from "../src/memory/retrieval";
-import { FreshOverlayIndex, OVERLAY_WINDOW_MS, pruneOverlay, VectorizeVectorIndex } from "../src/memory/vector-vectorize";
+import { FreshOverlayIndex, OVERLAY_SCORED, OVERLAY_WINDOW_MS, pruneOverlay, VectorizeVectorIndex } from "../src/memory/vector-vectorize";
 import { createUser } from "./helpers";
 import { captured } from "./memory-helpers";
 
@@ -110,6 +110,29 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
     const last = imported.facts.at(-1)?.id;
     const found = await searchFacts(deps, { userId: u.id, query: items[29]?.text ?? "", k: 30, connectionIds: [], mode: "vector" });
     expect(found.results.map((r) => r.id)).toContain(last);
+    // Storage is shared by this file's tests: the pruning test below counts overlay rows.
+    await overlay.erase(u.id, []);
+  });
+
+  it("scores only the newest overlay vectors: an import larger than that is found by similarity once Vectorize has it", async () => {
+    const u = await createUser();
+    const vectorize = laggingVectorize();
+    const embedder = workersAiEmbedder(tinyAi);
+    const base = captured().deps;
+    const overlay = new FreshOverlayIndex(new VectorizeVectorIndex(vectorize.index, embedder.dimensions), base.db, base.now);
+    const deps = { ...base, embedder: { ...embedder, minScore: 0 }, vectors: overlay };
+    const items = Array.from({ length: OVERLAY_SCORED + 8 }, (_, i) => ({ text: `Trip number ${i} went to harbour town ${i}` }));
+    const imported = await importFacts(deps, u.id, items);
+    const [first, last] = [imported.facts[0]?.id, imported.facts.at(-1)?.id];
+    const byVector = async () =>
+      (await searchFacts(deps, { userId: u.id, query: "trip harbour town", k: 100, connectionIds: [], mode: "vector" })).results.map((r) => r.id);
+    expect(await byVector()).toContain(last);
+    expect(await byVector()).not.toContain(first);
+    // Full text finds every one of them at once.
+    const byText = await searchFacts(deps, { userId: u.id, query: items[0]?.text ?? "", k: 5, connectionIds: [], mode: "fulltext" });
+    expect(byText.results.map((r) => r.id)).toContain(first);
+    vectorize.flush();
+    expect(await byVector()).toContain(first);
     // Storage is shared by this file's tests: the pruning test below counts overlay rows.
     await overlay.erase(u.id, []);
   });
