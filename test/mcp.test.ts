@@ -161,7 +161,12 @@ describe("MCP server at /mcp", () => {
       const client = await connect(u.key);
       expect((await call(client, "brain_read", { document: "soul" })).text).toBe("Be terse. The user is a backend engineer.");
       expect((await call(client, "brain_read", { document: "bible", site: "shop" })).text).toBe("BIBLE is empty.");
+      const embeddings = async () =>
+        (await env.DB.prepare("SELECT count(*) AS n FROM usage WHERE user_id = ? AND kind = 'embedding'").bind(u.id).first<{ n: number }>())?.n;
+      const before = await embeddings();
       expect((await call(client, "memory_search", { query: "how does the user deploy" })).text).toContain("Cloudflare Workers");
+      // The query's embedding is billed like the HTTP search's.
+      expect(await embeddings()).toBe((before ?? 0) + 1);
       const noted = await call(client, "memory_remember", { content: "Prefers pnpm over npm", category: "preference" });
       expect(noted.text).toMatch(/^Noted/);
       const events = (await (await api(u.key, "GET", "/v1/memory/events")).json()) as { events: { content: string }[] };

@@ -7,7 +7,7 @@ import { defineMcpTool } from "../core/mcp-tool";
 import { listConnections } from "./connections";
 import { memoryDeps } from "./deps";
 import { INTERACTIVE_TYPES, recordObservations } from "./events";
-import { searchFacts } from "./retrieval";
+import { recordRecall, searchFacts } from "./retrieval";
 
 export const memorySearch = defineMcpTool({
   name: "memory_search",
@@ -17,7 +17,10 @@ export const memorySearch = defineMcpTool({
   describe: (i) => `Searching memory for ${i.query.slice(0, 60)}`,
   run: async (ctx, input) => {
     const active = (await listConnections(ctx.db, ctx.userId)).filter((c) => c.active).map((c) => c.id);
-    const found = await searchFacts(memoryDeps(ctx.env, ctx.config, ctx.db), { userId: ctx.userId, query: input.query, k: input.k, connectionIds: active });
+    const deps = memoryDeps(ctx.env, ctx.config, ctx.db);
+    const found = await searchFacts(deps, { userId: ctx.userId, query: input.query, k: input.k, connectionIds: active });
+    // The query's embedding is usage, as for the HTTP search (a search is not a recall: no fact counts it).
+    await recordRecall(deps, ctx.userId, [], found.embeddingTokens);
     if (!found.results.length) return { content: "No matching facts." };
     const lines = found.results.map((r) => `- ${r.text} (id ${r.id})`);
     return { content: `${found.weak ? "Weak matches only: these may not answer the question.\n" : ""}${lines.join("\n")}` };
