@@ -142,7 +142,14 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
     const vectorize = laggingVectorize();
     const overlay = new FreshOverlayIndex(new VectorizeVectorIndex(vectorize.index, 8), createDb(env.DB), Date.now);
     const vec = (values: number[]) => normalize(new Map(values.map((v, i) => [i, v])));
-    const stored = { a: vec([1, 2, 0, -1, 0, 0, 3, 0]), b: vec([0, 0, 5, 1, 0, 2, 0, 0]), c: vec([2, 0, 0, 0, 1, 0, 0, -4]) };
+    // Sparse vectors (stored as pairs) and dense ones (every dimension from 0, as Workers AI's: stored as values).
+    const stored = {
+      a: vec([1, 2, 0, -1, 0, 0, 3, 0]),
+      b: vec([0, 0, 5, 1, 0, 2, 0, 0]),
+      c: vec([2, 0, 0, 0, 1, 0, 0, -4]),
+      d: vec([1, -1, 2, 1, 3, 1, 1, 2]),
+      e: vec([3, 1, -2, 0, 0, 0, 0, 0]),
+    };
     await overlay.upsert(Object.entries(stored).map(([k, vector]) => ({ id: `${k}-${u.id}`, userId: u.id, vector, metadata: {} })));
     await overlay.upsert([{ id: `x-${other.id}`, userId: other.id, vector: vec([1, 2, 0, -1, 0, 0, 3, 0]), metadata: {} }]);
     const query = vec([1, 1, 1, 0, 0, 1, 2, -1]);

@@ -17,7 +17,7 @@ export const OVERLAY_WINDOW_MS = 10 * 60_000;
 
 /**
  * The overlay vectors a search scores at most: the user's newest. Scoring costs rows x dimensions in SQL
- * (400 vectors of 768 dimensions, one bulk import, took ~3 s per search; 32 take ~85 ms), while what needs
+ * (400 vectors of 768 dimensions, one bulk import, took ~3 s per search; 32 take ~40 ms), while what needs
  * reading one's own writes is the few facts a chat turn stores. Older writes of a large import are found
  * through Vectorize once it has indexed them, and through the full-text index at once.
  */
@@ -72,8 +72,9 @@ export class FreshOverlayIndex implements VectorIndex {
     if (!records.length) return;
     // The rows go in as one JSON parameter a statement: D1 allows at most 100 bound parameters, so one
     // parameter per column and row failed past 24 records.
-    const metadata = JSON.stringify({ overlay: true, indexed_at: this.now() });
-    const rows = records.map((r) => [r.id, r.userId, JSON.stringify(r.vector)]);
+    // Stored as (dimension, value) pairs, the form a search unpacks (`pairs` tells them from older rows).
+    const metadata = JSON.stringify({ overlay: true, indexed_at: this.now(), pairs: true });
+    const rows = records.map((r) => [r.id, r.userId, JSON.stringify(storedPairs(r.vector))]);
     await runStatements(
       this.db,
       chunkByJsonSize(rows).map(
@@ -91,26 +92,25 @@ export class FreshOverlayIndex implements VectorIndex {
   /**
    * The primary's matches and the overlay's recent vectors, scored in SQL (the dot product over shared
    * dimensions), best score per id: the overlay costs no D1 round trip of its own.
-   * Each overlay vector's JSON is unpacked once into (dimension, value) rows and the query's dimensions are
-   * matched through an index on them. Pairing the two with `json_extract('$.values[k]')` instead re-parsed
-   * the whole vector for every dimension, and the unmaterialized query list re-parsed its JSON for every
-   * pair: measured in plain SQLite for 768-dimension vectors, 2.5 s for three overlay vectors (now 26 ms),
-   * quadratic in the dimensions, with the same scores.
+   * Each overlay vector's JSON is unpacked once into (dimension, value) rows (`storedPairs`: a dense vector's
+   * position is its dimension, so it needs no parsing per element) and the query's dimensions are matched
+   * through an index on them. Pairing indices and values with `json_extract('$.values[k]')` instead re-parsed
+   * the whole vector for every dimension (2.5 s for three 768-dimension vectors in plain SQLite), and two
+   * unpackings joined by position cost three times the present form.
    */
   async matchesQuery(userId: string, vector: SparseVector, topK: number): Promise<SQL> {
     const since = this.now() - OVERLAY_WINDOW_MS;
     const primary = await this.primary.query(userId, vector, topK);
     const q = JSON.stringify(vector.indices.map((dim, k) => [dim, vector.values[k] ?? 0]));
     return sql`WITH q(dim, w) AS MATERIALIZED (SELECT value->>0, value->>1 FROM json_each(${q})),
-        lv AS MATERIALIZED (SELECT id, vector_values FROM local_vectors WHERE user_id = ${userId} AND metadata->>'indexed_at' > ${since}
+        lv AS MATERIALIZED (SELECT id, vector_values FROM local_vectors
+          WHERE user_id = ${userId} AND metadata->>'indexed_at' > ${since} AND metadata->>'pairs' = 1
           ORDER BY metadata->>'indexed_at' DESC, rowid DESC LIMIT ${literalLimit(OVERLAY_SCORED)}),
-        d AS MATERIALIZED (SELECT lv.id, d.key, d.value AS dim FROM lv, json_each(lv.vector_values, '$.indices') d),
-        x AS MATERIALIZED (SELECT lv.id, x.key, x.value AS v FROM lv, json_each(lv.vector_values, '$.values') x)
+        p AS MATERIALIZED (SELECT lv.id, iif(p.type = 'array', p.value->>0, p.key) AS dim, iif(p.type = 'array', p.value->>1, p.value) AS v
+          FROM lv, json_each(lv.vector_values) p)
       SELECT id, max(score) AS score FROM (${matchesOf(primary)}
         UNION ALL
-        SELECT d.id AS id, SUM(q.w * x.v) AS score
-        FROM q CROSS JOIN d ON d.dim = q.dim CROSS JOIN x ON x.id = d.id AND x.key = d.key
-        GROUP BY d.id)
+        SELECT p.id AS id, SUM(q.w * p.v) AS score FROM q CROSS JOIN p ON p.dim = q.dim GROUP BY p.id)
       GROUP BY id ORDER BY score DESC LIMIT ${literalLimit(topK)}`;
   }
 
@@ -124,6 +124,16 @@ export class FreshOverlayIndex implements VectorIndex {
     await this.db.run(sql`DELETE FROM local_vectors WHERE user_id = ${userId}`);
     return removed;
   }
+}
+
+/**
+ * An overlay vector as stored: a dense one (every dimension from 0, as Workers AI's are) as its values alone,
+ * position = dimension; a sparse one as (dimension, value) pairs. Either unpacks in one pass with no parsing per
+ * element for the dense form.
+ */
+function storedPairs(v: SparseVector): number[] | [number, number][] {
+  const dense = v.indices.every((dim, k) => dim === k);
+  return dense ? v.values : v.indices.map((dim, k): [number, number] => [dim, v.values[k] ?? 0]);
 }
 
 /** Drops overlay rows older than the window (production only: locally these rows are the index). */
