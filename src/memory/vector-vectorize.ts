@@ -72,9 +72,9 @@ export class FreshOverlayIndex implements VectorIndex {
     if (!records.length) return;
     // The rows go in as one JSON parameter a statement: D1 allows at most 100 bound parameters, so one
     // parameter per column and row failed past 24 records.
-    // Stored as (dimension, value) pairs, the form a search unpacks (`pairs` tells them from older rows).
-    const metadata = JSON.stringify({ overlay: true, indexed_at: this.now(), pairs: true });
-    const rows = records.map((r) => [r.id, r.userId, JSON.stringify(storedPairs(r.vector))]);
+    // Stored in the form a search unpacks in one pass (`flatVector`; `flat` tells them from older rows).
+    const metadata = JSON.stringify({ overlay: true, indexed_at: this.now(), flat: true });
+    const rows = records.map((r) => [r.id, r.userId, JSON.stringify(flatVector(r.vector))]);
     await runStatements(
       this.db,
       chunkByJsonSize(rows).map(
@@ -92,7 +92,7 @@ export class FreshOverlayIndex implements VectorIndex {
   /**
    * The primary's matches and the overlay's recent vectors, scored in SQL (the dot product over shared
    * dimensions), best score per id: the overlay costs no D1 round trip of its own.
-   * Each overlay vector's JSON is unpacked once into (dimension, value) rows (`storedPairs`: a dense vector's
+   * Each overlay vector's JSON is unpacked once into (dimension, value) rows (`flatVector`: a dense vector's
    * position is its dimension, so it needs no parsing per element) and the query's dimensions are matched
    * through an index on them. Pairing indices and values with `json_extract('$.values[k]')` instead re-parsed
    * the whole vector for every dimension (2.5 s for three 768-dimension vectors in plain SQLite), and two
@@ -104,7 +104,7 @@ export class FreshOverlayIndex implements VectorIndex {
     const q = JSON.stringify(vector.indices.map((dim, k) => [dim, vector.values[k] ?? 0]));
     return sql`WITH q(dim, w) AS MATERIALIZED (SELECT value->>0, value->>1 FROM json_each(${q})),
         lv AS MATERIALIZED (SELECT id, vector_values FROM local_vectors
-          WHERE user_id = ${userId} AND metadata->>'indexed_at' > ${since} AND metadata->>'pairs' = 1
+          WHERE user_id = ${userId} AND metadata->>'indexed_at' > ${since} AND metadata->>'flat' = 1
           ORDER BY metadata->>'indexed_at' DESC, rowid DESC LIMIT ${literalLimit(OVERLAY_SCORED)}),
         p AS MATERIALIZED (SELECT lv.id, iif(p.type = 'array', p.value->>0, p.key) AS dim, iif(p.type = 'array', p.value->>1, p.value) AS v
           FROM lv, json_each(lv.vector_values) p)
@@ -128,10 +128,10 @@ export class FreshOverlayIndex implements VectorIndex {
 
 /**
  * An overlay vector as stored: a dense one (every dimension from 0, as Workers AI's are) as its values alone,
- * position = dimension; a sparse one as (dimension, value) pairs. Either unpacks in one pass with no parsing per
- * element for the dense form.
+ * position = dimension; a sparse one as (dimension, value) pairs. Either unpacks in one pass, the dense form with
+ * no parsing per element.
  */
-function storedPairs(v: SparseVector): number[] | [number, number][] {
+function flatVector(v: SparseVector): number[] | [number, number][] {
   const dense = v.indices.every((dim, k) => dim === k);
   return dense ? v.values : v.indices.map((dim, k): [number, number] => [dim, v.values[k] ?? 0]);
 }
