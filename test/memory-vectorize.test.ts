@@ -68,17 +68,19 @@ const tinyAi: TextEmbeddings & { batches: number[] } = {
   },
 };
 
+/** Memory deps on the production path: Workers AI (tinyAi) and a lagging Vectorize behind the D1 overlay. */
+function productionPath() {
+  const vectorize = laggingVectorize();
+  const embedder = workersAiEmbedder(tinyAi);
+  const base = captured().deps;
+  const overlay = new FreshOverlayIndex(new VectorizeVectorIndex(vectorize.index, embedder.dimensions), base.db, base.now);
+  return { vectorize, overlay, deps: { ...base, embedder: { ...embedder, minScore: 0 }, vectors: overlay } };
+}
+
 describe("production vectors (Vectorize + Workers AI) behind the same interfaces", () => {
   it("finds a fact by similarity right after it is stored, before Vectorize has indexed it, and forgets it at once", async () => {
     const u = await createUser();
-    const vectorize = laggingVectorize();
-    const embedder = workersAiEmbedder(tinyAi);
-    const base = captured().deps;
-    const deps = {
-      ...base,
-      embedder: { ...embedder, minScore: 0 },
-      vectors: new FreshOverlayIndex(new VectorizeVectorIndex(vectorize.index, embedder.dimensions), base.db, base.now),
-    };
+    const { vectorize, deps } = productionPath();
     const [fact] = (await importFacts(deps, u.id, [{ text: "User's favourite climbing gym is in Porto" }])).facts;
     const found = await searchFacts(deps, { userId: u.id, query: "favourite climbing gym", k: 5, connectionIds: [], mode: "vector" });
     expect(found.results.map((r) => r.id)).toEqual([fact?.id]);
@@ -97,11 +99,7 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
 
   it("indexes an import of 30 facts at once and finds the last of them before Vectorize has caught up", async () => {
     const u = await createUser();
-    const vectorize = laggingVectorize();
-    const embedder = workersAiEmbedder(tinyAi);
-    const base = captured().deps;
-    const overlay = new FreshOverlayIndex(new VectorizeVectorIndex(vectorize.index, embedder.dimensions), base.db, base.now);
-    const deps = { ...base, embedder: { ...embedder, minScore: 0 }, vectors: overlay };
+    const { overlay, deps } = productionPath();
     const topics = ["sailing", "pottery", "chess", "baking", "cycling", "origami"];
     const items = Array.from({ length: 30 }, (_, i) => ({ text: `User's hobby number ${i} is ${topics[i % topics.length]} on day ${i}` }));
     const imported = await importFacts(deps, u.id, items);
@@ -116,11 +114,7 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
 
   it("scores only the newest overlay vectors: an import larger than that is found by similarity once Vectorize has it", async () => {
     const u = await createUser();
-    const vectorize = laggingVectorize();
-    const embedder = workersAiEmbedder(tinyAi);
-    const base = captured().deps;
-    const overlay = new FreshOverlayIndex(new VectorizeVectorIndex(vectorize.index, embedder.dimensions), base.db, base.now);
-    const deps = { ...base, embedder: { ...embedder, minScore: 0 }, vectors: overlay };
+    const { vectorize, overlay, deps } = productionPath();
     const items = Array.from({ length: OVERLAY_SCORED + 8 }, (_, i) => ({ text: `Trip number ${i} went to harbour town ${i}` }));
     const imported = await importFacts(deps, u.id, items);
     const [first, last] = [imported.facts[0]?.id, imported.facts.at(-1)?.id];
