@@ -300,6 +300,10 @@ describe("/v1/lessons", () => {
       content: "Retry rate limited calls using exponential backoff plus jitter, never a uniform sleep.",
     });
     const other = await remember(u.key, { title: "Never mock the database in integration tests", content: "Use the real Postgres in integration tests." });
+    // Each lesson's own standing before the merge: the merge adds the dropped one's to the kept one.
+    const standing = { [a.id]: { confirmations: 1, recalls: 2 }, [b.id]: { confirmations: 3, recalls: 5 } };
+    for (const [id, s] of Object.entries(standing))
+      await env.DB.prepare("UPDATE lessons SET confirmations = ?, recalls = ? WHERE id = ?").bind(s.confirmations, s.recalls, id).run();
     const dry = await api(u.key, "POST", "/v1/lessons/compact", { dry_run: true });
     const planned = (await dry.json()) as { merged: { keep: string; drop: string[] }[]; dry_run: boolean };
     expect(planned.dry_run).toBe(true);
@@ -315,6 +319,16 @@ describe("/v1/lessons", () => {
     expect((await (await api(u.key, "GET", `/v1/lessons/${other.id}`)).json()) as { lesson: { unlearned: boolean } }).toMatchObject({
       lesson: { unlearned: false },
     });
+    const kept = done.merged[0]?.keep ?? "";
+    const lessonOf = async (id: string) =>
+      ((await (await api(u.key, "GET", `/v1/lessons/${id}`)).json()) as { lesson: { confirmations: number; recalls: number } }).lesson;
+    expect(await lessonOf(kept)).toMatchObject({ confirmations: 4, recalls: 7 });
+    // Undoing the merge gives each lesson back its own standing: nothing counted twice.
+    expect((await api(u.key, "POST", `/v1/lessons/${dropped}/restore`)).status).toBe(200);
+    expect(await lessonOf(kept)).toMatchObject(standing[kept] ?? {});
+    expect(await lessonOf(dropped)).toMatchObject(standing[dropped] ?? {});
+    expect((await api(u.key, "POST", `/v1/lessons/${dropped}/restore`)).status).toBe(200);
+    expect(await lessonOf(kept)).toMatchObject(standing[kept] ?? {});
     expect((await api(u.key, "POST", "/v1/lessons/compact", { dry_run: "yes" })).status).toBe(400);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { and, desc, eq, isNull, or, type SQL, sql } from "drizzle-orm";
 import { type Quota, quotaExceeded } from "../config/limits";
-import { runStatements } from "../db/batch";
+import { returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { afterCursor } from "../db/cursor";
 import { belowQuota, withinQuotaAfter } from "../db/quota";
@@ -160,18 +160,24 @@ export async function listLessons(db: Db, userId: string, input: ListInput): Pro
 
 /**
  * Unlearn (soft delete) or restore; idempotent. A restore counts against the lesson quota like a new lesson
- * (unlearned ones do not count): past it, 403 `quota_exceeded` and the lesson stays unlearned.
+ * (unlearned ones do not count): past it, 403 `quota_exceeded` and the lesson stays unlearned. Restoring a
+ * lesson that compaction merged takes back what the merge gave the kept one (its confirmations and recalls),
+ * in the same batch, so nothing is counted twice.
  */
 export async function setUnlearned(db: Db, userId: string, id: string, unlearned: boolean, now: number, quota?: Quota): Promise<LessonRow> {
-  const room =
-    unlearned || !quota ? undefined : or(eq(lessons.unlearned, false), belowQuota(lessons.userId, userId, quota.limit, sql`${lessons.unlearned} = 0`));
-  const row = await db
+  const room = unlearned || !quota ? undefined : belowQuota(lessons.userId, userId, quota.limit, sql`${lessons.unlearned} = 0`);
+  const change = db
     .update(lessons)
     .set({ unlearned, updatedAt: now, ...(unlearned ? {} : { mergedInto: null }) })
-    .where(and(eq(lessons.userId, userId), eq(lessons.id, id), room))
-    .returning()
-    .get();
-  if (row) return row;
+    .where(and(eq(lessons.userId, userId), eq(lessons.id, id), room ? or(eq(lessons.unlearned, false), room) : undefined))
+    .returning({ id: lessons.id });
+  const unmerge = sql`UPDATE lessons AS kept SET confirmations = max(0, kept.confirmations - back.confirmations),
+      recalls = max(0, kept.recalls - back.recalls), updated_at = ${now}
+    FROM lessons AS back
+    WHERE back.user_id = ${userId} AND back.id = ${id} AND back.unlearned = 1 AND back.merged_into = kept.id
+      AND kept.user_id = ${userId}${room ? sql` AND ${room}` : sql``}`;
+  const results = await runStatements(db, unlearned ? [change] : [unmerge, change]);
+  if (returnedIds(results.at(-1)).length) return getLesson(db, userId, id);
   if (quota && (await getLesson(db, userId, id))) throw quotaExceeded(quota);
   throw notFound("lesson");
 }
