@@ -50,19 +50,35 @@ export async function ownsAll(db: Db, table: typeof connections | typeof project
 }
 
 /**
+ * The connection and project ids that client-given metadata names (facts' `metadata`, observations'
+ * `source_metadata`) must be the user's own: 404 otherwise, before anything is written.
+ */
+export async function requireOwnScope(
+  db: Db,
+  userId: string,
+  metadata: readonly ({ connection_id?: string; project_id?: string } | undefined)[],
+): Promise<void> {
+  const named = (key: "connection_id" | "project_id") => [...new Set(metadata.flatMap((m) => (m?.[key] ? [m[key]] : [])))];
+  const [connectionsOwned, projectsOwned] = await Promise.all([
+    ownsAll(db, connections, userId, named("connection_id")),
+    ownsAll(db, projects, userId, named("project_id")),
+  ]);
+  if (!connectionsOwned) throw notFound("connection");
+  if (!projectsOwned) throw notFound("project");
+}
+
+/**
  * Stores facts as given. Connection and project ids must be the user's own (404, nothing written).
  * Searchable by text at once, by vector once indexed. With `quota`, a batch that would take the user's
  * stored facts past the plan's cap is refused whole (403 `quota_exceeded`, nothing written); facts already
  * stored do not count again.
  */
 export async function importFacts(deps: MemoryDeps, userId: string, items: readonly ImportItem[], quota?: Quota) {
-  const named = (key: "connection_id" | "project_id") => [...new Set(items.flatMap((i) => (i.metadata?.[key] ? [i.metadata[key]] : [])))];
-  const [connectionsOwned, projectsOwned] = await Promise.all([
-    ownsAll(deps.db, connections, userId, named("connection_id")),
-    ownsAll(deps.db, projects, userId, named("project_id")),
-  ]);
-  if (!connectionsOwned) throw notFound("connection");
-  if (!projectsOwned) throw notFound("project");
+  await requireOwnScope(
+    deps.db,
+    userId,
+    items.map((i) => i.metadata),
+  );
   const prepared = await prepareFacts(
     userId,
     items.map(({ text, metadata = {} }) => {

@@ -1,12 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { CursorParam, nextCursor } from "../db/cursor";
-import { connections, projects } from "../db/schema";
 import { ErrorBody } from "../http/errors";
 import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
-import { notFound } from "../lib/errors";
 import { consolidationBudget } from "./budget";
 import { AUTONOMOUS_TYPES, listEvents, pendingCount, publicEvent, recordObservations, retryFailed } from "./events";
-import { ownsAll } from "./facts";
+import { requireOwnScope } from "./facts";
 import { listContextLogs, listRuns, readTiers } from "./inspect";
 import { JsonValue } from "./json";
 import { depsOf } from "./routes-facts";
@@ -142,11 +140,11 @@ export const memoryStateRoutes = newRouter()
   .openapi(observationsRoute, async (c) => {
     const { observations } = c.req.valid("json");
     const key = c.req.valid("header")["idempotency-key"];
-    const named = (key: "connection_id" | "project_id") => [
-      ...new Set(observations.flatMap((o) => (o.source_metadata?.[key] ? [o.source_metadata[key]] : []))),
-    ];
-    if (!(await ownsAll(c.var.db, connections, c.var.user.id, named("connection_id")))) throw notFound("connection");
-    if (!(await ownsAll(c.var.db, projects, c.var.user.id, named("project_id")))) throw notFound("project");
+    await requireOwnScope(
+      c.var.db,
+      c.var.user.id,
+      observations.map((o) => o.source_metadata),
+    );
     const inputs = observations.map((o) => ({ type: o.type, content: o.content, sourceMetadata: o.source_metadata ?? { source: "autonomous" } }));
     const out = await recordObservations(depsOf(c), c.var.user, inputs, key);
     return c.json({ events: out.events.map(publicEvent), replayed: out.replayed, budget: out.budget }, 202);
