@@ -13,6 +13,7 @@ import { newRouter } from "./http/openapi";
 import { rateLimitAdmin, rateLimitUser } from "./http/rate-limit";
 import { mcpRoutes } from "./mcp/routes";
 import { overviewRoutes } from "./overview/routes";
+import { sessionErasureSweep } from "./sessions/erasure";
 import { sessionRoutes } from "./sessions/routes";
 import { chatRoutes } from "./sessions/routes-chat";
 
@@ -67,7 +68,7 @@ export function createWorker(registry: Registry) {
     fetch: app.fetch,
     queue: (batch, env) => handleQueue(registry.queueKinds, batch, env),
     scheduled: async (controller, env, ctx) => {
-      ctx.waitUntil(runScheduled([...registry.cronJobs, contextLogRetention], env, controller.scheduledTime));
+      ctx.waitUntil(runScheduled([...registry.cronJobs, contextLogRetention, sessionErasureSweep], env, controller.scheduledTime));
     },
   } satisfies ExportedHandler<Env, QueueMessage>;
 }

@@ -1,14 +1,16 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { createExecutionContext, createScheduledController, env, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
-import { eraseUserMemory } from "../src/account/erase";
+import { eraseUserMemory, SESSION_OBJECTS_PER_ERASE } from "../src/account/erase";
 import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
 import { ConsolidationConflict, consolidateUser } from "../src/memory/consolidate";
 import { messageJson } from "../src/model/wire";
-import { sessionStub } from "../src/sessions/store";
+import { destroyPendingSessions } from "../src/sessions/erasure";
+import { destroySessionObject, sessionStub } from "../src/sessions/store";
 import { api, chat, createUser, script, textReply } from "./helpers";
 import { captured, consolidation, deliver, getJson, importFacts, observe, search } from "./memory-helpers";
+import worker from "./worker";
 
 const count = async (table: string, userId: string) =>
   (await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`).bind(userId).first<{ n: number }>())?.n ?? 0;
@@ -18,6 +20,26 @@ async function storedMessages(userId: string, sessionId: string): Promise<number
     const table = state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'messages'").toArray();
     return table.length ? Number(state.storage.sql.exec("SELECT count(*) AS n FROM messages").one().n) : 0;
   });
+}
+
+/** The conversation a session's object would return; null once the object is destroyed. */
+async function conversation(userId: string, sessionId: string) {
+  const state = await sessionStub(env, userId, sessionId).read();
+  return state === null ? null : state.messages.length;
+}
+
+const pendingRows = async (userId: string) =>
+  (
+    await env.DB.prepare("SELECT session_id, attempts FROM session_erasures WHERE user_id = ? ORDER BY session_id")
+      .bind(userId)
+      .all<{ session_id: string; attempts: number }>()
+  ).results;
+
+/** The Worker's cron trigger, as the platform fires it. */
+async function cron() {
+  const ctx = createExecutionContext();
+  await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "*/5 * * * *" }), env, ctx);
+  await waitOnExecutionContext(ctx);
 }
 
 /** Gives a user every kind of memory: facts, consolidated tiers, events, a session, a context log, a connection. */
@@ -50,13 +72,20 @@ describe("DELETE /v1/memory", () => {
 
     const res = await api(a.key, "DELETE", "/v1/memory");
     expect(res.status).toBe(200);
-    const receipt = (await res.json()) as { erased: Record<string, number | boolean>; kept: string[]; erased_at: number };
+    const receipt = (await res.json()) as {
+      erased: Record<string, number | boolean>;
+      pending: { session_objects: number };
+      kept: string[];
+      erased_at: number;
+      warnings?: string[];
+    };
     expect(receipt.erased).toEqual({
       facts: 3,
       vectors: 3,
       events: 1,
       context_logs: 1,
       sessions: 1,
+      session_objects: 1,
       memory_runs: 1,
       connections_reset: 1,
       working_memory: true,
@@ -70,6 +99,8 @@ describe("DELETE /v1/memory", () => {
       lessons: 0,
       transcripts: 0,
     });
+    expect(receipt.pending).toEqual({ session_objects: 0 });
+    expect(receipt.warnings).toBeUndefined();
     expect(receipt.kept.length).toBeGreaterThan(0);
     for (const table of ["brain_documents", "brain_versions", "brain_entries", "sites"]) expect(await count(table, a.id)).toBe(0);
     expect(await count("brain_documents", b.id)).toBe(1);
@@ -108,12 +139,67 @@ describe("DELETE /v1/memory", () => {
       return { statements: [] };
     };
     const ctx = { env, config: loadConfig(env), db: createDb(env.DB), userId: u.id, now: Date.now() };
-    const receipt = await eraseUserMemory([startsAChat], ctx, (id) => sessionStub(env, u.id, id).destroy(), null);
+    const receipt = await eraseUserMemory([startsAChat], ctx, (owner, id) => destroySessionObject(env, owner, id), null);
     expect(late).not.toBe("");
     expect(receipt.erased.sessions).toBe(8);
+    expect(receipt.erased.session_objects).toBe(8);
+    expect(receipt.pending).toEqual({ session_objects: 0 });
     for (const id of early) expect(await storedMessages(u.id, id)).toBe(0);
     expect(await storedMessages(u.id, late)).toBe(0);
     expect((await api(u.key, "GET", `/v1/sessions/${late}`)).status).toBe(404);
+  });
+
+  it("a user with more sessions than one request destroys has the rest destroyed by the cron sweep; another user's stay", async () => {
+    const u = await createUser();
+    const other = await createUser();
+    const theirs = (await chat(other.key, { message: "my address is 4 Rua Nova" })).sessionId;
+    const mine: string[] = [];
+    for (let i = 0; i < SESSION_OBJECTS_PER_ERASE + 4; i++) mine.push((await chat(u.key, { message: `secret number ${i}` })).sessionId);
+
+    const res = await api(u.key, "DELETE", "/v1/memory");
+    expect(res.status).toBe(200);
+    const receipt = (await res.json()) as { erased: Record<string, number>; pending: { session_objects: number }; warnings?: string[] };
+    expect(receipt.erased.sessions).toBe(mine.length);
+    expect(receipt.erased.session_objects).toBe(SESSION_OBJECTS_PER_ERASE);
+    expect(receipt.pending).toEqual({ session_objects: 4 });
+    expect(receipt.warnings?.some((w) => w.includes("4 session objects"))).toBe(true);
+    // The rows are gone already; four conversations are still stored, each recorded as owed.
+    expect((await getJson<{ sessions: unknown[] }>(u.key, "/v1/sessions")).sessions).toEqual([]);
+    const left = (await Promise.all(mine.map(async (id) => ((await conversation(u.id, id)) === null ? [] : [id])))).flat();
+    expect(left).toHaveLength(4);
+    expect((await pendingRows(u.id)).map((r) => r.session_id)).toEqual([...left].sort());
+
+    await cron();
+    for (const id of mine) expect(await conversation(u.id, id)).toBeNull();
+    expect(await pendingRows(u.id)).toEqual([]);
+    expect(await conversation(other.id, theirs)).toBe(2);
+    expect((await getJson<{ sessions: unknown[] }>(other.key, "/v1/sessions")).sessions).toHaveLength(1);
+  }, 120_000);
+
+  it("a session object that fails to be destroyed stays owed, also after its account is deleted, until a sweep destroys it", async () => {
+    const u = await createUser();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await chat(u.key, { message: `hello ${i}` })).sessionId);
+    const stuck = ids[1] as string;
+    const failing = (owner: string, id: string) => (id === stuck ? Promise.reject(new Error("object unreachable")) : destroySessionObject(env, owner, id));
+    const ctx = { env, config: loadConfig(env), db: createDb(env.DB), userId: u.id, now: Date.now() };
+
+    const receipt = await eraseUserMemory([], ctx, failing, null);
+    expect(receipt.erased).toMatchObject({ sessions: 3, session_objects: 2 });
+    expect(receipt.pending).toEqual({ session_objects: 1 });
+    expect(await conversation(u.id, stuck)).toBe(2);
+    expect(await pendingRows(u.id)).toEqual([{ session_id: stuck, attempts: 0 }]);
+
+    // A sweep that meets the failure again keeps the row, marked tried.
+    expect(await destroyPendingSessions(createDb(env.DB), failing, { limit: 10, now: Date.now() })).toMatchObject({ failed: 1 });
+    expect(await pendingRows(u.id)).toEqual([{ session_id: stuck, attempts: 1 }]);
+    expect(await conversation(u.id, stuck)).toBe(2);
+
+    // Deleting the account does not drop what is owed.
+    await env.DB.prepare("DELETE FROM users WHERE id = ?").bind(u.id).run();
+    await cron();
+    expect(await conversation(u.id, stuck)).toBeNull();
+    expect(await pendingRows(u.id)).toEqual([]);
   });
 
   it("a consolidation in flight during the erase cannot write the old memory back", async () => {

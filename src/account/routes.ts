@@ -14,12 +14,17 @@ import { auditLogs, users } from "../db/schema";
 import type { AppEnv } from "../http/context";
 import { errors, json, newRouter, Slug, security } from "../http/openapi";
 import { notFound } from "../lib/errors";
-import { sessionStub } from "../sessions/store";
+import { destroySessionObject } from "../sessions/store";
 import { type EraseReceipt, eraseUserMemory } from "./erase";
 
 const Receipt = z
   .object({
-    erased: z.record(z.string(), z.union([z.number(), z.boolean()])).describe("What was erased: counts per kind of data"),
+    erased: z
+      .record(z.string(), z.union([z.number(), z.boolean()]))
+      .describe("What was erased: counts per kind of data (`session_objects`: stored conversations destroyed by this request)"),
+    pending: z
+      .object({ session_objects: z.number().int() })
+      .describe("What is still to be erased, by a background job: stored conversations of sessions whose rows are already gone"),
     kept: z.array(z.string()).describe("What is deliberately kept, and why"),
     erased_at: z.number(),
     warnings: z.array(z.string()).optional().describe("Cleanup outside the database that could not finish now"),
@@ -63,7 +68,7 @@ export function accountRoutes(registry: Registry) {
     eraseUserMemory(
       registry.eraseHooks,
       { env: c.env, config: c.var.config, db: c.var.db, userId, now: Date.now() },
-      (sessionId) => sessionStub(c.env, userId, sessionId).destroy(),
+      (owner, sessionId) => destroySessionObject(c.env, owner, sessionId),
       c.var.requestId,
     );
   return newRouter()

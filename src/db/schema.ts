@@ -3,7 +3,7 @@
  * Every user-owned row carries `user_id`, and every query filters by it.
  */
 import { sql } from "drizzle-orm";
-import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 const now = () => sql`(unixepoch('subsec') * 1000)`;
 const createdAt = () => integer("created_at").notNull().default(now());
@@ -159,6 +159,26 @@ export const sessions = sqliteTable(
     updatedAt: integer("updated_at").notNull().default(now()),
   },
   (t) => [index("sessions_user").on(t.userId, t.updatedAt)],
+);
+
+/**
+ * Session objects an erase has still to destroy: their rows are gone, the conversations stored in their Durable
+ * Objects not yet. A row goes once its object confirms. No foreign key to `users`: deleting the account must not
+ * drop what is still owed.
+ */
+export const sessionErasures = sqliteTable(
+  "session_erasures",
+  {
+    userId: text("user_id").notNull(),
+    sessionId: text("session_id").notNull(),
+    /** The session's last activity: the most recent ones go first, a turn may still be running in them. */
+    lastActiveAt: integer("last_active_at").notNull(),
+    requestedAt: integer("requested_at").notNull(),
+    /** The last failed attempt (null: none yet); the sweep takes the untried first, then the longest-waiting. */
+    triedAt: integer("tried_at"),
+    attempts: integer("attempts").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.sessionId] }), index("session_erasures_due").on(t.triedAt, t.requestedAt)],
 );
 
 /** The observation event bus: observation -> row (processed = false) -> queue message. */

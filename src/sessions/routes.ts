@@ -9,7 +9,7 @@ import type { StoredMessage } from "./history";
 import type { SessionSummary } from "./history-budget";
 import { ChatResponse, turnResponse } from "./routes-chat";
 import type { PendingView } from "./session-do";
-import { deleteSessionRow, getSession, listSessions, publicSession, reconcileSession, renameSession, sessionStub } from "./store";
+import { deleteSessionRow, destroySessionObject, getSession, listSessions, publicSession, reconcileSession, renameSession, sessionStub } from "./store";
 
 const Session = z
   .object({
@@ -163,7 +163,7 @@ export const sessionRoutes = newRouter()
   })
   .openapi(deleteRoute, async (c) => {
     const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);
-    await sessionStub(c.env, c.var.user.id, session.id).destroy();
+    await destroySessionObject(c.env, c.var.user.id, session.id);
     await deleteSessionRow(c.var.db, c.var.user.id, session.id);
     return c.json({ ok: true as const }, 200);
   })

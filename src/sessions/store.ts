@@ -14,6 +14,12 @@ import { chatSpentQuery } from "../usage/budget";
 /** The Durable Object of a session. Its name includes the owner, so another user's id reaches a different object. */
 export const sessionStub = (env: Env, userId: string, sessionId: string) => env.SESSIONS.get(env.SESSIONS.idFromName(`${userId}/${sessionId}`));
 
+/**
+ * Destroys a session's object: its stored conversation, suspended turn and approvals go, and it answers not_found
+ * from then on. The one way a session's conversation is removed (deleting a session, erasing a user, the erase sweep).
+ */
+export const destroySessionObject = (env: Env, userId: string, sessionId: string): Promise<void> => sessionStub(env, userId, sessionId).destroy();
+
 export type SessionRow = typeof sessions.$inferSelect;
 
 export async function getSession(db: Db, userId: string, id: string): Promise<SessionRow> {
