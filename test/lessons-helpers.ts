@@ -41,8 +41,11 @@ export type WireLesson = {
   scope: "project" | "global";
 };
 
-/** The fake model's reply to an extraction call. */
-export const extraction = (lessons: unknown[]): Step => ({ structured: true, reply: { content: [{ type: "text", text: JSON.stringify({ lessons }) }] } });
+/** The fake model's reply to an extraction call (with the tokens it reports, when given). */
+export const extraction = (lessons: unknown[], usage?: { input_tokens: number; output_tokens: number }): Step => ({
+  structured: true,
+  reply: { content: [{ type: "text", text: JSON.stringify({ lessons }) }], usage },
+});
 
 export const lesson = (over: Partial<WireLesson> = {}): WireLesson => ({
   type: "lesson",

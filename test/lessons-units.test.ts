@@ -26,6 +26,12 @@ describe("secret redaction", () => {
     ["key SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG", "SG.abcdefghijklmnop"],
     ["mysql -u root -pS3cretPassw0rd db", "S3cretPassw0rd"],
     ["mysqldump -h db -u app -p'two words' shop > dump.sql", "two words"],
+    // Short quoted values, and quoted values whose closing quote never comes (the line or the event ends first).
+    ['DB_PASSWORD="x9Q" ./migrate', "x9Q"],
+    ['{"token": "7z"}', "7z"],
+    ['export API_TOKEN="correct horse battery', "horse battery"],
+    ["SECRET='Q7", "Q7"],
+    ["mysql -u root -p'open quote", "open quote"],
   ])("redacts %s", (text, secret) => {
     const out = redactSecrets(text);
     expect(out).not.toContain(secret);
@@ -33,8 +39,20 @@ describe("secret redaction", () => {
   });
 
   it("keeps ordinary code and prose", () => {
-    const text = "const retries = 5; // use exponential backoff\nnpm test -- forward\npsql -h db -p 5432 app\nbypass: true";
+    const text = 'const retries = 5; // use exponential backoff\nnpm test -- forward\npsql -h db -p 5432 app\nbypass: true\n{"password": "", "user": "bob"}';
     expect(redactSecrets(text)).toBe(text);
+  });
+
+  it("redacts a quoted value with no closing quote up to the end of its line, and keeps the next line", () => {
+    expect(redactSecrets('PASSWORD="correct horse battery\nnpm start')).toBe(`PASSWORD="${REDACTED}\nnpm start`);
+    expect(redactSecrets(`"api_key": "${"k".repeat(600)} ${"k".repeat(600)}"`)).toBe(`"api_key": "${REDACTED}"`);
+  });
+
+  it("redacts unclosed quoted values in 200 KB of adversarial text, whole", () => {
+    expect(redactSecrets(`token="${"a b ".repeat(50_000)}`)).toBe(`token="${REDACTED}`);
+    expect(redactSecrets(`mysql -u root -p'${"a b ".repeat(50_000)}`)).toBe(`mysql -u root -p'${REDACTED}`);
+    // Compared as a boolean: a failure would otherwise print 200 KB.
+    expect(redactSecrets('token="'.repeat(28_000)) === `token="${REDACTED}"`.repeat(14_000)).toBe(true);
   });
 
   it("redacts secrets inside 200 KB of adversarial text, around its other words", () => {

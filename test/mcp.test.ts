@@ -2,8 +2,11 @@ import { env, SELF } from "cloudflare:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, it, vi } from "vitest";
+import { loadConfig } from "../src/config/config";
+import { createDb } from "../src/db/client";
 import { EXTRACT_KIND } from "../src/lessons/deps";
 import { ingest } from "../src/lessons/transcripts";
+import { recordUsage } from "../src/usage/record";
 import { fixture } from "./fixtures/transcripts";
 import { api, BASE, createUser, script } from "./helpers";
 import { bytes, capturedDeps, deliver, extraction, lesson, upload } from "./lessons-helpers";
@@ -196,6 +199,70 @@ describe("MCP server at /mcp", () => {
       const requests = (await (await env.FAKE_ANTHROPIC.fetch(`http://fake/__requests?key=${u.id}`)).json()) as { model: string; output_config?: unknown }[];
       expect(requests.filter((r) => r.output_config).at(-1)?.model).toBe("claude-sonnet-5-5");
       expect((await call(client, "brain_extract", {})).text).toBe("No transcript is waiting for extraction.");
+      await client.close();
+    },
+    T,
+  );
+
+  it(
+    "brain_extract is refused once today's chat budget is used up: a tool error saying so, no model call, the transcript stays pending and the background extracts it",
+    async () => {
+      const u = await createUser();
+      const f = fixture("sys-exit-library");
+      const { deps } = capturedDeps();
+      const { transcript } = await ingest(deps, u.id, { sessionId: f.session_id, project: f.project, offset: 0, content: f.text, totalBytes: bytes(f.text) });
+      await recordUsage(createDb(env.DB), {
+        userId: u.id,
+        kind: "chat",
+        model: env.CHAT_MODEL ?? null,
+        usage: { input_tokens: loadConfig(env).dailyChatTokens, output_tokens: 0 },
+      });
+
+      const client = await connect(u.key);
+      const out = await call(client, "brain_extract", { session_id: f.session_id });
+      expect(out.isError).toBe(true);
+      expect(out.text).toMatch(/today's chat budget of \d+ tokens is used up; it resets at \d{4}-\d\d-\d\dT/);
+      expect(out.text).toContain(`${f.session_id} stays pending`);
+      const asked = (await (await env.FAKE_ANTHROPIC.fetch(`http://fake/__requests?key=${u.id}`)).json()) as { output_config?: unknown }[];
+      expect(asked.filter((r) => r.output_config)).toEqual([]);
+      const state = async () => ((await (await api(u.key, "GET", `/v1/transcripts/${f.session_id}`)).json()) as { transcript: { status: string } }).transcript;
+      expect((await state()).status).toBe("pending");
+
+      // The background extraction (the background model, outside the chat budget) still learns from it.
+      await script(
+        u.id,
+        extraction([lesson({ title: "Never call sys.exit() in library code", content: "Raise an error; the CLI entry point picks the exit code." })]),
+      );
+      await deliver([{ kind: EXTRACT_KIND, userId: u.id, transcriptId: transcript.id }]);
+      expect((await state()).status).toBe("synced");
+      await client.close();
+    },
+    T,
+  );
+
+  it(
+    "brain_extract's tokens are recorded with their cost and count against the daily chat budget",
+    async () => {
+      const u = await createUser();
+      const f = fixture("sys-exit-library");
+      const { deps } = capturedDeps();
+      await ingest(deps, u.id, { sessionId: f.session_id, project: f.project, offset: 0, content: f.text, totalBytes: bytes(f.text) });
+      const limit = loadConfig(env).dailyChatTokens;
+      const lessons = [lesson({ title: "Never call sys.exit() in library code", content: "Raise an error; the CLI entry point picks the exit code." })];
+      await script(u.id, extraction(lessons, { input_tokens: limit - 10, output_tokens: 10 }));
+      const client = await connect(u.key);
+      expect((await call(client, "brain_extract", { session_id: f.session_id })).text).toContain(`${f.session_id}: 1 new lesson(s)`);
+
+      const usage = (await (await api(u.key, "GET", "/v1/usage?days=1")).json()) as {
+        by_kind: { kind: string; input_tokens: number; output_tokens: number; cost_usd: number }[];
+        chat_budget: { used: number; remaining: number };
+      };
+      const row = usage.by_kind.find((k) => k.kind === "extraction_on_demand");
+      expect(row).toMatchObject({ input_tokens: limit - 10, output_tokens: 10 });
+      expect(row?.cost_usd).toBeGreaterThan(0);
+      expect(usage.chat_budget).toMatchObject({ used: limit, remaining: 0 });
+      const turn = await api(u.key, "POST", "/v1/chat", { message: "hello", stream: false });
+      expect(turn.status).toBe(429);
       await client.close();
     },
     T,

@@ -41,7 +41,11 @@ const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(0)}%` : "n
 describe("lesson extraction evaluation (figures, not assertions)", () => {
   it("scores the offline model over the fixture transcripts", async () => {
     const config = { ...loadConfig(env), anthropicApiKey: undefined };
-    const model = { client: createModelClient(config, { [EXTRACTION_FORMAT]: offlineExtract }).client, model: config.backgroundModel };
+    const model = {
+      client: createModelClient(config, { [EXTRACTION_FORMAT]: offlineExtract }).client,
+      model: config.backgroundModel,
+      usageKind: "extraction" as const,
+    };
     const rows: string[] = [];
     const totals = { stored: 0, correct: 0, expected: 0, found: 0, cor: 0, corKept: 0 };
     for (const f of fixtures) {

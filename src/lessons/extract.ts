@@ -21,7 +21,11 @@ import { chunkMoments, findMoments } from "./signals";
 import { type NewLesson, writeLessons } from "./store";
 import { pendingEvents, type TranscriptRow } from "./transcripts";
 
-export type ExtractionModel = { client: ModelClient; model: string };
+/**
+ * The model an extraction calls, and the usage kind its tokens are recorded as: `extraction` for the background
+ * model, `extraction_on_demand` for brain_extract's chat model (counted in the daily chat budget).
+ */
+export type ExtractionModel = { client: ModelClient; model: string; usageKind: "extraction" | "extraction_on_demand" };
 
 /** Prompt characters per model call; more moments than this go in several calls, none is cut. */
 export const CHUNK_CHARS = 24_000;
@@ -89,7 +93,7 @@ async function callModel(deps: LessonsDeps, model: ExtractionModel, t: Transcrip
   });
   await recordUsage(deps.db, {
     userId: t.userId,
-    kind: "extraction",
+    kind: model.usageKind,
     model: model.model,
     usage: reply.usage,
     sessionId: null,

@@ -9,6 +9,7 @@ import { defineMcpTool } from "../core/mcp-tool";
 import type { ToolContext } from "../core/tool";
 import { transcripts } from "../db/schema";
 import { AppError, describeFailure } from "../lib/errors";
+import { chatBudgetRefusal } from "../usage/budget";
 import { lessonsDeps } from "./deps";
 import { extractTranscript } from "./extract";
 import { FLAGS, LESSON_TYPES, SIGNALS } from "./extraction-schema";
@@ -77,6 +78,12 @@ export const brainRemember = defineMcpTool({
 /** On-demand extraction runs at most this many transcripts per call (each is one or more model calls). */
 const EXTRACT_NOW = 3;
 
+/**
+ * brain_extract spends the chat model at the user's request, so it is held to the daily chat budget like a chat
+ * turn: checked before each transcript (one transcript's extraction is never cut halfway, which would waste it),
+ * its tokens counted as `extraction_on_demand`. Over the budget nothing is called or written: the transcript
+ * keeps its pending bytes for the background extraction (the background model, outside this budget).
+ */
 async function extractNow(ctx: ToolContext, sessionId: string | undefined) {
   const deps = lessonsDeps(ctx.env, ctx.config, ctx.db);
   const pending = await ctx.db
@@ -99,7 +106,16 @@ async function extractNow(ctx: ToolContext, sessionId: string | undefined) {
     };
   const model = extractionModel(ctx.env, "chat");
   const lines: string[] = [];
+  let ran = 0;
   for (const t of pending) {
+    const refused = await chatBudgetRefusal(ctx.db, ctx.userId, ctx.config);
+    if (refused) {
+      lines.push(
+        `${t.sessionId} stays pending, not extracted: ${refused.message}. Its bytes are kept for the background extraction, or for brain_extract after the reset.`,
+      );
+      continue;
+    }
+    ran++;
     try {
       const out = await extractTranscript(deps, model, ctx.userId, t.id);
       lines.push(
@@ -111,7 +127,7 @@ async function extractNow(ctx: ToolContext, sessionId: string | undefined) {
       lines.push(`${t.sessionId}: extraction failed (${describeFailure(err).slice(0, 120)}); it stays pending and will be retried`);
     }
   }
-  return { content: lines.join("\n") };
+  return { content: lines.join("\n"), ...(ran ? {} : { isError: true }) };
 }
 
 export const brainExtract = defineMcpTool({

@@ -27,6 +27,7 @@ export function extractionModel(env: Env, which: "background" | "chat" = "backgr
   return {
     client: createModelClient(config, { [EXTRACTION_FORMAT]: offlineExtract }).client,
     model: which === "chat" ? config.chatModel : config.backgroundModel,
+    usageKind: which === "chat" ? "extraction_on_demand" : "extraction",
   };
 }
 

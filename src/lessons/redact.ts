@@ -30,15 +30,17 @@ const PATTERNS: RegExp[] = [
 
 /**
  * `Authorization: Bearer x`, `password=x`, `API_KEY: "x"`, `export SECRET_TOKEN=x`, `DB_PASS=x`,
- * `"password": "a pass phrase"`: the value goes, a quoted one whole (spaces and all).
+ * `"password": "a pass phrase"`: the value goes, a quoted one whole (spaces and all, however short or long),
+ * and one whose closing quote never comes up to the end of its line. A quoted run cannot fail once it has
+ * started (the closing quote is optional), so it needs no bound to stay linear.
  */
 const ASSIGNMENT =
-  /\b((?:[A-Za-z0-9_]{0,40}(?:api[_-]?key|secret|token|passw(?:or)?d|passwd|passphrase|credential|private[_-]?key|access[_-]?key)[A-Za-z0-9_]{0,40}|[A-Za-z0-9_]{1,40}[_-]pass)["']?\s{0,16}[:=]\s{0,16})("[^"\n]{4,512}"|'[^'\n]{4,512}'|["']?[^\s"',;]{4,})/gi;
+  /\b((?:[A-Za-z0-9_]{0,40}(?:api[_-]?key|secret|token|passw(?:or)?d|passwd|passphrase|credential|private[_-]?key|access[_-]?key)[A-Za-z0-9_]{0,40}|[A-Za-z0-9_]{1,40}[_-]pass)["']?\s{0,16}[:=]\s{0,16})("[^"\n]+"?|'[^'\n]+'?|[^\s"',;]{4,})/gi;
 const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/g;
 /** Credentials in URLs: scheme://user:password@host. */
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]{0,30}:\/\/[^\s:/@]{1,256}:)[^\s@/]{1,256}@/gi;
 /** `mysql -u root -pSecret` (the MySQL clients take the password glued to `-p`; psql's `-p` is the port). */
-const MYSQL_PASSWORD = /\b((?:mysql(?:dump|admin|import|sh)?|mariadb(?:-dump|-admin)?)\b[^\n]{0,200}?\s-p)('[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"]+)/g;
+const MYSQL_PASSWORD = /\b((?:mysql(?:dump|admin|import|sh)?|mariadb(?:-dump|-admin)?)\b[^\n]{0,200}?\s-p)('[^'\n]+'?|"[^"\n]+"?|[^\s'"]+)/g;
 
 /** The value with its quotes kept: `"x y"` -> `"[REDACTED]"`. */
 function redactValue(value: string): string {

@@ -1,5 +1,9 @@
-/** The per-user daily chat token budget (DAILY_CHAT_TOKENS): over it, new turns get 429 until the next UTC day. */
-import { and, eq, gte, sql } from "drizzle-orm";
+/**
+ * The per-user daily chat token budget (DAILY_CHAT_TOKENS): the chat model's tokens spent at the user's request,
+ * by chat turns and by on-demand lesson extraction (brain_extract). Over it, new turns get 429 and brain_extract
+ * a tool error until the next UTC day.
+ */
+import { and, eq, gte, inArray, sql } from "drizzle-orm";
 import type { Config } from "../config/config";
 import type { Db } from "../db/client";
 import { usage } from "../db/schema";
@@ -13,12 +17,15 @@ export const allTokens = sql<number>`coalesce(sum(${usage.inputTokens} + ${usage
 
 export type ChatBudget = { limit: number | null; used: number; remaining: number | null; resets_at: number };
 
+/** The usage kinds the budget counts. */
+const BUDGET_KINDS = ["chat", "extraction_on_demand"] as const;
+
 /** Today's chat tokens of the user so far, as a query that can join a batch (one row: `used`). */
 export const chatSpentQuery = (db: Db, userId: string, now: number) =>
   db
     .select({ used: allTokens })
     .from(usage)
-    .where(and(eq(usage.userId, userId), eq(usage.kind, "chat"), gte(usage.createdAt, dayStart(now))));
+    .where(and(eq(usage.userId, userId), inArray(usage.kind, [...BUDGET_KINDS]), gte(usage.createdAt, dayStart(now))));
 
 export function budgetOf(used: number, config: Config, now: number): ChatBudget {
   const start = dayStart(now);
@@ -43,9 +50,13 @@ export function overBudget(budget: ChatBudget, now: number): AppError | null {
   );
 }
 
+/** Why a new chat-model call may not start now (see `overBudget`), or null; no read when there is no limit. */
+export async function chatBudgetRefusal(db: Db, userId: string, config: Config, now = Date.now()): Promise<AppError | null> {
+  return config.dailyChatTokens ? overBudget(await chatBudget(db, userId, config, now), now) : null;
+}
+
 /** Throws `rate_limited` (429, with Retry-After) when today's chat tokens are used up. */
 export async function assertChatBudget(db: Db, userId: string, config: Config, now = Date.now()): Promise<void> {
-  if (!config.dailyChatTokens) return;
-  const refused = overBudget(await chatBudget(db, userId, config, now), now);
+  const refused = await chatBudgetRefusal(db, userId, config, now);
   if (refused) throw refused;
 }
