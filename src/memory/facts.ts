@@ -138,13 +138,14 @@ export async function getFact(db: Db, userId: string, id: string) {
  * `superseded_by` chains: the same attribute's history), the user's own rows only. One statement, so a fact
  * and its history go together or not at all; the full-text entries go with the rows (trigger). Returns the
  * ids forgotten (`RETURNING id`): their vectors are the caller's to drop.
- * Each step of the walk is a seek on (user_id, superseded_by); `UNION` stops at a row already walked.
- * `+user_id`: the primary key finds the few rows; left to itself the planner walks the user's whole partition.
+ * `UNION` stops at a row already walked. Each step is a seek on (user_id, superseded_by): CROSS JOIN fixes the
+ * loop order, and `+user_id` has the primary key find the rows to delete. Left to itself, workerd's SQLite walked
+ * the user's whole partition at both places (measured: a forget over 50,000 facts, p50 45 ms against 3 ms).
  */
 export const forgetFacts = (userId: string, which: SQL) =>
   sql`WITH RECURSIVE chain(id) AS (
       SELECT id FROM facts WHERE user_id = ${userId} AND ${which}
-      UNION SELECT f.id FROM chain JOIN facts f ON f.user_id = ${userId} AND f.superseded_by = chain.id)
+      UNION SELECT f.id FROM chain CROSS JOIN facts f ON f.user_id = ${userId} AND f.superseded_by = chain.id)
     DELETE FROM facts WHERE id IN (SELECT id FROM chain) AND +user_id = ${userId} RETURNING id`;
 
 /** Drops forgotten facts' vectors. Best effort: retrieval hydrates from D1, so a lingering vector whose row is gone is never returned. */
