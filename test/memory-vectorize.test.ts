@@ -6,6 +6,7 @@ import { memoryDeps } from "../src/memory/deps";
 import { dot, hashEmbed, normalize, type TextEmbeddings, workersAiEmbedder } from "../src/memory/embed";
 import { deleteFact, importFacts } from "../src/memory/facts";
 import { searchFacts } from "../src/memory/retrieval";
+import type { VectorIndex } from "../src/memory/vector";
 import { FreshOverlayIndex, OVERLAY_SCORED, OVERLAY_WINDOW_MS, pruneOverlay, VectorizeVectorIndex } from "../src/memory/vector-vectorize";
 import { createUser } from "./helpers";
 import { captured } from "./memory-helpers";
@@ -95,6 +96,27 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
     // Deleted: Vectorize still returns it until it catches up, but retrieval hydrates from D1.
     await deleteFact(deps, u.id, fact?.id ?? "");
     expect((await searchFacts(deps, { userId: u.id, query: "climbing gym", k: 5, connectionIds: [], mode: "vector" })).results).toEqual([]);
+  });
+
+  it("forgetting a fact drops the vectors of the statements it had replaced, whose removal failed when they were replaced", async () => {
+    const { vectorize, deps: production } = productionPath();
+    for (const deps of [captured().deps, production]) {
+      const u = await createUser();
+      const [old] = (await importFacts(deps, u.id, [{ text: "I live in Porto" }])).facts;
+      // The index refuses deletes while the new statement replaces the old one: the old vector stays behind.
+      const deletesFail = Object.assign(Object.create(deps.vectors) as VectorIndex, { delete: () => Promise.reject(new Error("index unavailable")) });
+      const [current] = (await importFacts({ ...deps, vectors: deletesFail }, u.id, [{ text: "I live in Lisbon" }])).facts;
+      const vectorsOf = async () => {
+        vectorize.flush();
+        const rows = await env.DB.prepare("SELECT id FROM local_vectors WHERE user_id = ?").bind(u.id).all<{ id: string }>();
+        return [...rows.results.map((r) => r.id), ...(await vectorize.index.getByIds([old?.id ?? ""])).map((v) => v.id)];
+      };
+      expect(await vectorsOf()).toContain(old?.id);
+
+      const forgotten = await deleteFact(deps, u.id, current?.id ?? "");
+      expect(await vectorsOf()).toEqual([]);
+      expect(forgotten).toEqual([current?.id, old?.id]);
+    }
   });
 
   it("indexes an import of 30 facts at once and finds the last of them before Vectorize has caught up", async () => {

@@ -160,6 +160,22 @@ describe("offline model as a demo", () => {
     expect(calls(explicit)[1]?.input).toMatchObject({ category: "project_details" });
   });
 
+  it("records nothing when asked to forget, and says where a fact is forgotten", () => {
+    for (const said of [
+      "Please forget that I live in Lyon.",
+      "Forget where I work",
+      "OK, forget that I work at Acme",
+      "Could you forget that I live in Lyon?",
+    ]) {
+      const reply = offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: said }] });
+      expect(calls(reply)).toEqual([]);
+      expect(textOfReply(reply)).toContain("open Memory → Facts and choose Forget");
+    }
+    // Forgetting things is still something a user can say about themselves.
+    const habit = offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: "I always forget my keys" }] });
+    expect(calls(habit)).toEqual([{ name: "record_observation", input: { content: "I always forget my keys", category: "preference" } }]);
+  });
+
   it("tells the truth about review mode and about what was saved", () => {
     const proposed = textOfReply(
       afterResult(

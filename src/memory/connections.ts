@@ -1,15 +1,17 @@
 /** Tool connections and their per-connection learned info, always scoped by user. */
 import { and, asc, eq } from "drizzle-orm";
 import { type Quota, quotaExceeded } from "../config/limits";
+import { returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
 import { belowQuota } from "../db/quota";
 import { connections, contextEvents, facts, type JsonObject } from "../db/schema";
-import { AppError, describeFailure, notFound } from "../lib/errors";
+import { AppError, notFound } from "../lib/errors";
 import { cleanText } from "../lib/sanitize";
 import { mergeScaffold } from "./consolidation-schema";
 import type { MemoryDeps } from "./deps";
+import { dropVectors, forgetFacts } from "./facts";
 
 export const LEARNED_INFO_MAX_CHARS = 2000;
 
@@ -95,19 +97,17 @@ export async function learnAboutConnection(db: Db, userId: string, id: string, u
   return { ...current, learnedInfo };
 }
 
-/** Deletes the connection and the facts scoped to it (and their vectors). */
+/**
+ * Deletes the connection and the facts scoped to it, with the statements they had replaced (`forgetFacts`),
+ * in one batch; then their vectors.
+ */
 export async function deleteConnection(deps: MemoryDeps, userId: string, id: string): Promise<{ facts: number }> {
   await getConnection(deps.db, userId, id);
-  const removed = await deps.db
-    .delete(facts)
-    .where(and(eq(facts.userId, userId), eq(facts.connectionId, id)))
-    .returning({ id: facts.id });
-  await deps.db.delete(connections).where(and(eq(connections.id, id), eq(connections.userId, userId)));
-  await deps.vectors
-    .delete(
-      userId,
-      removed.map((r) => r.id),
-    )
-    .catch((err: unknown) => console.error(JSON.stringify({ memory: "vector_delete_failed", error: describeFailure(err) })));
-  return { facts: removed.length };
+  const [removed] = await runStatements(deps.db, [
+    forgetFacts(userId, eq(facts.connectionId, id)),
+    deps.db.delete(connections).where(and(eq(connections.id, id), eq(connections.userId, userId))),
+  ]);
+  const ids = returnedIds(removed);
+  await dropVectors(deps, userId, ids);
+  return { facts: ids.length };
 }

@@ -58,9 +58,12 @@ const deleteRouteDef = route({
   method: "delete",
   path: "/v1/connections/{id}",
   operationId: "deleteConnection",
-  summary: "Delete a connection and the facts scoped to it",
+  summary: "Delete a connection and the facts scoped to it, with the statements they had replaced",
   request: { params: IdParam },
-  responses: { 200: json(z.object({ ok: z.literal(true), facts_deleted: z.number() }), "Deleted"), ...errors },
+  responses: {
+    200: json(z.object({ ok: z.literal(true), facts_deleted: z.number().describe("Its facts and the statements they had replaced") }), "Deleted"),
+    ...errors,
+  },
 });
 
 export const connectionRoutes = newRouter()

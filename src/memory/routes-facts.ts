@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { quotaOf } from "../config/limits";
 import { CursorParam, nextCursor } from "../db/cursor";
 import type { AppEnv } from "../http/context";
-import { errors, json, jsonBody, newRouter, Ok, quotaErrors, security } from "../http/openapi";
+import { errors, json, jsonBody, newRouter, quotaErrors, security } from "../http/openapi";
 import { listConnections } from "./connections";
 import { memoryDeps } from "./deps";
 import { CONTEXT_TYPES, deleteFact, getFact, importFacts, listFacts, publicFact, SOURCES } from "./facts";
@@ -174,10 +174,21 @@ const deleteRoute = createRoute({
   path: "/v1/memory/facts/{id}",
   operationId: "deleteFact",
   tags: ["memory"],
-  summary: "Forget one fact",
+  summary: "Forget one fact, with the earlier statements it had replaced",
+  description:
+    "Deletes the fact, its full-text entry and its vector, and with them the statements it had replaced and those they had replaced in turn (the history GET /v1/memory/facts/{id} lists under replaced, one step at a time): forgetting a fact leaves no hidden earlier value behind, and brings none back as current. What replaced it stays. Another user's fact is 404.",
   security,
   request: { params: FactId },
-  responses: { 200: json(Ok, "Forgotten"), ...errors },
+  responses: {
+    200: json(
+      z.object({
+        ok: z.literal(true),
+        forgotten: z.array(z.string()).describe("The ids forgotten: this fact's first, then the statements it had replaced"),
+      }),
+      "Forgotten",
+    ),
+    ...errors,
+  },
 });
 
 export const factRoutes = newRouter()
@@ -225,6 +236,6 @@ export const factRoutes = newRouter()
     return c.json({ fact: publicFact(fact), replaced: replaced.map(publicFact), replaced_by: replacedBy ? publicFact(replacedBy) : null }, 200);
   })
   .openapi(deleteRoute, async (c) => {
-    await deleteFact(depsOf(c), c.var.user.id, c.req.valid("param").id);
-    return c.json({ ok: true as const }, 200);
+    const forgotten = await deleteFact(depsOf(c), c.var.user.id, c.req.valid("param").id);
+    return c.json({ ok: true as const, forgotten }, 200);
   });

@@ -20,6 +20,12 @@ export const isQuestion = (said: string) =>
 
 const EXPLICIT = /\b(remember|don't forget|do not forget|note that|keep in mind)\b/i;
 
+/** A request to forget ("Please forget that I live in Lyon", "could you forget where I work"), not "I always forget my keys". */
+const FORGET =
+  /(?:^|[.!?]\s+)(?:(?:please|ok|okay|and|so|also|just),?\s+)*(?:forget|stop remembering)\b|\b(?:can|could|would|will) you (?:please )?forget\b|\byou (?:can|should|may) forget\b/i;
+
+export const asksToForget = (said: string) => FORGET.test(said.trim());
+
 /** Observation categories, first match wins. */
 const CATEGORIES: { category: string; when: RegExp }[] = [
   { category: "correction", when: /\b(actually|correction|not anymore|no longer|i was wrong)\b/i },
@@ -48,7 +54,8 @@ export function profileUpdates(said: string): Record<string, string> {
 
 /** Memory calls for a statement: MEMORY when asked to remember, an observation for what was stated, profile keys. */
 function memoryCalls(said: string, available: Set<string>): PlannedCall[] {
-  if (isQuestion(said)) return [];
+  // Saving "forget that I live in Lyon" would store the very thing the user asked to drop.
+  if (isQuestion(said) || asksToForget(said)) return [];
   const explicit = EXPLICIT.test(said);
   const category = CATEGORIES.find((c) => c.when.test(said))?.category ?? (explicit ? "fact" : undefined);
   if (!category) return [];

@@ -6,7 +6,7 @@
  * answers structured-output requests, and reports tool results truthfully.
  */
 import { approxTokens, fnv1a } from "../lib/text";
-import { describeOutcome, planCalls, type ToolDef } from "./offline-rules";
+import { asksToForget, describeOutcome, planCalls, type ToolDef } from "./offline-rules";
 import { schemaInstance } from "./schema-instance";
 import { messageEvents, messageJson, sseResponse, type WireBlock, type WireMessage } from "./wire";
 
@@ -95,6 +95,10 @@ export function offlineReply(req: OfflineRequest, skills: OfflineSkills = {}): P
       ),
     ];
     return { content, stop_reason: "tool_use" };
+  }
+  if (asksToForget(said)) {
+    const text = `I can't forget things from a chat ${OFFLINE_NOTICE}. To forget a fact, open Memory → Facts and choose Forget: the earlier values it had replaced go with it.`;
+    return { content: [{ type: "text", text }], stop_reason: "end_turn" };
   }
   // MEMORY and the profile reach the model in the system prompt or in the turn's context block.
   const context = blocks.map((b) => b.text ?? "").join("\n");
