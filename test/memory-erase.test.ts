@@ -7,6 +7,7 @@ import { createDb } from "../src/db/client";
 import { ConsolidationConflict, consolidateUser } from "../src/memory/consolidate";
 import { messageJson } from "../src/model/wire";
 import { destroyPendingSessions } from "../src/sessions/erasure";
+import type { SessionObject } from "../src/sessions/session-do";
 import { destroySessionObject, sessionStub } from "../src/sessions/store";
 import { api, chat, createUser, script, textReply } from "./helpers";
 import { captured, consolidation, deliver, getJson, importFacts, observe, search } from "./memory-helpers";
@@ -24,7 +25,8 @@ async function storedMessages(userId: string, sessionId: string): Promise<number
 
 /** The conversation a session's object would return; null once the object is destroyed. */
 async function conversation(userId: string, sessionId: string) {
-  const state = await sessionStub(env, userId, sessionId).read();
+  // Over RPC, as the Worker reads it (the stub's result type is the object's own, spelled out).
+  const state = (await sessionStub(env, userId, sessionId).read()) as Awaited<ReturnType<SessionObject["read"]>>;
   return state === null ? null : state.messages.length;
 }
 
