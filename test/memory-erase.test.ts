@@ -5,6 +5,7 @@ import { eraseUserMemory, SESSION_OBJECTS_PER_ERASE } from "../src/account/erase
 import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
 import { ConsolidationConflict, consolidateUser } from "../src/memory/consolidate";
+import { eraseMemory } from "../src/memory/erase";
 import { messageJson } from "../src/model/wire";
 import { destroyPendingSessions } from "../src/sessions/erasure";
 import type { SessionObject } from "../src/sessions/session-do";
@@ -149,6 +150,25 @@ describe("DELETE /v1/memory", () => {
     for (const id of early) expect(await storedMessages(u.id, id)).toBe(0);
     expect(await storedMessages(u.id, late)).toBe(0);
     expect((await api(u.key, "GET", `/v1/sessions/${late}`)).status).toBe(404);
+  });
+
+  it("a turn still running when the erase's batch lands writes no audit row of the memory it was shown", async () => {
+    const u = await createUser();
+    await importFacts(u.key, [{ text: "My bank PIN is 4921" }]);
+    // The other device's model takes its time: the turn holds its session while the erase's batch runs.
+    await script(u.id, { ...textReply("noted"), delay_ms: 1_500 });
+    let late: Response | undefined;
+    const startsASlowTurn = async () => {
+      late = await api(u.key, "POST", "/v1/chat", { message: "what is my bank PIN?" });
+      return { statements: [] };
+    };
+    const ctx = { env, config: loadConfig(env), db: createDb(env.DB), userId: u.id, now: Date.now() };
+    const receipt = await eraseUserMemory([startsASlowTurn, eraseMemory], ctx, (owner, id) => destroySessionObject(env, owner, id), null);
+    expect(late?.status).toBe(200);
+    expect(await late?.text()).toContain("event: done");
+    expect(receipt.erased.sessions).toBe(1);
+    expect(await count("context_logs", u.id)).toBe(0);
+    expect(await count("facts", u.id)).toBe(0);
   });
 
   it("a user with more sessions than one request destroys has the rest destroyed by the cron sweep; another user's stay", async () => {

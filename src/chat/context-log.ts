@@ -1,14 +1,18 @@
+import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
-import { contextLogs } from "../db/schema";
+import { insertWhere } from "../db/insert-where";
+import { contextLogs, sessions } from "../db/schema";
 import type { BuiltPrompt } from "./prompt";
 
 /**
  * The audit row of one chat turn: exactly what it injected (section names, item ids and the system text itself,
- * so a user can read what the model was shown) and what it left out, and why.
+ * so a user can read what the model was shown) and what it left out, and why. Written only while the session's
+ * row exists: a turn still running when its user's memory is erased (a session started during the erase, or one
+ * left to the erase's sweep) must not write the memory it was shown back after the erase.
  */
 export function contextLogInsert(db: Db, userId: string, sessionId: string, prompt: BuiltPrompt) {
-  return db.insert(contextLogs).values({
+  const row = {
     id: newId("ctx"),
     userId,
     sessionId,
@@ -19,5 +23,7 @@ export function contextLogInsert(db: Db, userId: string, sessionId: string, prom
       system: prompt.system,
       turn_context: prompt.turnContext,
     },
-  });
+    createdAt: Date.now(),
+  };
+  return insertWhere(db, contextLogs, row, sql`EXISTS (SELECT 1 FROM ${sessions} WHERE ${sessions.id} = ${sessionId} AND ${sessions.userId} = ${userId})`);
 }
