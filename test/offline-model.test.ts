@@ -166,6 +166,9 @@ describe("offline model as a demo", () => {
       "Forget where I work",
       "OK, forget that I work at Acme",
       "Could you forget that I live in Lyon?",
+      "I want you to forget that I live in Lyon",
+      "I'd like you to forget that I work at Acme",
+      "Please don't remember that I live in Lyon",
     ]) {
       const reply = offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: said }] });
       expect(calls(reply)).toEqual([]);
@@ -174,6 +177,11 @@ describe("offline model as a demo", () => {
     // Forgetting things is still something a user can say about themselves.
     const habit = offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: "I always forget my keys" }] });
     expect(calls(habit)).toEqual([{ name: "record_observation", input: { content: "I always forget my keys", category: "preference" } }]);
+    // Nor is a flower's name, a memory lapse, or a dismissal followed by a request to remember.
+    const said = (content: string) => calls(offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content }] })).map((c) => c.name);
+    expect(said("Forget-me-nots: I love them more than any other flower")).toContain("record_observation");
+    expect(said("I don't remember my PIN, I have it written down")).toContain("record_observation");
+    expect(said("Forget it, remember that I live in Lyon")).toEqual(["update_customer_brain", "record_observation", "update_user_context"]);
   });
 
   it("tells the truth about review mode and about what was saved", () => {

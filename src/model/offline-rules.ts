@@ -20,11 +20,16 @@ export const isQuestion = (said: string) =>
 
 const EXPLICIT = /\b(remember|don't forget|do not forget|note that|keep in mind)\b/i;
 
-/** A request to forget ("Please forget that I live in Lyon", "could you forget where I work"), not "I always forget my keys". */
+/**
+ * A request to forget ("Please forget that I live in Lyon", "could you forget where I work", "I'd like you to forget
+ * that", "please don't remember that"), not "I always forget my keys", "I don't remember my PIN" nor "Forget-me-nots".
+ */
 const FORGET =
-  /(?:^|[.!?]\s+)(?:(?:please|ok|okay|and|so|also|just),?\s+)*(?:forget|stop remembering)\b|\b(?:can|could|would|will) you (?:please )?forget\b|\byou (?:can|should|may) forget\b/i;
+  /(?:^|[.!?]\s+)(?:(?:please|ok|okay|and|so|also|just),?\s+)*(?:forget|stop remembering|(?:don't|do not) (?:remember|save|store|keep))\b(?!-)|\b(?:can|could|would|will) you (?:please )?forget\b(?!-)|\byou (?:can|should|may) forget\b(?!-)|\b(?:want|like|need) you to (?:please )?forget\b(?!-)/i;
+/** "Forget it, remember that I live in Lyon": a dismissal, then a request to remember. */
+const DISMISS_THEN_REMEMBER = /\bforget (?:it|that|about it)\s*[,;:.!-]?\s+(?:(?:and|but|just|instead|please)\s+)*remember\b/i;
 
-export const asksToForget = (said: string) => FORGET.test(said.trim());
+export const asksToForget = (said: string) => FORGET.test(said.trim()) && !DISMISS_THEN_REMEMBER.test(said);
 
 /** Observation categories, first match wins. */
 const CATEGORIES: { category: string; when: RegExp }[] = [
