@@ -224,6 +224,32 @@ describe("DELETE /v1/memory", () => {
     expect(await pendingRows(u.id)).toEqual([]);
   });
 
+  it("a destroy call that never answers does not hold up the sweep: the next run starts with the others", async () => {
+    const u = await createUser();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await chat(u.key, { message: `hello ${i}` })).sessionId);
+    const ctx = { env, config: loadConfig(env), db: createDb(env.DB), userId: u.id, now: Date.now() };
+    // Every object unreachable during the erase: all three stay owed.
+    await eraseUserMemory([], ctx, () => Promise.reject(new Error("object unreachable")), null);
+    expect(await pendingRows(u.id)).toHaveLength(3);
+
+    // A run whose first call never answers, cut off while it waits (as the platform ends a run past its limits).
+    let hung = "";
+    const never = (_owner: string, id: string) => {
+      hung = id;
+      return new Promise<void>(() => undefined);
+    };
+    const run = destroyPendingSessions(createDb(env.DB), never, { limit: 1, now: Date.now() });
+    await Promise.race([run, new Promise((resolve) => setTimeout(resolve, 300))]);
+    expect(ids).toContain(hung);
+
+    // The next run reaches the two others first.
+    const working = (owner: string, id: string) => destroySessionObject(env, owner, id);
+    expect(await destroyPendingSessions(createDb(env.DB), working, { limit: 2, now: Date.now() })).toEqual({ destroyed: 2, failed: 0 });
+    expect((await pendingRows(u.id)).map((r) => r.session_id)).toEqual([hung]);
+    for (const id of ids.filter((x) => x !== hung)) expect(await conversation(u.id, id)).toBeNull();
+  });
+
   it("a consolidation in flight during the erase cannot write the old memory back", async () => {
     const u = await createUser();
     const { sent } = await observe(u.id, [{ content: "I like coffee" }]);

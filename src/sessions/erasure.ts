@@ -4,7 +4,7 @@
  * promise to reach them all. The erase's D1 batch records each session it deletes in `session_erasures`
  * (`recordSessionErasures`); the request then destroys a bounded number of them, and the cron job
  * (`sessionErasureSweep`) works off the rest for every user. A row goes only once its object confirmed `destroy`;
- * a failure marks the row tried, and the next sweep tries it again.
+ * each row is marked tried before its call (a failure or a call that never answers sends it to the back of the order), and the next sweep tries it again.
  */
 import { and, asc, count, desc, eq, not, sql } from "drizzle-orm";
 import type { Env } from "../config/env";
@@ -39,16 +39,20 @@ export const recordSessionErasures = (userId: string, now: number, destroyed: re
       WHERE ${sessions.userId} = ${userId} AND NOT ${inJson(sessions.id, destroyed)}
       ON CONFLICT DO NOTHING`;
 
-/** Calls `destroy` for each, `DESTROY_AT_ONCE` at a time; after each round `settle` gets that round's outcomes. */
+/**
+ * Calls `destroy` for each, `DESTROY_AT_ONCE` at a time; `starting` sees each round before its calls, `settle`
+ * its outcomes after them.
+ */
 export async function destroyInRounds(
   items: readonly Pending[],
   destroy: DestroySession,
-  settle: (done: Pending[], failed: Pending[]) => Promise<void> = async () => undefined,
+  hooks: { starting?: (round: Pending[]) => Promise<void>; settle?: (done: Pending[], failed: Pending[]) => Promise<void> } = {},
 ): Promise<{ destroyed: Pending[]; failed: Pending[] }> {
   const destroyed: Pending[] = [];
   const failed: Pending[] = [];
   for (let i = 0; i < items.length; i += DESTROY_AT_ONCE) {
     const round = items.slice(i, i + DESTROY_AT_ONCE);
+    await hooks.starting?.(round);
     const outcomes = await Promise.allSettled(round.map((p) => destroy(p.userId, p.sessionId)));
     const done: Pending[] = [];
     const missed: Pending[] = [];
@@ -60,7 +64,7 @@ export async function destroyInRounds(
         console.error(JSON.stringify({ session_destroy_failed: p.sessionId, error: describeFailure(o.reason) }));
       }
     });
-    await settle(done, missed);
+    await hooks.settle?.(done, missed);
     destroyed.push(...done);
     failed.push(...missed);
   }
@@ -69,18 +73,23 @@ export async function destroyInRounds(
 
 const rowOf = (p: Pending) => and(eq(sessionErasures.userId, p.userId), eq(sessionErasures.sessionId, p.sessionId));
 
-/** Deletes the rows of confirmed objects; marks the others tried (they go to the back of the sweep's order). */
-async function settle(db: Db, done: Pending[], failed: Pending[], now: number): Promise<void> {
-  const statements = [
-    ...done.map((p) => db.delete(sessionErasures).where(rowOf(p))),
-    ...failed.map((p) =>
-      db
-        .update(sessionErasures)
-        .set({ triedAt: now, attempts: sql`${sessionErasures.attempts} + 1` })
-        .where(rowOf(p)),
-    ),
-  ];
-  const [first, ...rest] = statements;
+/**
+ * Marks a round's rows tried before their calls: a call that never answers (the run is cut off while it waits) has
+ * still sent its row to the back of the sweep's order, so it cannot hold up every later run in front of the others.
+ */
+async function markTried(db: Db, round: Pending[], now: number): Promise<void> {
+  const [first, ...rest] = round.map((p) =>
+    db
+      .update(sessionErasures)
+      .set({ triedAt: now, attempts: sql`${sessionErasures.attempts} + 1` })
+      .where(rowOf(p)),
+  );
+  if (first) await db.batch([first, ...rest]);
+}
+
+/** Deletes the rows of confirmed objects; the others stay, already marked tried. */
+async function forgetDestroyed(db: Db, done: Pending[]): Promise<void> {
+  const [first, ...rest] = done.map((p) => db.delete(sessionErasures).where(rowOf(p)));
   if (first) await db.batch([first, ...rest]);
 }
 
@@ -103,7 +112,7 @@ export async function destroyPendingSessions(
           .where(and(eq(sessionErasures.userId, opts.userId), not(inJson(sessionErasures.sessionId, opts.exclude ?? []))))
           .orderBy(desc(sessionErasures.lastActiveAt))
           .limit(opts.limit);
-  const out = await destroyInRounds(rows, destroy, (done, failed) => settle(db, done, failed, opts.now));
+  const out = await destroyInRounds(rows, destroy, { starting: (round) => markTried(db, round, opts.now), settle: (done) => forgetDestroyed(db, done) });
   return { destroyed: out.destroyed.length, failed: out.failed.length };
 }
 
