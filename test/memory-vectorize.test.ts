@@ -119,6 +119,17 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
     }
   });
 
+  it("a forget whose Vectorize delete fails still drops the fact's vector from the D1 overlay", async () => {
+    const u = await createUser();
+    const { vectorize, deps } = productionPath();
+    const [fact] = (await importFacts(deps, u.id, [{ text: "My bank PIN is 4921" }])).facts;
+    const overlayRows = async () => (await env.DB.prepare("SELECT id FROM local_vectors WHERE user_id = ?").bind(u.id).all<{ id: string }>()).results;
+    expect(await overlayRows()).toHaveLength(1);
+    vectorize.index.deleteByIds = () => Promise.reject(new Error("Vectorize unavailable"));
+    await deleteFact(deps, u.id, fact?.id ?? "");
+    expect(await overlayRows()).toEqual([]);
+  });
+
   it("indexes an import of 30 facts at once and finds the last of them before Vectorize has caught up", async () => {
     const u = await createUser();
     const { overlay, deps } = productionPath();

@@ -114,15 +114,16 @@ export class FreshOverlayIndex implements VectorIndex {
       GROUP BY id ORDER BY score DESC LIMIT ${literalLimit(topK)}`;
   }
 
+  // The overlay's rows go first: if Vectorize then fails, no embedding of a forgotten fact stays in D1 (retrieval
+  // hydrates from D1, so the remote vector left behind is never returned).
   async delete(userId: string, ids: string[]): Promise<void> {
-    await this.primary.delete(userId, ids);
     if (ids.length) await this.db.run(sql`DELETE FROM local_vectors WHERE user_id = ${userId} AND ${inJson(localVectors.id, ids)}`);
+    await this.primary.delete(userId, ids);
   }
 
   async erase(userId: string, ids: string[]): Promise<number> {
-    const removed = await this.primary.erase(userId, ids);
     await this.db.run(sql`DELETE FROM local_vectors WHERE user_id = ${userId}`);
-    return removed;
+    return this.primary.erase(userId, ids);
   }
 }
 
