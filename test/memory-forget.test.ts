@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createUser, script } from "./helpers";
+import { api, createUser, ftsIndexHolds, migrationQueries, runSql, script } from "./helpers";
 import { consolidation, deliver, getJson, importFacts, observe, search } from "./memory-helpers";
 
 type FactBody = { id: string; text: string; superseded_by: string | null };
@@ -103,5 +103,53 @@ describe("forgetting a fact forgets the history it had replaced", () => {
     const res = await api(u.key, "DELETE", `/v1/connections/${conn.id}`);
     expect(await stored(u.key)).toEqual([]);
     expect(await res.json()).toEqual({ ok: true, facts_deleted: 2 });
+  });
+});
+
+describe("the history earlier forgets left behind (migration 0018)", () => {
+  it("deletes every statement whose chain of replacements ends at a forgotten fact, the owner's own only, and nothing else", async () => {
+    const [a, b] = [await createUser(), await createUser()];
+    // Fact ids are UUIDs: one per name used below.
+    const ids = new Map<string, string>();
+    const id = (name: string) => ids.get(name) ?? (ids.set(name, crypto.randomUUID()).get(name) as string);
+    // [id, owner, text, what replaced it]; "gone-*" were forgotten when only their own row went. A made-up word in
+    // a statement lets the full-text index be checked for it.
+    const rows: [string, string, string, string | null][] = [
+      // a: Rome had replaced Paris, which had replaced Berlin and Madrid; what replaced Rome was forgotten.
+      [id("a-rome"), a.id, "I live in Rome, qorvax", id("gone-a")],
+      [id("a-paris"), a.id, "I live in Paris, zindlux", id("a-rome")],
+      [id("a-berlin"), a.id, "I live in Berlin, plomquk", id("a-paris")],
+      [id("a-madrid"), a.id, "I live in Madrid, wubrantz", id("a-paris")],
+      // a: a healthy history (Acme, then Globex, now Initech) and a current fact.
+      [id("a-acme"), a.id, "I work at Acme, kelmoxt", id("a-globex")],
+      [id("a-globex"), a.id, "I work at Globex, fjordux", id("a-initech")],
+      [id("a-initech"), a.id, "I work at Initech", null],
+      [id("a-cello"), a.id, "I play the cello", null],
+      // b: its own forgotten history, and a healthy one.
+      [id("b-polo"), b.id, "I drive a Polo, jexolp", id("gone-b")],
+      [id("b-golf"), b.id, "I drive a Golf, vrankix", id("b-polo")],
+      [id("b-cat"), b.id, "I have a cat", id("b-dog")],
+      [id("b-dog"), b.id, "I have a dog", null],
+      // b's rows naming a's facts (not writable through the API): a chain is followed within its owner only, and
+      // one ending at an existing fact, whoever owns it, stays.
+      [id("b-oslo"), b.id, "I live in Oslo", id("a-paris")],
+      [id("b-hooli"), b.id, "I work at Hooli", id("a-initech")],
+    ];
+    const insert = env.DB.prepare("INSERT INTO facts (id, user_id, text, superseded_by) VALUES (?, ?, ?, ?)");
+    await env.DB.batch(rows.map((r) => insert.bind(...r)));
+    const orphaned = ["qorvax", "zindlux", "plomquk", "wubrantz", "jexolp", "vrankix"];
+    const kept = ["kelmoxt", "fjordux"];
+    for (const word of [...orphaned, ...kept]) expect(await ftsIndexHolds("facts_fts", word), word).toBe(true);
+
+    await runSql(migrationQueries("0018_"));
+
+    expect(await stored(a.key)).toEqual(["I play the cello", "I work at Acme, kelmoxt", "I work at Globex, fjordux", "I work at Initech"]);
+    expect(await stored(b.key)).toEqual(["I have a cat", "I have a dog", "I live in Oslo", "I work at Hooli"]);
+    // The full-text entries went with the rows; the healthy history is still indexed.
+    for (const word of orphaned) expect(await ftsIndexHolds("facts_fts", word), word).toBe(false);
+    for (const word of kept) expect(await ftsIndexHolds("facts_fts", word), word).toBe(true);
+    await env.DB.prepare("INSERT INTO facts_fts(facts_fts, rank) VALUES ('integrity-check', 1)").run();
+    // What is left keeps its history.
+    expect((await getJson<OneFact>(a.key, `/v1/memory/facts/${id("a-initech")}`)).replaced.map((f) => f.id)).toEqual([id("a-globex")]);
   });
 });

@@ -224,6 +224,35 @@ describe("engram web app", () => {
     expect(res.status).toBe(404);
   });
 
+  it("says when forgetting a fact also forgot the earlier statement it had replaced", async () => {
+    // The second statement replaces the first: the same attribute, stated later.
+    const ids: string[] = [];
+    for (const [text, date] of [
+      ["My favourite board game is Catan", "2023-01-01"],
+      ["My favourite board game is Azul", "2024-01-01"],
+    ]) {
+      const res = await fetch(`${server.origin}/v1/memory/facts`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ facts: [{ text, metadata: { date } }] }),
+      });
+      expect(res.status).toBe(201);
+      const body = (await res.json()) as { facts: { id: string }[]; superseded: string[] };
+      ids.push(body.facts[0]?.id ?? "");
+      if (ids.length === 2) expect(body.superseded).toEqual([ids[0]]);
+    }
+    await page.getByLabel("Search facts").fill("favourite board game");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    const azul = page.locator(`.items li[data-id="${ids[1]}"]`);
+    await azul.getByRole("button", { name: /^Forget fact/ }).click();
+    await page.getByRole("status").filter({ hasText: "Forgotten, with 1 earlier statement it had replaced." }).waitFor();
+    await azul.waitFor({ state: "detached" });
+    for (const id of ids) {
+      const res = await fetch(`${server.origin}/v1/memory/facts/${id}`, { headers: { authorization: `Bearer ${key}` } });
+      expect(res.status).toBe(404);
+    }
+  });
+
   it("shows observations with their status, working memory and the scaffold", async () => {
     await page.getByRole("link", { name: "Observations" }).click();
     await page

@@ -139,6 +139,13 @@ export function factsPanel(api: Api): HTMLElement {
     button("Newest", () => list(), { class: "secondary" }),
   );
 
+  // What the last forget removed: a fact goes with the earlier statements it had replaced, which the list never shows.
+  const status = h("p", { class: "status", role: "status" });
+  const forgotten = (ids: readonly string[]) => {
+    const earlier = ids.length - 1;
+    return earlier > 0 ? `Forgotten, with ${earlier} earlier ${earlier === 1 ? "statement" : "statements"} it had replaced.` : "Forgotten.";
+  };
+
   const row = (f: Fact) =>
     h(
       "li",
@@ -152,8 +159,10 @@ export function factsPanel(api: Api): HTMLElement {
       button(
         "Forget",
         async () => {
+          status.textContent = "";
           try {
-            await api.json("DELETE", `/v1/memory/facts/${encodeURIComponent(f.id)}`);
+            const out = await api.json<{ forgotten: string[] }>("DELETE", `/v1/memory/facts/${encodeURIComponent(f.id)}`);
+            status.textContent = forgotten(out.forgotten);
             await (qInput.value.trim() ? search() : list());
           } catch (err) {
             results.append(errorLine(err));
@@ -196,10 +205,11 @@ export function factsPanel(api: Api): HTMLElement {
   }
   form.addEventListener("submit", (e) => {
     e.preventDefault();
+    status.textContent = "";
     void (qInput.value.trim() ? search() : list());
   });
   void list();
-  return h("section", { class: "panel", "aria-label": "Facts" }, h("h3", null, "Facts"), form, results);
+  return h("section", { class: "panel", "aria-label": "Facts" }, h("h3", null, "Facts"), form, status, results);
 }
 
 export const observationsPanel = (api: Api) =>
