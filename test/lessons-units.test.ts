@@ -38,8 +38,21 @@ describe("secret redaction", () => {
     expect(out).toContain(REDACTED);
   });
 
+  it.each([
+    // A Bash command as Claude Code runs it: JSON inside a double-quoted shell string.
+    [`curl -X POST -d "{\\"password\\":\\"hunter2secret\\"}" https://api.example.com/login`, "hunter2secret", `\\"password\\":\\"${REDACTED}\\"}"`],
+    [`echo "{\\"api_key\\": \\"abcd1234efgh\\"}" > config.json`, "abcd1234efgh", `\\"api_key\\": \\"${REDACTED}\\"}"`],
+    // A JSON value holding an escaped quote: the part after it is the rest of the secret.
+    [`{"password": "p@ss\\"word123"}`, "word123", `{"password": "${REDACTED}"}`],
+  ])("redacts a value behind or holding backslash-escaped quotes: %s", (text, secret, kept) => {
+    const out = redactSecrets(text);
+    expect(out).not.toContain(secret);
+    expect(out).toContain(kept);
+  });
+
   it("keeps ordinary code and prose", () => {
-    const text = 'const retries = 5; // use exponential backoff\nnpm test -- forward\npsql -h db -p 5432 app\nbypass: true\n{"password": "", "user": "bob"}';
+    const text =
+      'const retries = 5; // use exponential backoff\nnpm test -- forward\npsql -h db -p 5432 app\nbypass: true\n{"password": "", "user": "bob"}\necho "{\\"token\\":\\"\\"}"';
     expect(redactSecrets(text)).toBe(text);
   });
 
@@ -53,6 +66,8 @@ describe("secret redaction", () => {
     expect(redactSecrets(`mysql -u root -p'${"a b ".repeat(50_000)}`)).toBe(`mysql -u root -p'${REDACTED}`);
     // Compared as a boolean: a failure would otherwise print 200 KB.
     expect(redactSecrets('token="'.repeat(28_000)) === `token="${REDACTED}"`.repeat(14_000)).toBe(true);
+    expect(redactSecrets('token=\\"'.repeat(28_000)) === `token=\\"${REDACTED}\\"`.repeat(14_000)).toBe(true);
+    expect(redactSecrets(`"password": "${"\\\\".repeat(100_000)}`)).toBe(`"password": "${REDACTED}`);
   });
 
   it("redacts secrets inside 200 KB of adversarial text, around its other words", () => {

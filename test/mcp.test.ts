@@ -8,7 +8,7 @@ import { EXTRACT_KIND } from "../src/lessons/deps";
 import { ingest } from "../src/lessons/transcripts";
 import { recordUsage } from "../src/usage/record";
 import { fixture } from "./fixtures/transcripts";
-import { api, BASE, createUser, script } from "./helpers";
+import { api, BASE, createUser, script, seen } from "./helpers";
 import { bytes, capturedDeps, deliver, extraction, lesson, upload } from "./lessons-helpers";
 
 const T = 60_000;
@@ -22,6 +22,20 @@ async function connect(key: string | null) {
   });
   await client.connect(transport);
   return client;
+}
+
+/** A transcript of 40 failed commands with some chat between them: its moments fill three extraction chunks. */
+function fortyFailures(): string {
+  const lines: string[] = [];
+  for (let i = 0; i < 40; i++) {
+    const call = { type: "tool_use", id: `t${i}`, name: "Bash", input: { command: `make step-${i}` } };
+    const result = { type: "tool_result", tool_use_id: `t${i}`, is_error: true, content: `Error: step-${i} failed\n${"detail ".repeat(200)}` };
+    lines.push(JSON.stringify({ type: "assistant", message: { role: "assistant", content: [call] } }));
+    lines.push(JSON.stringify({ type: "user", message: { role: "user", content: [result] } }));
+    for (const said of ["filler", "more filler", "still filler", "last filler"])
+      lines.push(JSON.stringify({ type: "user", message: { role: "user", content: `${said} ${i}` } }));
+  }
+  return `${lines.join("\n")}\n`;
 }
 
 type TextResult = { content: { type: string; text: string }[]; isError?: boolean };
@@ -236,6 +250,48 @@ describe("MCP server at /mcp", () => {
       await deliver([{ kind: EXTRACT_KIND, userId: u.id, transcriptId: transcript.id }]);
       expect((await state()).status).toBe("synced");
       await client.close();
+    },
+    T,
+  );
+
+  it(
+    "brain_extract stops between the chunks of a transcript once today's chat budget is spent; the background extracts the rest, each failure once",
+    async () => {
+      const u = await createUser();
+      const content = fortyFailures();
+      const { deps } = capturedDeps();
+      const { transcript } = await ingest(deps, u.id, { sessionId: "long", project: null, offset: 0, content, totalBytes: bytes(content) });
+      const limit = loadConfig(env).dailyChatTokens;
+      await recordUsage(createDb(env.DB), { userId: u.id, kind: "chat", model: env.CHAT_MODEL ?? null, usage: { input_tokens: limit - 1, output_tokens: 0 } });
+      await script(
+        u.id,
+        ...Array.from({ length: 10 }, (_, i) => extraction([lesson({ title: `Lesson from part ${i + 1}` })], { input_tokens: 5_000, output_tokens: 100 })),
+      );
+
+      const client = await connect(u.key);
+      const out = await call(client, "brain_extract", { session_id: "long" });
+      await client.close();
+      // One call may start with 1 token left; none starts once the budget is spent.
+      const onDemand = (await seen(u.id)).filter((r) => r.output_config?.format);
+      const usage = (await (await api(u.key, "GET", "/v1/usage?days=1")).json()) as { chat_budget: { used: number } };
+      expect({ calls: onDemand.length, overBy: usage.chat_budget.used - limit }).toEqual({ calls: 1, overBy: 5_099 });
+      expect(out.text).toMatch(
+        /^long: 1 new lesson\(s\), 0 confirmed, 0 invalid entries dropped from 1 of its 3 parts; the rest stays pending, not extracted: today's chat budget of \d+ tokens is used up/,
+      );
+      const state = async () =>
+        ((await (await api(u.key, "GET", "/v1/transcripts/long")).json()) as { transcript: { status: string; lessons_extracted: number } }).transcript;
+      expect(await state()).toMatchObject({ status: "pending", lessons_extracted: 1 });
+
+      // The session goes on; the background model (outside the budget) then sends only what was not sent, in order:
+      // every failure exactly once overall, the new one last.
+      const more = `${JSON.stringify({ type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t40", is_error: true, content: "Error: step-40 failed" }] } })}\n`;
+      await ingest(deps, u.id, { sessionId: "long", project: null, offset: bytes(content), content: more, totalBytes: bytes(content + more) });
+      await deliver([{ kind: EXTRACT_KIND, userId: u.id, transcriptId: transcript.id }]);
+      expect(await state()).toMatchObject({ status: "synced", lessons_extracted: 3 });
+      const prompts = (await seen(u.id)).filter((r) => r.output_config?.format).map((r) => JSON.stringify(r.messages));
+      expect(prompts).toHaveLength(3);
+      const failures = prompts.flatMap((p) => [...p.matchAll(/Error: step-(\d+) failed/g)].map((m) => Number(m[1])));
+      expect(failures).toEqual(Array.from({ length: 41 }, (_, i) => i));
     },
     T,
   );

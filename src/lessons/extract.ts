@@ -5,6 +5,10 @@
  * queue retries with backoff and, after its last attempt, the dead letter marks the transcript failed.
  * Lessons count against the plan's lesson quota: when the new ones would pass it, none is stored and the
  * transcript becomes `failed` with the reason, its bytes kept, so the next sync (or brain_extract) retries.
+ * A caller that pays per call (brain_extract, held to the daily chat budget) can stop it between chunks: the
+ * lessons of the chunks already extracted are stored, and the transcript stays pending with only the events from
+ * the first one of the chunk not yet sent, so the next run sends each signal not yet sent, once, and none of the
+ * others again (when the cut falls inside a long moment, a few of its context events there may go unsent).
  */
 import { and, eq, lte, sql } from "drizzle-orm";
 import { quotaMessage } from "../config/limits";
@@ -19,7 +23,7 @@ import type { LessonsDeps } from "./deps";
 import { EXTRACTION_SYSTEM, type ExtractedLesson, extractionFormat, extractionPrompt, validateExtraction } from "./extraction-schema";
 import { chunkMoments, findMoments } from "./signals";
 import { type NewLesson, writeLessons } from "./store";
-import { pendingEvents, type TranscriptRow } from "./transcripts";
+import { keepPendingEvents, pendingEvents, type TranscriptRow } from "./transcripts";
 
 /**
  * The model an extraction calls, and the usage kind its tokens are recorded as: `extraction` for the background
@@ -34,15 +38,20 @@ export class ExtractionFailed extends Error {
   override name = "ExtractionFailed";
 }
 
+/** Asked before every chunk after the first: why the extraction must stop there, or null to go on. */
+export type StopCheck = () => Promise<string | null>;
+
 export type ExtractionOutcome = {
-  status: "nothing" | "synced" | "refused";
+  status: "nothing" | "synced" | "refused" | "stopped";
   moments: number;
   chunks: number;
+  /** Chunks that went through the model (all of them unless `stopped`). */
+  chunksDone: number;
   created: number;
   confirmed: number;
   dropped: number;
   corKept: number;
-  /** Why nothing was stored (`refused`). */
+  /** Why nothing was stored (`refused`), or why the extraction stopped before its last chunk (`stopped`). */
   error?: string;
 };
 
@@ -112,27 +121,39 @@ async function recordFailure(deps: LessonsDeps, t: TranscriptRow, error: string)
     .where(and(eq(transcripts.id, t.id), eq(transcripts.userId, t.userId)));
 }
 
-export async function extractTranscript(deps: LessonsDeps, model: ExtractionModel, userId: string, transcriptId: string): Promise<ExtractionOutcome> {
+export async function extractTranscript(
+  deps: LessonsDeps,
+  model: ExtractionModel,
+  userId: string,
+  transcriptId: string,
+  stopBefore?: StopCheck,
+): Promise<ExtractionOutcome> {
   const t = await deps.db
     .select()
     .from(transcripts)
     .where(and(eq(transcripts.id, transcriptId), eq(transcripts.userId, userId)))
     .get();
-  const none = { moments: 0, chunks: 0, created: 0, confirmed: 0, dropped: 0, corKept: 0 };
+  const none = { moments: 0, chunks: 0, chunksDone: 0, created: 0, confirmed: 0, dropped: 0, corKept: 0 };
   if (!t || t.bytesReceived <= t.bytesSynced) return { status: "nothing", ...none };
   const target = t.bytesReceived;
   const plan = (await deps.db.select({ plan: users.plan }).from(users).where(eq(users.id, userId)).get())?.plan ?? "free";
   const cap = deps.config.quotas[plan].lessons;
-  const moments = findMoments(await pendingEvents(deps, userId, t.id, t.bytesSynced));
+  const events = await pendingEvents(deps, userId, t.id, t.bytesSynced);
+  const moments = findMoments(events);
   const chunks = chunkMoments(moments, CHUNK_CHARS);
   const cors = moments.flatMap((m) => m.cor);
   const extracted: ExtractedLesson[] = [];
   let dropped = 0;
+  let done = 0;
+  let stopped: string | null = null;
   try {
     for (const chunk of chunks) {
+      stopped = done && stopBefore ? await stopBefore() : null;
+      if (stopped) break;
       const out = await callModel(deps, model, t, chunk.text);
       extracted.push(...out.lessons);
       dropped += out.dropped;
+      done++;
     }
   } catch (err) {
     const reason = describeFailure(err);
@@ -149,19 +170,44 @@ export async function extractTranscript(deps: LessonsDeps, model: ExtractionMode
     console.error(JSON.stringify({ lessons: "extraction_failed", transcript: t.id, cor_kept: kept.ids.length, error: reason }));
     throw new ExtractionFailed(reason);
   }
-  const uncovered = cors.filter((c) => !covered(c, extracted));
+  // Stopped: only the corrections of the chunks sent are written now; the others travel with their events.
+  const sentCors = stopped ? chunks.slice(0, done).flatMap((c) => c.moments.flatMap((m) => m.cor)) : cors;
+  const uncovered = sentCors.filter((c) => !covered(c, extracted));
   const items = [...extracted.map((l) => toNew(l, t)), ...uncovered.map((c) => corLesson(c, t.project, t.sessionId))];
   const now = deps.now();
   const written = await writeLessons(deps.db, userId, items, now, cap, t.id);
+  const counts = { moments: moments.length, chunks: chunks.length, chunksDone: done };
   // Erased while the model ran: nothing is written back.
-  if (written.gone) return { status: "nothing", ...none, moments: moments.length, chunks: chunks.length, dropped };
+  if (written.gone) return { status: "nothing", ...none, ...counts, dropped };
   if (written.refused) {
     const error = `quota_exceeded: ${quotaMessage("lessons", plan, cap, `; the ${items.length} lessons of this transcript were not stored`)}`;
     await deps.db
       .update(transcripts)
       .set({ status: "failed", error: error.slice(0, 300), updatedAt: now })
       .where(and(eq(transcripts.id, t.id), eq(transcripts.userId, userId)));
-    return { status: "refused", moments: moments.length, chunks: chunks.length, created: 0, confirmed: 0, dropped, corKept: 0, error };
+    return { status: "refused", ...counts, created: 0, confirmed: 0, dropped, corKept: 0, error };
+  }
+  if (stopped) {
+    // Pending from the first event of the first chunk not sent (the same object: moments and chunks slice `events`);
+    // guarded so that a run which synced the transcript meanwhile wins.
+    const first = chunks[done]?.moments[0]?.events[0];
+    const from = first ? events.indexOf(first) : -1;
+    await runStatements(deps.db, [
+      ...keepPendingEvents(userId, t.id, t.bytesSynced, target, from < 0 ? events : events.slice(from), now),
+      sql`UPDATE transcripts SET status = 'pending', updated_at = ${now}, attempts = 0, error = NULL,
+        lessons_extracted = lessons_extracted + ${written.created}, entries_dropped = entries_dropped + ${dropped}
+        WHERE id = ${t.id} AND user_id = ${userId} AND bytes_synced = ${t.bytesSynced}`,
+    ]);
+    if (dropped) console.log(JSON.stringify({ lessons: "entries_dropped", transcript: t.id, dropped }));
+    return {
+      status: "stopped",
+      ...counts,
+      created: written.created,
+      confirmed: written.confirmed,
+      dropped,
+      corKept: sentCors.length,
+      error: stopped,
+    };
   }
   // Synced up to what was read; guarded so a concurrent run cannot move the mark backwards.
   await runStatements(deps.db, [
@@ -176,8 +222,7 @@ export async function extractTranscript(deps: LessonsDeps, model: ExtractionMode
   if (dropped) console.log(JSON.stringify({ lessons: "entries_dropped", transcript: t.id, dropped }));
   return {
     status: "synced",
-    moments: moments.length,
-    chunks: chunks.length,
+    ...counts,
     created: written.created,
     confirmed: written.confirmed,
     dropped,

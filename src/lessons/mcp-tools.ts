@@ -80,9 +80,10 @@ const EXTRACT_NOW = 3;
 
 /**
  * brain_extract spends the chat model at the user's request, so it is held to the daily chat budget like a chat
- * turn: checked before each transcript (one transcript's extraction is never cut halfway, which would waste it),
- * its tokens counted as `extraction_on_demand`. Over the budget nothing is called or written: the transcript
- * keeps its pending bytes for the background extraction (the background model, outside this budget).
+ * turn: checked before each transcript and between the chunks of one (each chunk is a model call), its tokens
+ * counted as `extraction_on_demand`, so it goes over the budget by at most one chunk's tokens. Over the budget
+ * nothing more is called: the lessons of the chunks already extracted are stored, and the rest of the transcript
+ * stays pending for the background extraction (the background model, outside this budget).
  */
 async function extractNow(ctx: ToolContext, sessionId: string | undefined) {
   const deps = lessonsDeps(ctx.env, ctx.config, ctx.db);
@@ -106,22 +107,25 @@ async function extractNow(ctx: ToolContext, sessionId: string | undefined) {
     };
   const model = extractionModel(ctx.env, "chat");
   const lines: string[] = [];
+  const keptFor = "Its bytes are kept for the background extraction, or for brain_extract after the reset.";
+  const budgetLeft = async () => (await chatBudgetRefusal(ctx.db, ctx.userId, ctx.config))?.message ?? null;
   let ran = 0;
   for (const t of pending) {
     const refused = await chatBudgetRefusal(ctx.db, ctx.userId, ctx.config);
     if (refused) {
-      lines.push(
-        `${t.sessionId} stays pending, not extracted: ${refused.message}. Its bytes are kept for the background extraction, or for brain_extract after the reset.`,
-      );
+      lines.push(`${t.sessionId} stays pending, not extracted: ${refused.message}. ${keptFor}`);
       continue;
     }
     ran++;
     try {
-      const out = await extractTranscript(deps, model, ctx.userId, t.id);
+      const out = await extractTranscript(deps, model, ctx.userId, t.id, budgetLeft);
+      const learned = `${out.created} new lesson(s), ${out.confirmed} confirmed, ${out.dropped} invalid entries dropped`;
       lines.push(
         out.status === "refused"
           ? `${t.sessionId}: not stored (${out.error})`
-          : `${t.sessionId}: ${out.created} new lesson(s), ${out.confirmed} confirmed, ${out.dropped} invalid entries dropped`,
+          : out.status === "stopped"
+            ? `${t.sessionId}: ${learned} from ${out.chunksDone} of its ${out.chunks} parts; the rest stays pending, not extracted: ${out.error}. ${keptFor}`
+            : `${t.sessionId}: ${learned}`,
       );
     } catch (err) {
       lines.push(`${t.sessionId}: extraction failed (${describeFailure(err).slice(0, 120)}); it stays pending and will be retried`);

@@ -31,22 +31,25 @@ const PATTERNS: RegExp[] = [
 /**
  * `Authorization: Bearer x`, `password=x`, `API_KEY: "x"`, `export SECRET_TOKEN=x`, `DB_PASS=x`,
  * `"password": "a pass phrase"`: the value goes, a quoted one whole (spaces and all, however short or long),
- * and one whose closing quote never comes up to the end of its line. A quoted run cannot fail once it has
- * started (the closing quote is optional), so it needs no bound to stay linear.
+ * and one whose closing quote never comes up to the end of its line. A double-quoted value runs past its
+ * backslash escapes (`"p@ss\"word"` goes whole), and JSON written inside a double-quoted shell string
+ * (`curl -d "{\"password\":\"x\"}"`) has its key and value read with their escaped quotes. A quoted run
+ * cannot fail once it has started (the closing quote is optional, and each character is read one way only),
+ * so it needs no bound to stay linear. An empty value (`""`, `\"\"`) is kept.
  */
 const ASSIGNMENT =
-  /\b((?:[A-Za-z0-9_]{0,40}(?:api[_-]?key|secret|token|passw(?:or)?d|passwd|passphrase|credential|private[_-]?key|access[_-]?key)[A-Za-z0-9_]{0,40}|[A-Za-z0-9_]{1,40}[_-]pass)["']?\s{0,16}[:=]\s{0,16})("[^"\n]+"?|'[^'\n]+'?|[^\s"',;]{4,})/gi;
+  /\b((?:[A-Za-z0-9_]{0,40}(?:api[_-]?key|secret|token|passw(?:or)?d|passwd|passphrase|credential|private[_-]?key|access[_-]?key)[A-Za-z0-9_]{0,40}|[A-Za-z0-9_]{1,40}[_-]pass)(?:\\?["'])?\s{0,16}[:=]\s{0,16})("(?:[^"\\\n]|\\.)+"?|\\"(?:[^"\\\n]|\\[^"\n])+(?:\\")?|'[^'\n]+'?|[^\s"',;]{4,})/gi;
 const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/g;
 /** Credentials in URLs: scheme://user:password@host. */
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]{0,30}:\/\/[^\s:/@]{1,256}:)[^\s@/]{1,256}@/gi;
 /** `mysql -u root -pSecret` (the MySQL clients take the password glued to `-p`; psql's `-p` is the port). */
 const MYSQL_PASSWORD = /\b((?:mysql(?:dump|admin|import|sh)?|mariadb(?:-dump|-admin)?)\b[^\n]{0,200}?\s-p)('[^'\n]+'?|"[^"\n]+"?|[^\s'"]+)/g;
 
-/** The value with its quotes kept: `"x y"` -> `"[REDACTED]"`. */
+/** The value with its quotes kept: `"x y"` -> `"[REDACTED]"`, `\"x\"` -> `\"[REDACTED]\"`. */
 function redactValue(value: string): string {
-  const quote = value[0] === '"' || value[0] === "'" ? value[0] : "";
-  const closed = quote && value.length > 1 && value.endsWith(quote);
-  const inner = value.slice(quote.length, closed ? -1 : undefined);
+  const quote = value.startsWith('\\"') ? '\\"' : value[0] === '"' || value[0] === "'" ? value[0] : "";
+  const closed = quote && value.length > quote.length && value.endsWith(quote);
+  const inner = value.slice(quote.length, closed ? -quote.length : undefined);
   return inner === REDACTED ? value : `${quote}${REDACTED}${closed ? quote : ""}`;
 }
 

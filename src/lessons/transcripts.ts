@@ -189,6 +189,30 @@ export async function sweepIdle(deps: LessonsDeps, limit = 100): Promise<number>
   return sent;
 }
 
+/**
+ * Statements that leave `events` as all that is pending of the bytes `fromByte`..`toByte` (the rest of them was
+ * extracted): that range's segments are replaced, each new one starting at `fromByte` so that it still reads before
+ * later uploads. Applied only while `bytes_synced` is still `fromByte`.
+ */
+export function keepPendingEvents(
+  userId: string,
+  transcriptId: string,
+  fromByte: number,
+  toByte: number,
+  events: readonly TranscriptEvent[],
+  now: number,
+): Statement[] {
+  const unsynced = sql`EXISTS (SELECT 1 FROM transcripts WHERE id = ${transcriptId} AND user_id = ${userId} AND bytes_synced = ${fromByte})`;
+  return [
+    sql`DELETE FROM transcript_segments WHERE user_id = ${userId} AND transcript_id = ${transcriptId}
+      AND end_byte > ${fromByte} AND end_byte <= ${toByte} AND ${unsynced}`,
+    ...segmentsOf(events).map(
+      (group) => sql`INSERT INTO transcript_segments (id, user_id, transcript_id, start_byte, end_byte, events, created_at)
+        SELECT ${newId("tsg")}, ${userId}, ${transcriptId}, ${fromByte}, ${toByte}, ${JSON.stringify(group)}, ${now} WHERE ${unsynced}`,
+    ),
+  ];
+}
+
 /** The stored events of a transcript's bytes after `fromByte`, in order. */
 export async function pendingEvents(deps: LessonsDeps, userId: string, transcriptId: string, fromByte: number): Promise<TranscriptEvent[]> {
   const rows = await deps.db
