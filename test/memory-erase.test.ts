@@ -1,6 +1,7 @@
 import { createExecutionContext, createScheduledController, env, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
+import { deleteUserAccount } from "../src/account/delete";
 import { eraseUserMemory, SESSION_OBJECTS_PER_ERASE } from "../src/account/erase";
 import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
@@ -278,4 +279,39 @@ describe("DELETE /v1/memory", () => {
     // The retry finds nothing left: the events went with the erase.
     expect((await deliver(sent)).explicitAcks).toHaveLength(1);
   }, 60_000);
+});
+
+describe("DELETE /v1/admin/users/{id}", () => {
+  it("deleting an account stops its keys first, and a session that a request already let in starts during the erase is destroyed", async () => {
+    const u = await createUser();
+    await chat(u.key, { message: "hello" });
+    let refused = 0;
+    let late = "";
+    const duringTheErase = async () => ({
+      statements: [],
+      // After the erase's batch, while the account still exists.
+      after: async () => {
+        refused = (await api(u.key, "GET", "/v1/sessions")).status;
+        // A request that passed authentication before the revocation: stood in for by the key working once more.
+        await env.DB.prepare("UPDATE api_keys SET revoked_at = NULL WHERE user_id = ?").bind(u.id).run();
+        late = (await chat(u.key, { message: "my bank PIN is 4921" })).sessionId;
+        return {};
+      },
+    });
+    const ctx = { env, config: loadConfig(env), db: createDb(env.DB), userId: u.id, now: Date.now() };
+    const receipt = await deleteUserAccount([duringTheErase], ctx, (owner, id) => destroySessionObject(env, owner, id), null);
+    expect(refused).toBe(401);
+    expect(late).not.toBe("");
+    expect(await conversation(u.id, late)).toBe(2);
+    expect(receipt.pending).toEqual({ session_objects: 1 });
+    expect(await pendingRows(u.id)).toEqual([{ session_id: late, attempts: 0 }]);
+    const audit = await env.DB.prepare("SELECT detail FROM audit_logs WHERE target = ? AND action = 'admin.user_deleted'")
+      .bind(u.id)
+      .first<{ detail: string }>();
+    expect(JSON.parse(audit?.detail ?? "{}")).toMatchObject({ erased: { sessions: 1 }, pending: { session_objects: 1 } });
+
+    await cron();
+    expect(await conversation(u.id, late)).toBeNull();
+    expect(await pendingRows(u.id)).toEqual([]);
+  });
 });

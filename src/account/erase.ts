@@ -38,6 +38,9 @@ export type EraseReceipt = {
  */
 export const SESSION_OBJECTS_PER_ERASE = 60;
 
+/** The receipt's warning while session objects are still to be destroyed. */
+export const pendingWarning = (n: number) => `${n} session objects (stored conversations) are still to be destroyed: a background job finishes them`;
+
 export async function eraseUserMemory(
   hooks: readonly EraseHook[],
   ctx: EraseContext,
@@ -85,8 +88,7 @@ export async function eraseUserMemory(
   erased.session_objects = before.destroyed.length + after.destroyed;
   for (const key of plans.flatMap((p) => p.cleared ?? [])) erased[key] = true;
   const warnings: string[] = [];
-  if (pending.session_objects)
-    warnings.push(`${pending.session_objects} session objects (stored conversations) are still to be destroyed: a background job finishes them`);
+  if (pending.session_objects) warnings.push(pendingWarning(pending.session_objects));
   for (const plan of plans) {
     const out = await plan.after?.();
     Object.assign(erased, out?.counts ?? {});

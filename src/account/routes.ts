@@ -8,14 +8,14 @@ import type { Context } from "hono";
 import { User } from "../auth/routes";
 import { publicUser } from "../auth/service";
 import type { Registry } from "../core/capability";
-import { newId } from "../db/client";
 import { afterCursor, CursorParam, nextCursor } from "../db/cursor";
-import { auditLogs, users } from "../db/schema";
+import { users } from "../db/schema";
 import type { AppEnv } from "../http/context";
 import { errors, json, newRouter, Slug, security } from "../http/openapi";
 import { notFound } from "../lib/errors";
 import { destroySessionObject } from "../sessions/store";
-import { type EraseReceipt, eraseUserMemory } from "./erase";
+import { deleteUserAccount } from "./delete";
+import { eraseUserMemory } from "./erase";
 
 const Receipt = z
   .object({
@@ -57,22 +57,23 @@ const deleteUserRoute = createRoute({
   path: "/v1/admin/users/{id}",
   operationId: "deleteUser",
   tags: ["admin"],
-  summary: "Delete a user: their memory is erased (with the receipt), then the account, keys and usage",
+  summary: "Delete a user: their keys stop working, their memory is erased (with the receipt), then the account, keys and usage go",
   security,
   request: { params: z.object({ id: Slug }) },
   responses: { 200: json(z.object({ deleted: z.string(), receipt: Receipt }), "Deleted"), ...errors },
 });
 
 export function accountRoutes(registry: Registry) {
-  const erase = (c: Context<AppEnv>, userId: string): Promise<EraseReceipt> =>
-    eraseUserMemory(
+  // What erasing (the user's own call) and deleting an account (the admin's) both run with.
+  const eraseArgs = (c: Context<AppEnv>, userId: string) =>
+    [
       registry.eraseHooks,
       { env: c.env, config: c.var.config, db: c.var.db, userId, now: Date.now() },
-      (owner, sessionId) => destroySessionObject(c.env, owner, sessionId),
+      (owner: string, sessionId: string) => destroySessionObject(c.env, owner, sessionId),
       c.var.requestId,
-    );
+    ] as const;
   return newRouter()
-    .openapi(eraseRoute, async (c) => c.json(await erase(c, c.var.user.id), 200))
+    .openapi(eraseRoute, async (c) => c.json(await eraseUserMemory(...eraseArgs(c, c.var.user.id)), 200))
     .openapi(listUsersRoute, async (c) => {
       const { limit, before } = c.req.valid("query");
       const rows = await c.var.db
@@ -87,14 +88,7 @@ export function accountRoutes(registry: Registry) {
       const { id } = c.req.valid("param");
       const exists = await c.var.db.select({ id: users.id }).from(users).where(eq(users.id, id)).get();
       if (!exists) throw notFound("user");
-      const receipt = await erase(c, id);
-      // Keys, usage and settings go with the account (foreign keys cascade); audit rows stay, without content.
-      await c.var.db.batch([
-        c.var.db.delete(users).where(eq(users.id, id)),
-        c.var.db
-          .insert(auditLogs)
-          .values({ id: newId("aud"), userId: id, action: "admin.user_deleted", target: id, detail: { erased: receipt.erased }, requestId: c.var.requestId }),
-      ]);
+      const receipt = await deleteUserAccount(...eraseArgs(c, id));
       return c.json({ deleted: id, receipt }, 200);
     });
 }

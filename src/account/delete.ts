@@ -1,0 +1,49 @@
+/**
+ * Deleting a user's account (the admin's call): the keys stop working first, then the memory is erased
+ * (`eraseUserMemory`, with its receipt), then one batch deletes the account; keys, usage and settings go with it
+ * (foreign keys cascade), and an audit row without content stays.
+ *
+ * A request that passed authentication before the keys were revoked can still start a session after the erase's
+ * batch. The users cascade would delete that session's row, and nothing would destroy its object (the stored
+ * conversation). So the account's batch first records every session the user still has in `session_erasures`,
+ * which the cron sweep works off like any erase's leftovers.
+ */
+import { and, eq, isNull, sql } from "drizzle-orm";
+import type { EraseContext, EraseHook } from "../core/capability";
+import { runStatements } from "../db/batch";
+import { newId } from "../db/client";
+import { apiKeys, auditLogs, sessionErasures, users } from "../db/schema";
+import { type DestroySession, recordSessionErasures } from "../sessions/erasure";
+import { type EraseReceipt, eraseUserMemory, pendingWarning } from "./erase";
+
+export async function deleteUserAccount(
+  hooks: readonly EraseHook[],
+  ctx: EraseContext,
+  destroySession: DestroySession,
+  requestId: string | null,
+): Promise<EraseReceipt> {
+  const { db, userId, now } = ctx;
+  await db
+    .update(apiKeys)
+    .set({ revokedAt: now })
+    .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)));
+  const receipt = await eraseUserMemory(hooks, ctx, destroySession, requestId);
+  const pendingNow = sql`SELECT count(*) AS n FROM ${sessionErasures} WHERE ${sessionErasures.userId} = ${userId}`;
+  const [, pending] = await runStatements(db, [
+    recordSessionErasures(userId, now, []),
+    pendingNow,
+    db.delete(users).where(eq(users.id, userId)),
+    db.insert(auditLogs).values({
+      id: newId("aud"),
+      userId,
+      action: "admin.user_deleted",
+      target: userId,
+      detail: sql`json_object('erased', json(${JSON.stringify(receipt.erased)}), 'pending', json_object('session_objects', (${pendingNow})))`,
+      requestId,
+    }),
+  ]);
+  const owed = Number((pending?.results[0] as { n?: number } | undefined)?.n ?? 0);
+  if (owed === receipt.pending.session_objects) return receipt;
+  const warnings = [...(receipt.warnings ?? []).filter((w) => w !== pendingWarning(receipt.pending.session_objects)), pendingWarning(owed)];
+  return { ...receipt, pending: { session_objects: owed }, warnings };
+}
