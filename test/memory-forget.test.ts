@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createUser, ftsIndexHolds, migrationQueries, runSql, script } from "./helpers";
+import { api, chat, createUser, ftsIndexHolds, migrationQueries, runSql, script, textReply } from "./helpers";
 import { consolidation, deliver, getJson, importFacts, observe, search } from "./memory-helpers";
 
 type FactBody = { id: string; text: string; superseded_by: string | null };
@@ -152,4 +152,46 @@ describe("the history earlier forgets left behind (migration 0018)", () => {
     // What is left keeps its history.
     expect((await getJson<OneFact>(a.key, `/v1/memory/facts/${id("a-initech")}`)).replaced.map((f) => f.id)).toEqual([id("a-globex")]);
   });
+});
+
+describe("forgetting leaves no copy in the per-turn audit rows", () => {
+  /** The context logs the user can read, as one text (they hold the system text each turn was shown). */
+  const logs = async (key: string) => (await api(key, "GET", "/v1/memory/context-logs")).text();
+  const logCount = async (key: string) => (await getJson<{ context_logs: unknown[] }>(key, "/v1/memory/context-logs")).context_logs.length;
+
+  it("forgetting a fact deletes the audit rows of the turns that were shown it or what it replaced; other turns and other users keep theirs", async () => {
+    const [u, other] = [await createUser(), await createUser()];
+    await script(u.id, textReply("hello"), textReply("ok"), textReply("ok"));
+    await chat(u.key, { message: "hello" });
+    const [old] = (await importFacts(u.key, [{ text: "User's bank PIN is 1357", metadata: { date: "2024-01-01" } }])).facts;
+    await chat(u.key, { message: "What is my bank PIN?" });
+    expect(await logs(u.key)).toContain("1357");
+    const [pin] = (await importFacts(u.key, [{ text: "User's bank PIN is 4921", metadata: { date: "2025-01-01" } }])).facts;
+    expect((await getJson<OneFact>(u.key, `/v1/memory/facts/${pin?.id}`)).replaced.map((f) => f.id)).toEqual([old?.id]);
+    await chat(u.key, { message: "What is my bank PIN?" });
+    expect(await logs(u.key)).toContain("4921");
+    expect(await logCount(u.key)).toBe(3);
+    await importFacts(other.key, [{ text: "User's bank PIN is 4921" }]);
+    await script(other.id, textReply("ok"));
+    await chat(other.key, { message: "What is my bank PIN?" });
+
+    expect((await forget(u.key, pin?.id ?? "")).forgotten).toEqual([pin?.id, old?.id]);
+    const after = await logs(u.key);
+    expect(after).not.toContain("4921");
+    expect(after).not.toContain("1357");
+    expect(await logCount(u.key)).toBe(1);
+    expect(await logs(other.key)).toContain("4921");
+  }, 60_000);
+
+  it("deleting a connection deletes the audit rows of the turns that were shown its facts", async () => {
+    const u = await createUser();
+    const conn = (await (await api(u.key, "POST", "/v1/connections", { name: "Bank" })).json()) as { id: string };
+    await importFacts(u.key, [{ text: "User's bank PIN is 4921", metadata: { connection_id: conn.id } }]);
+    await script(u.id, textReply("ok"));
+    await chat(u.key, { message: "What is my bank PIN?" });
+    expect(await logs(u.key)).toContain("4921");
+
+    expect((await api(u.key, "DELETE", `/v1/connections/${conn.id}`)).status).toBe(200);
+    expect(await logs(u.key)).not.toContain("4921");
+  }, 60_000);
 });

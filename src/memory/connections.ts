@@ -11,7 +11,7 @@ import { AppError, notFound } from "../lib/errors";
 import { cleanText } from "../lib/sanitize";
 import { mergeScaffold } from "./consolidation-schema";
 import type { MemoryDeps } from "./deps";
-import { dropVectors, forgetFacts } from "./facts";
+import { dropVectors, forgetContextLogs, forgetFacts } from "./facts";
 
 export const LEARNED_INFO_MAX_CHARS = 2000;
 
@@ -98,13 +98,15 @@ export async function learnAboutConnection(db: Db, userId: string, id: string, u
 }
 
 /**
- * Deletes the connection and the facts scoped to it, with the statements they had replaced (`forgetFacts`),
- * in one batch; then their vectors.
+ * Deletes the connection and the facts scoped to it, with the statements they had replaced (`forgetFacts`) and
+ * the audit rows of the turns shown any of them (`forgetContextLogs`), in one batch; then their vectors.
  */
 export async function deleteConnection(deps: MemoryDeps, userId: string, id: string): Promise<{ facts: number }> {
   await getConnection(deps.db, userId, id);
-  const [removed] = await runStatements(deps.db, [
-    forgetFacts(userId, eq(facts.connectionId, id)),
+  const scoped = eq(facts.connectionId, id);
+  const [, removed] = await runStatements(deps.db, [
+    forgetContextLogs(userId, scoped),
+    forgetFacts(userId, scoped),
     deps.db.delete(connections).where(and(eq(connections.id, id), eq(connections.userId, userId))),
   ]);
   const ids = returnedIds(removed);

@@ -6,7 +6,7 @@ import { returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { afterCursor } from "../db/cursor";
 import { inJson } from "../db/in-json";
-import { connections, facts, type JsonObject, projects } from "../db/schema";
+import { connections, contextLogs, facts, type JsonObject, projects } from "../db/schema";
 import { describeFailure, notFound } from "../lib/errors";
 import type { MemoryDeps } from "./deps";
 import { factStatements, indexFacts, prepareFacts } from "./facts-write";
@@ -134,19 +134,37 @@ export async function getFact(db: Db, userId: string, id: string) {
 }
 
 /**
- * Forgets the facts `which` selects and every earlier statement they had replaced, transitively (the
- * `superseded_by` chains: the same attribute's history), the user's own rows only. One statement, so a fact
- * and its history go together or not at all; the full-text entries go with the rows (trigger). Returns the
- * ids forgotten (`RETURNING id`): their vectors are the caller's to drop.
+ * The facts `which` selects and every earlier statement they had replaced, transitively (the `superseded_by`
+ * chains: the same attribute's history), the user's own rows only, as the CTE `chain(id)`.
  * `UNION` stops at a row already walked. Each step is a seek on (user_id, superseded_by): CROSS JOIN fixes the
- * loop order, and `+user_id` has the primary key find the rows to delete. Left to itself, workerd's SQLite walked
- * the user's whole partition at both places (measured: a forget over 50,000 facts, p50 45 ms against 3 ms).
+ * loop order. Left to itself, workerd's SQLite walked the user's whole partition (measured: a forget over 50,000
+ * facts, p50 45 ms against 3 ms).
  */
-export const forgetFacts = (userId: string, which: SQL) =>
+const forgottenChain = (userId: string, which: SQL) =>
   sql`WITH RECURSIVE chain(id) AS (
       SELECT id FROM facts WHERE user_id = ${userId} AND ${which}
-      UNION SELECT f.id FROM chain CROSS JOIN facts f ON f.user_id = ${userId} AND f.superseded_by = chain.id)
+      UNION SELECT f.id FROM chain CROSS JOIN facts f ON f.user_id = ${userId} AND f.superseded_by = chain.id)`;
+
+/**
+ * Forgets the facts `which` selects with their history (`forgottenChain`). One statement, so a fact and its
+ * history go together or not at all; the full-text entries go with the rows (trigger). Returns the ids
+ * forgotten (`RETURNING id`): their vectors are the caller's to drop. `+user_id` has the primary key find the
+ * rows to delete. Run `forgetContextLogs` with the same `which` before it, in the same batch.
+ */
+export const forgetFacts = (userId: string, which: SQL) =>
+  sql`${forgottenChain(userId, which)}
     DELETE FROM facts WHERE id IN (SELECT id FROM chain) AND +user_id = ${userId} RETURNING id`;
+
+/**
+ * Deletes the user's per-turn audit rows (`context_logs`) that showed any fact `forgetFacts` is about to forget:
+ * a row holds the system text of its turn, the facts' text included, and names the facts it injected in
+ * `injected.sections[].ids`. It must run before `forgetFacts` (the chain is walked over the rows still there).
+ */
+export const forgetContextLogs = (userId: string, which: SQL) =>
+  sql`${forgottenChain(userId, which)}
+    DELETE FROM ${contextLogs} WHERE ${contextLogs.userId} = ${userId} AND EXISTS (
+      SELECT 1 FROM json_each(${contextLogs.injected}, '$.sections') AS section, json_each(section.value, '$.ids') AS shown
+      WHERE shown.value IN (SELECT id FROM chain))`;
 
 /** Drops forgotten facts' vectors. Best effort: retrieval hydrates from D1, so a lingering vector whose row is gone is never returned. */
 export async function dropVectors(deps: MemoryDeps, userId: string, ids: string[]): Promise<void> {
@@ -156,11 +174,13 @@ export async function dropVectors(deps: MemoryDeps, userId: string, ids: string[
 }
 
 /**
- * Forgets one fact and the statements it had replaced (see `forgetFacts`), with their vectors. Returns the
- * ids forgotten, this fact's first.
+ * Forgets one fact and the statements it had replaced (see `forgetFacts`), with their vectors and the audit rows
+ * of the turns that were shown any of them, in one batch. Returns the ids forgotten, this fact's first.
  */
 export async function deleteFact(deps: MemoryDeps, userId: string, id: string): Promise<string[]> {
-  const removed = (await deps.db.all<{ id: string }>(forgetFacts(userId, eq(facts.id, id)))).map((r) => r.id);
+  const which = eq(facts.id, id);
+  const [, forgotten] = await runStatements(deps.db, [forgetContextLogs(userId, which), forgetFacts(userId, which)]);
+  const removed = returnedIds(forgotten);
   if (!removed.includes(id)) throw notFound("fact");
   await dropVectors(deps, userId, removed);
   return [id, ...removed.filter((r) => r !== id)];

@@ -58,7 +58,7 @@ const deleteRouteDef = route({
   method: "delete",
   path: "/v1/connections/{id}",
   operationId: "deleteConnection",
-  summary: "Delete a connection and the facts scoped to it, with the statements they had replaced",
+  summary: "Delete a connection and the facts scoped to it, with the statements they had replaced and the audit rows of the turns shown them",
   request: { params: IdParam },
   responses: {
     200: json(z.object({ ok: z.literal(true), facts_deleted: z.number().describe("Its facts and the statements they had replaced") }), "Deleted"),

@@ -176,7 +176,7 @@ const deleteRoute = createRoute({
   tags: ["memory"],
   summary: "Forget one fact, with the earlier statements it had replaced",
   description:
-    "Deletes the fact, its full-text entry and its vector, and with them the statements it had replaced and those they had replaced in turn (the history GET /v1/memory/facts/{id} lists under replaced, one step at a time): forgetting a fact leaves no hidden earlier value behind, and brings none back as current. What replaced it stays. Another user's fact is 404.",
+    "Deletes the fact, its full-text entry and its vector, and with them the statements it had replaced and those they had replaced in turn (the history GET /v1/memory/facts/{id} lists under replaced, one step at a time), and the audit rows (GET /v1/memory/context-logs) of every turn that was shown any of them: no hidden earlier value is left, and none comes back as current. What replaced it stays. So do the sessions' conversations, the working memory, the scaffold and the observation the fact was learnt from, which may still say the same thing (DELETE /v1/memory erases them). Another user's fact is 404.",
   security,
   request: { params: FactId },
   responses: {
