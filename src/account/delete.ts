@@ -44,6 +44,6 @@ export async function deleteUserAccount(
   ]);
   const owed = Number((pending?.results[0] as { n?: number } | undefined)?.n ?? 0);
   if (owed === receipt.pending.session_objects) return receipt;
-  const warnings = [...(receipt.warnings ?? []).filter((w) => w !== pendingWarning(receipt.pending.session_objects)), pendingWarning(owed)];
-  return { ...receipt, pending: { session_objects: owed }, warnings };
+  const warnings = [...(receipt.warnings ?? []).filter((w) => w !== pendingWarning(receipt.pending.session_objects)), ...(owed ? [pendingWarning(owed)] : [])];
+  return { ...receipt, pending: { session_objects: owed }, warnings: warnings.length ? warnings : undefined };
 }

@@ -174,7 +174,7 @@ export const sessionErasures = sqliteTable(
     /** The session's last activity: the most recent ones go first, a turn may still be running in them. */
     lastActiveAt: integer("last_active_at").notNull(),
     requestedAt: integer("requested_at").notNull(),
-    /** The last failed attempt (null: none yet); the sweep takes the untried first, then the longest-waiting. */
+    /** When a call to its object was last started (null: none yet); the sweep takes the untried first, then the longest-waiting. */
     triedAt: integer("tried_at"),
     attempts: integer("attempts").notNull().default(0),
   },

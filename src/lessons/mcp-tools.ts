@@ -108,17 +108,17 @@ async function extractNow(ctx: ToolContext, sessionId: string | undefined) {
   const model = extractionModel(ctx.env, "chat");
   const lines: string[] = [];
   const keptFor = "Its bytes are kept for the background extraction, or for brain_extract after the reset.";
-  const budgetLeft = async () => (await chatBudgetRefusal(ctx.db, ctx.userId, ctx.config))?.message ?? null;
+  const budgetRefusal = async () => (await chatBudgetRefusal(ctx.db, ctx.userId, ctx.config))?.message ?? null;
   let ran = 0;
   for (const t of pending) {
-    const refused = await chatBudgetRefusal(ctx.db, ctx.userId, ctx.config);
+    const refused = await budgetRefusal();
     if (refused) {
-      lines.push(`${t.sessionId} stays pending, not extracted: ${refused.message}. ${keptFor}`);
+      lines.push(`${t.sessionId} stays pending, not extracted: ${refused}. ${keptFor}`);
       continue;
     }
     ran++;
     try {
-      const out = await extractTranscript(deps, model, ctx.userId, t.id, budgetLeft);
+      const out = await extractTranscript(deps, model, ctx.userId, t.id, budgetRefusal);
       const learned = `${out.created} new lesson(s), ${out.confirmed} confirmed, ${out.dropped} invalid entries dropped`;
       lines.push(
         out.status === "refused"

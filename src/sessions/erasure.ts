@@ -3,8 +3,9 @@
  * call to a session's Durable Object is a subrequest of the invocation that makes it, so one request cannot
  * promise to reach them all. The erase's D1 batch records each session it deletes in `session_erasures`
  * (`recordSessionErasures`); the request then destroys a bounded number of them, and the cron job
- * (`sessionErasureSweep`) works off the rest for every user. A row goes only once its object confirmed `destroy`;
- * each row is marked tried before its call (a failure or a call that never answers sends it to the back of the order), and the next sweep tries it again.
+ * (`sessionErasureSweep`) works off the rest for every user. A row goes only once its object confirmed `destroy`.
+ * Each row is marked tried before its call, so a failure, or a call that never answers, sends it to the back of
+ * the order, and a later sweep tries it again.
  */
 import { and, asc, count, desc, eq, not, sql } from "drizzle-orm";
 import type { Env } from "../config/env";
@@ -22,7 +23,7 @@ export type DestroySession = (userId: string, sessionId: string) => Promise<void
 export const DESTROY_AT_ONCE = 6;
 
 /**
- * Session objects one cron run destroys at most (with one D1 batch per round of `DESTROY_AT_ONCE`, about 280
+ * Session objects one cron run destroys at most (with two D1 batches per round of `DESTROY_AT_ONCE`, about 320
  * subrequests): well inside an invocation's allowance, with room for the other jobs of the same run.
  */
 export const SWEEP_PER_RUN = 240;
@@ -41,12 +42,12 @@ export const recordSessionErasures = (userId: string, now: number, destroyed: re
 
 /**
  * Calls `destroy` for each, `DESTROY_AT_ONCE` at a time; `starting` sees each round before its calls, `settle`
- * its outcomes after them.
+ * the objects it destroyed after them.
  */
 export async function destroyInRounds(
   items: readonly Pending[],
   destroy: DestroySession,
-  hooks: { starting?: (round: Pending[]) => Promise<void>; settle?: (done: Pending[], failed: Pending[]) => Promise<void> } = {},
+  hooks: { starting?: (round: Pending[]) => Promise<void>; settle?: (done: Pending[]) => Promise<void> } = {},
 ): Promise<{ destroyed: Pending[]; failed: Pending[] }> {
   const destroyed: Pending[] = [];
   const failed: Pending[] = [];
@@ -64,7 +65,7 @@ export async function destroyInRounds(
         console.error(JSON.stringify({ session_destroy_failed: p.sessionId, error: describeFailure(o.reason) }));
       }
     });
-    await hooks.settle?.(done, missed);
+    await hooks.settle?.(done);
     destroyed.push(...done);
     failed.push(...missed);
   }
