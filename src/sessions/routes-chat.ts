@@ -24,6 +24,12 @@ export const ChatRequest = z
     stream: z.boolean().default(true),
     client_tools: z.array(ClientToolSpec).max(128).default([]).describe("Tools only the client can run; calling one suspends the turn"),
     mcp_servers: z.array(McpServerSpec).max(16).default([]).describe("MCP servers on the user's machine; their tools reach the model as mcp__<server>__<tool>"),
+    // Web search is attached to every turn; older clients still send their toggle, which must not break them.
+    web_search: z
+      .boolean()
+      .optional()
+      .describe("Ignored: web search is always available to the model. Accepted so clients that still send the old toggle keep working")
+      .openapi({ deprecated: true }),
   })
   .openapi("ChatRequest");
 
