@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChatEvent } from "../src/core/events";
+import { chatTurn, lookupOrder } from "./bridge-helpers";
 import type { Step } from "./fake-anthropic/worker";
 import { api, chat, createUser, history, parseSse, script, seen, textOf, textReply, toolCall } from "./helpers";
 
@@ -69,6 +70,28 @@ describe("POST /v1/sessions/{id}/stop", () => {
     const kept = (await history(u.key, sessionId)).messages;
     expect(kept.map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(JSON.stringify(kept[1]?.content)).toContain("words");
+  });
+
+  it("stopped while a resumed turn's model is writing: done lists the tools of the whole turn", { timeout: 60_000 }, async () => {
+    const u = await createUser();
+    await script(u.id, toolCall("lookup_order", { id: "A-17" }, "toolu_r1"), stalling);
+    const suspended = await chatTurn(u.key, { message: "where is my order?", client_tools: [lookupOrder] });
+    expect(suspended.pending?.call_id).toBe("toolu_r1");
+    const res = await api(u.key, "POST", `/v1/sessions/${suspended.sessionId}/tool_result`, { call_id: "toolu_r1", content: "shipped" });
+    const reader = (res.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!text.includes("event: text")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the turn ended early: ${text}`);
+      text += value;
+    }
+    expect(await (await api(u.key, "POST", `/v1/sessions/${suspended.sessionId}/stop`)).json()).toEqual({ ok: true, stopped: 1 });
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    expect(parseSse(text).at(-1)).toMatchObject({ type: "done", stop_reason: "stopped", tools_used: ["lookup_order"] });
   });
 
   it("stops a stream:false turn: its JSON body says stop_reason stopped", { timeout: 60_000 }, async () => {
