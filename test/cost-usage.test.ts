@@ -31,6 +31,20 @@ describe("usage and cost", () => {
     expect(estimateCost("claude-unknown-9", { input_tokens: 1_000_000, output_tokens: 0 }, override)).toBe(1);
   });
 
+  it("charges cache reads at each model's listed price (USD per million tokens, from the model pages)", () => {
+    const read = (model: string) => estimateCost(model, { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 1_000_000 });
+    expect(read("claude-sonnet-5-5")).toBe(0.1);
+    expect(read("claude-opus-5-5")).toBe(0.2);
+    // Haiku 5.5: a million-token prompt is in its long-prompt tier ($0.05); up to 100,000 tokens it is $0.01.
+    expect(read("claude-haiku-5-5")).toBe(0.05);
+    expect(estimateCost("claude-haiku-5-5", { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 100_000 })).toBe(0.001);
+    // Fable 5.1 cut cache reads to a quarter of Fable 5's $1.00 (0.025x input, not the usual 0.1x).
+    expect(read("claude-fable-5-1")).toBe(0.25);
+    expect(estimateCost("claude-fable-5-1", { input_tokens: 1_000_000, output_tokens: 1_000_000, cache_creation_input_tokens: 1_000_000 })).toBe(
+      10 + 50 + 12.5,
+    );
+  });
+
   it("reads MODEL_PRICES into the catalogue's price shape", () => {
     const config = loadConfig({ ...env, MODEL_PRICES: JSON.stringify({ "claude-sonnet-5-5": { input: 3, output: 15, cache_write: 3.75, cache_read: 0.3 } }) });
     expect(config.modelPrices["claude-sonnet-5-5"]).toEqual({ input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 });
