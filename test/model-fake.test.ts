@@ -209,6 +209,35 @@ describe("fake Messages API: stop reasons, structured outputs, caching", () => {
     expect(JSON.parse(text?.type === "text" ? text.text : "")).toEqual({ facts: ["likes tea"], mood: "calm" });
   });
 
+  it("rejects JSON Schema keywords structured outputs do not support with 400, accepts the ones it does", async () => {
+    const key = user();
+    const wrap = (field: Record<string, unknown>) => ({
+      type: "object",
+      properties: { field },
+      required: ["field"],
+      additionalProperties: false,
+    });
+    const request = (schema: Record<string, unknown>) => base(key, { model: "claude-haiku-5-5", output_config: { format: { type: "json_schema", schema } } });
+    const unsupported = [
+      { type: "array", items: { type: "string" }, maxItems: 5 },
+      { type: "array", items: { type: "string" }, minItems: 2 },
+      { type: "string", format: "color" },
+      { type: "string", minLength: 1 },
+      { type: "number", maximum: 1 },
+      { enum: [{ a: 1 }, { b: 2 }] },
+      { $ref: "https://example.com/schema.json" },
+      { type: "object", properties: {}, additionalProperties: true },
+    ];
+    for (const field of unsupported) expect((await rejection(request(wrap(field)))).status, JSON.stringify(field)).toBe(400);
+    const supported = [
+      { type: "array", items: { type: "string" }, minItems: 1 },
+      { type: "string", format: "date-time" },
+      { enum: ["a", 1, null] },
+      { anyOf: [{ type: "string" }, { type: "null" }] },
+    ];
+    for (const field of supported) expect((await rejection(request(wrap(field)))).status, JSON.stringify(field)).toBe(200);
+  });
+
   it("writes the prefix up to a breakpoint once, then reads it back while the prefix is unchanged", async () => {
     const key = user();
     const system: Anthropic.TextBlockParam[] = [{ type: "text", text: "Stable instructions. ".repeat(200), cache_control: { type: "ephemeral" } }];
