@@ -143,6 +143,25 @@ describe("fake Messages API: thinking blocks", () => {
     }
   });
 
+  it("bills thinking as output tokens whether or not its text is returned", async () => {
+    const key = user();
+    const reply = {
+      reply: {
+        content: [
+          { type: "thinking" as const, thinking: "Weighing the options at length. ".repeat(40) },
+          { type: "text" as const, text: "Done." },
+        ],
+      },
+    };
+    await script(key, reply, reply);
+    const shown = await client().messages.create(base(key, { thinking: { type: "adaptive", display: "summarized" } }));
+    const hidden = await client().messages.create(base(key, { thinking: { type: "adaptive", display: "omitted" } }));
+    expect(hidden.content[0]).toMatchObject({ type: "thinking", thinking: "" });
+    // The same thinking, billed the same (to the rounding of the fake's 4-characters-a-token count).
+    expect(Math.abs(hidden.usage.output_tokens - shown.usage.output_tokens)).toBeLessThanOrEqual(2);
+    expect(hidden.usage.output_tokens).toBeGreaterThan(300);
+  });
+
   it("rejects edited, reordered, dropped or foreign thinking blocks within a tool-use turn with 400", async () => {
     const key = user();
     const { messages, params } = await toolTurn(key);
