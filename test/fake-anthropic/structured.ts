@@ -4,8 +4,7 @@
  * recursion or external $ref, a type or a combinator on every node, no numeric, length or item-count
  * constraints beyond minItems 0 or 1, the listed string formats, primitive enums) and answered from
  * its own script queue, so a background call (consolidation, a session summary) never takes a chat
- * turn's scripted reply.
- * Forced tool_choice is rejected for the models that reject it.
+ * turn's scripted reply. (Forced tool_choice is one of the request rules, rules.ts.)
  * https://platform.claude.com/docs/en/build-with-claude/structured-outputs
  */
 import { schemaInstance } from "../../src/model/schema-instance";
@@ -13,18 +12,9 @@ import { schemaInstance } from "../../src/model/schema-instance";
 export type StructuredRequest = {
   model: string;
   output_config?: { format?: { type?: string; schema?: unknown } | null };
-  tool_choice?: { type: string };
 };
 
 export const structuredQueue = (key: string) => `${key}#structured`;
-
-/** Sonnet and Opus 5.5 answer a forced tool choice with 400; Haiku 5.5 still accepts it. */
-export function forcedToolChoiceError(body: StructuredRequest): string | null {
-  const forced = body.tool_choice?.type === "tool" || body.tool_choice?.type === "any";
-  return forced && /^claude-(sonnet|opus)-5-5/.test(body.model)
-    ? `tool_choice "${body.tool_choice?.type}" is not supported with thinking on ${body.model}; use structured outputs`
-    : null;
-}
 
 type Node = { [k: string]: unknown };
 const isNode = (v: unknown): v is Node => !!v && typeof v === "object" && !Array.isArray(v);

@@ -15,7 +15,7 @@ import { errorEvent, messageEvents, messageJson, sseFrame, type WireBlock, type 
 import { account } from "./cache";
 import { type ApiRequest, type Block, type Json, sequence, sign } from "./prefix";
 import { thinkingMode, validate } from "./rules";
-import { defaultStructuredText, forcedToolChoiceError, formatError, type StructuredRequest, structuredQueue } from "./structured";
+import { defaultStructuredText, formatError, type StructuredRequest, structuredQueue } from "./structured";
 import { remember, verifyThinking } from "./thinking";
 
 export type Citation = { type: "web_search_result_location"; url: string; title: string | null; cited_text: string; encrypted_index: string };
@@ -204,7 +204,7 @@ async function messages(request: Request): Promise<Response> {
   // A request the API rejects does not use up the scripted reply.
   const invalid = validate(body);
   if (invalid) return error(invalid.status, invalid.type, invalid.message, requestId);
-  const badFormat = forcedToolChoiceError(body as unknown as StructuredRequest) ?? formatError(body as unknown as StructuredRequest);
+  const badFormat = formatError(body as unknown as StructuredRequest);
   if (badFormat) return error(400, "invalid_request_error", badFormat, requestId);
   const scope = `${body.model}|${key}`;
   const seq = sequence(body, scope);
