@@ -8,6 +8,13 @@ import { captured, consolidation, getJson, observe } from "./memory-helpers";
 
 const T = 60_000;
 
+/** The least thinking each model allows (docs/models.md): thinking is billed as output and counts toward max_tokens. */
+const LEAST_THINKING: Record<string, { thinking: unknown; effort?: string }> = {
+  "claude-haiku-5-5": { thinking: { type: "disabled" } },
+  "claude-sonnet-5-5": { thinking: { type: "between_tools" }, effort: "low" },
+  "claude-opus-5-5": { thinking: { type: "adaptive", display: "omitted" }, effort: "low" },
+};
+
 describe("consolidation through structured outputs", () => {
   for (const model of ["claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5"]) {
     it(
@@ -31,9 +38,13 @@ describe("consolidation through structured outputs", () => {
           model: string;
           tool_choice?: unknown;
           tools?: unknown;
-          output_config: { format: { type: string; schema: Record<string, unknown> } };
+          thinking?: unknown;
+          output_config: { format: { type: string; schema: Record<string, unknown> }; effort?: string };
         };
         expect(request.model).toBe(model);
+        // Background work spends no output tokens on thinking where the model lets it off, and little elsewhere.
+        expect(request.thinking).toEqual(LEAST_THINKING[model]?.thinking);
+        expect(request.output_config.effort).toBe(LEAST_THINKING[model]?.effort);
         expect(request.tool_choice).toBeUndefined();
         expect(request.tools).toBeUndefined();
         expect(request.output_config.format.type).toBe("json_schema");

@@ -1,10 +1,14 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
 import { estimateCost, MODELS } from "../src/config/models";
 import { createDb } from "../src/db/client";
+import { TurnRunner } from "../src/sessions/runner";
+import { SessionStorage } from "../src/sessions/storage";
+import { createSessionWithinBudget } from "../src/sessions/store";
 import { recordUsage } from "../src/usage/record";
 import { api, chat, createUser, script } from "./helpers";
+import { registry } from "./worker";
 
 const T = 60_000;
 type Totals = { input_tokens: number; output_tokens: number; cache_read_tokens: number; cache_creation_tokens: number; cost_usd: number; calls: number };
@@ -29,6 +33,20 @@ describe("usage and cost", () => {
     expect(estimateCost("claude-unknown-9", { input_tokens: 1000, output_tokens: 1000 })).toBe(0);
     const override = { "claude-unknown-9": { input: 1, output: 1, cacheWrite: 1, cacheRead: 1 } };
     expect(estimateCost("claude-unknown-9", { input_tokens: 1_000_000, output_tokens: 0 }, override)).toBe(1);
+  });
+
+  it("charges cache reads at each model's listed price (USD per million tokens, from the model pages)", () => {
+    const read = (model: string) => estimateCost(model, { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 1_000_000 });
+    expect(read("claude-sonnet-5-5")).toBe(0.1);
+    expect(read("claude-opus-5-5")).toBe(0.2);
+    // Haiku 5.5: a million-token prompt is in its long-prompt tier ($0.05); up to 100,000 tokens it is $0.01.
+    expect(read("claude-haiku-5-5")).toBe(0.05);
+    expect(estimateCost("claude-haiku-5-5", { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 100_000 })).toBe(0.001);
+    // Fable 5.1 cut cache reads to a quarter of Fable 5's $1.00 (0.025x input, not the usual 0.1x).
+    expect(read("claude-fable-5-1")).toBe(0.25);
+    expect(estimateCost("claude-fable-5-1", { input_tokens: 1_000_000, output_tokens: 1_000_000, cache_creation_input_tokens: 1_000_000 })).toBe(
+      10 + 50 + 12.5,
+    );
   });
 
   it("reads MODEL_PRICES into the catalogue's price shape", () => {
@@ -80,6 +98,52 @@ describe("usage and cost", () => {
       expect(theirs.totals.calls).toBe(0);
       const res = await api(other.key, "GET", `/v1/sessions/${turn.sessionId}/usage`);
       expect(res.status).toBe(404);
+    },
+    T,
+  );
+
+  it(
+    "prices each model call of a turn on its own: two Haiku 5.5 calls of 60,000 prompt tokens pay the base price, not the long-prompt price",
+    async () => {
+      const u = await createUser();
+      const row = await createSessionWithinBudget(createDb(env.DB), u.id, { title: "tiers", siteId: null, projectId: null }, null, Date.now());
+      if (!row) throw new Error("session not created");
+      const call = { type: "tool_use" as const, id: "toolu_tier1", name: "current_time", input: {} };
+      await script(
+        u.id,
+        { reply: { content: [call], usage: { input_tokens: 60_000, output_tokens: 10 } } },
+        { reply: { content: [{ type: "text", text: "It is noon." }], usage: { input_tokens: 60_000, output_tokens: 10 } } },
+      );
+      // CHAT_MODEL is an operator setting: run this session's turn as a worker configured for Haiku 5.5.
+      const stub = env.SESSIONS.get(env.SESSIONS.idFromName(`${u.id}/${row.id}`));
+      await runInDurableObject(stub, async (_instance, state) => {
+        const haikuEnv = { ...env, CHAT_MODEL: "claude-haiku-5-5" };
+        const runner = new TurnRunner(new SessionStorage(state.storage), haikuEnv, { set: async () => undefined, clear: async () => undefined }, registry);
+        const sink = { emit: () => undefined, signal: new AbortController().signal };
+        await runner.chat(
+          {
+            turnId: crypto.randomUUID(),
+            userId: u.id,
+            plan: "free",
+            sessionId: row.id,
+            message: "what time is it?",
+            siteId: null,
+            projectId: null,
+            stream: true,
+            clientTools: [],
+          },
+          sink,
+          () => undefined,
+        );
+      });
+
+      const session = (await (await api(u.key, "GET", `/v1/sessions/${row.id}/usage`)).json()) as {
+        totals: Totals;
+        turns: { kind: string; model: string; input_tokens: number; output_tokens: number }[];
+      };
+      expect(session.turns).toEqual([expect.objectContaining({ kind: "chat", model: "claude-haiku-5-5", input_tokens: 120_000, output_tokens: 20 })]);
+      // Each request's prompt is 60,000 tokens, under the 100,000-token tier: $0.10 in, $0.50 out per million.
+      expect(session.totals.cost_usd).toBeCloseTo((2 * (60_000 * 0.1 + 10 * 0.5)) / 1e6, 9);
     },
     T,
   );

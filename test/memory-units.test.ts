@@ -1,11 +1,12 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
+import { thirdPerson } from "../src/lib/third-person";
 import { consolidateUser } from "../src/memory/consolidate";
 import { CONSOLIDATION_FORMAT, consolidationPrompt, mergeScaffold, normalizeJson, parseConsolidationOutput } from "../src/memory/consolidation-schema";
 import { dot, hashEmbed } from "../src/memory/embed";
 import { canonicalJson, uuidv5 } from "../src/memory/ids";
-import { offlineConsolidate, thirdPerson } from "../src/memory/offline-consolidate";
+import { offlineConsolidate } from "../src/memory/offline-consolidate";
 import { fitScaffold } from "../src/memory/providers";
 import { backoffSeconds } from "../src/memory/queue";
 import { matchOf, planSearch } from "../src/memory/ranking";

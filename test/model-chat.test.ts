@@ -106,6 +106,31 @@ describe("chat on the current models", () => {
   );
 
   it(
+    "says so when the model ends its turn with no answer to show (only thinking, or nothing), and the session goes on",
+    async () => {
+      const u = await createUser();
+      await script(
+        u.id,
+        { reply: { content: [{ type: "thinking", thinking: "The answer is 42; I will say so." }] } },
+        toolCall("current_time", {}, "toolu_e1"),
+        { reply: { content: [], no_thinking: true } },
+        textReply("It is 42."),
+      );
+      const quiet = await chat(u.key, { message: "what is the answer?" });
+      expect(shape(quiet.events)).toEqual(["session", "notice", "done"]);
+      expect(quiet.events.find((e) => e.type === "notice")).toMatchObject({ code: "empty" });
+      expect(quiet.events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
+      // An empty reply after tool results is said the same way.
+      const after = await chat(u.key, { message: "and the time?", session_id: quiet.sessionId });
+      expect(after.events.filter((e) => e.type === "notice")).toEqual([expect.objectContaining({ code: "empty" })]);
+      const next = await chat(u.key, { message: "say it again", session_id: quiet.sessionId });
+      expect(next.text).toBe("It is 42.");
+      expect(next.events.some((e) => e.type === "notice")).toBe(false);
+    },
+    T,
+  );
+
+  it(
     "reports a refusal, takes the refused turn out of history, and the session goes on",
     async () => {
       const u = await createUser();

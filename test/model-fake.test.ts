@@ -143,6 +143,25 @@ describe("fake Messages API: thinking blocks", () => {
     }
   });
 
+  it("bills thinking as output tokens whether or not its text is returned", async () => {
+    const key = user();
+    const reply = {
+      reply: {
+        content: [
+          { type: "thinking" as const, thinking: "Weighing the options at length. ".repeat(40) },
+          { type: "text" as const, text: "Done." },
+        ],
+      },
+    };
+    await script(key, reply, reply);
+    const shown = await client().messages.create(base(key, { thinking: { type: "adaptive", display: "summarized" } }));
+    const hidden = await client().messages.create(base(key, { thinking: { type: "adaptive", display: "omitted" } }));
+    expect(hidden.content[0]).toMatchObject({ type: "thinking", thinking: "" });
+    // The same thinking, billed the same (to the rounding of the fake's 4-characters-a-token count).
+    expect(Math.abs(hidden.usage.output_tokens - shown.usage.output_tokens)).toBeLessThanOrEqual(2);
+    expect(hidden.usage.output_tokens).toBeGreaterThan(300);
+  });
+
   it("rejects edited, reordered, dropped or foreign thinking blocks within a tool-use turn with 400", async () => {
     const key = user();
     const { messages, params } = await toolTurn(key);
@@ -207,6 +226,35 @@ describe("fake Messages API: stop reasons, structured outputs, caching", () => {
     const msg = await client().messages.create(base(key, { model: "claude-haiku-5-5", output_config: { format: { type: "json_schema", schema } } }));
     const text = msg.content.find((b) => b.type === "text");
     expect(JSON.parse(text?.type === "text" ? text.text : "")).toEqual({ facts: ["likes tea"], mood: "calm" });
+  });
+
+  it("rejects JSON Schema keywords structured outputs do not support with 400, accepts the ones it does", async () => {
+    const key = user();
+    const wrap = (field: Record<string, unknown>) => ({
+      type: "object",
+      properties: { field },
+      required: ["field"],
+      additionalProperties: false,
+    });
+    const request = (schema: Record<string, unknown>) => base(key, { model: "claude-haiku-5-5", output_config: { format: { type: "json_schema", schema } } });
+    const unsupported = [
+      { type: "array", items: { type: "string" }, maxItems: 5 },
+      { type: "array", items: { type: "string" }, minItems: 2 },
+      { type: "string", format: "color" },
+      { type: "string", minLength: 1 },
+      { type: "number", maximum: 1 },
+      { enum: [{ a: 1 }, { b: 2 }] },
+      { $ref: "https://example.com/schema.json" },
+      { type: "object", properties: {}, additionalProperties: true },
+    ];
+    for (const field of unsupported) expect((await rejection(request(wrap(field)))).status, JSON.stringify(field)).toBe(400);
+    const supported = [
+      { type: "array", items: { type: "string" }, minItems: 1 },
+      { type: "string", format: "date-time" },
+      { enum: ["a", 1, null] },
+      { anyOf: [{ type: "string" }, { type: "null" }] },
+    ];
+    for (const field of supported) expect((await rejection(request(wrap(field)))).status, JSON.stringify(field)).toBe(200);
   });
 
   it("writes the prefix up to a breakpoint once, then reads it back while the prefix is unchanged", async () => {

@@ -34,7 +34,7 @@ describe("offline model", () => {
     });
     const call = first.content.find((b) => b.type === "tool_use");
     expect(first.stop_reason).toBe("tool_use");
-    expect(call).toMatchObject({ name: "update_customer_brain", input: { target: "memory", content: "Remember that I prefer tea over coffee" } });
+    expect(call).toMatchObject({ name: "update_customer_brain", input: { target: "memory", content: "User prefers tea over coffee" } });
     const reply = offlineReply({
       model: "m",
       messages: [
@@ -158,6 +158,25 @@ describe("offline model as a demo", () => {
     const explicit = offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: "Remember that I'm working on Toolstream" }] });
     expect(calls(explicit).map((c) => c.name)).toEqual(["update_customer_brain", "record_observation"]);
     expect(calls(explicit)[1]?.input).toMatchObject({ category: "project_details" });
+  });
+
+  it("writes MEMORY about the user, not the request, and ends a profile value where its clause ends", () => {
+    const said = "Remember that I live in Lisbon and my dog is called Pixel.";
+    const reply = offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: said }] });
+    expect(calls(reply)).toEqual([
+      { name: "update_customer_brain", input: { target: "memory", content: "User lives in Lisbon and their dog is called Pixel" } },
+      { name: "record_observation", input: { content: said, category: "fact" } },
+      { name: "update_user_context", input: { scaffold_updates: { Location: "Lisbon" } } },
+    ]);
+    const profile = (content: string) =>
+      calls(offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content }] })).find((c) => c.name === "update_user_context")?.input;
+    expect(profile("I live in New York with my wife")).toEqual({ scaffold_updates: { Location: "New York" } });
+    expect(profile("I live in Trinidad and Tobago")).toEqual({ scaffold_updates: { Location: "Trinidad and Tobago" } });
+    expect(profile("I work at Johnson and Johnson and I love it")).toEqual({ scaffold_updates: { Employer: "Johnson and Johnson" } });
+    expect(profile("I work as a nurse since 2019, but I work for the city")).toEqual({ scaffold_updates: { Employer: "the city", Role: "nurse" } });
+    expect(profile("Keep in mind that I work for Acme")).toEqual({ scaffold_updates: { Employer: "Acme" } });
+    const dismissed = offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: "Forget it, remember that I live in Lyon" }] });
+    expect(calls(dismissed)[0]).toEqual({ name: "update_customer_brain", input: { target: "memory", content: "User lives in Lyon" } });
   });
 
   it("records nothing when asked to forget, and says where a fact is forgotten", () => {

@@ -9,7 +9,8 @@
  *   max_tokens loses its (incomplete) tool calls before it is stored;
  * - assistant content is stored exactly as the API returned it (thinking blocks and signatures
  *   included), and a paused server-tool turn is continued in the same assistant message;
- * - a refused reply is never stored: the outcome says so and the caller takes the turn back out.
+ * - a refused reply is never stored: the outcome says so and the caller takes the turn back out;
+ * - a turn that ends with no text to show (only thinking, or empty) says so with an `empty` notice.
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import { nonEmpty, type PendingCalls } from "../bridge/continuation";
@@ -116,6 +117,10 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
     }
     const calls = content.filter((b): b is Anthropic.ToolUseBlock => b.type === "tool_use");
     if (message.stop_reason !== "tool_use" || calls.length === 0) {
+      if (message.stop_reason === "end_turn" && !content.some((b) => b.type === "text" && b.text.trim())) {
+        // The model may end a turn with nothing to show: all of it in thinking, or an empty reply after tool results.
+        emit({ type: "notice", code: "empty", message: "the model ended its turn without an answer; ask again or rephrase" });
+      }
       if (content.some((b) => b.type !== "thinking" && b.type !== "redacted_thinking")) await input.persist([stored]);
       return { kind: "done", stopReason: message.stop_reason ?? "end_turn", ...progress, answered: true };
     }

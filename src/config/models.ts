@@ -73,8 +73,8 @@ export const MODELS = {
     contextWindow: 1_000_000,
     maxOutput: 128_000,
     minCacheTokens: 512,
-    // The overview lists $10 / $50; cache prices follow the documented 1.25x write and 0.1x read.
-    prices: { input: 10, output: 50, cacheWrite: 12.5, cacheRead: 1 },
+    // $10 / $50 as Fable 5; cache reads cut to a quarter of Fable 5's $1.00 (0.025x input); writes 1.25x.
+    prices: { input: 10, output: 50, cacheWrite: 12.5, cacheRead: 0.25 },
   },
 } as const satisfies Record<string, ModelInfo>;
 

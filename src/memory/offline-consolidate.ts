@@ -5,31 +5,10 @@
  * most recent observations in the narrative. Contradictions are left to fact slots (slots.ts).
  */
 import type { Json, JsonObject } from "../db/schema";
+import { thirdPerson } from "../lib/third-person";
 import type { StructuredSkill } from "../model/offline";
 import { type ConsolidationOutput, type ConsolidationWire, parseConsolidationPrompt, WORKING_MEMORY_WORDS } from "./consolidation-schema";
 import { wordCount } from "./text";
-
-const VERBS = new Map(
-  "prefer like love hate want need use live work own enjoy speak drink eat play run write read travel think plan move".split(" ").map((v) => [v, `${v}s`]),
-);
-VERBS.set("have", "has").set("do", "does").set("go", "goes").set("am", "is");
-
-/** "Remember that I live in Berlin" -> "User lives in Berlin". */
-export function thirdPerson(text: string): string {
-  let t = text.trim().replace(/^(please\s+)?(remember|note|fyi|btw)( that|:|,)?\s+/i, "");
-  t = t
-    .replace(/^i'm\b/i, "User is")
-    .replace(/^i've\b/i, "User has")
-    .replace(/^i'd\b/i, "User would");
-  t = t.replace(/^i (\w+)/i, (_, verb: string) => `User ${VERBS.get(verb.toLowerCase()) ?? verb}`);
-  t = t
-    .replace(/^my\b/i, "User's")
-    .replace(/\bmy\b/gi, "their")
-    .replace(/\bme\b/gi, "them")
-    .replace(/\bi\b/g, "they");
-  t = t.charAt(0).toUpperCase() + t.slice(1);
-  return /[.!?]$/.test(t) ? t.slice(0, -1) : t;
-}
 
 const HEADER = "Recent context (offline consolidation: rule-based, no model):";
 

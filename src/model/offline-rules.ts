@@ -2,6 +2,7 @@
  * The offline model's rules: which tools a user message calls, and what it says about their results.
  * docs/offline-model.md describes them for users; keep the two in step.
  */
+import { thirdPerson } from "../lib/third-person";
 import { describeProjectOutcome, projectCall } from "./offline-projects";
 import { schemaInstance } from "./schema-instance";
 
@@ -40,11 +41,17 @@ const CATEGORIES: { category: string; when: RegExp }[] = [
 ];
 
 const clean = (s: string) => s.trim().replace(/[.!\s]+$/, "");
+/**
+ * Where a profile value ends: punctuation, or a new clause ("... and my dog is called Pixel", "... with my wife",
+ * "... since 2019"). A conjunction inside a name ("Trinidad and Tobago", "Johnson and Johnson") does not end it.
+ */
+const VALUE = String.raw`([^.,;!?]+?)(?=\s+(?:(?:and|but|so|because|while|where|with)\s+(?:i|i'm|i've|i'd|my|we|we're|our|he|she|they|it|it's|the|a|an|his|her|their)\b|since\b|for\s+\d)|\s*[.,;!?]|\s*$)`;
+const field = (lead: string) => new RegExp(String.raw`\b${lead}\s+${VALUE}`, "i");
 const PROFILE_FIELDS: { key: string; when: RegExp }[] = [
   { key: "Name", when: /\b(?:my name is|call me|i'm called|i am called)\s+([\p{L}][\p{L}'-]*)/iu },
-  { key: "Location", when: /\bi live in\s+([^.,;!?]+)/i },
-  { key: "Employer", when: /\bi work (?:at|for)\s+([^.,;!?]+)/i },
-  { key: "Role", when: /\bi work as (?:an? )?([^.,;!?]+)/i },
+  { key: "Location", when: field("i live in") },
+  { key: "Employer", when: field("i work (?:at|for)") },
+  { key: "Role", when: field(String.raw`i work as(?:\s+an?)?`) },
 ];
 
 /** What a stated fact adds to the structured profile, e.g. "My name is Ana" -> {Name: "Ana"}. */
@@ -57,6 +64,13 @@ export function profileUpdates(said: string): Record<string, string> {
   return out;
 }
 
+/**
+ * What MEMORY keeps of "Forget it, remember that I live in Lyon": the statement after the request, about the
+ * user ("User lives in Lyon"), not the request itself.
+ */
+const REQUESTED = /\b(?:please\s+)?(?:remember|don't forget|do not forget|note|keep in mind)(?:\s+that|:|,)\s+(\S.*)$/i;
+const memoryEntry = (said: string) => thirdPerson(REQUESTED.exec(said)?.[1] ?? said);
+
 /** Memory calls for a statement: MEMORY when asked to remember, an observation for what was stated, profile keys. */
 function memoryCalls(said: string, available: Set<string>): PlannedCall[] {
   // Saving "forget that I live in Lyon" would store the very thing the user asked to drop.
@@ -65,7 +79,7 @@ function memoryCalls(said: string, available: Set<string>): PlannedCall[] {
   const category = CATEGORIES.find((c) => c.when.test(said))?.category ?? (explicit ? "fact" : undefined);
   if (!category) return [];
   const calls: PlannedCall[] = [];
-  if (available.has(BRAIN) && (explicit || !available.has(OBSERVE))) calls.push({ name: BRAIN, input: { target: "memory", content: said } });
+  if (available.has(BRAIN) && (explicit || !available.has(OBSERVE))) calls.push({ name: BRAIN, input: { target: "memory", content: memoryEntry(said) } });
   if (available.has(OBSERVE)) calls.push({ name: OBSERVE, input: { content: said, category } });
   const profile = profileUpdates(said);
   if (available.has(PROFILE) && Object.keys(profile).length) calls.push({ name: PROFILE, input: { scaffold_updates: profile } });

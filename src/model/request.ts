@@ -20,13 +20,16 @@ export function chatThinking(settings: ThinkingSettings): Pick<Anthropic.Message
 }
 
 /**
- * Background calls (extraction, summaries): structured output with the least thinking the model
- * allows: off where it can be turned off, else adaptive at low effort.
+ * Background calls (extraction, summaries, consolidation): structured output with the least thinking the
+ * model allows, since thinking is billed as output and counts toward `max_tokens` even when it is not
+ * shown. Off where it can be turned off (`disabled` at the model's default effort, which is high or
+ * below); `between_tools` at low effort where that is the lowest setting (a request without tools then
+ * gets no thinking at all); else adaptive at low effort, its text omitted.
  */
-export function backgroundRequest(model: string, schema: Record<string, unknown>): Pick<Anthropic.MessageCreateParams, "thinking" | "output_config"> {
+export function backgroundRequest(model: string, format: Anthropic.JSONOutputFormat): Pick<Anthropic.MessageCreateParams, "thinking" | "output_config"> {
   const info = modelInfo(model);
-  const format = { type: "json_schema" as const, schema };
   if (info.thinking === "adaptive-or-disabled") return { thinking: { type: "disabled" }, output_config: { format } };
+  if (info.thinking === "adaptive-or-between-tools") return { thinking: { type: "between_tools" }, output_config: { format, effort: "low" } };
   return { thinking: { type: "adaptive", display: "omitted" }, output_config: { format, effort: "low" } };
 }
 

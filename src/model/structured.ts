@@ -1,8 +1,8 @@
 /**
  * Background calls that need data back (consolidation, session summaries) use structured outputs:
  * `output_config.format` with a JSON Schema generated from a zod schema, and the JSON comes back as the
- * reply's text. Forced `tool_choice` is rejected by the current Sonnet and Opus models, so nothing
- * here forces a tool. https://platform.claude.com/docs/en/build-with-claude/structured-outputs
+ * reply's text, with the least thinking the model allows (request.ts). Forced `tool_choice` is rejected
+ * by the current Sonnet and Opus models, so nothing here forces a tool. https://platform.claude.com/docs/en/build-with-claude/structured-outputs
  *
  * The schema subset the API accepts: every object closed (`additionalProperties: false`), no recursion,
  * no numeric or length constraints. Wire schemas are written with `z.strictObject` and plain types;
@@ -11,6 +11,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
 import type { ModelClient } from "./anthropic";
+import { backgroundRequest } from "./request";
 
 export type JsonFormat = { type: "json_schema"; schema: Record<string, unknown> };
 
@@ -46,7 +47,7 @@ export async function callStructured(call: StructuredCall): Promise<{ value: unk
       max_tokens: call.maxTokens,
       system: call.system,
       messages: [{ role: "user", content: call.prompt }],
-      output_config: { format: call.format },
+      ...backgroundRequest(call.model, call.format),
       metadata: { user_id: call.userId },
     },
     call.signal ? { signal: call.signal } : undefined,

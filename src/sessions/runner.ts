@@ -28,7 +28,7 @@ import { createModelClient } from "../model/anthropic";
 import { isAbort, modelFailure } from "../model/errors";
 import { budgetOf, overBudget } from "../usage/budget";
 import { usageInsert } from "../usage/record";
-import { addTokens, noTokens, type SpentTokens } from "../usage/spent";
+import { addCall, addSpent, noTokens, type SpentTokens } from "../usage/spent";
 import { type EventSink, stoppedByUser } from "./event-stream";
 import { currentTurnStart, followUpQuery, modelHistory, type StoredMessage } from "./history";
 import { aheadTrigger, foldDue, latestTurnSeq, liveRows, messageTokens, planFold, summaryRow } from "./history-budget";
@@ -281,7 +281,7 @@ export class TurnRunner {
       persist: async (msgs) => {
         this.store.append(msgs);
       },
-      onUsage: (u) => addTokens(tally.spent, u),
+      onUsage: (u) => addCall(tally.spent, seg.model, u, scope.config.modelPrices),
       ...(seg.progress ? { progress: seg.progress } : {}),
     });
     if (outcome.kind === "refused") {
@@ -410,7 +410,7 @@ export class TurnRunner {
   private async settle(scope: TurnScope, model: string, tally: Tally): Promise<void> {
     // Tokens an earlier segment could not record go out with this one's (carried once, then cleared).
     const owed = this.store.owedTokens();
-    if (owed) addTokens(tally.spent, owed);
+    if (owed) addSpent(tally.spent, owed, model, scope.config.modelPrices);
     const spent = usageInsert(scope.db, {
       userId: scope.userId,
       kind: "chat",

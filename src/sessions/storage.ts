@@ -180,9 +180,12 @@ export class SessionStorage {
     this.setState("session", meta);
   }
 
-  /** Tokens a turn spent whose usage row could not be written: the next turn's bookkeeping writes them. */
-  owedTokens(): SpentTokens | null {
-    return this.state<SpentTokens>("owed_tokens");
+  /**
+   * Tokens a turn spent whose usage row could not be written: the next turn's bookkeeping writes them (a
+   * record saved before costs were kept per call has no `cost_usd`).
+   */
+  owedTokens(): (Omit<SpentTokens, "cost_usd"> & { cost_usd?: number }) | null {
+    return this.state<Omit<SpentTokens, "cost_usd"> & { cost_usd?: number }>("owed_tokens");
   }
 
   saveOwedTokens(owed: SpentTokens | null): void {

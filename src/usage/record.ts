@@ -9,13 +9,17 @@ export type UsageRow = {
   userId: string;
   kind: UsageKind;
   model: string | null;
-  usage: TokenUsage;
+  /** The calls' tokens; with `cost_usd` when they were priced call by call as they completed (spent.ts). */
+  usage: TokenUsage & { cost_usd?: number };
   sessionId?: string | null;
   /** MODEL_PRICES overrides (config.modelPrices). */
   prices?: PriceOverrides;
 };
 
-/** The insert of one usage row with its cache tokens and estimated cost; null when the calls used nothing. */
+/**
+ * The insert of one usage row with its cache tokens and estimated cost (the calls' own, or the usage
+ * priced as one call); null when the calls used nothing.
+ */
 export function usageInsert(db: Db, row: UsageRow) {
   const u = row.usage;
   const cacheRead = u.cache_read_input_tokens ?? 0;
@@ -30,7 +34,7 @@ export function usageInsert(db: Db, row: UsageRow) {
     outputTokens: u.output_tokens,
     cacheReadTokens: cacheRead,
     cacheCreationTokens: cacheCreation,
-    costUsd: estimateCost(row.model, u, row.prices),
+    costUsd: u.cost_usd ?? estimateCost(row.model, u, row.prices),
     sessionId: row.sessionId ?? null,
   });
 }

@@ -15,7 +15,7 @@ import { errorEvent, messageEvents, messageJson, sseFrame, type WireBlock, type 
 import { account } from "./cache";
 import { type ApiRequest, type Block, type Json, sequence, sign } from "./prefix";
 import { thinkingMode, validate } from "./rules";
-import { defaultStructuredText, forcedToolChoiceError, formatError, type StructuredRequest, structuredQueue } from "./structured";
+import { defaultStructuredText, formatError, type StructuredRequest, structuredQueue } from "./structured";
 import { remember, verifyThinking } from "./thinking";
 
 export type Citation = { type: "web_search_result_location"; url: string; title: string | null; cited_text: string; encrypted_index: string };
@@ -140,8 +140,16 @@ export function instanceOf(schema: Json): Json {
   return null;
 }
 
-/** The reply's content as the API returns it: thinking added and signed, text shown per `display`. */
-function replyContent(req: ApiRequest, step: Extract<Step, { reply: unknown }>, scope: string, seq: ReturnType<typeof sequence>): Block[] {
+/**
+ * The reply's content as the API returns it: thinking added and signed, text shown per `display`; and the
+ * output tokens it bills, which count the thinking whether or not its text is shown.
+ */
+function replyContent(
+  req: ApiRequest,
+  step: Extract<Step, { reply: unknown }>,
+  scope: string,
+  seq: ReturnType<typeof sequence>,
+): { content: Block[]; outputTokens: number } {
   let blocks: FakeBlock[] = step.reply.content ?? [];
   const format = req.output_config?.format;
   if (format && (step.reply.json !== undefined || !step.reply.content)) {
@@ -159,10 +167,12 @@ function replyContent(req: ApiRequest, step: Extract<Step, { reply: unknown }>, 
   if (mode === "disabled") blocks = blocks.filter((b) => b.type !== "thinking" && b.type !== "redacted_thinking");
   const summarized = req.thinking?.display === "summarized";
   const out: Block[] = [];
+  let hidden = 0;
   blocks.forEach((b, i) => {
     let block: Block;
     if (b.type === "thinking") {
       const shown: Block = { type: "thinking", thinking: summarized ? b.thinking : "" };
+      if (!summarized) hidden += approxTokens(b.thinking);
       block = { ...shown, signature: sign(scope, seq.hash, shown) };
     } else if (b.type === "redacted_thinking") {
       block = { type: "redacted_thinking", data: sign(scope, seq.hash, { type: "redacted_thinking" }) };
@@ -173,7 +183,7 @@ function replyContent(req: ApiRequest, step: Extract<Step, { reply: unknown }>, 
     seq.push(block, `reply.${i}`, i, i === 0 && last?.role !== "assistant" ? "msg:assistant" : "blk");
     out.push(block);
   });
-  return out;
+  return { content: out, outputTokens: approxTokens(JSON.stringify(out)) + hidden };
 }
 
 async function messages(request: Request): Promise<Response> {
@@ -194,7 +204,7 @@ async function messages(request: Request): Promise<Response> {
   // A request the API rejects does not use up the scripted reply.
   const invalid = validate(body);
   if (invalid) return error(invalid.status, invalid.type, invalid.message, requestId);
-  const badFormat = forcedToolChoiceError(body as unknown as StructuredRequest) ?? formatError(body as unknown as StructuredRequest);
+  const badFormat = formatError(body as unknown as StructuredRequest);
   if (badFormat) return error(400, "invalid_request_error", badFormat, requestId);
   const scope = `${body.model}|${key}`;
   const seq = sequence(body, scope);
@@ -206,7 +216,7 @@ async function messages(request: Request): Promise<Response> {
   const step = (queue.shift() as Extract<Step, { reply: unknown }> | undefined) ?? fallback;
   const cache = account(seq, body.model);
 
-  const content = replyContent(body, step, scope, seq);
+  const { content, outputTokens } = replyContent(body, step, scope, seq);
   remember(content);
   const stop_reason = step.reply.stop_reason ?? (content.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn");
   const msg: WireMessage = {
@@ -215,7 +225,7 @@ async function messages(request: Request): Promise<Response> {
     content: content as unknown as WireBlock[],
     stop_reason,
     stop_details: stop_reason === "refusal" ? (step.reply.stop_details ?? { type: "refusal", category: null, explanation: null }) : null,
-    usage: step.reply.usage ?? { ...cache, output_tokens: approxTokens(JSON.stringify(content)) },
+    usage: step.reply.usage ?? { ...cache, output_tokens: outputTokens },
     ...(step.reply.truncate_tool_input ? { truncatedJson: true } : {}),
   };
   if (step.delay_ms) await new Promise<void>((resolve) => setTimeout(resolve, step.delay_ms));
