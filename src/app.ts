@@ -36,7 +36,7 @@ export function createApp(registry: Registry) {
         }),
   );
   app.onError(onError);
-  app.notFound(onNotFound);
+  app.notFound(onNotFound(() => app.routes));
 
   app.route("/", healthRoutes);
   app.route("/", authRoutes);

@@ -30,15 +30,22 @@ const searched: Step = {
 };
 
 describe("native web search", () => {
-  it("is attached to every turn with max_uses 5; there is no request field to switch it", async () => {
+  it("is attached to every turn with max_uses 5; an old client's web_search toggle is accepted and changes nothing", async () => {
     const u = await createUser();
-    await script(u.id, textReply("a"));
+    await script(u.id, textReply("a"), textReply("b"), textReply("c"));
     await chatTurn(u.key, { message: "hi" });
-    const [plain] = await seen(u.id);
-    expect(plain?.tools?.find((t) => t.name === "web_search")).toEqual({ type: "web_search_20250305", name: "web_search", max_uses: 5 });
-    const res = await api(u.key, "POST", "/v1/chat", { message: "hi", web_search: false });
-    expect(res.status).toBe(400);
-    expect(await seen(u.id)).toHaveLength(1);
+    for (const web_search of [false, true]) {
+      const t = await chatTurn(u.key, { message: "hi", web_search });
+      expect(t.end).toMatchObject({ type: "done" });
+    }
+    const sent = await seen(u.id);
+    expect(sent).toHaveLength(3);
+    for (const request of sent) {
+      expect(request.tools?.find((t) => t.name === "web_search")).toEqual({ type: "web_search_20250305", name: "web_search", max_uses: 5 });
+    }
+    // Still a boolean: anything else is a mistake worth a 400.
+    expect((await api(u.key, "POST", "/v1/chat", { message: "hi", web_search: "yes" })).status).toBe(400);
+    expect(await seen(u.id)).toHaveLength(3);
   });
 
   it("streams the search and its citations, and keeps the server blocks in history unchanged", async () => {

@@ -160,6 +160,22 @@ describe("model faults", () => {
     expect(await res.json()).toMatchObject({ error: { code: "model_overloaded" } });
   });
 
+  it("leaves no empty session behind a failed stream:false turn that started one (its id was never sent); an existing session stays", async () => {
+    const u = await createUser();
+    const overloaded = [{ status: 529 as const }, { status: 529 as const }, { status: 529 as const }];
+    await script(u.id, ...overloaded, ...overloaded);
+    for (let i = 0; i < 2; i++) expect((await api(u.key, "POST", "/v1/chat", { message: "hi", stream: false })).status).toBe(503);
+    const listed = async () => ((await (await api(u.key, "GET", "/v1/sessions")).json()) as { sessions: { id: string }[] }).sessions;
+    expect(await listed()).toEqual([]);
+    // A streamed turn sent its session id first: that session stays, for the retry.
+    await script(u.id, ...overloaded, textReply("recovered"));
+    const streamed = await chat(u.key, { message: "hi" });
+    expect(streamed.events.at(-1)).toMatchObject({ type: "error", code: "model_overloaded" });
+    expect((await listed()).map((s) => s.id)).toEqual([streamed.sessionId]);
+    const retry = await chat(u.key, { message: "hi again", session_id: streamed.sessionId });
+    expect(retry.text).toBe("recovered");
+  });
+
   it("keeps the partial reply when the client disconnects mid-stream", async () => {
     const u = await createUser();
     await script(

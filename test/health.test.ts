@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api, BASE } from "./helpers";
+import { api, BASE, createUser } from "./helpers";
 
 describe("health and API description", () => {
   it("reports the database and the model", async () => {
@@ -36,5 +36,26 @@ describe("health and API description", () => {
     const res = await api(null, "GET", "/nope", undefined, { "x-request-id": "abc-123" });
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ error: { code: "not_found", message: "no route for GET /nope", request_id: "abc-123" } });
+  });
+
+  it("answers a path that exists under other methods with 405 and the methods it takes", async () => {
+    const u = await createUser();
+    const cases: [string, string, string][] = [
+      ["PUT", "/v1/sessions", "GET, HEAD"],
+      ["POST", "/v1/sessions/ses_x", "GET, PATCH, DELETE, HEAD"],
+      ["GET", "/v1/sessions/ses_x/tool_result", "POST"],
+      ["DELETE", "/v1/brain/soul", "GET, PUT, HEAD"],
+      ["GET", "/v1/chat", "POST"],
+    ];
+    for (const [method, path, allow] of cases) {
+      const res = await api(u.key, method, path);
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.headers.get("allow")?.split(", ").sort()).toEqual(allow.split(", ").sort());
+      expect(await res.json()).toMatchObject({ error: { code: "method_not_allowed", message: expect.stringContaining(path) } });
+    }
+    // Paths that exist under no method stay 404, and auth still comes first.
+    expect((await api(u.key, "GET", "/v1/sessions/ses_x/nope")).status).toBe(404);
+    expect((await api(u.key, "PUT", "/v1/sessions/")).status).toBe(404);
+    expect((await api(null, "PUT", "/v1/sessions")).status).toBe(401);
   });
 });

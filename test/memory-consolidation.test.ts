@@ -296,3 +296,79 @@ describe("cron sweep", () => {
     expect(results["memory.sweep"]).toMatchObject({ requeued: expect.any(Number), resumed: expect.any(Number), embedded: expect.any(Number) });
   });
 });
+
+describe("the user's own corrections of working memory and scaffold", () => {
+  type Runs = { runs: { rev: number; kind: string; summary: Record<string, unknown> }[] };
+
+  it("replaces the narrative: the next turn is told the user's text, and the edit is a run", async () => {
+    const u = await createUser();
+    const put = await api(u.key, "PUT", "/v1/memory/working", { working_memory: "Ana moved to Lyon\u200b and is planning a bakery." });
+    expect(put.status).toBe(200);
+    expect(await put.json()).toMatchObject({ working_memory: "Ana moved to Lyon and is planning a bakery.", words: 9 });
+    expect((await getJson<Runs>(u.key, "/v1/memory/runs")).runs).toMatchObject([{ rev: 1, kind: "edit", summary: { working_memory_words: 9 } }]);
+    await script(u.id, textReply("Bonjour"));
+    const res = await api(u.key, "POST", "/v1/chat", { message: "hi", stream: false });
+    expect(res.status).toBe(200);
+    expect(JSON.stringify((await seen(u.id)).at(-1))).toContain("Ana moved to Lyon and is planning a bakery.");
+    // Empty clears it.
+    expect(await (await api(u.key, "PUT", "/v1/memory/working", { working_memory: "" })).json()).toMatchObject({ working_memory: "", words: 0 });
+  });
+
+  it("refuses a narrative over 500 words and bad bodies, changing nothing", async () => {
+    const u = await createUser();
+    await api(u.key, "PUT", "/v1/memory/working", { working_memory: "kept" });
+    const over = await api(u.key, "PUT", "/v1/memory/working", { working_memory: "w ".repeat(501) });
+    expect(over.status).toBe(413);
+    expect(await over.json()).toMatchObject({ error: { code: "limit_exceeded" } });
+    for (const body of [{}, { working_memory: 5 }, { working_memory: "x", extra: 1 }]) {
+      expect((await api(u.key, "PUT", "/v1/memory/working", body)).status).toBe(400);
+    }
+    expect((await getJson<Working>(u.key, "/v1/memory/working")).working_memory).toBe("kept");
+    expect((await getJson<Runs>(u.key, "/v1/memory/runs")).runs).toHaveLength(1);
+  });
+
+  it("sets and removes scaffold keys with confidence 1, leaving the other keys and other users alone", async () => {
+    const u = await createUser();
+    const other = await createUser();
+    const { sent } = await observe(u.id, [{ content: "I live in Porto" }]);
+    await script(
+      u.id,
+      consolidation({ updated_scaffold: { City: "Porto", Role: "Baker", Pets: ["cat"] }, updated_working_memory: "In Porto.", facts_to_embed: [] }),
+    );
+    await deliver(sent);
+    await api(other.key, "PATCH", "/v1/memory/scaffold", { scaffold: { City: "Oslo" } });
+    const res = await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { City: "Lyon", Pets: null, Goals: { shop: "open a bakery" } } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Scaffold;
+    expect(body.scaffold).toEqual({ City: "Lyon", Role: "Baker", Goals: { shop: "open a bakery" } });
+    expect(body.confidence.City?.confidence).toBe(1);
+    expect(body.confidence.Goals?.confidence).toBe(1);
+    expect(body.confidence.Pets).toBeUndefined();
+    expect((await getJson<Scaffold>(other.key, "/v1/memory/scaffold")).scaffold).toEqual({ City: "Oslo" });
+    for (const bad of [{}, { scaffold: {} }, { scaffold: "City" }, { scaffold: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, 1])) }]) {
+      expect((await api(u.key, "PATCH", "/v1/memory/scaffold", bad)).status).toBe(400);
+    }
+    expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual(body.scaffold);
+  });
+
+  it("a consolidation that read the memory before the user's edit does not write over it: it is redone on top of it", async () => {
+    const u = await createUser();
+    const { sent } = await observe(u.id, [{ content: "I live in Porto" }]);
+    const out = (city: string) => consolidation({ updated_scaffold: { City: city }, updated_working_memory: `Lives in ${city}.`, facts_to_embed: [] });
+    // The first run's model call takes a while; the user corrects the scaffold meanwhile.
+    await script(u.id, { ...out("Porto"), delay_ms: 1500 }, out("Lyon"));
+    const running = deliver(sent);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { City: "Lyon", Diet: "vegetarian" } })).status).toBe(200);
+    const first = await running;
+    expect(first.retryMessages).toHaveLength(1);
+    expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({ City: "Lyon", Diet: "vegetarian" });
+    // The retry starts from the user's version.
+    expect((await deliver(sent)).explicitAcks).toHaveLength(1);
+    const prompts = (await seen(u.id)).map((r) => JSON.stringify(r.messages));
+    expect(prompts).toHaveLength(2);
+    expect(prompts[1]).toContain("vegetarian");
+    expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({ City: "Lyon", Diet: "vegetarian" });
+    expect((await getJson<{ runs: { kind: string }[] }>(u.key, "/v1/memory/runs")).runs.map((r) => r.kind)).toEqual(["consolidation", "edit"]);
+  });
+});

@@ -22,8 +22,8 @@ export class SessionDO extends SessionObject {
   }
 
   /** A stopped or cancelled turn (stopTurns goes through here) also ends the test capability's `filibuster` call, which nothing else ends. */
-  override cancelTurn(turnId: string): void {
-    super.cancelTurn(turnId);
+  override cancelTurn(turnId: string, why?: "gone" | "stopped"): void {
+    super.cancelTurn(turnId, why);
     endFilibusters();
   }
 }

@@ -283,7 +283,7 @@ export const memoryRuns = sqliteTable(
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
     rev: integer("rev").notNull(),
-    kind: text("kind", { enum: ["consolidation", "erase"] }).notNull(),
+    kind: text("kind", { enum: ["consolidation", "erase", "edit"] }).notNull(),
     eventIds: text("event_ids", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
     summary: text("summary", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
     model: text("model"),

@@ -62,6 +62,30 @@ export function onError(err: unknown, c: Context) {
   return c.json(errorBody(e.code, e.message, requestId), status);
 }
 
-export function onNotFound(c: Context) {
-  return onError(new AppError("not_found", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), c);
+type RouteRef = { method: string; path: string };
+
+/** A route path (`/v1/sessions/:id`) as a regular expression over request paths; a parameter is one segment. */
+function pathPattern(path: string): RegExp {
+  const segments = path.split("/").map((s) => (s.startsWith(":") ? "[^/]+" : s === "*" ? ".*" : s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+  return new RegExp(`^${segments.join("/")}$`);
+}
+
+/**
+ * Answers a request no route took: `405 method_not_allowed` with `Allow` when its path exists under other
+ * methods, else `404 not_found`. `routes` is read on first use, once every route is mounted.
+ */
+export function onNotFound(routes: () => readonly RouteRef[]) {
+  let table: { method: string; pattern: RegExp }[] | undefined;
+  return (c: Context) => {
+    table ??= routes()
+      .filter((r) => r.method !== "ALL")
+      .map((r) => ({ method: r.method, pattern: pathPattern(r.path) }));
+    const path = new URL(c.req.url).pathname;
+    const allowed = [...new Set(table.filter((r) => r.pattern.test(path)).map((r) => r.method))];
+    if (!allowed.length) return onError(new AppError("not_found", `no route for ${c.req.method} ${path}`), c);
+    // A GET route answers HEAD too.
+    if (allowed.includes("GET")) allowed.push("HEAD");
+    c.header("allow", allowed.join(", "));
+    return onError(new AppError("method_not_allowed", `${c.req.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}`), c);
+  };
 }

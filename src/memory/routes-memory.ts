@@ -1,8 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { CursorParam, nextCursor } from "../db/cursor";
+import type { AppEnv } from "../http/context";
 import { ErrorBody } from "../http/errors";
 import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
 import { consolidationBudget } from "./budget";
+import { editTiers } from "./edit";
 import { AUTONOMOUS_TYPES, listEvents, pendingCount, publicEvent, recordObservations, retryFailed } from "./events";
 import { requireOwnScope } from "./facts";
 import { listContextLogs, listRuns, readTiers } from "./inspect";
@@ -65,15 +68,28 @@ const observationsRoute = route({
   },
 });
 
+const WorkingMemory = z.object({ working_memory: z.string(), words: z.number(), updated_at: z.number(), pending_events: z.number() }).openapi("WorkingMemory");
+const Scaffold = z
+  .object({ scaffold: z.record(z.string(), z.unknown()), confidence: z.record(z.string(), z.object({ confidence: z.number(), updated_at: z.number() })) })
+  .openapi("Scaffold");
+
 const workingRoute = route({
   method: "get",
   path: "/v1/memory/working",
   operationId: "getWorkingMemory",
   summary: "Working memory: the narrative injected into every turn",
-  responses: {
-    200: json(z.object({ working_memory: z.string(), words: z.number(), updated_at: z.number(), pending_events: z.number() }), "Working memory"),
-    ...errors,
-  },
+  responses: { 200: json(WorkingMemory, "Working memory"), ...errors },
+});
+
+const putWorkingRoute = route({
+  method: "put",
+  path: "/v1/memory/working",
+  operationId: "putWorkingMemory",
+  summary: "Replace the working-memory narrative with your own text (at most 500 words; empty clears it)",
+  description:
+    "Your correction is what later consolidations start from: one already running when you write is redone on top of it. Recorded as an `edit` run in GET /v1/memory/runs.",
+  request: jsonBody(z.strictObject({ working_memory: z.string().max(20_000) })),
+  responses: { 200: json(WorkingMemory, "Working memory"), ...errors, 413: json(ErrorBody, "Over 500 words (limit_exceeded)") },
 });
 
 const scaffoldRoute = route({
@@ -81,13 +97,25 @@ const scaffoldRoute = route({
   path: "/v1/memory/scaffold",
   operationId: "getScaffold",
   summary: "The scaffold (schema-free profile) with confidence per top-level key",
-  responses: {
-    200: json(
-      z.object({ scaffold: z.record(z.string(), z.unknown()), confidence: z.record(z.string(), z.object({ confidence: z.number(), updated_at: z.number() })) }),
-      "Scaffold",
-    ),
-    ...errors,
-  },
+  responses: { 200: json(Scaffold, "Scaffold"), ...errors },
+});
+
+const patchScaffoldRoute = route({
+  method: "patch",
+  path: "/v1/memory/scaffold",
+  operationId: "patchScaffold",
+  summary: "Set or remove top-level scaffold keys: a value replaces the key whole, null removes it",
+  description:
+    "Keys you set get confidence 1. Later consolidations start from your version: one already running when you write is redone on top of it. Recorded as an `edit` run in GET /v1/memory/runs.",
+  request: jsonBody(
+    z.strictObject({
+      scaffold: z
+        .record(z.string().trim().min(1).max(100), JsonValue)
+        .refine((v) => Object.keys(v).length >= 1 && Object.keys(v).length <= 50, "give 1 to 50 keys")
+        .refine((v) => Object.values(v).every((x) => JSON.stringify(x).length <= 4000), "each value is at most 4000 characters of JSON"),
+    }),
+  ),
+  responses: { 200: json(Scaffold, "Scaffold"), ...errors },
 });
 
 const eventsRoute = route({
@@ -136,6 +164,16 @@ const runsRoute = route({
   responses: { 200: json(z.object({ runs: z.array(z.record(z.string(), z.unknown())) }), "Runs"), ...errors },
 });
 
+async function workingMemory(c: Context<AppEnv>) {
+  const [tiers, pending] = await Promise.all([readTiers(c.var.db, c.var.user.id), pendingCount(depsOf(c), c.var.user.id)]);
+  return { working_memory: tiers.workingMemory, words: tiers.words, updated_at: tiers.updatedAt, pending_events: pending };
+}
+
+async function scaffoldOf(c: Context<AppEnv>) {
+  const tiers = await readTiers(c.var.db, c.var.user.id);
+  return { scaffold: tiers.scaffold, confidence: tiers.scaffoldMeta };
+}
+
 export const memoryStateRoutes = newRouter()
   .openapi(observationsRoute, async (c) => {
     const { observations } = c.req.valid("json");
@@ -149,13 +187,15 @@ export const memoryStateRoutes = newRouter()
     const out = await recordObservations(depsOf(c), c.var.user, inputs, key);
     return c.json({ events: out.events.map(publicEvent), replayed: out.replayed, budget: out.budget }, 202);
   })
-  .openapi(workingRoute, async (c) => {
-    const [tiers, pending] = await Promise.all([readTiers(c.var.db, c.var.user.id), pendingCount(depsOf(c), c.var.user.id)]);
-    return c.json({ working_memory: tiers.workingMemory, words: tiers.words, updated_at: tiers.updatedAt, pending_events: pending }, 200);
+  .openapi(workingRoute, async (c) => c.json(await workingMemory(c), 200))
+  .openapi(putWorkingRoute, async (c) => {
+    await editTiers(c.var.db, c.var.user.id, { workingMemory: c.req.valid("json").working_memory });
+    return c.json(await workingMemory(c), 200);
   })
-  .openapi(scaffoldRoute, async (c) => {
-    const tiers = await readTiers(c.var.db, c.var.user.id);
-    return c.json({ scaffold: tiers.scaffold, confidence: tiers.scaffoldMeta }, 200);
+  .openapi(scaffoldRoute, async (c) => c.json(await scaffoldOf(c), 200))
+  .openapi(patchScaffoldRoute, async (c) => {
+    await editTiers(c.var.db, c.var.user.id, { scaffold: c.req.valid("json").scaffold });
+    return c.json(await scaffoldOf(c), 200);
   })
   .openapi(eventsRoute, async (c) => {
     const { limit, before, status } = c.req.valid("query");

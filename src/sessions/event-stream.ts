@@ -12,6 +12,13 @@ export type EventSink = {
 const encoder = new TextEncoder();
 
 /**
+ * Why a turn was aborted when the user stopped it (POST /v1/sessions/{id}/stop), as opposed to a client that
+ * went away: the reader is still there, so the stream must still end with `done`.
+ */
+export const STOPPED = new DOMException("the user stopped the turn", "AbortError");
+export const stoppedByUser = (signal: AbortSignal) => signal.aborted && signal.reason === STOPPED;
+
+/**
  * How a turn's events travel to the Worker: as the SSE frames the client receives (the Worker passes
  * the bytes on without parsing them), or as NDJSON for a Worker that collects them into one JSON body.
  */
@@ -22,7 +29,7 @@ export type EventFormat = "sse" | "ndjson";
  * are dropped and the signal aborts, so the turn stops at its next await. Events the reader has not
  * taken yet leave together as one chunk (see coalesce.ts).
  */
-export function eventStream(format: EventFormat): EventSink & { readable: ReadableStream<Uint8Array>; abort(): void; close(): void } {
+export function eventStream(format: EventFormat): EventSink & { readable: ReadableStream<Uint8Array>; abort(reason?: unknown): void; close(): void } {
   const controller = new AbortController();
   const out = coalescingStream(() => controller.abort());
   return {
@@ -32,7 +39,7 @@ export function eventStream(format: EventFormat): EventSink & { readable: Readab
       out.push(format === "sse" ? encoder.encode(sseFrame(event)) : ndjson(event));
     },
     drained: out.drained,
-    abort: () => controller.abort(),
+    abort: (reason) => controller.abort(reason),
     close: out.close,
   };
 }

@@ -8,12 +8,12 @@ import { type ChatEvent, collectTurn, parseNdjson, ToolPendingEnvelope, UsageSch
 import type { AppEnv } from "../http/context";
 import { ErrorBody } from "../http/errors";
 import { errors, json, jsonBody, newRouter, Slug, security } from "../http/openapi";
-import { AppError } from "../lib/errors";
+import { AppError, describeFailure } from "../lib/errors";
 import { cleanText } from "../lib/sanitize";
 import { assertChatBudget } from "../usage/budget";
 import { coalescingStream } from "./coalesce";
 import type { Started } from "./session-do";
-import { createSessionWithinBudget, requireProject, sessionStub } from "./store";
+import { createSessionWithinBudget, deleteSessionRow, destroySessionObject, requireProject, sessionStub } from "./store";
 
 export const ChatRequest = z
   .strictObject({
@@ -24,6 +24,12 @@ export const ChatRequest = z
     stream: z.boolean().default(true),
     client_tools: z.array(ClientToolSpec).max(128).default([]).describe("Tools only the client can run; calling one suspends the turn"),
     mcp_servers: z.array(McpServerSpec).max(16).default([]).describe("MCP servers on the user's machine; their tools reach the model as mcp__<server>__<tool>"),
+    // Web search is attached to every turn; older clients still send their toggle, which must not break them.
+    web_search: z
+      .boolean()
+      .optional()
+      .describe("Ignored: web search is always available to the model. Accepted so clients that still send the old toggle keep working")
+      .openapi({ deprecated: true }),
   })
   .openapi("ChatRequest");
 
@@ -128,17 +134,41 @@ export const chatRoutes = (registry: Registry) =>
     }
     const stub = sessionStub(c.env, user.id, sessionId);
     const turnId = c.var.requestId;
-    const started = await stub.turn({
-      turnId,
-      userId: user.id,
-      plan: user.plan,
-      sessionId,
-      message,
-      siteId: body.site_id ?? null,
-      projectId: body.project_id ?? null,
-      stream: body.stream,
-      clientTools: declared.tools,
-      ...(created ? { created } : {}),
-    });
-    return turnResponse(c, started, () => stub.cancelTurn(turnId));
+    const turn = async () => {
+      const started = await stub.turn({
+        turnId,
+        userId: user.id,
+        plan: user.plan,
+        sessionId,
+        message,
+        siteId: body.site_id ?? null,
+        projectId: body.project_id ?? null,
+        stream: body.stream,
+        clientTools: declared.tools,
+        ...(created ? { created } : {}),
+      });
+      return turnResponse(c, started, () => stub.cancelTurn(turnId));
+    };
+    if (!created) return turn();
+    try {
+      return await turn();
+    } catch (err) {
+      // The turn failed before the client learned the new session's id (an error response, not a stream): a
+      // session it left empty would only linger in the list and count against the quota, and a retry makes another.
+      await discardIfEmpty(c, user.id, sessionId);
+      throw err;
+    }
   });
+
+/** Deletes a session this request created if the failed turn left nothing in it. Best effort: the turn's error is what the client gets. */
+async function discardIfEmpty(c: Context<AppEnv>, userId: string, sessionId: string): Promise<void> {
+  try {
+    // RPC's structured-clone typing cannot express the stored content; only the counts are read here.
+    const state = (await sessionStub(c.env, userId, sessionId).read()) as unknown as { messages: unknown[]; pending: unknown } | null;
+    if (state && (state.messages.length > 0 || state.pending)) return;
+    await destroySessionObject(c.env, userId, sessionId);
+    await deleteSessionRow(c.var.db, userId, sessionId);
+  } catch (err) {
+    console.error(JSON.stringify({ request_id: c.var.requestId, session: sessionId, discard: describeFailure(err) }));
+  }
+}

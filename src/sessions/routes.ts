@@ -132,7 +132,7 @@ const stopRoute = createRoute({
   tags: ["sessions"],
   summary: "Stop the turn this session is answering; what it wrote so far is kept",
   description:
-    "What a Stop button calls. Closing the stream alone does not reliably reach the server, so the turn could run on to its end. The turn stops at its next step (a tool already running finishes first) and sends nothing more; its partial reply stays in history, and the session takes the next message as usual. `stopped` is 0 when nothing was running.",
+    "What a Stop button calls. Closing the stream alone does not reliably reach the server, so the turn could run on to its end. The turn stops at its next step (a tool already running finishes first); a client still reading its stream gets `done` with stop_reason `stopped` as the last event. Its partial reply stays in history, and the session takes the next message as usual. `stopped` is 0 when nothing was running.",
   security,
   request: { params: IdParam },
   responses: { 200: json(z.object({ ok: z.literal(true), stopped: z.number().int() }), "Stopped"), ...errors },

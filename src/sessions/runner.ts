@@ -17,7 +17,7 @@ import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
 import type { Registry } from "../core/capability";
 import type { TurnScope } from "../core/context";
-import { addUsage, zeroUsage } from "../core/events";
+import { addUsage, type Usage, zeroUsage } from "../core/events";
 import type { ToolContext } from "../core/tool";
 import { runStatements, type Statement } from "../db/batch";
 import { createDb, type Db } from "../db/client";
@@ -29,7 +29,7 @@ import { isAbort, modelFailure } from "../model/errors";
 import { budgetOf, overBudget } from "../usage/budget";
 import { usageInsert } from "../usage/record";
 import { addCall, addSpent, noTokens, type SpentTokens } from "../usage/spent";
-import type { EventSink } from "./event-stream";
+import { type EventSink, stoppedByUser } from "./event-stream";
 import { currentTurnStart, followUpQuery, modelHistory, type StoredMessage } from "./history";
 import { aheadTrigger, foldDue, latestTurnSeq, liveRows, messageTokens, planFold, summaryRow } from "./history-budget";
 import type { SessionMeta, SessionStorage } from "./storage";
@@ -103,7 +103,9 @@ export class TurnRunner {
   }
 
   /** Runs one turn; what it returns is run after the turn's stream has closed. */
-  async chat(input: TurnInput, sink: EventSink, open: Gate): Promise<Afterwards | undefined> {
+  async chat(input: TurnInput, events: EventSink, open: Gate): Promise<Afterwards | undefined> {
+    const toolsUsed: string[] = [];
+    const sink = notingTools(events, toolsUsed);
     // A turn that waited for the lock behind one that suspended.
     if (this.store.continuation()) return open({ code: "tool_pending", message: pendingMessage(input.sessionId) });
     let meta: SessionMeta | null;
@@ -193,7 +195,7 @@ export class TurnRunner {
         // The client left before the model answered: the turn did not happen.
         this.store.deleteMessage(userSeq);
       }
-      this.fail(err, sink, input.sessionId);
+      this.fail(err, sink, input.sessionId, { usage: addUsage(zeroUsage(), tally.spent), toolsUsed });
     } finally {
       await handedOver(sink);
       await this.settle(scope, scope.config.chatModel, tally);
@@ -202,13 +204,15 @@ export class TurnRunner {
   }
 
   /** Resumes a suspended turn; what it returns is run after the turn's stream has closed. */
-  async resume(input: ResumeInput, resolution: Resolution, sink: EventSink): Promise<Afterwards | undefined> {
-    sink.emit({ type: "session", id: input.sessionId });
+  async resume(input: ResumeInput, resolution: Resolution, events: EventSink): Promise<Afterwards | undefined> {
+    events.emit({ type: "session", id: input.sessionId });
     const cont = this.store.continuation();
     if (!cont?.pending.some((p) => p.call_id === resolution.call.call_id)) {
-      sink.emit({ type: "error", code: "continuation_expired", message: "the pending tool call is gone: it expired or was cancelled" });
+      events.emit({ type: "error", code: "continuation_expired", message: "the pending tool call is gone: it expired or was cancelled" });
       return undefined;
     }
+    const toolsUsed = [...cont.tools_used];
+    const sink = notingTools(events, toolsUsed);
     const scope = this.scope(input, cont.site_id, cont.project_id);
     const progress = { iterations: cont.iterations, usage: addUsage(zeroUsage(), cont.usage), toolsUsed: cont.tools_used };
     const tools = turnTools(this.registry.tools, cont.client_tools, cont.server_tools);
@@ -238,7 +242,7 @@ export class TurnRunner {
       ended = !tally.pending;
     } catch (err) {
       if (!isAbort(err) && !sink.signal.aborted) this.rollbackTurn();
-      this.fail(err, sink, input.sessionId);
+      this.fail(err, sink, input.sessionId, { usage: addUsage(progress.usage, tally.spent), toolsUsed });
     } finally {
       await handedOver(sink);
       await this.settle(scope, cont.model, tally);
@@ -287,7 +291,9 @@ export class TurnRunner {
       return false;
     }
     if (outcome.kind === "done") {
-      sink.emit({ type: "done", stop_reason: outcome.stopReason, usage: outcome.usage, tools_used: outcome.toolsUsed });
+      // The loop stops after a tool round once aborted; Stop ends it the same way as it does mid-reply.
+      const stopReason = outcome.stopReason === "client_disconnected" && stoppedByUser(sink.signal) ? "stopped" : outcome.stopReason;
+      sink.emit({ type: "done", stop_reason: stopReason, usage: outcome.usage, tools_used: outcome.toolsUsed });
       return false;
     }
     const now = Date.now();
@@ -446,8 +452,16 @@ export class TurnRunner {
     return { ...seg.scope, emit: sink.emit, turn: seg.counters, injected: seg.injected };
   }
 
-  private fail(err: unknown, sink: EventSink, sessionId: string): undefined {
-    if (isAbort(err) || sink.signal.aborted) return;
+  /**
+   * Ends a turn that threw. An abort sends nothing (the client is gone), unless the user stopped the turn:
+   * then the client is still reading and the stream ends with `done`, stop_reason "stopped", with what the
+   * turn had spent and called so far.
+   */
+  private fail(err: unknown, sink: EventSink, sessionId: string, soFar?: { usage: Usage; toolsUsed: string[] }): undefined {
+    if (isAbort(err) || sink.signal.aborted) {
+      if (soFar && stoppedByUser(sink.signal)) sink.emit({ type: "done", stop_reason: "stopped", usage: soFar.usage, tools_used: soFar.toolsUsed });
+      return;
+    }
     const failure = modelFailure(err);
     if (!failure) console.error(JSON.stringify({ session: sessionId, error: describeFailure(err) }));
     sink.emit({ type: "error", ...(failure ?? { code: "internal", message: "internal error" }) });
@@ -488,6 +502,17 @@ const HANDOVER_MS = 2_000;
  * bookkeeping, so a read made once it has ended sees the turn's usage. Bounded: a reader that stops
  * reading never holds the session's lock.
  */
+/** The sink, noting the name of every tool call it announces (a stopped turn's `done` lists them). */
+function notingTools(sink: EventSink, used: string[]): EventSink {
+  return {
+    ...sink,
+    emit(event) {
+      if (event.type === "tool_use") used.push(event.name);
+      sink.emit(event);
+    },
+  };
+}
+
 async function handedOver(sink: EventSink): Promise<void> {
   if (sink.drained) await waitAtMost(sink.drained(), HANDOVER_MS);
 }

@@ -14,7 +14,7 @@ import type { Registry } from "../core/capability";
 import type { ToolPendingEnvelope } from "../core/events";
 import { describeFailure } from "../lib/errors";
 import { waitAtMost } from "../lib/wait";
-import { type EventSink, eventStream } from "./event-stream";
+import { type EventSink, eventStream, STOPPED } from "./event-stream";
 import type { StoredMessage } from "./history";
 import type { SessionSummary } from "./history-budget";
 import { type Afterwards, type Gate, pendingMessage, type ResumeInput, type TurnInput, type TurnRefusal, TurnRunner } from "./runner";
@@ -49,7 +49,7 @@ export class SessionObject extends DurableObject<Env> {
   private stopFollowing: () => void = () => undefined;
   /** Turns and resumes waiting for the lock: the work following a turn gives way to them. */
   private queued = 0;
-  private readonly running = new Map<string, () => void>();
+  private readonly running = new Map<string, (reason?: unknown) => void>();
   private resuming = false;
   /**
    * Set once `destroy` has run: the runtime keeps this instance serving requests already queued for it,
@@ -108,15 +108,18 @@ export class SessionObject extends DurableObject<Env> {
     return { cancelled: await this.runner.abandon(cont, CANCELLED, false) };
   }
 
-  /** The client went away: stop the running turn (its partial reply is kept). */
-  cancelTurn(turnId: string): void {
-    this.running.get(turnId)?.();
+  /**
+   * The client went away (`gone`): stop the running turn (its partial reply is kept). `stopped`: the user
+   * stopped it and may still be reading, so its stream ends with `done` (stop_reason "stopped").
+   */
+  cancelTurn(turnId: string, why: "gone" | "stopped" = "gone"): void {
+    this.running.get(turnId)?.(why === "stopped" ? STOPPED : undefined);
   }
 
-  /** The user pressed Stop: every turn this session is running stops as `cancelTurn` stops one. Returns how many. */
+  /** The user pressed Stop: every turn this session is running stops (`cancelTurn`, stopped). Returns how many. */
   stopTurns(): number {
     const ids = [...this.running.keys()];
-    for (const id of ids) this.cancelTurn(id);
+    for (const id of ids) this.cancelTurn(id, "stopped");
     return ids.length;
   }
 
