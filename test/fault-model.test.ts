@@ -58,6 +58,29 @@ describe("model faults mid-turn", () => {
   }
 });
 
+describe("a model stream whose connection drops before the reply ends", () => {
+  // No error event and no message_stop: the bytes stop and the connection closes (a proxy or network cut).
+  const dropped = (step: Step, after: number): Step => ({ ...(step as Extract<Step, { reply: unknown }>), chunk: 4, drop_after: after });
+  for (const [name, step] of [
+    ["mid-reply", dropped(textReply("this reply is cut in the middle of a sentence"), 5)],
+    ["mid-tool-call", dropped(toolCall("current_time", { zone: "Europe/Lisbon" }, "toolu_drop"), 5)],
+  ] as const) {
+    it(`${name}: one model_error, nothing of the turn kept, the session usable`, async () => {
+      const u = await createUser();
+      const first = await chat(u.key, { message: "hello" });
+      await script(u.id, step, textReply("recovered"));
+      const failed = await chat(u.key, { message: "what time is it?", session_id: first.sessionId });
+      expect(failed.events.filter((e) => e.type === "error" || e.type === "done")).toEqual([
+        expect.objectContaining({ type: "error", code: "model_error", message: expect.stringMatching(/cut off/) }),
+      ]);
+      expect((await history(u.key, first.sessionId)).messages.map(saidIn)).toEqual(["hello", "fake reply"]);
+      const again = await chat(u.key, { message: "try again", session_id: first.sessionId });
+      expect(again.text).toBe("recovered");
+      expect((await history(u.key, first.sessionId)).messages.map(saidIn)).toEqual(["hello", "fake reply", "try again", "recovered"]);
+    });
+  }
+});
+
 describe("a model stream that stops sending", () => {
   const saved = env.MODEL_TIMEOUT_MS;
   afterEach(() => {

@@ -19,7 +19,7 @@ import { serverToolEvents } from "../bridge/web-search";
 import { addUsage, type ChatEvent, type Usage, zeroUsage } from "../core/events";
 import type { ToolContext } from "../core/tool";
 import type { ModelClient } from "../model/anthropic";
-import { isAbort } from "../model/errors";
+import { isAbort, ModelCutOff } from "../model/errors";
 import { chatThinking, type ThinkingSettings, withCacheBreakpoints } from "../model/request";
 
 export type MessageParam = Anthropic.MessageParam;
@@ -156,7 +156,9 @@ async function streamMessage(input: LoopInput, messages: MessageParam[], toolDef
       },
       { signal: input.signal },
     );
+    let ended = false;
     for await (const event of stream) {
+      if (event.type === "message_stop") ended = true;
       if (event.type === "content_block_delta" && event.delta.type === "text_delta") {
         partial += event.delta.text;
         input.emit({ type: "text", delta: event.delta.text });
@@ -169,6 +171,8 @@ async function streamMessage(input: LoopInput, messages: MessageParam[], toolDef
         input.emit(e);
       }
     }
+    // A connection that closed mid-reply leaves the SDK a partial message with no stop reason: never taken as an answer.
+    if (!ended) throw new ModelCutOff();
     return await stream.finalMessage();
   } catch (err) {
     throw Object.assign(err instanceof Error ? err : new Error(String(err)), { partial });

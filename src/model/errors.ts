@@ -1,4 +1,4 @@
-import { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
+import { AnthropicError, APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
 import type { ErrorCode } from "../lib/errors";
 
 /** A model response that stopped sending mid-way (see idle.ts). */
@@ -6,6 +6,14 @@ export class ModelStalled extends Error {
   override name = "ModelStalled";
   constructor(readonly idleMs: number) {
     super(`the model sent nothing for ${Math.round(idleMs / 1000)} s`);
+  }
+}
+
+/** A model response whose connection closed before the reply ended (no `message_stop`, no `error` event). */
+export class ModelCutOff extends Error {
+  override name = "ModelCutOff";
+  constructor() {
+    super("the model's reply was cut off before it ended");
   }
 }
 
@@ -22,6 +30,9 @@ export function modelFailure(err: unknown): { code: ErrorCode; message: string }
   const stalled = stalledIn(err);
   if (stalled) return { code: "model_error", message: `the model stopped responding (${stalled.message}); try again` };
   if (err instanceof APIConnectionError) return { code: "model_error", message: "could not reach the model" };
+  // The SDK's own complaints about a stream that ended early ("request ended without sending any chunks").
+  if (err instanceof ModelCutOff || (err instanceof AnthropicError && !(err instanceof APIError)))
+    return { code: "model_error", message: "the model's reply was cut off in transit; try again" };
   if (err instanceof APIError) {
     const type = err.type ?? (err.error as { error?: { type?: string } } | undefined)?.error?.type ?? null;
     if (err.status === 429 || type === "rate_limit_error") return { code: "rate_limited", message: "the model is rate limited; try again shortly" };

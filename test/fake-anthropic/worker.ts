@@ -53,6 +53,8 @@ export type Step =
       error_type?: string;
       /** Send this many events (a JSON reply: its headers only), then keep the connection open until the client goes away. */
       stall_after?: number;
+      /** Send this many events, then close the connection as if it dropped: no `error` event, no `message_stop`. */
+      drop_after?: number;
       /** The answer to a structured-output request (output_config.format): queued apart from chat replies. */
       structured?: boolean;
       /** Answer only after this many milliseconds (a model that takes its time). */
@@ -92,6 +94,7 @@ function stream(events: WireEvent[], step: Extract<Step, { reply: unknown }>): R
     frames = [...frames.slice(0, step.error_after), sseFrame(errorEvent(step.error_type ?? "overloaded_error", "Overloaded"))];
   }
   if (step.stall_after !== undefined) frames = frames.slice(0, step.stall_after);
+  if (step.drop_after !== undefined) frames = frames.slice(0, step.drop_after);
   const bytes = encoder.encode(frames.join(""));
   const size = step.split_bytes ?? bytes.length;
   let offset = 0;
