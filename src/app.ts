@@ -7,7 +7,7 @@ import type { Registry } from "./core/capability";
 import { runScheduled } from "./core/cron";
 import { handleQueue, type QueueMessage } from "./core/queue";
 import { healthRoutes } from "./health/routes";
-import { onError, onNotFound } from "./http/errors";
+import { allowedMethods, onError, onNotFound } from "./http/errors";
 import { guardBodyWith, requestContext } from "./http/middleware";
 import { newRouter } from "./http/openapi";
 import { rateLimitAdmin, rateLimitUser } from "./http/rate-limit";
@@ -36,7 +36,7 @@ export function createApp(registry: Registry) {
         }),
   );
   app.onError(onError);
-  app.notFound(onNotFound);
+  app.notFound(onNotFound(allowedMethods(() => app.routes)));
 
   app.route("/", healthRoutes);
   app.route("/", authRoutes);

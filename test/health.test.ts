@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api, BASE } from "./helpers";
+import { api, BASE, createUser } from "./helpers";
 
 describe("health and API description", () => {
   it("reports the database and the model", async () => {
@@ -36,5 +36,27 @@ describe("health and API description", () => {
     const res = await api(null, "GET", "/nope", undefined, { "x-request-id": "abc-123" });
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ error: { code: "not_found", message: "no route for GET /nope", request_id: "abc-123" } });
+  });
+
+  it("answers a path that exists under another method with 405 method_not_allowed and Allow, after auth", async () => {
+    const u = await createUser();
+    const cases: [string, string, string][] = [
+      ["GET", "/v1/chat", "POST"],
+      ["DELETE", "/v1/brain/soul", "GET, PUT"],
+      ["PUT", "/v1/sessions/ses_whatever", "DELETE, GET, PATCH"],
+      ["GET", "/v1/sessions/ses_whatever/tool_result", "POST"],
+      ["POST", "/openapi.json", "GET"],
+    ];
+    for (const [method, path, allow] of cases) {
+      const res = await api(u.key, method, path);
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.headers.get("allow")).toBe(allow);
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(body.error).toMatchObject({ code: "method_not_allowed", message: `${method} is not allowed on ${path}: use ${allow.replaceAll(", ", " or ")}` });
+    }
+    // Auth still comes first, and paths no route has stay 404.
+    expect((await api(null, "GET", "/v1/chat")).status).toBe(401);
+    expect((await api(u.key, "GET", "/v1/chats")).status).toBe(404);
+    expect((await api(u.key, "GET", "/v1/sessions/a/b/c")).status).toBe(404);
   });
 });

@@ -62,6 +62,40 @@ export function onError(err: unknown, c: Context) {
   return c.json(errorBody(e.code, e.message, requestId), status);
 }
 
-export function onNotFound(c: Context) {
-  return onError(new AppError("not_found", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), c);
+type Route = { method: string; path: string };
+
+/**
+ * Which methods a path answers, from the app's routes (`/v1/sessions/:id`...; middleware, `ALL` and
+ * wildcard paths left out). Built once, on the first request that matched no route.
+ */
+export function allowedMethods(routes: () => readonly Route[]): (path: string) => string[] {
+  let table: { pattern: RegExp; methods: Set<string> }[] | undefined;
+  const build = () => {
+    const byPath = new Map<string, Set<string>>();
+    for (const r of routes()) {
+      if (r.method === "ALL" || r.path.includes("*")) continue;
+      const methods = byPath.get(r.path) ?? new Set<string>();
+      methods.add(r.method);
+      byPath.set(r.path, methods);
+    }
+    const segment = (s: string) => (s.startsWith(":") ? "[^/]+" : s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    return [...byPath].map(([path, methods]) => ({ pattern: new RegExp(`^${path.split("/").map(segment).join("/")}$`), methods }));
+  };
+  return (path) => {
+    table ??= build();
+    const allowed = new Set<string>();
+    for (const { pattern, methods } of table) if (pattern.test(path)) for (const m of methods) allowed.add(m);
+    return [...allowed].sort();
+  };
+}
+
+/** 404 for a path no route has; 405 with `Allow` for a path that exists under other methods. */
+export function onNotFound(allowed: (path: string) => string[] = () => []) {
+  return (c: Context) => {
+    const path = new URL(c.req.url).pathname;
+    const methods = allowed(path);
+    if (methods.length === 0 || methods.includes(c.req.method)) return onError(new AppError("not_found", `no route for ${c.req.method} ${path}`), c);
+    c.header("allow", methods.join(", "));
+    return onError(new AppError("method_not_allowed", `${c.req.method} is not allowed on ${path}: use ${methods.join(" or ")}`), c);
+  };
 }
