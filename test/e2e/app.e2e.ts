@@ -178,6 +178,10 @@ describe("engram web app", () => {
       .getByRole("button", { name: /^Open conversation/ })
       .click();
     await page.locator(".msg.assistant", { hasText: "Let me use filibuster." }).getByText("Used filibuster").waitFor();
+    // The user's bubbles hold their words only, not the context block stored ahead of each message.
+    const bubbles = await page.locator(".msg.user").allTextContents();
+    expect(bubbles).toContain("Start a filibuster");
+    expect(bubbles.filter((t) => t.includes("turn_context"))).toEqual([]);
   });
 
   it("renames a conversation", async () => {
