@@ -189,7 +189,10 @@ describe("engram web app", () => {
     await first.getByRole("button", { name: /^Rename / }).click();
     await page.getByLabel("New title").fill("Tea and travel");
     await page.getByLabel("New title").press("Enter");
-    await page.getByRole("button", { name: "Open conversation Tea and travel" }).waitFor();
+    const renamed = page.getByRole("button", { name: "Open conversation Tea and travel" });
+    await renamed.waitFor();
+    // The list shows the whole of a short title, not its first few letters and an ellipsis.
+    expect(await renamed.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
   });
 
   it("deletes a conversation after asking", async () => {
