@@ -54,6 +54,13 @@ describe("health and API description", () => {
       const body = (await res.json()) as { error: { code: string; message: string } };
       expect(body.error).toMatchObject({ code: "method_not_allowed", message: `${method} is not allowed on ${path}: use ${allow.replaceAll(", ", " or ")}` });
     }
+    // The MCP endpoint is stateless: no stream to GET, no session to DELETE.
+    for (const method of ["GET", "DELETE"]) {
+      const res = await api(u.key, method, "/mcp");
+      expect(res.status).toBe(405);
+      expect(res.headers.get("allow")).toBe("POST");
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("method_not_allowed");
+    }
     // Auth still comes first, and paths no route has stay 404.
     expect((await api(null, "GET", "/v1/chat")).status).toBe(401);
     expect((await api(u.key, "GET", "/v1/chats")).status).toBe(404);
