@@ -29,6 +29,24 @@ describe("admin users", () => {
     expect((await api(admin(), "DELETE", `/v1/admin/users/${gone.id}`)).status).toBe(404);
   });
 
+  it("says in the receipt that only the audit trail outlives a deleted account: usage and connections go too", async () => {
+    const u = await createUser();
+    expect((await api(u.key, "POST", "/v1/connections", { name: "Jira", learned_info: { project: "PROJ" } })).status).toBe(201);
+    expect((await api(u.key, "POST", "/v1/chat", { message: "what time is it?", stream: false })).status).toBe(200);
+    const count = async (table: string) => (await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`).bind(u.id).first<{ n: number }>())?.n;
+    expect(await count("connections")).toBe(1);
+    expect(await count("usage")).toBeGreaterThan(0);
+    const res = await api(admin(), "DELETE", `/v1/admin/users/${u.id}`);
+    const body = (await res.json()) as { receipt: { kept: string[] } };
+    expect([await count("usage"), await count("connections")]).toEqual([0, 0]);
+    expect(body.receipt.kept).toEqual(["audit_logs (this erasure and the account's deletion, without content)"]);
+    expect(await count("audit_logs")).toBeGreaterThan(0);
+    // Erasing one's own memory, by contrast, keeps the account's usage and connections, and says so.
+    const other = await createUser();
+    const erased = (await (await api(other.key, "DELETE", "/v1/memory")).json()) as { kept: string[] };
+    expect(erased.kept).toEqual(expect.arrayContaining([expect.stringMatching(/^usage/), expect.stringMatching(/^connections/)]));
+  });
+
   it("refuses a user's own key, bad ids and bad cursors, and changes nothing", async () => {
     const u = await createUser();
     expect((await api(u.key, "GET", "/v1/admin/users")).status).toBe(401);

@@ -105,7 +105,10 @@ describe("update_customer_brain in a chat turn", () => {
     const other = await createUser();
     const res = await api(u.key, "POST", "/v1/chat", { message: "the deadline is friday", project_id: await createProject(other.id) });
     expect(res.status).toBe(404);
-    expect(await res.json()).toMatchObject({ error: { code: "not_found", message: "project not found" } });
+    // The same words as for an unknown or archived project of one's own: nothing about the other user's shows.
+    expect(await res.json()).toMatchObject({
+      error: { code: "not_found", message: "project not found (an archived project takes no new chats: unarchive it first)" },
+    });
     expect(await seen(u.id)).toEqual([]);
     expect((await brainRows(u.id)).entries).toBe(0);
     const sessions = (await (await api(u.key, "GET", "/v1/sessions")).json()) as { sessions: unknown[] };

@@ -46,6 +46,23 @@ describe("SOUL over HTTP", () => {
     expect((await call<Versions>(u.key, "GET", "/v1/brain/soul/versions?limit=1&before=2")).body.versions[0]?.version).toBe(1);
   });
 
+  it("lists no versions, rather than 404, before the first write; a version or diff of it is 404 naming the version", async () => {
+    const u = await createUser();
+    const v = await call<Versions>(u.key, "GET", "/v1/brain/soul/versions");
+    expect(v.status).toBe(200);
+    expect(v.body).toEqual({ current: 0, versions: [], next_before: null });
+    const one = await call<ErrorShape>(u.key, "GET", "/v1/brain/soul/versions/1");
+    expect(one.status).toBe(404);
+    expect(one.body.error).toMatchObject({ code: "not_found", message: "SOUL version 1 not found" });
+    const diff = await call<ErrorShape>(u.key, "GET", "/v1/brain/soul/diff?from=1");
+    expect(diff.status).toBe(404);
+    expect(diff.body.error.message).toMatch(/^SOUL version \d not found$/);
+    await call(u.key, "POST", "/v1/sites", { id: "shop" });
+    expect((await call<Versions>(u.key, "GET", "/v1/sites/shop/bible/versions")).body).toEqual({ current: 0, versions: [], next_before: null });
+    expect((await call(u.key, "GET", "/v1/sites/nope/bible/versions")).status).toBe(404);
+    expect(await brainRows(u.id)).toMatchObject({ documents: 0, versions: 0 });
+  });
+
   it("answers 409 when expected_version is stale, and writes nothing", async () => {
     const u = await createUser();
     await call(u.key, "PUT", "/v1/brain/soul", { content: "one" });

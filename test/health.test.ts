@@ -46,6 +46,7 @@ describe("health and API description", () => {
       ["GET", "/v1/sessions/ses_x/tool_result", "POST"],
       ["DELETE", "/v1/brain/soul", "GET, PUT, HEAD"],
       ["GET", "/v1/chat", "POST"],
+      ["POST", "/openapi.json", "GET, HEAD"],
     ];
     for (const [method, path, allow] of cases) {
       const res = await api(u.key, method, path);
@@ -57,5 +58,12 @@ describe("health and API description", () => {
     expect((await api(u.key, "GET", "/v1/sessions/ses_x/nope")).status).toBe(404);
     expect((await api(u.key, "PUT", "/v1/sessions/")).status).toBe(404);
     expect((await api(null, "PUT", "/v1/sessions")).status).toBe(401);
+    // The MCP endpoint is stateless: no stream to GET, no session to DELETE.
+    for (const method of ["GET", "DELETE"]) {
+      const res = await api(u.key, method, "/mcp");
+      expect(res.status).toBe(405);
+      expect(res.headers.get("allow")).toBe("POST");
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("method_not_allowed");
+    }
   });
 });

@@ -100,6 +100,27 @@ describe("consolidation (queue consumer)", () => {
     expect((await getJson<Facts>(u.key, "/v1/memory/facts")).facts.map((f) => f.text)).toEqual(["User cooks ramen"]);
   });
 
+  it("stores a fact whose text reads like JSON as that text, and the rest of the batch with it, instead of failing the batch", async () => {
+    const u = await createUser();
+    const { events, sent } = await observe(u.id, [{ content: '{"favourite_editor": "vim"}' }, { content: "Works at Toolstream" }]);
+    await script(
+      u.id,
+      consolidation({
+        updated_scaffold: {},
+        updated_working_memory: "Works at Toolstream.",
+        facts_to_embed: ['{"favourite_editor": "vim"}', { text: "[1, 2, 3]", confidence: 0.8 }, '{"text": "User works at Toolstream", "confidence": 0.9}'],
+      }),
+    );
+    const result = await deliver(sent);
+    expect(result.retryMessages).toEqual([]);
+    const facts = await getJson<Facts>(u.key, "/v1/memory/facts");
+    expect(facts.facts.map((f) => f.text).sort()).toEqual(["User works at Toolstream", "[1, 2, 3]", '{"favourite_editor": "vim"}']);
+    // A stringified fact object is still read as one (its confidence kept).
+    expect(facts.facts.find((f) => f.text === "User works at Toolstream")?.confidence).toBe(0.9);
+    const listed = await getJson<Events>(u.key, "/v1/memory/events");
+    expect(listed.events.map((e) => [e.id, e.status]).sort()).toEqual(events.map((e) => [e.id, "processed"]).sort());
+  });
+
   const malformed: [string, Parameters<typeof script>[1]][] = [
     ["a reply that is not JSON", { ...textReply("I think the user likes tea"), structured: true }],
     ["a refusal", { structured: true, reply: { content: [{ type: "text", text: "" }], stop_reason: "refusal" } }],

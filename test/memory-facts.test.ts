@@ -52,6 +52,23 @@ describe("POST /v1/memory/facts (bulk import)", () => {
     expect((await api(null, "POST", "/v1/memory/facts", { facts: [{ text: "x" }] })).status).toBe(401);
   });
 
+  it("refuses a metadata.date it cannot place in time (400 naming the field), rather than dating the fact now", async () => {
+    const u = await createUser();
+    for (const date of ["yesterday", "2024-13-45", "1709251200000", 1e17, -5, true]) {
+      const res = await api(u.key, "POST", "/v1/memory/facts", { facts: [{ text: "Went kayaking with Ines", metadata: { date } }] });
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(body.error).toMatchObject({ code: "invalid_request", message: expect.stringContaining("facts.0.metadata.date") });
+    }
+    expect((await getJson<{ facts: unknown[] }>(u.key, "/v1/memory/facts")).facts).toEqual([]);
+    const ok = await importFacts(u.key, [
+      { text: "Went kayaking with Ines", metadata: { date: "2024-03-10" } },
+      { text: "Went kayaking with Bruno", metadata: { date: Date.UTC(2024, 7, 2) } },
+    ]);
+    const facts = await Promise.all(ok.facts.map((f) => getJson<{ fact: { event_at: number } }>(u.key, `/v1/memory/facts/${f.id}`)));
+    expect(facts.map((f) => f.fact.event_at)).toEqual([Date.UTC(2024, 2, 10), Date.UTC(2024, 7, 2)]);
+  });
+
   it("refuses another user's connection id (404) and stores nothing", async () => {
     const a = await createUser();
     const b = await createUser();

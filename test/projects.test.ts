@@ -33,6 +33,8 @@ describe("projects API", () => {
       // An archived project cannot take new conversations.
       const chatIn = await api(u.key, "POST", "/v1/chat", { message: "hi", project_id: p.id, stream: false });
       expect(chatIn.status).toBe(404);
+      // The answer says why a project the user can see in their list is refused.
+      expect(((await chatIn.json()) as { error: { message: string } }).error.message).toContain("archived project takes no new chats: unarchive it");
       await api(u.key, "PATCH", `/v1/projects/${p.id}`, { archived: false });
 
       const log = await activityOf(u.key);

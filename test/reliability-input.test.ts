@@ -125,6 +125,24 @@ describe("invisible and control characters", () => {
   });
 });
 
+describe("query parameters", () => {
+  it("a required one that is missing says 'required', and a number that is not one says so (not 'received NaN')", async () => {
+    const u = await createUser();
+    const cases: [string, string][] = [
+      ["/v1/brain/soul/diff", "from: required"],
+      ["/v1/brain/soul/diff?from=abc", "from: must be a number"],
+      ["/v1/memory/facts?limit=ten", "limit: must be a number"],
+      ["/v1/memory/facts/search", "q: required"],
+      ["/v1/usage?days=a%20week", "days: must be a number"],
+    ];
+    for (const [path, message] of cases) {
+      const res = await api(u.key, "GET", path);
+      expect(res.status, path).toBe(400);
+      expect(((await res.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: "invalid_request", message });
+    }
+  });
+});
+
 describe("other edges", () => {
   it("an out-of-range date in a site sync is 400, not 500; nothing registered", async () => {
     const u = await createUser();

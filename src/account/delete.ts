@@ -16,6 +16,9 @@ import { apiKeys, auditLogs, sessionErasures, users } from "../db/schema";
 import { type DestroySession, recordSessionErasures } from "../sessions/erasure";
 import { type EraseReceipt, eraseUserMemory, pendingWarning } from "./erase";
 
+/** All that outlives a deleted account: usage, keys, connections and settings go with the user row. */
+const ACCOUNT_KEPT = "audit_logs (this erasure and the account's deletion, without content)";
+
 export async function deleteUserAccount(
   hooks: readonly EraseHook[],
   ctx: EraseContext,
@@ -43,7 +46,9 @@ export async function deleteUserAccount(
     }),
   ]);
   const owed = Number((pending?.results[0] as { n?: number } | undefined)?.n ?? 0);
-  if (owed === receipt.pending.session_objects) return receipt;
+  // The erase keeps usage and connections for an account that goes on; deleting the account takes them too.
+  const deleted = { ...receipt, kept: [ACCOUNT_KEPT] };
+  if (owed === receipt.pending.session_objects) return deleted;
   const warnings = [...(receipt.warnings ?? []).filter((w) => w !== pendingWarning(receipt.pending.session_objects)), ...(owed ? [pendingWarning(owed)] : [])];
-  return { ...receipt, pending: { session_objects: owed }, warnings: warnings.length ? warnings : undefined };
+  return { ...deleted, pending: { session_objects: owed }, warnings: warnings.length ? warnings : undefined };
 }

@@ -5,7 +5,7 @@ import type { Plan } from "../db/schema";
 import { brainVersions } from "../db/schema";
 import { notFound } from "../lib/errors";
 import { diffText } from "./diff";
-import { type DocKind, type DocumentRow, findDocument, writeDocument } from "./documents";
+import { type DocKind, findDocument, writeDocument } from "./documents";
 import { LABEL } from "./limits";
 
 export type VersionRow = typeof brainVersions.$inferSelect;
@@ -20,14 +20,10 @@ export const publicVersion = (v: VersionRow) => ({
   created_at: v.createdAt,
 });
 
-async function requireDocument(db: Db, userId: string, kind: DocKind, site: string | null): Promise<DocumentRow> {
-  const doc = await findDocument(db, userId, kind, site);
-  if (!doc) throw notFound(LABEL[kind]);
-  return doc;
-}
-
+/** A document never written has no versions yet (GET on it answers version 0 and empty text): an empty list, not 404. */
 export async function listVersions(db: Db, userId: string, kind: DocKind, site: string | null, page: { limit: number; before?: number }) {
-  const doc = await requireDocument(db, userId, kind, site);
+  const doc = await findDocument(db, userId, kind, site);
+  if (!doc) return { current: 0, versions: [], next_before: null };
   const rows = await db
     .select()
     .from(brainVersions)
@@ -39,7 +35,8 @@ export async function listVersions(db: Db, userId: string, kind: DocKind, site: 
 }
 
 export async function getVersion(db: Db, userId: string, kind: DocKind, site: string | null, version: number): Promise<VersionRow> {
-  const doc = await requireDocument(db, userId, kind, site);
+  const doc = await findDocument(db, userId, kind, site);
+  if (!doc) throw notFound(`${LABEL[kind]} version ${version}`);
   const row = await db
     .select()
     .from(brainVersions)
@@ -51,8 +48,8 @@ export async function getVersion(db: Db, userId: string, kind: DocKind, site: st
 
 /** Unified diff from one version to another (`to` defaults to the current version). */
 export async function diffVersions(db: Db, userId: string, kind: DocKind, site: string | null, from: number, to?: number) {
-  const doc = await requireDocument(db, userId, kind, site);
-  const target = to ?? doc.version;
+  const doc = await findDocument(db, userId, kind, site);
+  const target = to ?? doc?.version ?? 0;
   const [a, b] = await Promise.all([getVersion(db, userId, kind, site, from), getVersion(db, userId, kind, site, target)]);
   return { from, to: target, ...diffText(a.content, b.content, `${LABEL[kind]} v${from}`, `${LABEL[kind]} v${target}`) };
 }

@@ -17,9 +17,14 @@ function guarded<R extends RouteConfig>(route: R): R {
  */
 export function newRouter() {
   const app = new OpenAPIHono<AppEnv>({
-    defaultHook: (result) => {
+    defaultHook: (result, c) => {
       if (!result.success) {
-        const issues = result.error.issues.slice(0, 5).map((i) => `${i.path.join(".") || "body"}: ${i.message}`);
+        const issues = result.error.issues.slice(0, 5).map((i) => {
+          const key = String(i.path[0] ?? "");
+          // A number read from the query or path arrives as NaN both when it is missing and when it is not a number.
+          if (result.target === "query" && key && c.req.query(key) === undefined) return `${key}: required`;
+          return `${i.path.join(".") || "body"}: ${/received NaN$/.test(i.message) ? "must be a number" : i.message}`;
+        });
         throw new AppError("invalid_request", issues.join("; "));
       }
     },

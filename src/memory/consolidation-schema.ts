@@ -147,12 +147,42 @@ function fromWire(rest: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-/** Validates the model's output (the wire shape, or the domain shape); the narrative itself is never JSON-unwrapped. */
+/** One level of stringified JSON (an object or a list), or undefined. */
+function parsedJson(value: unknown): unknown {
+  if (typeof value !== "string") return undefined;
+  const t = value.trim();
+  if (!((t.startsWith("{") && t.endsWith("}")) || (t.startsWith("[") && t.endsWith("]")))) return undefined;
+  try {
+    return JSON.parse(t);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Facts are text. The list may come stringified, and an item may be a stringified fact object ({"text": ...}),
+ * but a fact's own text is never unwrapped: an observation that reads like JSON ('{"editor": "vim"}', "[1, 2]")
+ * is a fact with that text, not a malformed output that would fail the whole batch on every retry.
+ */
+function normalizeFacts(value: unknown): unknown {
+  const list = parsedJson(value) ?? value;
+  if (!Array.isArray(list)) return list;
+  return list.map((item) => {
+    const unwrapped = parsedJson(item);
+    const fact = unwrapped && typeof unwrapped === "object" && typeof (unwrapped as { text?: unknown }).text === "string" ? unwrapped : item;
+    if (!fact || typeof fact !== "object" || Array.isArray(fact)) return fact;
+    const { text, ...rest } = fact as Record<string, unknown>;
+    return { ...(normalizeJson(rest) as Record<string, unknown>), text };
+  });
+}
+
+/** Validates the model's output (the wire shape, or the domain shape); the narrative and fact texts are never JSON-unwrapped. */
 export function parseConsolidationOutput(raw: unknown): ConsolidationOutput {
-  const top = typeof raw === "string" ? normalizeJson(raw) : raw;
+  const top = typeof raw === "string" ? (parsedJson(raw) ?? raw) : raw;
   if (!top || typeof top !== "object" || Array.isArray(top)) throw new MalformedOutput("consolidation output is not an object");
-  const { updated_working_memory, ...rest } = top as Record<string, unknown>;
-  const parsed = ConsolidationOutput.safeParse({ ...fromWire(normalizeJson(rest) as Record<string, unknown>), updated_working_memory });
+  const { updated_working_memory, facts_to_embed, ...rest } = top as Record<string, unknown>;
+  const normalized = { ...(normalizeJson(rest) as Record<string, unknown>), facts_to_embed: normalizeFacts(facts_to_embed) };
+  const parsed = ConsolidationOutput.safeParse({ ...fromWire(normalized), updated_working_memory });
   if (!parsed.success) {
     throw new MalformedOutput(
       `invalid consolidation output: ${parsed.error.issues

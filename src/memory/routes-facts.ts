@@ -35,6 +35,15 @@ export const Fact = z
   })
   .openapi("Fact");
 
+/** When an imported fact happened or was said: a date the search can place, or a 400 (never silently the write time). */
+const ImportDate = z
+  .union([z.string(), z.number()])
+  .refine((v) => {
+    const t = eventTime(v);
+    return t !== null && Number.isFinite(new Date(t).getTime());
+  }, "must be an ISO 8601 date or date-time (2024-03-01, 2024-03-01T09:30:00Z), or epoch milliseconds as a number")
+  .describe("When it happened or was said: the fact's event time (else the write time)");
+
 const ImportBody = z
   .strictObject({
     facts: z
@@ -48,6 +57,7 @@ const ImportBody = z
               context_type: z.enum(CONTEXT_TYPES).optional(),
               source: z.enum(SOURCES).optional(),
               confidence: z.number().min(0).max(1).optional(),
+              date: ImportDate.optional(),
             })
             .catchall(JsonValue)
             .optional(),

@@ -7,7 +7,7 @@ import { afterCursor } from "../db/cursor";
 import { insertWhere } from "../db/insert-where";
 import { belowQuota } from "../db/quota";
 import { projects, sessions } from "../db/schema";
-import { notFound } from "../lib/errors";
+import { AppError, notFound } from "../lib/errors";
 import { clamp, cleanText } from "../lib/sanitize";
 import { chatSpentQuery } from "../usage/budget";
 
@@ -155,6 +155,7 @@ export async function requireProject(db: Db, userId: string, id: string) {
     .from(projects)
     .where(and(eq(projects.id, id), eq(projects.userId, userId), isNull(projects.archivedAt)))
     .get();
-  if (!row) throw notFound("project");
+  // The same words whether the id is unknown, another user's or archived: the message reveals nothing, and helps.
+  if (!row) throw new AppError("not_found", "project not found (an archived project takes no new chats: unarchive it first)");
   return row;
 }

@@ -178,6 +178,10 @@ describe("engram web app", () => {
       .getByRole("button", { name: /^Open conversation/ })
       .click();
     await page.locator(".msg.assistant", { hasText: "Let me use filibuster." }).getByText("Used filibuster").waitFor();
+    // The user's bubbles hold their words only, not the context block stored ahead of each message.
+    const bubbles = await page.locator(".msg.user").allTextContents();
+    expect(bubbles).toContain("Start a filibuster");
+    expect(bubbles.filter((t) => t.includes("turn_context"))).toEqual([]);
   });
 
   it("renames a conversation", async () => {
@@ -185,7 +189,10 @@ describe("engram web app", () => {
     await first.getByRole("button", { name: /^Rename / }).click();
     await page.getByLabel("New title").fill("Tea and travel");
     await page.getByLabel("New title").press("Enter");
-    await page.getByRole("button", { name: "Open conversation Tea and travel" }).waitFor();
+    const renamed = page.getByRole("button", { name: "Open conversation Tea and travel" });
+    await renamed.waitFor();
+    // The list shows the whole of a short title, not its first few letters and an ellipsis.
+    expect(await renamed.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
   });
 
   it("deletes a conversation after asking", async () => {

@@ -203,7 +203,8 @@ export function chatView(api: Api): HTMLElement {
   function renderStored(m: Stored): HTMLElement | null {
     const blocks: Block[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
     if (m.role === "user") {
-      const text = blocks.filter((b) => b.type === "text").map((b) => b.text ?? "");
+      // A turn's first block is the context it was shown (memory, time, projects): "What it was shown" has it, not the bubble.
+      const text = blocks.filter((b) => b.type === "text" && !(b.text ?? "").startsWith("<turn_context>")).map((b) => b.text ?? "");
       return text.length
         ? h(
             "article",

@@ -20,7 +20,7 @@ export function sessionsList(api: Api, hooks: Hooks) {
         li,
         h(
           "button",
-          { type: "button", class: "session-open", onclick: () => hooks.open(s.id), "aria-label": `Open conversation ${title}` },
+          { type: "button", class: "session-open", onclick: () => hooks.open(s.id), "aria-label": `Open conversation ${title}`, title },
           title,
           s.pending ? h("span", { class: "badge" }, "waiting") : null,
         ),
