@@ -299,6 +299,16 @@ describe("offline consolidation (no API key)", () => {
     expect(thirdPerson("Remember that I live in Berlin.")).toBe("User lives in Berlin");
     expect(thirdPerson("I'm allergic to peanuts")).toBe("User is allergic to peanuts");
     expect(thirdPerson("my favourite editor is vim")).toBe("User's favourite editor is vim");
+    // Any verb takes its third person, past an adverb; the past and modals stay as they are.
+    expect(thirdPerson("Remember that I close on Mondays")).toBe("User closes on Mondays");
+    expect(thirdPerson("I don't like olives")).toBe("User doesn't like olives");
+    expect(thirdPerson("I always forget my keys")).toBe("User always forgets their keys");
+    expect(thirdPerson("I no longer live in Lisbon")).toBe("User no longer lives in Lisbon");
+    expect(thirdPerson("I watch films and I study law")).toBe("User watches films and they study law");
+    expect(thirdPerson("I went to Rome")).toBe("User went to Rome");
+    expect(thirdPerson("I moved to Porto")).toBe("User moved to Porto");
+    expect(thirdPerson("My dog is old but I'm fine")).toBe("User's dog is old but they're fine");
+    expect(thirdPerson("I can swim")).toBe("User can swim");
   });
 
   it("answers the consolidation structured output deterministically from the prompt", () => {

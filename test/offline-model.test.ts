@@ -145,6 +145,13 @@ describe("offline model as a demo", () => {
       messages: [{ role: "user", content: "Do you remember my name?" }],
     });
     expect(textOfReply(known)).toContain("Your name is Ana.");
+    const located = offlineReply({
+      model: "m",
+      tools: memoryTools,
+      system: '## Structured Data\n{"Name":"Ana","Location":"Porto","Employer":"Acme","Role":"designer"}',
+      messages: [{ role: "user", content: "where do I live?" }],
+    });
+    expect(textOfReply(located)).toContain("You live in Porto. You work at Acme. You work as designer.");
   });
 
   it("records observations and profile keys from what the user states; MEMORY only when asked to remember", () => {
@@ -175,6 +182,14 @@ describe("offline model as a demo", () => {
     expect(profile("I work at Johnson and Johnson and I love it")).toEqual({ scaffold_updates: { Employer: "Johnson and Johnson" } });
     expect(profile("I work as a nurse since 2019, but I work for the city")).toEqual({ scaffold_updates: { Employer: "the city", Role: "nurse" } });
     expect(profile("Keep in mind that I work for Acme")).toEqual({ scaffold_updates: { Employer: "Acme" } });
+    // A move is a new location; "now" says it is current and is not part of it; a role after the employer is the role.
+    expect(profile("I moved to Porto")).toEqual({ scaffold_updates: { Location: "Porto" } });
+    expect(profile("Actually, we just relocated to Porto")).toEqual({ scaffold_updates: { Location: "Porto" } });
+    expect(profile("I live in Porto now")).toEqual({ scaffold_updates: { Location: "Porto" } });
+    expect(profile("I work at Acme as a designer")).toEqual({ scaffold_updates: { Employer: "Acme", Role: "designer" } });
+    expect(calls(offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: "My favourite colour is blue" }] }))).toEqual([
+      { name: "record_observation", input: { content: "My favourite colour is blue", category: "fact" } },
+    ]);
     const dismissed = offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: "Forget it, remember that I live in Lyon" }] });
     expect(calls(dismissed)[0]).toEqual({ name: "update_customer_brain", input: { target: "memory", content: "User lives in Lyon" } });
   });
@@ -229,6 +244,11 @@ describe("offline model as a demo", () => {
   it("calls a declared tool named in the message, with an id from it", () => {
     const order = tool("lookup_order", { type: "object", properties: { id: { type: "string" } }, required: ["id"] });
     expect(calls(offlineReply({ model: "m", tools: [order], messages: [{ role: "user", content: "what's the status of order A-17" }] }))).toEqual([
+      { name: "lookup_order", input: { id: "A-17" } },
+    ]);
+    // Not marked required: the id still goes in the first string property.
+    const optional = tool("lookup_order", { type: "object", properties: { id: { type: "string" } } });
+    expect(calls(offlineReply({ model: "m", tools: [optional], messages: [{ role: "user", content: "what's the status of order A-17" }] }))).toEqual([
       { name: "lookup_order", input: { id: "A-17" } },
     ]);
   });

@@ -37,21 +37,26 @@ const CATEGORIES: { category: string; when: RegExp }[] = [
   { category: "correction", when: /\b(actually|correction|not anymore|no longer|i was wrong)\b/i },
   { category: "project_details", when: /\b(i'm|i am|we're|we are) (working on|building|launching)\b|\bmy (project|startup|company|app)\b/i },
   { category: "preference", when: /\b(i prefer|i like|i love|i hate|i enjoy|i don't like|i do not like|always|never)\b/i },
-  { category: "fact", when: /\b(my name is|call me|i live|i work|i'm|i am|i have|i've|my \w+ (is|are))\b/i },
+  { category: "fact", when: /\b(my name is|call me|i live|i work|i'm|i am|i have|i've|(?:i|we) (?:just )?(?:moved|relocated)|my (?:\w+ ){1,3}(is|are))\b/i },
 ];
 
-const clean = (s: string) => s.trim().replace(/[.!\s]+$/, "");
+/** "Porto now", "Acme these days": the time words say the value is current; they are not part of it. */
+const clean = (s: string) =>
+  s
+    .trim()
+    .replace(/\s+(?:now|nowadays|these days|at the moment|currently)$/i, "")
+    .replace(/[.!\s]+$/, "");
 /**
  * Where a profile value ends: punctuation, or a new clause ("... and my dog is called Pixel", "... with my wife",
  * "... since 2019"). A conjunction inside a name ("Trinidad and Tobago", "Johnson and Johnson") does not end it.
  */
-const VALUE = String.raw`([^.,;!?]+?)(?=\s+(?:(?:and|but|so|because|while|where|with)\s+(?:i|i'm|i've|i'd|my|we|we're|our|he|she|they|it|it's|the|a|an|his|her|their)\b|since\b|for\s+\d)|\s*[.,;!?]|\s*$)`;
+const VALUE = String.raw`([^.,;!?]+?)(?=\s+(?:(?:and|but|so|because|while|where|with)\s+(?:i|i'm|i've|i'd|my|we|we're|our|he|she|they|it|it's|the|a|an|his|her|their)\b|since\b|for\s+\d|as\s+an?\s)|\s*[.,;!?]|\s*$)`;
 const field = (lead: string) => new RegExp(String.raw`\b${lead}\s+${VALUE}`, "i");
 const PROFILE_FIELDS: { key: string; when: RegExp }[] = [
   { key: "Name", when: /\b(?:my name is|call me|i'm called|i am called)\s+([\p{L}][\p{L}'-]*)/iu },
-  { key: "Location", when: field("i live in") },
+  { key: "Location", when: field(String.raw`(?:i|we) (?:(?:now |still )?live in|(?:just )?(?:moved|relocated) to)`) },
   { key: "Employer", when: field("i work (?:at|for)") },
-  { key: "Role", when: field(String.raw`i work as(?:\s+an?)?`) },
+  { key: "Role", when: field(String.raw`i work (?:(?:at|for) [^.,;!?]+? )?as(?:\s+an?)?`) },
 ];
 
 /** What a stated fact adds to the structured profile, e.g. "My name is Ana" -> {Name: "Ana"}. */
@@ -93,13 +98,18 @@ const keywords = (name: string) =>
     .split(/[^a-z0-9]+/)
     .filter((w) => w.length >= 3 && !STOP.has(w));
 
-/** Fills a tool's input from its schema; the first string property gets an id from the message ("order A-17"). */
+/**
+ * Fills a tool's input from its schema; the first required string property (else the first optional one)
+ * gets an id from the message ("order A-17").
+ */
 function inputFor(tool: ToolDef, said: string): unknown {
-  const input = schemaInstance(tool.input_schema ?? { type: "object" });
+  const schema = tool.input_schema ?? { type: "object" };
+  const input = schemaInstance(schema);
   if (!input || typeof input !== "object" || Array.isArray(input)) return {};
   const id = /\b([A-Z0-9-]*\d[A-Z0-9-]*)\b/i.exec(said)?.[1];
-  const first = Object.entries(input).find(([, v]) => v === "");
-  return id && first ? { ...input, [first[0]]: id } : input;
+  const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const first = Object.entries(input).find(([, v]) => v === "")?.[0] ?? Object.entries(props).find(([, p]) => p?.type === "string")?.[0];
+  return id && first ? { ...input, [first]: id } : input;
 }
 
 /** A tool the user asks for by what it does: the clock, their location, or a declared tool named in the message. */

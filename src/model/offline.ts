@@ -54,14 +54,22 @@ function remembered(system: string): string[] {
     : [];
 }
 
-/** What the prompt says about the user: MEMORY entries, and the profile's name. */
+/** The profile keys the offline model states back, as "Your name is Ana." */
+const PROFILE_SAYS: [key: string, says: string][] = [
+  ["Name", "Your name is"],
+  ["Location", "You live in"],
+  ["Employer", "You work at"],
+  ["Role", "You work as"],
+];
+
+/** What the prompt says about the user: MEMORY entries, and what the profile holds. */
 function recall(system: string): string {
-  const name = /"Name":\s*"([^"]{1,80})"/.exec(system)?.[1];
+  const profile = PROFILE_SAYS.flatMap(([key, says]) => {
+    const value = new RegExp(`"${key}":\\s*"([^"]{1,80})"`).exec(system)?.[1];
+    return value ? [` ${says} ${value}.`] : [];
+  });
   const memory = remembered(system);
-  const parts = [
-    ...(name ? [` Your name is ${name}.`] : []),
-    ...(memory.length ? [` Here is what I remember about you:\n${memory.map((l) => `- ${l.replace(/^- /, "")}`).join("\n")}`] : []),
-  ];
+  const parts = [...profile, ...(memory.length ? [` Here is what I remember about you:\n${memory.map((l) => `- ${l.replace(/^- /, "")}`).join("\n")}`] : [])];
   return parts.join("");
 }
 
