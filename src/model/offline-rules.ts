@@ -54,7 +54,7 @@ const VALUE = String.raw`([^.,;!?]+?)(?=\s+(?:(?:and|but|so|because|while|where|
 const field = (lead: string) => new RegExp(String.raw`\b${lead}\s+${VALUE}`, "i");
 const PROFILE_FIELDS: { key: string; when: RegExp }[] = [
   { key: "Name", when: /\b(?:my name is|call me|i'm called|i am called)\s+([\p{L}][\p{L}'-]*)/iu },
-  { key: "Location", when: field(String.raw`(?:i|we) (?:(?:now |still )?live in|(?:just )?(?:moved|relocated) to)`) },
+  { key: "Location", when: field("(?:i|we) (?:(?:now |still )?live in|(?:just )?(?:moved|relocated) to)") },
   { key: "Employer", when: field("i work (?:at|for)") },
   { key: "Role", when: field(String.raw`i work (?:(?:at|for) [^.,;!?]+? )?as(?:\s+an?)?`) },
 ];
