@@ -59,7 +59,7 @@ describe("health and API description", () => {
     expect((await api(u.key, "PUT", "/v1/sessions/")).status).toBe(404);
     expect((await api(null, "PUT", "/v1/sessions")).status).toBe(401);
     // The MCP endpoint is stateless: no stream to GET, no session to DELETE.
-    for (const method of ["GET", "DELETE"]) {
+    for (const method of ["GET", "DELETE", "PUT", "PATCH"]) {
       const res = await api(u.key, method, "/mcp");
       expect(res.status).toBe(405);
       expect(res.headers.get("allow")).toBe("POST");

@@ -370,6 +370,12 @@ describe("the user's own corrections of working memory and scaffold", () => {
       expect((await api(u.key, "PATCH", "/v1/memory/scaffold", bad)).status).toBe(400);
     }
     expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual(body.scaffold);
+    // Edits cannot grow the profile without bound: 50 keys of ~3,900 characters at a time would.
+    const big = (from: number) => ({ scaffold: Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`note${from + i}`, "x".repeat(3900)])) });
+    const grown = await api(u.key, "PATCH", "/v1/memory/scaffold", big(0));
+    expect(grown.status).toBe(413);
+    expect(await grown.json()).toMatchObject({ error: { code: "limit_exceeded" } });
+    expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual(body.scaffold);
   });
 
   it("a consolidation that read the memory before the user's edit does not write over it: it is redone on top of it", async () => {

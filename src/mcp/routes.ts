@@ -50,7 +50,8 @@ export function mcpRoutes(registry: Registry) {
       await server.close();
     }
   });
-  app.on(["GET", "DELETE"], "/mcp", (c) => {
+  // Every other method (GET, DELETE, PUT...): registered after POST, so only what POST did not take lands here.
+  app.all("/mcp", (c) => {
     c.header("allow", "POST");
     throw new AppError("method_not_allowed", "this MCP server is stateless: POST JSON-RPC messages to /mcp");
   });

@@ -13,6 +13,9 @@ import { cleanText, stripInvisible } from "../lib/sanitize";
 import { WORKING_MEMORY_WORDS } from "./consolidation-schema";
 import { wordCount } from "./text";
 
+/** How large the user's edits may make the scaffold, as JSON (four times what a turn's prompt shows of it). */
+export const SCAFFOLD_EDIT_CHARS = 16_000;
+
 /** The confidence of a scaffold key the user set: what they say about themselves is certain. */
 export const USER_SET_CONFIDENCE = 1;
 
@@ -60,6 +63,11 @@ export async function editTiers(db: Db, userId: string, edit: TierEdit, now = Da
         meta[key] = { confidence: USER_SET_CONFIDENCE, updated_at: now };
       }
     }
+    // The user's own keys cannot grow the profile without bound (every consolidation prompt carries all of it):
+    // an edit that leaves it larger than the cap is refused; one that shrinks an oversized profile is not.
+    const size = JSON.stringify(scaffold).length;
+    if (size > SCAFFOLD_EDIT_CHARS && size > JSON.stringify(current.scaffold).length)
+      throw new AppError("limit_exceeded", `the scaffold would be ${size} characters of JSON; at most ${SCAFFOLD_EDIT_CHARS}`);
     const summary: JsonObject =
       narrative !== undefined
         ? { working_memory_words: wordCount(narrative) }

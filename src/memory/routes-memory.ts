@@ -115,7 +115,7 @@ const patchScaffoldRoute = route({
         .refine((v) => Object.values(v).every((x) => JSON.stringify(x).length <= 4000), "each value is at most 4000 characters of JSON"),
     }),
   ),
-  responses: { 200: json(Scaffold, "Scaffold"), ...errors },
+  responses: { 200: json(Scaffold, "Scaffold"), ...errors, 413: json(ErrorBody, "The scaffold would be over 16,000 characters of JSON (limit_exceeded)") },
 });
 
 const eventsRoute = route({

@@ -17,6 +17,9 @@ export class ModelCutOff extends Error {
   }
 }
 
+/** What the SDK says when a stream ended before a message did ("request ended without sending any chunks"). */
+const STREAM_ENDED = /^(?:stream ended without producing|request ended without sending any chunks)/;
+
 /** The SDK wraps errors raised while reading a stream: look through `cause`. */
 const stalledIn = (err: unknown): ModelStalled | null => {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (e instanceof ModelStalled) return e;
@@ -30,8 +33,8 @@ export function modelFailure(err: unknown): { code: ErrorCode; message: string }
   const stalled = stalledIn(err);
   if (stalled) return { code: "model_error", message: `the model stopped responding (${stalled.message}); try again` };
   if (err instanceof APIConnectionError) return { code: "model_error", message: "could not reach the model" };
-  // The SDK's own complaints about a stream that ended early ("request ended without sending any chunks").
-  if (err instanceof ModelCutOff || (err instanceof AnthropicError && !(err instanceof APIError)))
+  // The SDK's own complaints about a stream that ended early; any other SDK error stays unmapped (and logged).
+  if (err instanceof ModelCutOff || (err instanceof AnthropicError && !(err instanceof APIError) && STREAM_ENDED.test(err.message)))
     return { code: "model_error", message: "the model's reply was cut off in transit; try again" };
   if (err instanceof APIError) {
     const type = err.type ?? (err.error as { error?: { type?: string } } | undefined)?.error?.type ?? null;

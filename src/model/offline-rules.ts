@@ -62,8 +62,11 @@ const PROFILE_FIELDS: { key: string; when: RegExp }[] = [
 /** What a stated fact adds to the structured profile, e.g. "My name is Ana" -> {Name: "Ana"}. */
 export function profileUpdates(said: string): Record<string, string> {
   const out: Record<string, string> = {};
+  // One space between words and a bounded length keep the lazy value patterns linear (a run of 30,000 spaces
+  // took seconds); a profile value is in the first sentences of a message anyway.
+  const text = said.replace(/\s+/g, " ").slice(0, 2000);
   for (const f of PROFILE_FIELDS) {
-    const m = f.when.exec(said);
+    const m = f.when.exec(text);
     if (m?.[1]) out[f.key] = clean(m[1]);
   }
   return out;
