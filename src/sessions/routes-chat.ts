@@ -13,7 +13,7 @@ import { cleanText } from "../lib/sanitize";
 import { assertChatBudget } from "../usage/budget";
 import { coalescingStream } from "./coalesce";
 import type { Started } from "./session-do";
-import { createSessionWithinBudget, deleteSessionRow, destroySessionObject, requireProject, sessionStub } from "./store";
+import { createSessionWithinBudget, deleteSessionRow, requireProject, sessionStub } from "./store";
 
 export const ChatRequest = z
   .strictObject({
@@ -163,10 +163,8 @@ export const chatRoutes = (registry: Registry) =>
 /** Deletes a session this request created if the failed turn left nothing in it. Best effort: the turn's error is what the client gets. */
 async function discardIfEmpty(c: Context<AppEnv>, userId: string, sessionId: string): Promise<void> {
   try {
-    // RPC's structured-clone typing cannot express the stored content; only the counts are read here.
-    const state = (await sessionStub(c.env, userId, sessionId).read()) as unknown as { messages: unknown[]; pending: unknown } | null;
-    if (state && (state.messages.length > 0 || state.pending)) return;
-    await destroySessionObject(c.env, userId, sessionId);
+    // Checked and deleted under the session's lock: a second request already using the new id keeps its turn.
+    if (!(await sessionStub(c.env, userId, sessionId).destroyIfEmpty())) return;
     await deleteSessionRow(c.var.db, userId, sessionId);
   } catch (err) {
     console.error(JSON.stringify({ request_id: c.var.requestId, session: sessionId, discard: describeFailure(err) }));

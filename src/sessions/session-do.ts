@@ -139,15 +139,31 @@ export class SessionObject extends DurableObject<Env> {
 
   async destroy(): Promise<void> {
     this.stopFollowing();
+    await this.serialised(() => this.wipe());
+  }
+
+  /**
+   * Deletes the session only if nothing was ever stored in it (what a failed first turn leaves), checked and done
+   * under the lock, so a turn another request queued meanwhile is never wiped. Says whether it deleted it.
+   */
+  async destroyIfEmpty(): Promise<boolean> {
+    let wiped = false;
     await this.serialised(async () => {
-      if (this.destroyed) return;
-      this.destroyed = true;
-      await this.ctx.storage.deleteAlarm();
-      await this.ctx.storage.deleteAll();
-      this.store.forget();
-      this.ctx.storage.sql.exec("CREATE TABLE tombstone (deleted_at INTEGER NOT NULL)");
-      this.ctx.storage.sql.exec("INSERT INTO tombstone VALUES (?)", Date.now());
+      if (this.destroyed || this.store.messageCount() > 0 || this.store.continuation()) return;
+      await this.wipe();
+      wiped = true;
     });
+    return wiped;
+  }
+
+  private async wipe(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.store.forget();
+    this.ctx.storage.sql.exec("CREATE TABLE tombstone (deleted_at INTEGER NOT NULL)");
+    this.ctx.storage.sql.exec("INSERT INTO tombstone VALUES (?)", Date.now());
   }
 
   /** The continuation's deadline. */
