@@ -398,4 +398,25 @@ describe("the user's own corrections of working memory and scaffold", () => {
     expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({ City: "Lyon", Diet: "vegetarian" });
     expect((await getJson<{ runs: { kind: string }[] }>(u.key, "/v1/memory/runs")).runs.map((r) => r.kind)).toEqual(["consolidation", "edit"]);
   });
+
+  it("an observation made before the user's correction does not undo it; one made after it can", async () => {
+    const u = await createUser();
+    const { sent } = await observe(u.id, [{ content: "I live in Porto" }]);
+    const out = (city: string) => consolidation({ updated_scaffold: { City: city }, updated_working_memory: `Lives in ${city}.`, facts_to_embed: [] });
+    // The retry reads the same older observation and says Porto again, as a model would.
+    await script(u.id, { ...out("Porto"), delay_ms: 1500 }, out("Porto"));
+    const running = deliver(sent);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { City: "Lyon" } })).status).toBe(200);
+    expect((await running).retryMessages).toHaveLength(1);
+    expect((await deliver(sent)).explicitAcks).toHaveLength(1);
+    const after = await getJson<Scaffold>(u.key, "/v1/memory/scaffold");
+    expect(after.scaffold).toEqual({ City: "Lyon" });
+    expect(after.confidence.City?.confidence).toBe(1);
+    // A move the user tells about later is news: it changes the key.
+    const later = await observe(u.id, [{ content: "I moved back to Porto" }]);
+    await script(u.id, out("Porto"));
+    await deliver(later.sent);
+    expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({ City: "Porto" });
+  });
 });

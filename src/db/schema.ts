@@ -30,7 +30,8 @@ export const users = sqliteTable("users", {
   updatedAt: integer("updated_at").notNull().default(now()),
 });
 
-export type ScaffoldMeta = { [key: string]: { confidence: number; updated_at: number } };
+/** Per scaffold key: how sure memory is of it, when it last changed, and `by: "user"` when the user set it themselves. */
+export type ScaffoldMeta = { [key: string]: { confidence: number; updated_at: number; by?: "user" } };
 
 export const apiKeys = sqliteTable(
   "api_keys",

@@ -13,7 +13,7 @@ import { changes, isConstraintError, returnedIds, runStatements } from "../db/ba
 import { type Db, newId } from "../db/client";
 import { inJson } from "../db/in-json";
 import { insertWhere } from "../db/insert-where";
-import { connections, contextEvents, facts, type JsonObject, memoryRuns, projects, type ScaffoldMeta, users } from "../db/schema";
+import { connections, contextEvents, facts, type Json, type JsonObject, memoryRuns, projects, type ScaffoldMeta, users } from "../db/schema";
 import type { ModelClient } from "../model/anthropic";
 import { callStructured } from "../model/structured";
 import { recordUsage } from "../usage/record";
@@ -88,7 +88,8 @@ function scaffoldMeta(
     if (isChanged) changed.push(key);
     const prev = meta[key];
     const confidence = stated[key] ?? (isChanged || !prev ? fallback : prev.confidence);
-    next[key] = { confidence, updated_at: isChanged || !prev ? now : prev.updated_at };
+    // Who set a key is kept while it stays as they set it.
+    next[key] = isChanged || !prev ? { confidence, updated_at: now } : { ...prev, confidence };
   }
   return { meta: next, changed };
 }
@@ -141,7 +142,13 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
     const now = deps.now();
     const corrected = events.some((e) => e.eventType === "correction");
     const scaffold = mergeScaffold(user.scaffold, output.updated_scaffold);
+    // A key the user set after every observation of this batch was made stays as they set it: an older
+    // observation (pending, deferred or retried) does not undo their correction. Later observations can.
+    const newest = Math.max(...events.map((e) => e.createdAt));
+    const kept = Object.entries(user.scaffoldMeta).filter(([key, m]) => m.by === "user" && m.updated_at >= newest && key in user.scaffold);
+    for (const [key] of kept) scaffold[key] = user.scaffold[key] as Json;
     const { meta, changed } = scaffoldMeta(user.scaffold, scaffold, user.scaffoldMeta, output.scaffold_confidence ?? {}, corrected ? 0.9 : 0.7, now);
+    for (const [key, m] of kept) meta[key] = m;
     const owned = new Set(state.connections.map((c) => c.id));
     const sessions = [...new Set(events.flatMap((e) => (typeof e.sourceMetadata.session_id === "string" ? [e.sourceMetadata.session_id] : [])))];
     // Facts of a batch observed within one project belong to it; a batch spanning projects stays at user level,

@@ -60,7 +60,7 @@ export async function editTiers(db: Db, userId: string, edit: TierEdit, now = Da
         delete meta[key];
       } else {
         scaffold[key] = value;
-        meta[key] = { confidence: USER_SET_CONFIDENCE, updated_at: now };
+        meta[key] = { confidence: USER_SET_CONFIDENCE, updated_at: now, by: "user" };
       }
     }
     // The user's own keys cannot grow the profile without bound (every consolidation prompt carries all of it):
