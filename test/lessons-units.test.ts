@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { offlineLessons } from "../src/lessons/offline-extract";
 import { EVENT_CHARS, parseTranscript, recordEvents } from "../src/lessons/parse";
-import { REDACTED, redactSecrets } from "../src/lessons/redact";
 import { chunkMoments, corTexts, findMoments, signalsOf } from "../src/lessons/signals";
+import { REDACTED, redactSecrets } from "../src/lib/redact";
 import { fixture } from "./fixtures/transcripts";
 
 describe("secret redaction", () => {

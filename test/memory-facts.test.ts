@@ -99,6 +99,29 @@ describe("POST /v1/memory/facts (bulk import)", () => {
   });
 });
 
+describe("secrets never stay in memory", () => {
+  it("redacts keys, tokens and passwords from observations, facts and MEMORY entries before they are stored", async () => {
+    const u = await createUser();
+    const token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    const key = "sk-ant-api03-abcdefghijklmnopqrstuvwx";
+    const observed = await api(u.key, "POST", "/v1/observations", { observations: [{ type: "learned_fact", content: `User's deploy token is ${token}` }] });
+    expect(observed.status).toBe(202);
+    await importFacts(u.key, [{ text: `User's Anthropic key is ${key}` }]);
+    expect((await api(u.key, "POST", "/v1/brain/memory", { content: "Staging login: password=hunter2hunter2" })).status).toBe(201);
+    const stored = JSON.stringify([
+      await getJson(u.key, "/v1/memory/events"),
+      await getJson(u.key, "/v1/memory/facts"),
+      await getJson(u.key, "/v1/brain/memory"),
+    ]);
+    for (const secret of [token, key, "hunter2hunter2"]) expect(stored).not.toContain(secret);
+    expect(stored).toContain("User's deploy token is [REDACTED]");
+    expect(stored).toContain("User's Anthropic key is [REDACTED]");
+    expect(stored).toContain("password=[REDACTED]");
+    // What it was about stays findable.
+    expect((await search(u.key, "Anthropic key")).results[0]?.text).toBe("User's Anthropic key is [REDACTED]");
+  });
+});
+
 describe("retrieval scope", () => {
   it("never returns another user's facts, by text or by vector", async () => {
     const a = await createUser();

@@ -4,16 +4,16 @@
  * shared prompt escaping (src/lib/prompt-text.ts).
  */
 import { inlinePromptText } from "../lib/prompt-text";
-import { cleanText, SANITIZE_MAX_CHARS } from "../lib/sanitize";
+import { cleanMemoryText, SANITIZE_MAX_CHARS } from "../lib/sanitize";
 
 export { clamp, SANITIZE_MAX_CHARS } from "../lib/sanitize";
 
 /**
  * Strips control and invisible characters (keeping newlines and tabs), normalises line breaks and
- * odd spaces, applies NFC, trims, and clamps to `maxChars` code points. Throws `invalid_request` when
- * nothing visible is left.
+ * odd spaces, applies NFC, trims, clamps to `maxChars` code points and redacts secrets (`cleanMemoryText`).
+ * Throws `invalid_request` when nothing visible is left.
  */
-export const sanitizeBrainContent = (raw: string, maxChars = SANITIZE_MAX_CHARS): string => cleanText(raw, maxChars);
+export const sanitizeBrainContent = (raw: string, maxChars = SANITIZE_MAX_CHARS): string => cleanMemoryText(raw, maxChars);
 
 /** One untrusted value for one line of a prompt section (see `inlinePromptText`). */
 export const inlineText = inlinePromptText;

@@ -5,7 +5,7 @@
  * sub-agent's thread: its "user" turns are prompts from the main agent, not the human. `isMeta` user records
  * are command caveats Claude Code inserts. Every event's text is redacted here, before it is stored.
  */
-import { redactSecrets } from "./redact";
+import { redactSecrets } from "../lib/redact";
 
 export type TranscriptEvent = {
   kind: "user" | "assistant" | "tool_use" | "tool_result" | "summary";

@@ -13,9 +13,9 @@ import { newId } from "../db/client";
 import { userMatch } from "../db/fts-tag";
 import { literalLimit } from "../db/limit";
 import { lessonRecalls } from "../db/schema";
+import { redactSecrets } from "../lib/redact";
 import { isStopword, words } from "../memory/text";
 import type { LessonType } from "./extraction-schema";
-import { redactSecrets } from "./redact";
 import type { LessonRow } from "./store";
 
 export type RecallInput = { userId: string; query: string; project?: string | null; type?: LessonType; limit: number };

@@ -11,10 +11,10 @@ import { afterCursor } from "../db/cursor";
 import { belowQuota, withinQuotaAfter } from "../db/quota";
 import { lessons } from "../db/schema";
 import { notFound } from "../lib/errors";
+import { redactSecrets } from "../lib/redact";
 import { clamp, stripInvisible } from "../lib/sanitize";
 import type { ExtractedLesson, LessonType } from "./extraction-schema";
 import { lessonId, normalizeLesson } from "./ids";
-import { redactSecrets } from "./redact";
 
 export type LessonRow = typeof lessons.$inferSelect;
 export type NewLesson = Omit<ExtractedLesson, "scope"> & { project: string | null; sourceSession: string | null; origin: LessonRow["origin"] };

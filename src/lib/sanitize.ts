@@ -5,6 +5,7 @@
  * injected into a prompt, so they are removed, not escaped.
  */
 import { AppError } from "./errors";
+import { redactSecrets } from "./redact";
 
 /** A hard ceiling above every plan's cap; it bounds the work, and the caller's own limit then rejects. */
 export const SANITIZE_MAX_CHARS = 20_000;
@@ -73,3 +74,9 @@ export function cleanText(raw: string, maxChars = SANITIZE_MAX_CHARS, field = "c
   if (text === "") throw new AppError("invalid_request", `${field} is empty once invisible and control characters are removed`);
   return text;
 }
+
+/**
+ * `cleanText` for what memory stores (observations, facts, brain documents), with secrets redacted: memory is
+ * injected into prompts and shown back to the user, so an API key or a password said in chat never stays in it.
+ */
+export const cleanMemoryText = (raw: string, maxChars = SANITIZE_MAX_CHARS, field = "content"): string => redactSecrets(cleanText(raw, maxChars, field));

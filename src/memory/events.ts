@@ -11,7 +11,7 @@ import { inJson } from "../db/in-json";
 import type { Plan } from "../db/schema";
 import { contextEvents, type JsonObject } from "../db/schema";
 import { AppError, describeFailure } from "../lib/errors";
-import { cleanText, SANITIZE_MAX_CHARS } from "../lib/sanitize";
+import { cleanMemoryText, SANITIZE_MAX_CHARS } from "../lib/sanitize";
 import { type Budget, consolidationBudget, deferredReason } from "./budget";
 import { CONSOLIDATE_KIND, type MemoryDeps } from "./deps";
 import { canonicalJson } from "./ids";
@@ -57,7 +57,7 @@ export async function recordObservations(
   idempotencyKey?: string,
 ): Promise<{ events: EventRow[]; replayed: boolean; budget: Budget }> {
   const { db } = deps;
-  inputs = inputs.map((o) => ({ ...o, content: cleanText(o.content, SANITIZE_MAX_CHARS, "observation content") }));
+  inputs = inputs.map((o) => ({ ...o, content: cleanMemoryText(o.content, SANITIZE_MAX_CHARS, "observation content") }));
   const budget = await consolidationBudget(db, user.id, user.plan, deps.now());
   const keys = inputs.map((_, i) => (idempotencyKey ? `${idempotencyKey}#${i}` : null));
   const replay = async () => {

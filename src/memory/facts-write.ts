@@ -10,7 +10,7 @@ import { inJson } from "../db/in-json";
 import { withinQuotaAfter } from "../db/quota";
 import type { JsonObject } from "../db/schema";
 import { facts, usage } from "../db/schema";
-import { cleanText, SANITIZE_MAX_CHARS } from "../lib/sanitize";
+import { cleanMemoryText, SANITIZE_MAX_CHARS } from "../lib/sanitize";
 import type { MemoryDeps } from "./deps";
 import { canonicalJson, uuidv5 } from "./ids";
 import { briefError } from "./retrieval";
@@ -52,7 +52,7 @@ export type PreparedFact = {
 export async function prepareFacts(userId: string, inputs: readonly FactInput[]): Promise<PreparedFact[]> {
   const prepared = await Promise.all(
     inputs.map(async (f): Promise<PreparedFact> => {
-      const text = normalizeText(cleanText(f.text, SANITIZE_MAX_CHARS, "fact text"));
+      const text = normalizeText(cleanMemoryText(f.text, SANITIZE_MAX_CHARS, "fact text"));
       const scope = {
         user_id: userId,
         connection_id: f.connectionId ?? null,

@@ -1,5 +1,6 @@
 /**
- * Secret redaction for transcripts: runs on every event before it is stored and before any model sees it.
+ * Secret redaction: for transcripts (every event, before it is stored and before any model sees it) and for
+ * everything memory stores (observations, facts, brain documents).
  * Deliberately greedy: a redacted non-secret costs a word of context, a stored secret costs far more.
  */
 export const REDACTED = "[REDACTED]";
