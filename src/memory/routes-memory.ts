@@ -70,7 +70,17 @@ const observationsRoute = route({
 
 const WorkingMemory = z.object({ working_memory: z.string(), words: z.number(), updated_at: z.number(), pending_events: z.number() }).openapi("WorkingMemory");
 const Scaffold = z
-  .object({ scaffold: z.record(z.string(), z.unknown()), confidence: z.record(z.string(), z.object({ confidence: z.number(), updated_at: z.number() })) })
+  .object({
+    scaffold: z.record(z.string(), z.unknown()),
+    confidence: z.record(
+      z.string(),
+      z.object({
+        confidence: z.number(),
+        updated_at: z.number(),
+        by: z.literal("user").optional().describe("set by the user (PATCH): older observations do not change it"),
+      }),
+    ),
+  })
   .openapi("Scaffold");
 
 const workingRoute = route({
