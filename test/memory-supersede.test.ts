@@ -177,6 +177,6 @@ describe("supersession of changing attributes", { timeout: 60_000 }, () => {
     const now = await find(u.key, "Which gym am I a member of now?");
     expect(now.results.map((r) => [r.text, r.superseded_by])).toEqual([["User cancelled their membership and joined Peak Fitness instead", null]]);
     const history = await find(u.key, "Which gym am I a member of now?", "&history=true");
-    expect(texts(history)).toContain("User train at Ironworks three times a week");
+    expect(texts(history)).toContain("User trains at Ironworks three times a week");
   });
 });
