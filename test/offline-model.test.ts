@@ -190,7 +190,8 @@ describe("offline model as a demo", () => {
     expect(calls(offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: "My favourite colour is blue" }] }))).toEqual([
       { name: "record_observation", input: { content: "My favourite colour is blue", category: "fact" } },
     ]);
-    // A long run of spaces in a message costs no more than the message (the value patterns once took seconds on it).
+    // Whitespace runs are collapsed before the value patterns run (one message of 30,000 spaces took 4.7 s in them;
+    // the time is measured apart, not here): the value still reads across the run.
     expect(profile(`I live in a${" ".repeat(30_000)}b`)).toEqual({ scaffold_updates: { Location: "a b" } });
     const dismissed = offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: "Forget it, remember that I live in Lyon" }] });
     expect(calls(dismissed)[0]).toEqual({ name: "update_customer_brain", input: { target: "memory", content: "User lives in Lyon" } });

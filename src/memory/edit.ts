@@ -14,10 +14,10 @@ import { WORKING_MEMORY_WORDS } from "./consolidation-schema";
 import { wordCount } from "./text";
 
 /** How large the user's edits may make the scaffold, as JSON (four times what a turn's prompt shows of it). */
-export const SCAFFOLD_EDIT_CHARS = 16_000;
+const SCAFFOLD_EDIT_CHARS = 16_000;
 
 /** The confidence of a scaffold key the user set: what they say about themselves is certain. */
-export const USER_SET_CONFIDENCE = 1;
+const USER_SET_CONFIDENCE = 1;
 
 export type TierEdit = { workingMemory: string } | { scaffold: Record<string, Json | null> };
 
