@@ -5,6 +5,7 @@ import { modelTools, turnTools } from "../src/bridge/toolset";
 import { WEB_SEARCH_TOOL } from "../src/bridge/web-search";
 import { type MessageParam, runAgentLoop } from "../src/chat/loop";
 import { loadConfig } from "../src/config/config";
+import { estimateCost, WEB_SEARCH_USD } from "../src/config/models";
 import type { ChatEvent } from "../src/core/events";
 import { createDb } from "../src/db/client";
 import { createOfflineFetch, OFFLINE_NOTICE } from "../src/model/offline";
@@ -72,6 +73,26 @@ describe("native web search", () => {
     // The next turn sends the server blocks back as stored (an earlier turn's thinking is dropped).
     await chatTurn(u.key, { message: "thanks", session_id: t.sessionId });
     expect((await seen(u.id))[1]?.messages[1]?.content).toEqual(assistant.slice(1));
+  });
+
+  it("counts the searches the API ran and adds what they cost to the turn's usage; a failed search is not charged", async () => {
+    const u = await createUser();
+    const failed = {
+      type: "web_search_tool_result" as const,
+      tool_use_id: "srvtoolu_2",
+      content: { type: "web_search_tool_result_error", error_code: "unavailable" },
+    };
+    const again = { ...search, id: "srvtoolu_2" };
+    await script(u.id, { reply: { content: [search, found, again, failed, { type: "text", text: "Version 2 ships today.", citations: [citation] }] } });
+    const t = await chatTurn(u.key, { message: "when does engram 2 ship?" });
+    expect(t.end).toMatchObject({ type: "done", usage: { web_search_requests: 1 } });
+    const done = t.end as Extract<ChatEvent, { type: "done" }>;
+    const model = loadConfig(env).chatModel;
+    const rows = (await (await api(u.key, "GET", `/v1/sessions/${t.sessionId}/usage`)).json()) as { turns: { cost_usd: number }[] };
+    expect(rows.turns).toHaveLength(1);
+    // Tokens at the model's prices, plus one search at $0.01.
+    expect(rows.turns[0]?.cost_usd).toBeCloseTo(estimateCost(model, { ...done.usage, web_search_requests: 0 }) + WEB_SEARCH_USD, 6);
+    expect(WEB_SEARCH_USD).toBe(0.01);
   });
 
   it("continues a pause_turn by sending the paused message back", async () => {

@@ -13,7 +13,7 @@ describe("configuration", () => {
 
   it("treats every empty variable as unset", () => {
     const config = loadConfig({ ...base, ANTHROPIC_API_KEY: "  ", MODEL_MAX_RETRIES: "", ANTHROPIC_BASE_URL: "", MAX_TOKENS: " " } as Env);
-    expect(config).toMatchObject({ anthropicApiKey: undefined, modelMaxRetries: 2, anthropicBaseUrl: "https://api.anthropic.com", maxTokens: 4096 });
+    expect(config).toMatchObject({ anthropicApiKey: undefined, modelMaxRetries: 2, anthropicBaseUrl: "https://api.anthropic.com", maxTokens: 16_000 });
   });
 
   it.each([

@@ -30,7 +30,8 @@ const ConfigSchema = z.object({
   // Unset: each model's own default effort. THINKING_DISPLAY "summarized" streams the notes between tool calls.
   CHAT_EFFORT: z.enum(EFFORTS).optional(),
   THINKING_DISPLAY: z.enum(["summarized", "omitted"]).default("summarized"),
-  MAX_TOKENS: intSetting("MAX_TOKENS", 4096, 1, 64000),
+  // Thinking counts toward it: 4,096 cut high-effort replies short. Chat always streams, so a large cap is safe.
+  MAX_TOKENS: intSetting("MAX_TOKENS", 16_000, 1, 64000),
   AGENT_MAX_ITERATIONS: intSetting("AGENT_MAX_ITERATIONS", 8, 1, 50),
   MODEL_MAX_RETRIES: intSetting("MODEL_MAX_RETRIES", 2, 0, 10),
   MODEL_TIMEOUT_MS: intSetting("MODEL_TIMEOUT_MS", 120_000, 1000, 600_000),

@@ -100,7 +100,17 @@ export type TokenUsage = {
   output_tokens: number;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
+  /** The API's count of the web searches a call ran (a search that failed is not counted, nor billed). */
+  server_tool_use?: { web_search_requests?: number | null } | null;
+  /** The same count once summed into a turn's usage. */
+  web_search_requests?: number | null;
 };
+
+/** What the API charges for one web search, whatever the model: $10 per 1,000 searches, on top of the tokens. */
+export const WEB_SEARCH_USD = 0.01;
+
+/** The web searches `usage` ran: from one call's `server_tool_use`, or from a sum already taken. */
+export const webSearches = (usage: TokenUsage): number => usage.server_tool_use?.web_search_requests ?? usage.web_search_requests ?? 0;
 
 /** Per-model price overrides (MODEL_PRICES): they replace the catalogue's prices, every tier, or price a model it lacks. */
 export type PriceOverrides = Readonly<Record<string, Prices>>;
@@ -119,13 +129,16 @@ export function pricesFor(id: string | null, usage: TokenUsage, overrides: Price
   return info.longPrompt && prompt > info.longPrompt.aboveTokens ? info.longPrompt.prices : info.prices;
 }
 
-/** Estimated USD cost of one model call (uncached input, cache writes, cache reads, output), to the micro-dollar. */
+/**
+ * Estimated USD cost of one model call (uncached input, cache writes, cache reads, output, and its web searches),
+ * to the micro-dollar. A model without a price costs 0 for its tokens; its searches still cost what the API charges.
+ */
 export function estimateCost(id: string | null, usage: TokenUsage, overrides: PriceOverrides = {}): number {
   const p = pricesFor(id, usage, overrides);
-  if (!p) return 0;
   const write = usage.cache_creation_input_tokens ?? 0;
   const read = usage.cache_read_input_tokens ?? 0;
-  const cost = usage.input_tokens * p.input + write * p.cacheWrite + read * p.cacheRead + usage.output_tokens * p.output;
+  // Prices are per million tokens, so this is in micro-dollars.
+  const tokens = p ? usage.input_tokens * p.input + write * p.cacheWrite + read * p.cacheRead + usage.output_tokens * p.output : 0;
   // Micro-dollar precision: sums of many rows stay readable.
-  return Math.round(cost) / 1_000_000;
+  return Math.round(tokens + webSearches(usage) * WEB_SEARCH_USD * 1_000_000) / 1_000_000;
 }

@@ -1,5 +1,6 @@
 /** The chat stream's events (docs/models.md lists them). A stream always ends with `done`, `tool_pending` or `error`. */
 import { z } from "@hono/zod-openapi";
+import { type TokenUsage, webSearches } from "../config/models";
 
 export const McpRef = z.object({ server: z.string(), tool: z.string() });
 
@@ -24,22 +25,27 @@ export const UsageSchema = z
     output_tokens: z.number(),
     cache_read_input_tokens: z.number().default(0),
     cache_creation_input_tokens: z.number().default(0),
+    web_search_requests: z.number().default(0).describe("web searches the model ran (each billed by the API on top of the tokens)"),
   })
   .openapi("Usage");
 export type Usage = z.infer<typeof UsageSchema>;
 
-export const zeroUsage = (): Usage => ({ input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 });
+export const zeroUsage = (): Usage => ({
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_read_input_tokens: 0,
+  cache_creation_input_tokens: 0,
+  web_search_requests: 0,
+});
 
-/** Adds one model call's usage (the SDK reports absent cache fields as null). */
-export function addUsage(
-  total: Usage,
-  u: { input_tokens: number; output_tokens: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null },
-): Usage {
+/** Adds one model call's usage, or a sum of them (the SDK reports absent cache fields as null). */
+export function addUsage(total: Usage, u: TokenUsage): Usage {
   return {
     input_tokens: total.input_tokens + u.input_tokens,
     output_tokens: total.output_tokens + u.output_tokens,
     cache_read_input_tokens: total.cache_read_input_tokens + (u.cache_read_input_tokens ?? 0),
     cache_creation_input_tokens: total.cache_creation_input_tokens + (u.cache_creation_input_tokens ?? 0),
+    web_search_requests: (total.web_search_requests ?? 0) + webSearches(u),
   };
 }
 

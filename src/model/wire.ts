@@ -28,6 +28,8 @@ export type WireUsage = {
   output_tokens: number;
   cache_creation_input_tokens?: number;
   cache_read_input_tokens?: number;
+  /** Present when the message ran server tools: how many web searches it made. */
+  server_tool_use?: { web_search_requests: number };
 };
 
 export type WireEvent = { type: string; [k: string]: unknown };
@@ -96,6 +98,7 @@ export function messageEvents(msg: WireMessage, chunk = 16): WireEvent[] {
         input_tokens: msg.usage.input_tokens,
         cache_creation_input_tokens: msg.usage.cache_creation_input_tokens ?? 0,
         cache_read_input_tokens: msg.usage.cache_read_input_tokens ?? 0,
+        ...(msg.usage.server_tool_use ? { server_tool_use: msg.usage.server_tool_use } : {}),
       },
     },
     { type: "message_stop" },

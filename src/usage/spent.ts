@@ -1,13 +1,27 @@
-import { estimateCost, type PriceOverrides, type TokenUsage } from "../config/models";
+import { estimateCost, type PriceOverrides, type TokenUsage, webSearches } from "../config/models";
 
 /**
  * What the model calls of one turn segment spent, summed as each call completes: their tokens, and their
  * estimated cost priced call by call, since a price tier (Haiku 5.5's long-prompt price) is decided by
  * each request's own prompt, never by a turn's total.
  */
-export type SpentTokens = Required<{ [K in keyof TokenUsage]: number }> & { cost_usd: number };
+export type SpentTokens = {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+  web_search_requests: number;
+  cost_usd: number;
+};
 
-export const noTokens = (): SpentTokens => ({ input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, cost_usd: 0 });
+export const noTokens = (): SpentTokens => ({
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_read_input_tokens: 0,
+  cache_creation_input_tokens: 0,
+  web_search_requests: 0,
+  cost_usd: 0,
+});
 
 // Costs are kept to the micro-dollar, like estimateCost's.
 const micro = (usd: number) => Math.round(usd * 1_000_000) / 1_000_000;
@@ -17,6 +31,7 @@ function addCounts(spent: SpentTokens, u: TokenUsage): void {
   spent.output_tokens += u.output_tokens;
   spent.cache_read_input_tokens += u.cache_read_input_tokens ?? 0;
   spent.cache_creation_input_tokens += u.cache_creation_input_tokens ?? 0;
+  spent.web_search_requests += webSearches(u);
 }
 
 /** Adds one model call of `model`, priced on its own. */

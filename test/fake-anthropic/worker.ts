@@ -74,6 +74,12 @@ const ERROR_TYPES: Record<number, string> = {
   529: "overloaded_error",
 };
 
+/** The API counts the searches that returned results (a failed search comes back as an error object, and is not billed). */
+function searches(content: Block[]): Pick<WireMessage["usage"], "server_tool_use"> {
+  const n = content.filter((b) => b.type === "web_search_tool_result" && Array.isArray(b.content)).length;
+  return n ? { server_tool_use: { web_search_requests: n } } : {};
+}
+
 const cited = (b: Block | undefined): boolean => b?.type === "text" && Array.isArray(b.citations);
 
 function withCitations(events: WireEvent[], content: Block[]): WireEvent[] {
@@ -228,7 +234,7 @@ async function messages(request: Request): Promise<Response> {
     content: content as unknown as WireBlock[],
     stop_reason,
     stop_details: stop_reason === "refusal" ? (step.reply.stop_details ?? { type: "refusal", category: null, explanation: null }) : null,
-    usage: step.reply.usage ?? { ...cache, output_tokens: outputTokens },
+    usage: step.reply.usage ?? { ...cache, output_tokens: outputTokens, ...searches(content) },
     ...(step.reply.truncate_tool_input ? { truncatedJson: true } : {}),
   };
   if (step.delay_ms) await new Promise<void>((resolve) => setTimeout(resolve, step.delay_ms));
