@@ -2,12 +2,13 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
 import { estimateCost, MODELS } from "../src/config/models";
+import type { ChatEvent } from "../src/core/events";
 import { createDb } from "../src/db/client";
 import { TurnRunner } from "../src/sessions/runner";
 import { SessionStorage } from "../src/sessions/storage";
 import { createSessionWithinBudget } from "../src/sessions/store";
 import { recordUsage } from "../src/usage/record";
-import { api, chat, createUser, script } from "./helpers";
+import { api, chat, createUser, script, seen } from "./helpers";
 import { registry } from "./worker";
 
 const T = 60_000;
@@ -18,6 +19,29 @@ type UsageBody = {
   by_model: (Totals & { model: string | null })[];
   chat_budget: { limit: number | null; used: number; remaining: number | null };
 };
+
+/**
+ * Runs one chat turn in a new session of `user` as a worker whose CHAT_MODEL is `model` (an operator
+ * setting, so not something a request can choose): the session's id and the turn's events.
+ */
+async function turnOn(model: string, user: { id: string }, message: string): Promise<{ sessionId: string; events: ChatEvent[] }> {
+  const row = await createSessionWithinBudget(createDb(env.DB), user.id, { title: model, siteId: null, projectId: null }, null, Date.now());
+  if (!row) throw new Error("session not created");
+  const events: ChatEvent[] = [];
+  const stub = env.SESSIONS.get(env.SESSIONS.idFromName(`${user.id}/${row.id}`));
+  await runInDurableObject(stub, async (_instance, state) => {
+    const runner = new TurnRunner(
+      new SessionStorage(state.storage),
+      { ...env, CHAT_MODEL: model },
+      { set: async () => undefined, clear: async () => undefined },
+      registry,
+    );
+    const sink = { emit: (e: ChatEvent) => void events.push(e), signal: new AbortController().signal };
+    const turn = { turnId: crypto.randomUUID(), userId: user.id, plan: "free" as const, sessionId: row.id, message, siteId: null, projectId: null };
+    await runner.chat({ ...turn, stream: true, clientTools: [] }, sink, () => undefined);
+  });
+  return { sessionId: row.id, events };
+}
 
 describe("usage and cost", () => {
   it("prices uncached input, cache writes, cache reads and output from the model catalogue; an unknown model costs 0", () => {
@@ -47,6 +71,19 @@ describe("usage and cost", () => {
     expect(estimateCost("claude-fable-5-1", { input_tokens: 1_000_000, output_tokens: 1_000_000, cache_creation_input_tokens: 1_000_000 })).toBe(
       10 + 50 + 12.5,
     );
+  });
+
+  it("prices Fable 5.2 at its own list price, a fifth below Fable 5.1 (not at 0 as an unknown model)", () => {
+    const million = (field: "input_tokens" | "output_tokens" | "cache_creation_input_tokens" | "cache_read_input_tokens") =>
+      estimateCost("claude-fable-5-2", { input_tokens: 0, output_tokens: 0, [field]: 1_000_000 });
+    expect(million("input_tokens")).toBe(8);
+    expect(million("output_tokens")).toBe(40);
+    expect(million("cache_creation_input_tokens")).toBe(10);
+    expect(million("cache_read_input_tokens")).toBe(0.2);
+    // A typical cached chat call: 2,000 new input tokens, 40,000 read back, 1,000 written, 800 out.
+    const call = { input_tokens: 2000, output_tokens: 800, cache_read_input_tokens: 40_000, cache_creation_input_tokens: 1000 };
+    expect(estimateCost("claude-fable-5-2", call)).toBe(0.066);
+    expect(estimateCost("claude-fable-5-2", call)).toBeCloseTo(0.8 * estimateCost("claude-fable-5-1", call), 9);
   });
 
   it("reads MODEL_PRICES into the catalogue's price shape", () => {
@@ -106,44 +143,56 @@ describe("usage and cost", () => {
     "prices each model call of a turn on its own: two Haiku 5.5 calls of 60,000 prompt tokens pay the base price, not the long-prompt price",
     async () => {
       const u = await createUser();
-      const row = await createSessionWithinBudget(createDb(env.DB), u.id, { title: "tiers", siteId: null, projectId: null }, null, Date.now());
-      if (!row) throw new Error("session not created");
       const call = { type: "tool_use" as const, id: "toolu_tier1", name: "current_time", input: {} };
       await script(
         u.id,
         { reply: { content: [call], usage: { input_tokens: 60_000, output_tokens: 10 } } },
         { reply: { content: [{ type: "text", text: "It is noon." }], usage: { input_tokens: 60_000, output_tokens: 10 } } },
       );
-      // CHAT_MODEL is an operator setting: run this session's turn as a worker configured for Haiku 5.5.
-      const stub = env.SESSIONS.get(env.SESSIONS.idFromName(`${u.id}/${row.id}`));
-      await runInDurableObject(stub, async (_instance, state) => {
-        const haikuEnv = { ...env, CHAT_MODEL: "claude-haiku-5-5" };
-        const runner = new TurnRunner(new SessionStorage(state.storage), haikuEnv, { set: async () => undefined, clear: async () => undefined }, registry);
-        const sink = { emit: () => undefined, signal: new AbortController().signal };
-        await runner.chat(
-          {
-            turnId: crypto.randomUUID(),
-            userId: u.id,
-            plan: "free",
-            sessionId: row.id,
-            message: "what time is it?",
-            siteId: null,
-            projectId: null,
-            stream: true,
-            clientTools: [],
-          },
-          sink,
-          () => undefined,
-        );
-      });
+      const { sessionId } = await turnOn("claude-haiku-5-5", u, "what time is it?");
 
-      const session = (await (await api(u.key, "GET", `/v1/sessions/${row.id}/usage`)).json()) as {
+      const session = (await (await api(u.key, "GET", `/v1/sessions/${sessionId}/usage`)).json()) as {
         totals: Totals;
         turns: { kind: string; model: string; input_tokens: number; output_tokens: number }[];
       };
       expect(session.turns).toEqual([expect.objectContaining({ kind: "chat", model: "claude-haiku-5-5", input_tokens: 120_000, output_tokens: 20 })]);
       // Each request's prompt is 60,000 tokens, under the 100,000-token tier: $0.10 in, $0.50 out per million.
       expect(session.totals.cost_usd).toBeCloseTo((2 * (60_000 * 0.1 + 10 * 0.5)) / 1e6, 9);
+    },
+    T,
+  );
+
+  it(
+    "runs a tool turn on Fable 5.2 as Fable 5.1's rules require and prices it at Fable 5.2's list price",
+    async () => {
+      const u = await createUser();
+      const usage = { input_tokens: 1000, output_tokens: 20 };
+      await script(
+        u.id,
+        {
+          reply: {
+            content: [
+              { type: "thinking", thinking: "Checking the clock." },
+              { type: "tool_use", id: "toolu_f52", name: "current_time", input: {} },
+            ],
+            usage,
+          },
+        },
+        { reply: { content: [{ type: "text", text: "It is noon." }], usage } },
+      );
+      const { sessionId, events } = await turnOn("claude-fable-5-2", u, "what time is it?");
+      expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
+      const requests = await seen(u.id);
+      expect(requests).toHaveLength(2);
+      for (const r of requests) {
+        expect(r).toMatchObject({ model: "claude-fable-5-2", thinking: { type: "adaptive", display: "summarized" } });
+        expect(r.tool_choice).toBeUndefined();
+      }
+      // The thinking block went back unchanged within the tool turn (the fake checks its signature).
+      expect(JSON.stringify(requests[1]?.messages)).toContain('"type":"thinking"');
+
+      const session = (await (await api(u.key, "GET", `/v1/sessions/${sessionId}/usage`)).json()) as { totals: Totals };
+      expect(session.totals.cost_usd).toBeCloseTo((2 * (1000 * 8 + 20 * 40)) / 1e6, 9);
     },
     T,
   );

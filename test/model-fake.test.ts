@@ -7,6 +7,7 @@ import { env } from "cloudflare:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { MODEL_IDS } from "../src/config/models";
+import { backgroundRequest } from "../src/model/request";
 import { script } from "./helpers";
 
 const client = () =>
@@ -27,9 +28,10 @@ const base = (key: string, over: Partial<Params> = {}): Params => ({
   ...over,
 });
 
-async function rejection(params: Params): Promise<{ status: number | undefined; message: string }> {
+/** How the API answers `params`; streamed when asked (the SDK refuses large `max_tokens` without streaming). */
+async function rejection(params: Params, stream = false): Promise<{ status: number | undefined; message: string }> {
   try {
-    await client().messages.create(params);
+    await (stream ? client().messages.stream(params).finalMessage() : client().messages.create(params));
   } catch (err) {
     if (err instanceof Anthropic.APIError) return { status: err.status, message: err.message };
     throw err;
@@ -91,6 +93,19 @@ describe("fake Messages API: request rules of the current models", () => {
     expect((await rejection(base(key, { ...forced, model: "claude-haiku-5-5" }))).status).toBe(400);
     expect((await rejection(base(key, { ...forced, model: "claude-haiku-5-5", thinking: { type: "disabled" } }))).status).toBe(200);
     expect((await rejection(base(key, { model: "claude-sonnet-4-0" }))).status).toBe(404);
+  });
+
+  it("holds Fable 5.2 to Fable 5.1's rules: thinking always on, no forced tool, at most 128K output; engram's background call passes", async () => {
+    const key = user();
+    const format = { type: "json_schema" as const, schema: { type: "object", properties: {}, additionalProperties: false } };
+    for (const model of ["claude-fable-5-1", "claude-fable-5-2"]) {
+      expect((await rejection(base(key, { model, thinking: { type: "disabled" } }))).message, model).toMatch(/thinking\.type\.disabled/);
+      expect((await rejection(base(key, { model, thinking: { type: "between_tools" } }))).status, model).toBe(400);
+      expect((await rejection(base(key, { model, tools: [tool], tool_choice: { type: "any" } }))).status, model).toBe(400);
+      expect((await rejection(base(key, { model, max_tokens: 128_001 }), true)).status, model).toBe(400);
+      expect((await rejection(base(key, { model, max_tokens: 128_000, output_config: { effort: "max" } }), true)).status, model).toBe(200);
+      expect((await rejection(base(key, { model, ...backgroundRequest(model, format) }))).status, model).toBe(200);
+    }
   });
 
   it("rejects a tool_use left without its tool_result", async () => {
@@ -184,6 +199,9 @@ describe("fake Messages API: thinking blocks", () => {
     );
     expect((await rejection({ ...params, system: "a new system prompt" })).message).toMatch(/bound to a different conversation/);
     expect((await rejection(params)).status).toBe(200);
+    // Only Fable 5.2 reads Fable 5.2's thinking: a Fable 5.1 tool turn cannot be continued on it.
+    const fable = await toolTurn(user(), "claude-fable-5-1");
+    expect((await rejection({ ...fable.params, model: "claude-fable-5-2" })).message).toMatch(/bound to a different conversation/);
   });
 });
 

@@ -76,6 +76,18 @@ export const MODELS = {
     // $10 / $50 as Fable 5; cache reads cut to a quarter of Fable 5's $1.00 (0.025x input); writes 1.25x.
     prices: { input: 10, output: 50, cacheWrite: 12.5, cacheRead: 0.25 },
   },
+  "claude-fable-5-2": {
+    id: "claude-fable-5-2",
+    thinking: "adaptive-always",
+    defaultEffort: "high",
+    forcedToolChoice: "never",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    minCacheTokens: 512,
+    // $8 / $40 (Models overview, read 2026-11-24), a fifth below Fable 5.1. Writes 1.25x input; reads kept at
+    // Fable 5.1's 0.025x ($0.20): the pages we could read did not list the 5.2 cache prices (see docs/models.md).
+    prices: { input: 8, output: 40, cacheWrite: 10, cacheRead: 0.2 },
+  },
 } as const satisfies Record<string, ModelInfo>;
 
 export type ModelId = keyof typeof MODELS;
