@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { ConsolidationConflict, consolidateUser } from "../src/memory/consolidate";
+import { KEPT_COPIES } from "../src/memory/tiers";
 import { messageJson } from "../src/model/wire";
 import { api, chat, createUser, promptOf, script, seen, textReply } from "./helpers";
 import { captured, consolidation, deliver, getJson, observe } from "./memory-helpers";
@@ -144,6 +145,29 @@ describe("restoring the working memory and scaffold of an earlier revision", () 
     expect(await res.json()).toMatchObject({ error: { code: "conflict", message: expect.stringContaining("cannot be restored") } });
     expect(await working(u.key)).toBe("Current.");
     expect(await runs(u.key)).toHaveLength(2);
+  });
+
+  it("only the latest revisions keep their copy: an older one stays listed but cannot be restored", async () => {
+    const u = await createUser();
+    // A long history, as months of consolidations leave: revisions 1..KEPT_COPIES, each with its copy.
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
+       INSERT INTO memory_runs (id, user_id, rev, kind, summary, working_memory, scaffold, scaffold_meta)
+       SELECT 'run_' || ?1 || '_' || i, ?1, i, 'edit', '{}', 'Narrative ' || i, '{}', '{}' FROM n`,
+    )
+      .bind(u.id, KEPT_COPIES)
+      .run();
+    const restorable = async (rev: number) => (await getJson<{ run: RunDetail }>(u.key, `/v1/memory/runs/${rev}`)).run.restorable;
+    expect(await restorable(1)).toBe(true);
+    // An edit and a consolidation each push the oldest copy out.
+    expect((await api(u.key, "PUT", "/v1/memory/working", { working_memory: "Newest." })).status).toBe(200);
+    expect([await restorable(1), await restorable(2)]).toEqual([false, true]);
+    await consolidate(u, "I live in Porto", { updated_scaffold: { City: "Porto" }, updated_working_memory: "Lives in Porto." });
+    expect([await restorable(2), await restorable(3)]).toEqual([false, true]);
+    expect((await restore(u.key, 2)).status).toBe(409);
+    const res = await restore(u.key, 3);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ restored: 3, working_memory: "Narrative 3" });
   });
 
   it("after an erase nothing from before it can be restored", async () => {

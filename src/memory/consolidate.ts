@@ -45,7 +45,7 @@ import { type FactInput, factStatements, indexFacts, prepareFacts, withinFactQuo
 import { canonicalJson } from "./ids";
 import { briefError, searchFacts } from "./retrieval";
 import { capWords, wordCount } from "./text";
-import { isTombstone, keyMeta, type Tiers } from "./tiers";
+import { dropOldCopies, isTombstone, keyMeta, type Tiers } from "./tiers";
 
 export const BATCH_EVENTS = 50;
 
@@ -231,6 +231,7 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
         .update(contextEvents)
         .set({ status: "processed", processed: true, processedAt: now, error: null })
         .where(and(eq(contextEvents.userId, userId), inJson(contextEvents.id, eventIds), eq(contextEvents.status, "pending"), quota)),
+      dropOldCopies(db, userId, rev, quota),
     ]).catch((err: unknown) => {
       if (isConstraintError(err, "memory_runs")) throw new ConsolidationConflict(`memory revision ${rev} was committed by another run`);
       throw err;

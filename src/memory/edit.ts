@@ -13,7 +13,7 @@ import { AppError, notFound } from "../lib/errors";
 import { cleanText, stripInvisible } from "../lib/sanitize";
 import { WORKING_MEMORY_WORDS } from "./consolidation-schema";
 import { wordCount } from "./text";
-import { pruneTombstones, type Tiers } from "./tiers";
+import { dropOldCopies, KEPT_COPIES, pruneTombstones, type Tiers } from "./tiers";
 
 /** How large the user's edits may make the scaffold, as JSON (four times what a turn's prompt shows of it). */
 const SCAFFOLD_EDIT_CHARS = 16_000;
@@ -47,9 +47,10 @@ type SourceRun = { workingMemory: string | null; scaffold: JsonObject | null; sc
 
 /**
  * Reads the tiers and their revision (and the run `sourceRev`, when given) in one batch, computes the revision
- * `plan` makes of them, and commits it: the run, with its snapshot, first, then the user row. A consolidation
- * or erase that commits a revision between the read and the write makes the batch fail on the run's unique
- * index; the revision is then planned again from what is current, twice at most before a `conflict`.
+ * `plan` makes of them, and commits it: the run, with its snapshot, first, then the user row (and the oldest
+ * copy kept drops out). A consolidation or erase that commits a revision between the read and the write makes
+ * the batch fail on the run's unique index; the revision is then planned again from what is current, twice at
+ * most before a `conflict`.
  */
 async function revise(
   db: Db,
@@ -90,6 +91,7 @@ async function revise(
           .update(users)
           .set({ ...tiers, updatedAt: now })
           .where(eq(users.id, userId)),
+        dropOldCopies(db, userId, rev),
       ]);
       return { rev, tiers };
     } catch (err) {
@@ -148,7 +150,10 @@ export async function restoreRevision(db: Db, userId: string, rev: number, now =
       if (!source) throw notFound(`memory revision ${rev}`);
       const { workingMemory, scaffold, scaffoldMeta } = source;
       if (workingMemory === null || scaffold === null || scaffoldMeta === null)
-        throw new AppError("conflict", `revision ${rev} was recorded before memory kept a copy of its state, so it cannot be restored`);
+        throw new AppError(
+          "conflict",
+          `revision ${rev} kept no copy of the memory (it was recorded before copies were kept, or is older than the latest ${KEPT_COPIES} revisions), so it cannot be restored`,
+        );
       return { kind: "restore", summary: { restored_rev: rev }, tiers: { workingMemory, scaffold, scaffoldMeta } };
     },
     rev,

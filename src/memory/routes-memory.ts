@@ -12,7 +12,7 @@ import { requireOwnScope } from "./facts";
 import { listContextLogs, listRuns, readRun, readTiers } from "./inspect";
 import { JsonValue } from "./json";
 import { depsOf } from "./routes-facts";
-import { keyMeta } from "./tiers";
+import { KEPT_COPIES, keyMeta } from "./tiers";
 
 const Limit = z.coerce.number().int().min(1).max(200).default(50);
 /** Events and context logs page by (created_at, id); runs by their revision number. */
@@ -186,7 +186,9 @@ const Run = z
     created_at: z.number(),
     restorable: z
       .boolean()
-      .describe("the run kept a copy of the working memory and scaffold as they stood after it (runs recorded before copies were kept did not)"),
+      .describe(
+        `the run holds a copy of the working memory and scaffold as they stood after it: the latest ${KEPT_COPIES} runs do, runs recorded before copies were kept do not`,
+      ),
   })
   .openapi("MemoryRun");
 
@@ -235,7 +237,10 @@ const restoreRoute = route({
       "Restored",
     ),
     ...errors,
-    409: json(ErrorBody, "The run kept no copy of the tiers (it was recorded before copies were kept), or memory kept changing while restoring (conflict)"),
+    409: json(
+      ErrorBody,
+      `The run holds no copy of the tiers (recorded before copies were kept, or older than the latest ${KEPT_COPIES} runs), or memory kept changing while restoring (conflict)`,
+    ),
   },
 });
 

@@ -3,9 +3,24 @@
  * The user row holds the current tiers and every memory revision (`memory_runs`) a copy of them as they stood
  * after it, under the same column names, so one object is written to both.
  */
-import type { JsonObject, ScaffoldKeyMeta, ScaffoldMeta, ScaffoldTombstone } from "../db/schema";
+import { and, eq, isNotNull, lte, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { type JsonObject, memoryRuns, type ScaffoldKeyMeta, type ScaffoldMeta, type ScaffoldTombstone } from "../db/schema";
 
 export type Tiers = { workingMemory: string; scaffold: JsonObject; scaffoldMeta: ScaffoldMeta };
+
+/**
+ * How many of a user's latest revisions keep their copy of the tiers. A copy can be tens of kilobytes and
+ * consolidations run many times a day, so older revisions drop theirs (they stay listed, not restorable).
+ */
+export const KEPT_COPIES = 100;
+
+/** The statement, for the batch that writes revision `rev`, that drops the copy of the revision falling out of the latest `KEPT_COPIES`. */
+export const dropOldCopies = (db: Db, userId: string, rev: number, guard?: SQL) =>
+  db
+    .update(memoryRuns)
+    .set({ workingMemory: null, scaffold: null, scaffoldMeta: null })
+    .where(and(eq(memoryRuns.userId, userId), lte(memoryRuns.rev, rev - KEPT_COPIES), isNotNull(memoryRuns.workingMemory), guard));
 
 /** What an erase leaves. */
 export const ERASED_TIERS: Tiers = { workingMemory: "", scaffold: {}, scaffoldMeta: {} };
