@@ -14,6 +14,7 @@ import { ftsQuery, quality } from "../src/memory/retrieval";
 import { askedSlot, questionSlot } from "../src/memory/slot-questions";
 import { slotOf } from "../src/memory/slots";
 import { capWords, stem, wordCount } from "../src/memory/text";
+import { MAX_TOMBSTONES, pruneTombstones } from "../src/memory/tiers";
 import { createModelClient } from "../src/model/anthropic";
 import { createUser } from "./helpers";
 import { captured, getJson, observe, search } from "./memory-helpers";
@@ -275,6 +276,18 @@ describe("consolidation output", () => {
       80,
     );
     expect(Object.keys(fitted)).toEqual(["keep"]);
+  });
+
+  it("remembers only the newest removed scaffold keys, and every present key", () => {
+    const removed = Object.fromEntries(
+      Array.from({ length: MAX_TOMBSTONES + 2 }, (_, i) => [`gone${i}`, { removed: true as const, by: "user" as const, updated_at: 1000 + i }]),
+    );
+    const kept = pruneTombstones({ ...removed, City: { confidence: 0.5, updated_at: 1 } });
+    expect(Object.keys(kept)).toHaveLength(MAX_TOMBSTONES + 1);
+    expect(kept).toHaveProperty("City");
+    expect(kept).not.toHaveProperty("gone0");
+    expect(kept).not.toHaveProperty("gone1");
+    expect(kept).toHaveProperty("gone2");
   });
 
   it("backs off exponentially, capped", () => {
