@@ -306,6 +306,27 @@ describe("engram web app", () => {
     expect((await api<{ working_memory: string }>("/v1/memory/working")).working_memory).toBe("User is planning a trip to Porto in March.");
   });
 
+  it("says so when a save clashes with a consolidation, keeping the text, and saves it on the next try", async () => {
+    // A consolidation committing between the server's read and write cannot be timed from a browser: the
+    // server's answer for it (409 conflict, as src/memory/edit.ts words it) is played to the page once.
+    const clash = { error: { code: "conflict", message: "memory is being consolidated right now; try again in a moment", request_id: "req_e2e" } };
+    await page.route("**/v1/memory/working", (route) => (route.request().method() === "PUT" ? route.fulfill({ status: 409, json: clash }) : route.fallback()), {
+      times: 1,
+    });
+    const panel = page.getByRole("region", { name: "Working memory and scaffold" });
+    await panel.getByRole("button", { name: "Edit working memory" }).click();
+    await panel.getByLabel("Working memory text").fill("User is planning a trip to Porto in April.");
+    await panel.getByRole("button", { name: "Save", exact: true }).click();
+    await panel
+      .getByRole("alert")
+      .filter({ hasText: "Not saved: memory is being consolidated right now; try again in a moment. What you typed is still here; save it again." })
+      .waitFor();
+    expect(await panel.getByLabel("Working memory text").inputValue()).toBe("User is planning a trip to Porto in April.");
+    await panel.getByRole("button", { name: "Save", exact: true }).click();
+    await panel.locator(".system-text", { hasText: "Porto in April" }).waitFor();
+    expect((await api<{ working_memory: string }>("/v1/memory/working")).working_memory).toBe("User is planning a trip to Porto in April.");
+  });
+
   it("adds a scaffold key, changes its value and removes it", async () => {
     type Profile = { scaffold: Record<string, unknown>; confidence: Record<string, { by?: string }> };
     const panel = page.getByRole("region", { name: "Working memory and scaffold" });
@@ -459,11 +480,11 @@ describe("engram web app", () => {
     expect(browser.foreign).toEqual([]);
     // The wrong-key sign-in answers 401 on purpose: Chromium logs that failed load; nothing else may appear.
     // Refusals that are deliberate: the wrong and the revoked key (401), the message sent while a tool waited (409),
-    // the narrative over 500 words (413). Chromium logs each failed load without its URL; the response log names them.
+    // the narrative over 500 words (413) and the save played a clash (409). Chromium logs each failed load without its URL; the response log names them.
     const expected = [
       /HTTP 401 GET .*\/v1\/(overview|usage\?days=30)$/,
       /HTTP 409 POST .*\/v1\/chat$/,
-      /HTTP 413 PUT .*\/v1\/memory\/working$/,
+      /HTTP (409|413) PUT .*\/v1\/memory\/working$/,
       /status of (401|409|413)/,
     ];
     expect(browser.errors.filter((e) => !expected.some((re) => re.test(e)))).toEqual([]);

@@ -20,7 +20,7 @@ const said = (err: ApiError) => `${err.message.replace(/[.\s]+$/, "")}.`;
 /** Why a change was not saved, in words; what was typed stays where it was. */
 function notSaved(err: unknown): string {
   if (err instanceof ApiError && err.code === "limit_exceeded") return `Not saved: ${said(err)} Shorten it and save again.`;
-  if (err instanceof ApiError && err.code === "conflict") return `Not saved: ${said(err)} What you typed is still here: save again in a moment.`;
+  if (err instanceof ApiError && err.code === "conflict") return `Not saved: ${said(err)} What you typed is still here; save it again.`;
   return `Not saved. ${explain(err)}`;
 }
 
