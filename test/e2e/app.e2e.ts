@@ -335,6 +335,9 @@ describe("engram web app", () => {
     await panel.getByRole("button", { name: "Add key" }).click();
     const row = panel.locator('li[data-key="Pets"]');
     await row.getByText("Miso").waitFor();
+    // Keyboard: focus lands on the new key's row, not back at the top of the page.
+    const focused = () => page.evaluate(() => document.activeElement?.getAttribute("aria-label"));
+    expect(await focused()).toBe("Edit scaffold key Pets");
     let profile = await api<Profile>("/v1/memory/scaffold");
     expect(profile.scaffold.Pets).toEqual({ cat: "Miso", age: 3 });
     expect(profile.confidence.Pets?.by).toBe("user");
@@ -349,6 +352,7 @@ describe("engram web app", () => {
     await row.getByRole("button", { name: "Yes, remove" }).click();
     await row.waitFor({ state: "detached" });
     await panel.getByRole("status").filter({ hasText: "Removed Pets." }).waitFor();
+    expect(await focused()).toBe("New scaffold key");
     profile = await api<Profile>("/v1/memory/scaffold");
     expect(Object.keys(profile.scaffold)).not.toContain("Pets");
     // Lisbon, which consolidation put there, is still shown.

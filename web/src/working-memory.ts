@@ -146,10 +146,13 @@ export function workingAndScaffold(api: Api): HTMLElement {
   }
 
   // --- Scaffold: one row per top-level key, each with Edit and Remove; a form to add a key.
-  async function patch(changes: Record<string, unknown>, done: string): Promise<void> {
+  /** Sends one key's change and shows the scaffold the server answered; focus goes to that key's row, or to Add key once it is gone. */
+  async function patch(key: string, value: unknown, done: string): Promise<void> {
     status.textContent = "";
-    showScaffold(await api.json<Scaffold>("PATCH", "/v1/memory/scaffold", { scaffold: changes }));
+    showScaffold(await api.json<Scaffold>("PATCH", "/v1/memory/scaffold", { scaffold: { [key]: value } }));
     status.textContent = done;
+    const row = [...scaffoldBox.querySelectorAll<HTMLElement>("li[data-key]")].find((li) => li.dataset.key === key);
+    (row?.querySelector("button") ?? scaffoldBox.querySelector<HTMLInputElement>("form input"))?.focus();
     void loadHistory();
   }
 
@@ -192,7 +195,7 @@ export function workingAndScaffold(api: Api): HTMLElement {
         const parsed = fromText(field.value);
         if ("error" in parsed) return fill(problem, alertLine(`Not saved: ${parsed.error}`));
         try {
-          await patch({ [key]: parsed.value }, `Saved ${key}.`);
+          await patch(key, parsed.value, `Saved ${key}.`);
         } catch (err) {
           fill(problem, alertLine(notSaved(err)));
         }
@@ -206,7 +209,7 @@ export function workingAndScaffold(api: Api): HTMLElement {
         h("span", null, `Remove ${key} from the scaffold? `),
         button("Yes, remove", async () => {
           try {
-            await patch({ [key]: null }, `Removed ${key}.`);
+            await patch(key, null, `Removed ${key}.`);
           } catch (err) {
             li.append(alertLine(notSaved(err)));
           }
@@ -241,7 +244,7 @@ export function workingAndScaffold(api: Api): HTMLElement {
       const parsed = fromText(field.value);
       if ("error" in parsed) return fill(problem, alertLine(`Not saved: ${parsed.error}`));
       try {
-        await patch({ [name]: parsed.value }, `Added ${name}.`);
+        await patch(name, parsed.value, `Added ${name}.`);
       } catch (err) {
         fill(problem, alertLine(notSaved(err)));
       }
