@@ -446,6 +446,12 @@ describe("engram web app", () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow).toBeLessThanOrEqual(0);
     await browser.shot("08-phone-dark");
+    // The panel with the most controls side by side: scaffold rows with Edit and Remove, the revision list.
+    await page.getByRole("link", { name: "Memory", exact: true }).click();
+    await page.getByRole("link", { name: "Working memory & scaffold" }).click();
+    await page.getByRole("list", { name: "Memory revisions" }).waitFor();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    await browser.shot("18-phone-working-memory");
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.emulateMedia({ colorScheme: "light" });
   });
