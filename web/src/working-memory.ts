@@ -3,7 +3,7 @@
  * (PUT /v1/memory/working, PATCH /v1/memory/scaffold), and their history of revisions with Restore.
  */
 import { type Api, ApiError, explain } from "./api";
-import { button, type Child, fill, h, when } from "./dom";
+import { button, type Child, fill, h, newestOnly, when } from "./dom";
 
 type Working = { working_memory: string; words: number; updated_at: number; pending_events: number };
 type Confidence = Record<string, { confidence?: number; by?: string }>;
@@ -31,6 +31,18 @@ function notRestored(err: unknown): string {
 }
 
 const alertLine = (text: string) => h("p", { class: "error", role: "alert" }, text);
+
+/** Runs `send` with `control` disabled, so a second click cannot send the same change twice. */
+async function once(control: HTMLButtonElement | null | undefined, send: () => Promise<void>): Promise<void> {
+  if (control) control.disabled = true;
+  try {
+    await send();
+  } finally {
+    if (control) control.disabled = false;
+  }
+}
+
+const submitter = (e: Event) => (e as SubmitEvent).submitter as HTMLButtonElement | null;
 
 /** A JSON value as nested lists: objects open as <details>, so the tree is keyboard-navigable. */
 function tree(value: unknown): Child {
@@ -132,14 +144,16 @@ export function workingAndScaffold(api: Api): HTMLElement {
       e.preventDefault();
       fill(problem);
       status.textContent = "";
-      try {
-        working = await api.json<Working>("PUT", "/v1/memory/working", { working_memory: text.value });
-        done();
-        status.textContent = "Saved working memory.";
-        void loadHistory();
-      } catch (err) {
-        fill(problem, alertLine(notSaved(err)));
-      }
+      await once(submitter(e), async () => {
+        try {
+          working = await api.json<Working>("PUT", "/v1/memory/working", { working_memory: text.value });
+          done();
+          status.textContent = "Saved working memory.";
+          void loadHistory();
+        } catch (err) {
+          fill(problem, alertLine(notSaved(err)));
+        }
+      });
     });
     fill(narrativeBox, h("h3", null, "Working memory"), form);
     text.focus();
@@ -194,11 +208,13 @@ export function workingAndScaffold(api: Api): HTMLElement {
         e.preventDefault();
         const parsed = fromText(field.value);
         if ("error" in parsed) return fill(problem, alertLine(`Not saved: ${parsed.error}`));
-        try {
-          await patch(key, parsed.value, `Saved ${key}.`);
-        } catch (err) {
-          fill(problem, alertLine(notSaved(err)));
-        }
+        await once(submitter(e), async () => {
+          try {
+            await patch(key, parsed.value, `Saved ${key}.`);
+          } catch (err) {
+            fill(problem, alertLine(notSaved(err)));
+          }
+        });
       });
       fill(li, form);
       field.focus();
@@ -207,13 +223,15 @@ export function workingAndScaffold(api: Api): HTMLElement {
       fill(
         li,
         h("span", null, `Remove ${key} from the scaffold? `),
-        button("Yes, remove", async () => {
-          try {
-            await patch(key, null, `Removed ${key}.`);
-          } catch (err) {
-            li.append(alertLine(notSaved(err)));
-          }
-        }),
+        button("Yes, remove", (e) =>
+          once(e.currentTarget as HTMLButtonElement, async () => {
+            try {
+              await patch(key, null, `Removed ${key}.`);
+            } catch (err) {
+              li.append(alertLine(notSaved(err)));
+            }
+          }),
+        ),
         button("No", show, { class: "secondary" }),
       );
     }
@@ -243,11 +261,13 @@ export function workingAndScaffold(api: Api): HTMLElement {
       if (Object.hasOwn(scaffold.scaffold, name)) return fill(problem, alertLine(`Not saved: ${name} is already in the scaffold; edit it there.`));
       const parsed = fromText(field.value);
       if ("error" in parsed) return fill(problem, alertLine(`Not saved: ${parsed.error}`));
-      try {
-        await patch(name, parsed.value, `Added ${name}.`);
-      } catch (err) {
-        fill(problem, alertLine(notSaved(err)));
-      }
+      await once(submitter(e), async () => {
+        try {
+          await patch(name, parsed.value, `Added ${name}.`);
+        } catch (err) {
+          fill(problem, alertLine(notSaved(err)));
+        }
+      });
     });
     return form;
   }
@@ -270,9 +290,12 @@ export function workingAndScaffold(api: Api): HTMLElement {
   }
 
   // --- History: the memory's revisions, newest first; Restore on those that kept a snapshot.
+  const beginHistory = newestOnly(historyBox);
   async function loadHistory(): Promise<void> {
+    const newest = beginHistory();
     try {
       const { runs } = await api.get<{ runs: Run[] }>("/v1/memory/runs?limit=20");
+      if (!newest()) return;
       fill(
         historyBox,
         h("h3", null, "History"),
@@ -285,7 +308,7 @@ export function workingAndScaffold(api: Api): HTMLElement {
           : h("p", { class: "muted" }, "No revisions yet."),
       );
     } catch (err) {
-      fill(historyBox, h("h3", null, "History"), alertLine(explain(err)));
+      if (newest()) fill(historyBox, h("h3", null, "History"), alertLine(explain(err)));
     }
   }
 
@@ -301,7 +324,7 @@ export function workingAndScaffold(api: Api): HTMLElement {
       fill(
         li,
         h("span", null, `Put working memory and the scaffold back as revision ${run.rev} left them? Facts stay as they are. `),
-        button("Yes, restore", restore),
+        button("Yes, restore", (e) => once(e.currentTarget as HTMLButtonElement, restore)),
         button("No", show, { class: "secondary" }),
       );
     }
