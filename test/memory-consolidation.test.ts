@@ -4,7 +4,7 @@ import { runScheduled } from "../src/core/cron";
 import type { QueueMessage } from "../src/core/queue";
 import { consolidateMessages, consolidationModel } from "../src/memory/queue";
 import { STALE_PENDING_MS, sweepMemory } from "../src/memory/sweep";
-import { api, createUser, script, seen, textReply } from "./helpers";
+import { api, createUser, promptOf, script, seen, textReply } from "./helpers";
 import { captured, consolidateMessage, consolidation, deliver, getJson, observe } from "./memory-helpers";
 import { registry } from "./worker";
 
@@ -418,5 +418,32 @@ describe("the user's own corrections of working memory and scaffold", () => {
     await script(u.id, out("Porto"));
     await deliver(later.sent);
     expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({ City: "Porto" });
+  });
+
+  it("a key the user removed is not brought back by an observation made before the removal; one made after it can", async () => {
+    const u = await createUser();
+    const out = (pets: string[]) => consolidation({ updated_scaffold: { City: "Porto", Pets: pets }, updated_working_memory: "In Porto.", facts_to_embed: [] });
+    const first = await observe(u.id, [{ content: "I have a cat" }]);
+    await script(u.id, out(["cat"]));
+    await deliver(first.sent);
+    // Said before the removal, consolidated after it (pending, deferred or retried): the model still mentions the cat.
+    const older = await observe(u.id, [{ content: "My cat is called Miso" }]);
+    expect((await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { Pets: null } })).status).toBe(200);
+    await script(u.id, out(["cat"]));
+    expect((await deliver(older.sent)).explicitAcks).toHaveLength(1);
+    const after = await getJson<Scaffold>(u.key, "/v1/memory/scaffold");
+    expect(after.scaffold).toEqual({ City: "Porto" });
+    expect(Object.keys(after.confidence)).toEqual(["City"]);
+    await script(u.id, textReply("Olá"));
+    await api(u.key, "POST", "/v1/chat", { message: "hi", stream: false });
+    expect(promptOf((await seen(u.id)).at(-1))).not.toContain("Pets");
+    // News told after the removal puts the key back, as the model's like any other key.
+    const later = await observe(u.id, [{ content: "I adopted a dog" }]);
+    await script(u.id, out(["dog"]));
+    await deliver(later.sent);
+    const back = await getJson<Scaffold>(u.key, "/v1/memory/scaffold");
+    expect(back.scaffold).toEqual({ City: "Porto", Pets: ["dog"] });
+    expect(back.confidence.Pets).toMatchObject({ confidence: 0.7 });
+    expect(back.confidence.Pets).not.toHaveProperty("by");
   });
 });

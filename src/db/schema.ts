@@ -30,8 +30,12 @@ export const users = sqliteTable("users", {
   updatedAt: integer("updated_at").notNull().default(now()),
 });
 
-/** Per scaffold key: how sure memory is of it, when it last changed, and `by: "user"` when the user set it themselves. */
-export type ScaffoldMeta = { [key: string]: { confidence: number; updated_at: number; by?: "user" } };
+/** A scaffold key's entry: how sure memory is of it, when it last changed, and `by: "user"` when the user set it themselves. */
+export type ScaffoldKeyMeta = { confidence: number; updated_at: number; by?: "user" };
+/** A key the user removed: absent from the scaffold, remembered here so that observations made before the removal cannot put it back. */
+export type ScaffoldTombstone = { removed: true; by: "user"; updated_at: number };
+/** Per top-level scaffold key, present or removed by the user. */
+export type ScaffoldMeta = { [key: string]: ScaffoldKeyMeta | ScaffoldTombstone };
 
 export const apiKeys = sqliteTable(
   "api_keys",
@@ -274,7 +278,9 @@ export const localVectorPostings = sqliteTable(
 
 /**
  * One row per change to a user's consolidated memory. `(user_id, rev)` is unique: two consolidations
- * based on the same revision cannot both commit, so a batch is never applied twice.
+ * based on the same revision cannot both commit, so a batch is never applied twice. Each row keeps the two
+ * injected tiers as they stood after it (its snapshot, which a restore puts back); rows written before
+ * snapshots were kept have null there.
  */
 export const memoryRuns = sqliteTable(
   "memory_runs",
@@ -284,12 +290,15 @@ export const memoryRuns = sqliteTable(
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
     rev: integer("rev").notNull(),
-    kind: text("kind", { enum: ["consolidation", "erase", "edit"] }).notNull(),
+    kind: text("kind", { enum: ["consolidation", "erase", "edit", "restore"] }).notNull(),
     eventIds: text("event_ids", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
     summary: text("summary", { mode: "json" }).$type<JsonObject>().notNull().default(sql`'{}'`),
     model: text("model"),
     inputTokens: integer("input_tokens").notNull().default(0),
     outputTokens: integer("output_tokens").notNull().default(0),
+    workingMemory: text("working_memory"),
+    scaffold: text("scaffold", { mode: "json" }).$type<JsonObject>(),
+    scaffoldMeta: text("scaffold_meta", { mode: "json" }).$type<ScaffoldMeta>(),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("memory_runs_rev").on(t.userId, t.rev)],

@@ -13,7 +13,18 @@ import { changes, isConstraintError, returnedIds, runStatements } from "../db/ba
 import { type Db, newId } from "../db/client";
 import { inJson } from "../db/in-json";
 import { insertWhere } from "../db/insert-where";
-import { connections, contextEvents, facts, type Json, type JsonObject, memoryRuns, projects, type ScaffoldMeta, users } from "../db/schema";
+import {
+  connections,
+  contextEvents,
+  facts,
+  type Json,
+  type JsonObject,
+  memoryRuns,
+  projects,
+  type ScaffoldKeyMeta,
+  type ScaffoldMeta,
+  users,
+} from "../db/schema";
 import type { ModelClient } from "../model/anthropic";
 import { callStructured } from "../model/structured";
 import { recordUsage } from "../usage/record";
@@ -34,6 +45,7 @@ import { type FactInput, factStatements, indexFacts, prepareFacts, withinFactQuo
 import { canonicalJson } from "./ids";
 import { briefError, searchFacts } from "./retrieval";
 import { capWords, wordCount } from "./text";
+import { isTombstone, keyMeta, type Tiers } from "./tiers";
 
 export const BATCH_EVENTS = 50;
 
@@ -76,7 +88,7 @@ const callModel = (model: ConsolidationModel, userId: string, prompt: string) =>
 function scaffoldMeta(
   before: JsonObject,
   after: JsonObject,
-  meta: ScaffoldMeta,
+  meta: Record<string, ScaffoldKeyMeta>,
   stated: Record<string, number>,
   fallback: number,
   now: number,
@@ -142,13 +154,20 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
     const now = deps.now();
     const corrected = events.some((e) => e.eventType === "correction");
     const scaffold = mergeScaffold(user.scaffold, output.updated_scaffold);
-    // A key the user set after every observation of this batch was made stays as they set it: an older
-    // observation (pending, deferred or retried) does not undo their correction. Later observations can.
+    // A key the user set or removed after every observation of this batch was made stays as they left it: an
+    // older observation (pending, deferred or retried) does not undo their correction. Later observations can.
     const newest = Math.max(...events.map((e) => e.createdAt));
-    const kept = Object.entries(user.scaffoldMeta).filter(([key, m]) => m.by === "user" && m.updated_at >= newest && key in user.scaffold);
-    for (const [key] of kept) scaffold[key] = user.scaffold[key] as Json;
-    const { meta, changed } = scaffoldMeta(user.scaffold, scaffold, user.scaffoldMeta, output.scaffold_confidence ?? {}, corrected ? 0.9 : 0.7, now);
-    for (const [key, m] of kept) meta[key] = m;
+    const userSince = Object.entries(user.scaffoldMeta).filter(([, m]) => m.by === "user" && m.updated_at >= newest);
+    for (const [key, m] of userSince) {
+      if (isTombstone(m)) delete scaffold[key];
+      else if (key in user.scaffold) scaffold[key] = user.scaffold[key] as Json;
+    }
+    const present = keyMeta(user.scaffold, user.scaffoldMeta);
+    const { meta, changed } = scaffoldMeta(user.scaffold, scaffold, present, output.scaffold_confidence ?? {}, corrected ? 0.9 : 0.7, now);
+    for (const [key, m] of userSince) if (!isTombstone(m) && key in user.scaffold) meta[key] = m;
+    // A removal is remembered while its key stays away (an older observation may yet be retried); a later
+    // observation that brings the key back ends it.
+    for (const [key, m] of Object.entries(user.scaffoldMeta)) if (isTombstone(m) && !(key in scaffold)) meta[key] = m;
     const owned = new Set(state.connections.map((c) => c.id));
     const sessions = [...new Set(events.flatMap((e) => (typeof e.sourceMetadata.session_id === "string" ? [e.sourceMetadata.session_id] : [])))];
     // Facts of a batch observed within one project belong to it; a batch spanning projects stays at user level,
@@ -182,6 +201,7 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
     const writes = factStatements(deps, userId, prepared, guarded ? cap : undefined);
     const rev = state.rev + 1;
     const workingMemory = capWords(output.updated_working_memory, WORKING_MEMORY_WORDS);
+    const tiers: Tiers = { workingMemory, scaffold, scaffoldMeta: meta };
     const results = await runStatements(db, [
       // First, so that a second run based on the same revision fails here and nothing of it is applied.
       insertWhere(
@@ -197,13 +217,14 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
           model: model.model,
           inputTokens: reply.usage.input_tokens,
           outputTokens: reply.usage.output_tokens,
+          ...tiers,
           createdAt: now,
         },
         quota,
       ),
       db
         .update(users)
-        .set({ workingMemory, scaffold, scaffoldMeta: meta, updatedAt: now })
+        .set({ ...tiers, updatedAt: now })
         .where(and(eq(users.id, userId), quota)),
       ...writes.statements,
       db

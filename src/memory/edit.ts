@@ -1,10 +1,11 @@
 /**
- * The user's own corrections of the two injected tiers: replacing the working-memory narrative, and
- * setting or removing top-level scaffold keys. Each edit is a memory revision (`memory_runs`, kind `edit`)
- * written in the same batch as the change, so a consolidation that read the revision before it fails on
- * the revision's unique index and is run again on top of the user's text, never over it.
+ * The user's own corrections of the two injected tiers: replacing the working-memory narrative, setting or
+ * removing top-level scaffold keys, and restoring the tiers as they stood after an earlier revision. Each is a
+ * memory revision (`memory_runs`, kind `edit` or `restore`) written in the same batch as the change, so a
+ * consolidation that read the revision before it fails on the revision's unique index and is run again on top
+ * of the user's version, never over it.
  */
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { isConstraintError, runStatements } from "../db/batch";
 import { type Db, newId } from "../db/client";
 import { type Json, type JsonObject, memoryRuns, type ScaffoldMeta, users } from "../db/schema";
@@ -12,6 +13,7 @@ import { AppError, notFound } from "../lib/errors";
 import { cleanText, stripInvisible } from "../lib/sanitize";
 import { WORKING_MEMORY_WORDS } from "./consolidation-schema";
 import { wordCount } from "./text";
+import { pruneTombstones, type Tiers } from "./tiers";
 
 /** How large the user's edits may make the scaffold, as JSON (four times what a turn's prompt shows of it). */
 const SCAFFOLD_EDIT_CHARS = 16_000;
@@ -37,27 +39,83 @@ function preparedNarrative(raw: string): string {
   return text;
 }
 
-/** Applies `edit` to the current tiers; retried when a consolidation commits a revision between the read and the write. */
-export async function editTiers(db: Db, userId: string, edit: TierEdit, now = Date.now()): Promise<void> {
+/** A revision the user asks for: its kind and summary, and the tiers as they will stand after it. */
+type Revision = { kind: "edit" | "restore"; summary: JsonObject; tiers: Tiers };
+
+/** The run a restore starts from, read in the same batch as the tiers and their revision. */
+type SourceRun = { workingMemory: string | null; scaffold: JsonObject | null; scaffoldMeta: ScaffoldMeta | null };
+
+/**
+ * Reads the tiers and their revision (and the run `sourceRev`, when given) in one batch, computes the revision
+ * `plan` makes of them, and commits it: the run, with its snapshot, first, then the user row. A consolidation
+ * or erase that commits a revision between the read and the write makes the batch fail on the run's unique
+ * index; the revision is then planned again from what is current, twice at most before a `conflict`.
+ */
+async function revise(
+  db: Db,
+  userId: string,
+  now: number,
+  plan: (current: Tiers, source: SourceRun | undefined) => Revision,
+  sourceRev?: number,
+): Promise<{ rev: number; tiers: Tiers }> {
+  for (let attempt = 0; ; attempt++) {
+    const tiersRead = db
+      .select({ workingMemory: users.workingMemory, scaffold: users.scaffold, scaffoldMeta: users.scaffoldMeta })
+      .from(users)
+      .where(eq(users.id, userId));
+    const revRead = db
+      .select({ rev: sql<number>`coalesce(max(${memoryRuns.rev}), 0)` })
+      .from(memoryRuns)
+      .where(eq(memoryRuns.userId, userId));
+    const [user, last, source] =
+      sourceRev === undefined
+        ? [...(await db.batch([tiersRead, revRead])), []]
+        : await db.batch([
+            tiersRead,
+            revRead,
+            db
+              .select({ workingMemory: memoryRuns.workingMemory, scaffold: memoryRuns.scaffold, scaffoldMeta: memoryRuns.scaffoldMeta })
+              .from(memoryRuns)
+              .where(and(eq(memoryRuns.userId, userId), eq(memoryRuns.rev, sourceRev))),
+          ]);
+    const current = user[0];
+    if (!current) throw notFound("user");
+    const { kind, summary, tiers } = plan(current, source[0]);
+    const rev = (last[0]?.rev ?? 0) + 1;
+    try {
+      await runStatements(db, [
+        // First: a revision committed since the read makes the whole batch fail here.
+        db.insert(memoryRuns).values({ id: newId("run"), userId, rev, kind, summary, ...tiers, createdAt: now }),
+        db
+          .update(users)
+          .set({ ...tiers, updatedAt: now })
+          .where(eq(users.id, userId)),
+      ]);
+      return { rev, tiers };
+    } catch (err) {
+      if (!isConstraintError(err, "memory_runs") || attempt >= 2) {
+        if (isConstraintError(err, "memory_runs")) throw new AppError("conflict", "memory is being consolidated right now; try again in a moment");
+        throw err;
+      }
+    }
+  }
+}
+
+/** Applies `edit` to the current tiers as an `edit` revision. */
+export async function editTiers(db: Db, userId: string, edit: TierEdit, now = Date.now()): Promise<{ rev: number; tiers: Tiers }> {
   const narrative = "workingMemory" in edit ? preparedNarrative(edit.workingMemory) : undefined;
   const changes =
     "scaffold" in edit ? Object.entries(edit.scaffold).map(([k, v]) => [cleanText(k, 100, "scaffold key"), v === null ? null : cleanJson(v)] as const) : [];
-  for (let attempt = 0; ; attempt++) {
-    const [user, rev] = await db.batch([
-      db.select({ scaffold: users.scaffold, scaffoldMeta: users.scaffoldMeta }).from(users).where(eq(users.id, userId)),
-      db
-        .select({ rev: sql<number>`coalesce(max(${memoryRuns.rev}), 0)` })
-        .from(memoryRuns)
-        .where(eq(memoryRuns.userId, userId)),
-    ]);
-    const current = user[0];
-    if (!current) throw notFound("user");
+  return revise(db, userId, now, (current) => {
+    if (narrative !== undefined)
+      return { kind: "edit", summary: { working_memory_words: wordCount(narrative) }, tiers: { ...current, workingMemory: narrative } };
     const scaffold: JsonObject = { ...current.scaffold };
     const meta: ScaffoldMeta = { ...current.scaffoldMeta };
     for (const [key, value] of changes) {
       if (value === null) {
+        // Remembered as removed, so an observation made before now cannot bring it back.
         delete scaffold[key];
-        delete meta[key];
+        meta[key] = { removed: true, by: "user", updated_at: now };
       } else {
         scaffold[key] = value;
         meta[key] = { confidence: USER_SET_CONFIDENCE, updated_at: now, by: "user" };
@@ -68,25 +126,31 @@ export async function editTiers(db: Db, userId: string, edit: TierEdit, now = Da
     const size = JSON.stringify(scaffold).length;
     if (size > SCAFFOLD_EDIT_CHARS && size > JSON.stringify(current.scaffold).length)
       throw new AppError("limit_exceeded", `the scaffold would be ${size} characters of JSON; at most ${SCAFFOLD_EDIT_CHARS}`);
-    const summary: JsonObject =
-      narrative !== undefined
-        ? { working_memory_words: wordCount(narrative) }
-        : { scaffold_set: changes.filter(([, v]) => v !== null).map(([k]) => k), scaffold_removed: changes.filter(([, v]) => v === null).map(([k]) => k) };
-    try {
-      await runStatements(db, [
-        // First: a consolidation that committed this revision since the read makes the whole batch fail here.
-        db.insert(memoryRuns).values({ id: newId("run"), userId, rev: (rev[0]?.rev ?? 0) + 1, kind: "edit", summary, createdAt: now }),
-        db
-          .update(users)
-          .set(narrative !== undefined ? { workingMemory: narrative, updatedAt: now } : { scaffold, scaffoldMeta: meta, updatedAt: now })
-          .where(eq(users.id, userId)),
-      ]);
-      return;
-    } catch (err) {
-      if (!isConstraintError(err, "memory_runs") || attempt >= 2) {
-        if (isConstraintError(err, "memory_runs")) throw new AppError("conflict", "memory is being consolidated right now; try again in a moment");
-        throw err;
-      }
-    }
-  }
+    const summary = {
+      scaffold_set: changes.filter(([, v]) => v !== null).map(([k]) => k),
+      scaffold_removed: changes.filter(([, v]) => v === null).map(([k]) => k),
+    };
+    return { kind: "edit", summary, tiers: { ...current, scaffold, scaffoldMeta: pruneTombstones(meta) } };
+  });
+}
+
+/**
+ * Puts back the tiers as they stood after the user's revision `rev`, scaffold entries (confidence, when, by
+ * whom) included, as a new `restore` revision. A revision an erase came after is gone with the erase, so it
+ * is 404 like another user's; one recorded before snapshots were kept is a `conflict`.
+ */
+export async function restoreRevision(db: Db, userId: string, rev: number, now = Date.now()): Promise<{ rev: number; tiers: Tiers }> {
+  return revise(
+    db,
+    userId,
+    now,
+    (_current, source) => {
+      if (!source) throw notFound(`memory revision ${rev}`);
+      const { workingMemory, scaffold, scaffoldMeta } = source;
+      if (workingMemory === null || scaffold === null || scaffoldMeta === null)
+        throw new AppError("conflict", `revision ${rev} was recorded before memory kept a copy of its state, so it cannot be restored`);
+      return { kind: "restore", summary: { restored_rev: rev }, tiers: { workingMemory, scaffold, scaffoldMeta } };
+    },
+    rev,
+  );
 }

@@ -3,11 +3,13 @@ import type { EraseHook } from "../core/capability";
 import { newId } from "../db/client";
 import { connections, contextEvents, contextLogs, facts, memoryRuns, users } from "../db/schema";
 import { memoryDeps } from "./deps";
+import { ERASED_TIERS } from "./tiers";
 
 /**
  * Memory's part of an erase: facts, events, context logs, working memory, scaffold and what connections
- * learned, then the vectors. The batch writes an `erase` revision, so a consolidation already in flight
- * cannot write the old memory back.
+ * learned, then the vectors. The batch deletes every earlier revision, and with them their copies of the
+ * tiers, so nothing from before the erase can be restored; and it writes an `erase` revision (its copy is the
+ * empty tiers), so a consolidation already in flight cannot write the old memory back.
  */
 export const eraseMemory: EraseHook = async ({ env, config, db, userId, now }) => {
   const deps = memoryDeps(env, config, db);
@@ -28,7 +30,7 @@ export const eraseMemory: EraseHook = async ({ env, config, db, userId, now }) =
           .where(and(eq(memoryRuns.userId, userId), lte(memoryRuns.rev, base)))
           .returning({ id: memoryRuns.id }),
       },
-      { statement: db.insert(memoryRuns).values({ id: newId("run"), userId, rev: base + 1, kind: "erase" }) },
+      { statement: db.insert(memoryRuns).values({ id: newId("run"), userId, rev: base + 1, kind: "erase", ...ERASED_TIERS, createdAt: now }) },
       { count: "facts", statement: db.delete(facts).where(eq(facts.userId, userId)).returning({ id: facts.id }) },
       { count: "events", statement: db.delete(contextEvents).where(eq(contextEvents.userId, userId)).returning({ id: contextEvents.id }) },
       { count: "context_logs", statement: db.delete(contextLogs).where(eq(contextLogs.userId, userId)).returning({ id: contextLogs.id }) },
@@ -36,7 +38,12 @@ export const eraseMemory: EraseHook = async ({ env, config, db, userId, now }) =
         count: "connections_reset",
         statement: db.update(connections).set({ learnedInfo: {} }).where(eq(connections.userId, userId)).returning({ id: connections.id }),
       },
-      { statement: db.update(users).set({ workingMemory: "", scaffold: {}, scaffoldMeta: {}, learnedInfo: {}, updatedAt: now }).where(eq(users.id, userId)) },
+      {
+        statement: db
+          .update(users)
+          .set({ ...ERASED_TIERS, learnedInfo: {}, updatedAt: now })
+          .where(eq(users.id, userId)),
+      },
     ],
     cleared: ["working_memory", "scaffold"],
     kept: ["connections (configuration; their learned info is cleared)"],

@@ -1,11 +1,12 @@
-/** The memory inspector's reads: the two injected tiers, context logs (what each turn injected), consolidation runs. */
+/** The memory inspector's reads: the two injected tiers, context logs (what each turn injected), memory runs (revisions). */
 
-import { and, desc, eq, lt } from "drizzle-orm";
+import { and, desc, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { afterCursor } from "../db/cursor";
 import { contextLogs, memoryRuns, users } from "../db/schema";
 import { notFound } from "../lib/errors";
 import { wordCount } from "./text";
+import { keyMeta, type Tiers } from "./tiers";
 
 export async function readTiers(db: Db, userId: string) {
   const row = await db
@@ -34,23 +35,59 @@ export async function listContextLogs(db: Db, userId: string, opts: { limit: num
   return rows.map((r) => ({ id: r.id, session_id: r.sessionId, injected: r.injected, created_at: r.createdAt }));
 }
 
+/** A run as listed: what it did, and whether its copy of the tiers can be restored (the copy itself is not listed: it can be large). */
+const runColumns = {
+  id: memoryRuns.id,
+  rev: memoryRuns.rev,
+  kind: memoryRuns.kind,
+  eventIds: memoryRuns.eventIds,
+  summary: memoryRuns.summary,
+  model: memoryRuns.model,
+  inputTokens: memoryRuns.inputTokens,
+  outputTokens: memoryRuns.outputTokens,
+  createdAt: memoryRuns.createdAt,
+  restorable: sql<number>`${memoryRuns.workingMemory} is not null`,
+};
+
+type RunRow = Omit<typeof memoryRuns.$inferSelect, "userId" | keyof Tiers> & { restorable: number };
+
+const publicRun = (r: RunRow) => ({
+  id: r.id,
+  rev: r.rev,
+  kind: r.kind,
+  event_ids: r.eventIds,
+  summary: r.summary,
+  model: r.model,
+  input_tokens: r.inputTokens,
+  output_tokens: r.outputTokens,
+  created_at: r.createdAt,
+  restorable: Boolean(r.restorable),
+});
+
 export async function listRuns(db: Db, userId: string, opts: { limit: number; before?: number }) {
   const rows = await db
-    .select()
+    .select(runColumns)
     .from(memoryRuns)
     .where(and(eq(memoryRuns.userId, userId), opts.before ? lt(memoryRuns.rev, opts.before) : undefined))
     .orderBy(desc(memoryRuns.rev))
     .limit(opts.limit)
     .all();
-  return rows.map((r) => ({
-    id: r.id,
-    rev: r.rev,
-    kind: r.kind,
-    event_ids: r.eventIds,
-    summary: r.summary,
-    model: r.model,
-    input_tokens: r.inputTokens,
-    output_tokens: r.outputTokens,
-    created_at: r.createdAt,
-  }));
+  return rows.map(publicRun);
+}
+
+/** One of the user's runs with the tiers as they stood after it (null for a run recorded before copies were kept). */
+export async function readRun(db: Db, userId: string, rev: number) {
+  const row = await db
+    .select({ ...runColumns, workingMemory: memoryRuns.workingMemory, scaffold: memoryRuns.scaffold, scaffoldMeta: memoryRuns.scaffoldMeta })
+    .from(memoryRuns)
+    .where(and(eq(memoryRuns.userId, userId), eq(memoryRuns.rev, rev)))
+    .get();
+  if (!row) throw notFound(`memory revision ${rev}`);
+  const { workingMemory, scaffold, scaffoldMeta } = row;
+  return {
+    ...publicRun(row),
+    working_memory: workingMemory,
+    scaffold,
+    confidence: scaffold && scaffoldMeta ? keyMeta(scaffold, scaffoldMeta) : null,
+  };
 }

@@ -6,9 +6,10 @@
 import { and, eq } from "drizzle-orm";
 import { type ContextProvider, type ContextSection, contextRead, type PromptContext } from "../core/context";
 import { deferOrRun } from "../core/tool";
-import { connections, type JsonObject, type ScaffoldMeta, users } from "../db/schema";
+import { connections, type JsonObject, type ScaffoldKeyMeta, users } from "../db/schema";
 import { memoryDeps } from "./deps";
 import { recallWrites, recordRecall, searchFacts } from "./retrieval";
+import { keyMeta } from "./tiers";
 
 export const SCAFFOLD_CHARS = 4000;
 export const LEARNED_INFO_CHARS = 3000;
@@ -18,7 +19,8 @@ const FACT_CHARS = 400;
 type MemoryView = {
   workingMemory: string;
   scaffold: JsonObject;
-  scaffoldMeta: ScaffoldMeta;
+  /** The present keys' entries (keys the user removed are not keys). */
+  scaffoldMeta: Record<string, ScaffoldKeyMeta>;
   learnedInfo: JsonObject;
   updatedAt: number;
   connections: { id: string; name: string; learnedInfo: JsonObject }[];
@@ -48,7 +50,7 @@ function view(ctx: PromptContext): Promise<MemoryView> {
   ]).then(([[user], conns]) => ({
     workingMemory: user?.workingMemory ?? "",
     scaffold: user?.scaffold ?? {},
-    scaffoldMeta: user?.scaffoldMeta ?? {},
+    scaffoldMeta: user ? keyMeta(user.scaffold, user.scaffoldMeta) : {},
     learnedInfo: user?.learnedInfo ?? {},
     updatedAt: user?.updatedAt ?? 0,
     connections: conns,
@@ -58,7 +60,7 @@ function view(ctx: PromptContext): Promise<MemoryView> {
 }
 
 /** Drops the least certain, then oldest, keys until the scaffold fits its share of the prompt. */
-export function fitScaffold(scaffold: JsonObject, meta: ScaffoldMeta, maxChars: number): JsonObject {
+export function fitScaffold(scaffold: JsonObject, meta: Record<string, ScaffoldKeyMeta>, maxChars: number): JsonObject {
   const keys = Object.keys(scaffold).sort(
     (a, b) => (meta[b]?.confidence ?? 0.7) - (meta[a]?.confidence ?? 0.7) || (meta[b]?.updated_at ?? 0) - (meta[a]?.updated_at ?? 0),
   );

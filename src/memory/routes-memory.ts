@@ -1,16 +1,18 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { CursorParam, nextCursor } from "../db/cursor";
+import { memoryRuns } from "../db/schema";
 import type { AppEnv } from "../http/context";
 import { ErrorBody } from "../http/errors";
 import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
 import { consolidationBudget } from "./budget";
-import { editTiers } from "./edit";
+import { editTiers, restoreRevision } from "./edit";
 import { AUTONOMOUS_TYPES, listEvents, pendingCount, publicEvent, recordObservations, retryFailed } from "./events";
 import { requireOwnScope } from "./facts";
-import { listContextLogs, listRuns, readTiers } from "./inspect";
+import { listContextLogs, listRuns, readRun, readTiers } from "./inspect";
 import { JsonValue } from "./json";
 import { depsOf } from "./routes-facts";
+import { keyMeta } from "./tiers";
 
 const Limit = z.coerce.number().int().min(1).max(200).default(50);
 /** Events and context logs page by (created_at, id); runs by their revision number. */
@@ -68,20 +70,21 @@ const observationsRoute = route({
   },
 });
 
+const Busy = json(ErrorBody, "Memory kept changing while writing (conflict); try again in a moment");
+
 const WorkingMemory = z.object({ working_memory: z.string(), words: z.number(), updated_at: z.number(), pending_events: z.number() }).openapi("WorkingMemory");
-const Scaffold = z
-  .object({
-    scaffold: z.record(z.string(), z.unknown()),
-    confidence: z.record(
-      z.string(),
-      z.object({
-        confidence: z.number(),
-        updated_at: z.number(),
-        by: z.literal("user").optional().describe("set by the user (PATCH): older observations do not change it"),
-      }),
-    ),
-  })
-  .openapi("Scaffold");
+const ScaffoldObject = z.record(z.string(), z.unknown());
+const KeyConfidence = z
+  .record(
+    z.string(),
+    z.object({
+      confidence: z.number(),
+      updated_at: z.number(),
+      by: z.literal("user").optional().describe("set by the user (PATCH): older observations do not change it"),
+    }),
+  )
+  .describe("per key of the scaffold");
+const Scaffold = z.object({ scaffold: ScaffoldObject, confidence: KeyConfidence }).openapi("Scaffold");
 
 const workingRoute = route({
   method: "get",
@@ -99,7 +102,7 @@ const putWorkingRoute = route({
   description:
     "Your correction is what later consolidations start from: one already running when you write is redone on top of it. Recorded as an `edit` run in GET /v1/memory/runs.",
   request: jsonBody(z.strictObject({ working_memory: z.string().max(20_000) })),
-  responses: { 200: json(WorkingMemory, "Working memory"), ...errors, 413: json(ErrorBody, "Over 500 words (limit_exceeded)") },
+  responses: { 200: json(WorkingMemory, "Working memory"), ...errors, 409: Busy, 413: json(ErrorBody, "Over 500 words (limit_exceeded)") },
 });
 
 const scaffoldRoute = route({
@@ -116,7 +119,7 @@ const patchScaffoldRoute = route({
   operationId: "patchScaffold",
   summary: "Set or remove top-level scaffold keys: a value replaces the key whole, null removes it",
   description:
-    "Keys you set get confidence 1. Later consolidations start from your version: one already running when you write is redone on top of it. Recorded as an `edit` run in GET /v1/memory/runs.",
+    "Keys you set get confidence 1. Observations made before your edit cannot change a key you set, nor bring back one you removed; later ones can. Later consolidations start from your version: one already running when you write is redone on top of it. Recorded as an `edit` run in GET /v1/memory/runs.",
   request: jsonBody(
     z.strictObject({
       scaffold: z
@@ -125,7 +128,12 @@ const patchScaffoldRoute = route({
         .refine((v) => Object.values(v).every((x) => JSON.stringify(x).length <= 4000), "each value is at most 4000 characters of JSON"),
     }),
   ),
-  responses: { 200: json(Scaffold, "Scaffold"), ...errors, 413: json(ErrorBody, "The scaffold would be over 16,000 characters of JSON (limit_exceeded)") },
+  responses: {
+    200: json(Scaffold, "Scaffold"),
+    ...errors,
+    409: Busy,
+    413: json(ErrorBody, "The scaffold would be over 16,000 characters of JSON (limit_exceeded)"),
+  },
 });
 
 const eventsRoute = route({
@@ -165,13 +173,70 @@ const logsRoute = route({
   },
 });
 
+const Run = z
+  .object({
+    id: z.string(),
+    rev: z.number().int(),
+    kind: z.enum(memoryRuns.kind.enumValues),
+    event_ids: z.array(z.string()),
+    summary: z.record(z.string(), z.unknown()),
+    model: z.string().nullable(),
+    input_tokens: z.number(),
+    output_tokens: z.number(),
+    created_at: z.number(),
+    restorable: z
+      .boolean()
+      .describe("the run kept a copy of the working memory and scaffold as they stood after it (runs recorded before copies were kept did not)"),
+  })
+  .openapi("MemoryRun");
+
+const RunDetail = Run.extend({
+  working_memory: z.string().nullable().describe("the narrative as it stood after the run; null when the run kept no copy"),
+  scaffold: ScaffoldObject.nullable(),
+  confidence: KeyConfidence.nullable(),
+}).openapi("MemoryRunDetail");
+
+const RunRev = z.object({ rev: z.coerce.number().int().positive().describe("the run's revision number (rev)") });
+
 const runsRoute = route({
   method: "get",
   path: "/v1/memory/runs",
   operationId: "listConsolidationRuns",
-  summary: "Consolidation runs: which events each one applied and what it changed",
+  summary: "Memory runs (revisions): consolidations, your edits and restores, erases; which events each one applied and what it changed",
   request: { query: z.object(RunsPage) },
-  responses: { 200: json(z.object({ runs: z.array(z.record(z.string(), z.unknown())) }), "Runs"), ...errors },
+  responses: { 200: json(z.object({ runs: z.array(Run) }), "Runs"), ...errors },
+});
+
+const runRoute = route({
+  method: "get",
+  path: "/v1/memory/runs/{rev}",
+  operationId: "getMemoryRun",
+  summary: "One run, with the working memory and scaffold as they stood after it",
+  request: { params: RunRev },
+  responses: { 200: json(z.object({ run: RunDetail }), "Run"), ...errors },
+});
+
+const restoreRoute = route({
+  method: "post",
+  path: "/v1/memory/runs/{rev}/restore",
+  operationId: "restoreMemoryRun",
+  summary: "Put the working memory and scaffold back as they stood after this run",
+  description:
+    "Restores both tiers, each scaffold key with its confidence entry, as a new run of kind `restore` (summary `restored_rev`). Facts are not rolled back: forget them one by one. A consolidation running meanwhile is redone on top of the restored state. Runs from before an erase are gone with it (404).",
+  request: { params: RunRev },
+  responses: {
+    200: json(
+      z.object({
+        restored: z.number().int(),
+        rev: z.number().int().describe("the restore's own revision"),
+        working_memory: z.string(),
+        scaffold: ScaffoldObject,
+      }),
+      "Restored",
+    ),
+    ...errors,
+    409: json(ErrorBody, "The run kept no copy of the tiers (it was recorded before copies were kept), or memory kept changing while restoring (conflict)"),
+  },
 });
 
 async function workingMemory(c: Context<AppEnv>) {
@@ -181,7 +246,7 @@ async function workingMemory(c: Context<AppEnv>) {
 
 async function scaffoldOf(c: Context<AppEnv>) {
   const tiers = await readTiers(c.var.db, c.var.user.id);
-  return { scaffold: tiers.scaffold, confidence: tiers.scaffoldMeta };
+  return { scaffold: tiers.scaffold, confidence: keyMeta(tiers.scaffold, tiers.scaffoldMeta) };
 }
 
 export const memoryStateRoutes = newRouter()
@@ -221,4 +286,10 @@ export const memoryStateRoutes = newRouter()
     const logs = await listContextLogs(c.var.db, c.var.user.id, { limit, before, sessionId: session_id });
     return c.json({ context_logs: logs, next_before: nextCursor(logs, limit, (l) => [l.created_at, l.id]) }, 200);
   })
-  .openapi(runsRoute, async (c) => c.json({ runs: await listRuns(c.var.db, c.var.user.id, c.req.valid("query")) }, 200));
+  .openapi(runsRoute, async (c) => c.json({ runs: await listRuns(c.var.db, c.var.user.id, c.req.valid("query")) }, 200))
+  .openapi(runRoute, async (c) => c.json({ run: await readRun(c.var.db, c.var.user.id, c.req.valid("param").rev) }, 200))
+  .openapi(restoreRoute, async (c) => {
+    const { rev } = c.req.valid("param");
+    const out = await restoreRevision(c.var.db, c.var.user.id, rev);
+    return c.json({ restored: rev, rev: out.rev, working_memory: out.tiers.workingMemory, scaffold: out.tiers.scaffold }, 200);
+  });
