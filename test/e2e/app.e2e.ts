@@ -359,6 +359,41 @@ describe("engram web app", () => {
     await panel.locator(".tree", { hasText: "Lisbon" }).waitFor();
   });
 
+  it("restores an earlier revision of working memory and the scaffold after asking", async () => {
+    type Profile = { scaffold: Record<string, unknown> };
+    const panel = page.getByRole("region", { name: "Working memory and scaffold" });
+    // Two changes after the Porto revision: the narrative (in the panel) and a scaffold key (through the API).
+    await panel.getByRole("button", { name: "Edit working memory" }).click();
+    await panel.getByLabel("Working memory text").fill("User has given up on travel.");
+    await panel.getByRole("button", { name: "Save", exact: true }).click();
+    await panel.locator(".system-text", { hasText: "given up on travel" }).waitFor();
+    const patched = await fetch(`${server.origin}/v1/memory/scaffold`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ scaffold: { Mood: "restless" } }),
+    });
+    expect(patched.status).toBe(200);
+    const history = panel.getByRole("list", { name: "Memory revisions" });
+    await history.getByRole("button", { name: `Restore revision ${portoRev}` }).click();
+    // Nothing happens before the confirmation.
+    await history.getByRole("button", { name: "Yes, restore" }).waitFor();
+    expect((await api<{ working_memory: string }>("/v1/memory/working")).working_memory).toBe("User has given up on travel.");
+    await history.getByRole("button", { name: "Yes, restore" }).click();
+    await panel
+      .getByRole("status")
+      .filter({ hasText: `Restored revision ${portoRev} (now revision` })
+      .waitFor();
+    expect(await panel.locator(".system-text").textContent()).toBe("User is planning a trip to Porto in March.");
+    expect((await api<{ working_memory: string }>("/v1/memory/working")).working_memory).toBe("User is planning a trip to Porto in March.");
+    const profile = await api<Profile>("/v1/memory/scaffold");
+    expect(Object.keys(profile.scaffold)).not.toContain("Mood");
+    expect(profile.scaffold.Location).toMatch(/Lisbon/);
+    expect(await panel.locator('li[data-key="Mood"]').count()).toBe(0);
+    await history.getByText(`restore · `).first().waitFor();
+    await history.getByText(`restored revision ${portoRev}`).waitFor();
+    await browser.shot("17-memory-restored");
+  });
+
   it("holds a change for review in review mode until it is approved", async () => {
     await page.getByRole("link", { name: "MEMORY & review" }).click();
     await page.getByLabel(/Review mode/).check();
