@@ -11,6 +11,8 @@ let server: DevServer;
 let browser: Browser;
 let page: Page;
 let key: string;
+/** The revision of the working-memory edit that the restore case puts back. */
+let portoRev = 0;
 
 const api = async <T>(path: string): Promise<T> => {
   const res = await fetch(`${server.origin}${path}`, { headers: { authorization: `Bearer ${key}` } });
@@ -272,6 +274,126 @@ describe("engram web app", () => {
     await page.locator(".tree", { hasText: "Lisbon" }).waitFor();
   });
 
+  it("edits the working memory and shows the edit after a reload", async () => {
+    // Nothing left to consolidate: a run committing after the edit would rewrite the narrative under the test.
+    await expect.poll(async () => (await api<{ pending_events: number }>("/v1/memory/working")).pending_events, { timeout: 60_000, interval: 500 }).toBe(0);
+    const panel = page.getByRole("region", { name: "Working memory and scaffold" });
+    await panel.getByRole("button", { name: "Edit working memory" }).click();
+    await panel.getByLabel("Working memory text").fill("User is planning a trip to Porto in March.");
+    await panel.getByRole("button", { name: "Save", exact: true }).click();
+    await panel.getByRole("status").filter({ hasText: "Saved working memory." }).waitFor();
+    await panel.locator(".system-text", { hasText: "trip to Porto" }).waitFor();
+    expect((await api<{ working_memory: string }>("/v1/memory/working")).working_memory).toBe("User is planning a trip to Porto in March.");
+    portoRev = (await api<{ runs: { rev: number; kind: string }[] }>("/v1/memory/runs?limit=1")).runs[0]?.rev ?? 0;
+    await page.reload();
+    await page.getByRole("region", { name: "Working memory and scaffold" }).locator(".system-text").waitFor();
+    expect(await panel.locator(".system-text").textContent()).toBe("User is planning a trip to Porto in March.");
+    await panel.getByRole("list", { name: "Memory revisions" }).getByText(`Revision ${portoRev} · edit`).waitFor();
+    await browser.shot("14-working-memory-edited");
+  });
+
+  it("refuses a narrative over 500 words in words, keeping what was typed", async () => {
+    const panel = page.getByRole("region", { name: "Working memory and scaffold" });
+    const long = Array.from({ length: 501 }, (_, i) => `word${i}`).join(" ");
+    await panel.getByRole("button", { name: "Edit working memory" }).click();
+    await panel.getByLabel("Working memory text").fill(long);
+    await panel.getByRole("button", { name: "Save", exact: true }).click();
+    await panel.getByRole("alert").filter({ hasText: "Not saved: working_memory is 501 words; at most 500. Shorten it and save again." }).waitFor();
+    expect(await panel.getByLabel("Working memory text").inputValue()).toBe(long);
+    await browser.shot("15-working-memory-too-long");
+    await panel.getByRole("button", { name: "Cancel" }).click();
+    expect(await panel.locator(".system-text").textContent()).toBe("User is planning a trip to Porto in March.");
+    expect((await api<{ working_memory: string }>("/v1/memory/working")).working_memory).toBe("User is planning a trip to Porto in March.");
+  });
+
+  it("says so when a save clashes with a consolidation, keeping the text, and saves it on the next try", async () => {
+    // A consolidation committing between the server's read and write cannot be timed from a browser: the
+    // server's answer for it (409 conflict, as src/memory/edit.ts words it) is played to the page once.
+    const clash = { error: { code: "conflict", message: "memory is being consolidated right now; try again in a moment", request_id: "req_e2e" } };
+    await page.route("**/v1/memory/working", (route) => (route.request().method() === "PUT" ? route.fulfill({ status: 409, json: clash }) : route.fallback()), {
+      times: 1,
+    });
+    const panel = page.getByRole("region", { name: "Working memory and scaffold" });
+    await panel.getByRole("button", { name: "Edit working memory" }).click();
+    await panel.getByLabel("Working memory text").fill("User is planning a trip to Porto in April.");
+    await panel.getByRole("button", { name: "Save", exact: true }).click();
+    await panel
+      .getByRole("alert")
+      .filter({ hasText: "Not saved: memory is being consolidated right now; try again in a moment. What you typed is still here; save it again." })
+      .waitFor();
+    expect(await panel.getByLabel("Working memory text").inputValue()).toBe("User is planning a trip to Porto in April.");
+    await panel.getByRole("button", { name: "Save", exact: true }).click();
+    await panel.locator(".system-text", { hasText: "Porto in April" }).waitFor();
+    expect((await api<{ working_memory: string }>("/v1/memory/working")).working_memory).toBe("User is planning a trip to Porto in April.");
+  });
+
+  it("adds a scaffold key, changes its value and removes it", async () => {
+    type Profile = { scaffold: Record<string, unknown>; confidence: Record<string, { by?: string }> };
+    const panel = page.getByRole("region", { name: "Working memory and scaffold" });
+    await panel.getByLabel("New scaffold key").fill("Pets");
+    await panel.getByLabel("Value of the new key").fill('{"cat": "Miso", "age": 3}');
+    await panel.getByRole("button", { name: "Add key" }).click();
+    const row = panel.locator('li[data-key="Pets"]');
+    await row.getByText("Miso").waitFor();
+    // Keyboard: focus lands on the new key's row, not back at the top of the page.
+    const focused = () => page.evaluate(() => document.activeElement?.getAttribute("aria-label"));
+    expect(await focused()).toBe("Edit scaffold key Pets");
+    let profile = await api<Profile>("/v1/memory/scaffold");
+    expect(profile.scaffold.Pets).toEqual({ cat: "Miso", age: 3 });
+    expect(profile.confidence.Pets?.by).toBe("user");
+    // Text that is not JSON is stored as a string.
+    await row.getByRole("button", { name: "Edit scaffold key Pets" }).click();
+    await row.getByLabel("Value of Pets").fill("a cat called Miso");
+    await row.getByRole("button", { name: "Save Pets" }).click();
+    await row.getByText("a cat called Miso").waitFor();
+    expect((await api<Profile>("/v1/memory/scaffold")).scaffold.Pets).toBe("a cat called Miso");
+    await browser.shot("16-scaffold-key-set");
+    await row.getByRole("button", { name: "Remove scaffold key Pets" }).click();
+    await row.getByRole("button", { name: "Yes, remove" }).click();
+    await row.waitFor({ state: "detached" });
+    await panel.getByRole("status").filter({ hasText: "Removed Pets." }).waitFor();
+    expect(await focused()).toBe("New scaffold key");
+    profile = await api<Profile>("/v1/memory/scaffold");
+    expect(Object.keys(profile.scaffold)).not.toContain("Pets");
+    // Lisbon, which consolidation put there, is still shown.
+    await panel.locator(".tree", { hasText: "Lisbon" }).waitFor();
+  });
+
+  it("restores an earlier revision of working memory and the scaffold after asking", async () => {
+    type Profile = { scaffold: Record<string, unknown> };
+    const panel = page.getByRole("region", { name: "Working memory and scaffold" });
+    // Two changes after the Porto revision: the narrative (in the panel) and a scaffold key (through the API).
+    await panel.getByRole("button", { name: "Edit working memory" }).click();
+    await panel.getByLabel("Working memory text").fill("User has given up on travel.");
+    await panel.getByRole("button", { name: "Save", exact: true }).click();
+    await panel.locator(".system-text", { hasText: "given up on travel" }).waitFor();
+    const patched = await fetch(`${server.origin}/v1/memory/scaffold`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ scaffold: { Mood: "restless" } }),
+    });
+    expect(patched.status).toBe(200);
+    const history = panel.getByRole("list", { name: "Memory revisions" });
+    await history.getByRole("button", { name: `Restore revision ${portoRev}` }).click();
+    // Nothing happens before the confirmation.
+    await history.getByRole("button", { name: "Yes, restore" }).waitFor();
+    expect((await api<{ working_memory: string }>("/v1/memory/working")).working_memory).toBe("User has given up on travel.");
+    await history.getByRole("button", { name: "Yes, restore" }).click();
+    await panel
+      .getByRole("status")
+      .filter({ hasText: `Restored revision ${portoRev} (now revision` })
+      .waitFor();
+    expect(await panel.locator(".system-text").textContent()).toBe("User is planning a trip to Porto in March.");
+    expect((await api<{ working_memory: string }>("/v1/memory/working")).working_memory).toBe("User is planning a trip to Porto in March.");
+    const profile = await api<Profile>("/v1/memory/scaffold");
+    expect(Object.keys(profile.scaffold)).not.toContain("Mood");
+    expect(profile.scaffold.Location).toMatch(/Lisbon/);
+    expect(await panel.locator('li[data-key="Mood"]').count()).toBe(0);
+    await history.getByText(`restore · `).first().waitFor();
+    await history.getByText(`restored revision ${portoRev}`).waitFor();
+    await browser.shot("17-memory-restored");
+  });
+
   it("holds a change for review in review mode until it is approved", async () => {
     await page.getByRole("link", { name: "MEMORY & review" }).click();
     await page.getByLabel(/Review mode/).check();
@@ -359,6 +481,12 @@ describe("engram web app", () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow).toBeLessThanOrEqual(0);
     await browser.shot("08-phone-dark");
+    // The panel with the most controls side by side: scaffold rows with Edit and Remove, the revision list.
+    await page.getByRole("link", { name: "Memory", exact: true }).click();
+    await page.getByRole("link", { name: "Working memory & scaffold" }).click();
+    await page.getByRole("list", { name: "Memory revisions" }).waitFor();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    await browser.shot("18-phone-working-memory");
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.emulateMedia({ colorScheme: "light" });
   });
@@ -396,9 +524,14 @@ describe("engram web app", () => {
   it("made no request outside its origin and logged no console errors", () => {
     expect(browser.foreign).toEqual([]);
     // The wrong-key sign-in answers 401 on purpose: Chromium logs that failed load; nothing else may appear.
-    // Refusals that are deliberate: the wrong and the revoked key (401), the message sent while a tool waited (409).
-    // Chromium logs each failed load without its URL; the response log names them.
-    const expected = [/HTTP 401 GET .*\/v1\/(overview|usage\?days=30)$/, /HTTP 409 POST .*\/v1\/chat$/, /status of (401|409)/];
+    // Refusals that are deliberate: the wrong and the revoked key (401), the message sent while a tool waited (409),
+    // the narrative over 500 words (413) and the save played a clash (409). Chromium logs each failed load without its URL; the response log names them.
+    const expected = [
+      /HTTP 401 GET .*\/v1\/(overview|usage\?days=30)$/,
+      /HTTP 409 POST .*\/v1\/chat$/,
+      /HTTP (409|413) PUT .*\/v1\/memory\/working$/,
+      /status of (401|409|413)/,
+    ];
     expect(browser.errors.filter((e) => !expected.some((re) => re.test(e)))).toEqual([]);
   });
 });

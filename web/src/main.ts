@@ -6,8 +6,9 @@ import { chatView } from "./chat";
 import { documentEditor, sitesPanel } from "./documents";
 import { button, fill, h } from "./dom";
 import { extensionPanels } from "./extensions";
-import { factsPanel, memoryEntries, observationsPanel, workingAndScaffold } from "./memory-panels";
+import { factsPanel, memoryEntries, observationsPanel } from "./memory-panels";
 import { overviewPanel } from "./overview";
+import { workingAndScaffold } from "./working-memory";
 
 const app = document.getElementById("app") as HTMLElement;
 

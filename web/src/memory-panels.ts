@@ -1,6 +1,6 @@
-/** MEMORY entries and review proposals, working memory, the scaffold, facts and observations. */
+/** MEMORY entries and review proposals, facts and observations (working memory and the scaffold: working-memory.ts). */
 import { type Api, explain, q } from "./api";
-import { button, type Child, fill, h, newestOnly, when } from "./dom";
+import { button, fill, h, newestOnly, when } from "./dom";
 import { asyncPanel } from "./panel";
 
 type Entry = { id: string; content: string; author: string; created_at: number };
@@ -83,38 +83,6 @@ export const memoryEntries = (api: Api) =>
             ),
           )
         : h("p", { class: "muted" }, "No proposals waiting."),
-    ];
-  });
-
-/** A JSON value as nested lists: objects open as <details>, so the tree is keyboard-navigable. */
-function tree(value: unknown, confidence?: Record<string, { confidence: number }>): Child {
-  if (value === null || typeof value !== "object") return h("span", { class: "leaf" }, String(value));
-  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
-  if (!entries.length) return h("span", { class: "muted" }, "(empty)");
-  return h(
-    "ul",
-    { class: "tree" },
-    entries.map(([k, v]) => {
-      const c = confidence?.[k] ? ` (confidence ${confidence[k].confidence.toFixed(2)})` : "";
-      return v !== null && typeof v === "object"
-        ? h("li", null, h("details", { open: true }, h("summary", null, k + c), tree(v)))
-        : h("li", null, h("strong", null, `${k}: `), tree(v), c);
-    }),
-  );
-}
-
-export const workingAndScaffold = (api: Api) =>
-  asyncPanel("Working memory and scaffold", async () => {
-    const [working, scaffold] = await Promise.all([
-      api.get<{ working_memory: string; words: number; updated_at: number; pending_events: number }>("/v1/memory/working"),
-      api.get<{ scaffold: Record<string, unknown>; confidence: Record<string, { confidence: number }> }>("/v1/memory/scaffold"),
-    ]);
-    return [
-      h("h3", null, "Working memory"),
-      h("p", { class: "muted" }, `${working.words} words · updated ${when(working.updated_at)} · ${working.pending_events} observations waiting`),
-      h("pre", { class: "system-text" }, working.working_memory || "(empty)"),
-      h("h3", null, "Scaffold"),
-      tree(scaffold.scaffold, scaffold.confidence),
     ];
   });
 

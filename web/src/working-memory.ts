@@ -1,0 +1,362 @@
+/**
+ * Working memory and the scaffold, the two tiers injected into every turn: read them, correct them
+ * (PUT /v1/memory/working, PATCH /v1/memory/scaffold), and their history of revisions with Restore.
+ */
+import { type Api, ApiError, explain } from "./api";
+import { button, type Child, fill, h, newestOnly, when } from "./dom";
+
+type Working = { working_memory: string; words: number; updated_at: number; pending_events: number };
+type Confidence = Record<string, { confidence?: number; by?: string }>;
+type Scaffold = { scaffold: Record<string, unknown>; confidence: Confidence };
+type Run = { rev: number; kind: string; created_at: number; summary: Record<string, unknown> | null; restorable?: boolean };
+type Restored = { restored: number; rev: number };
+
+/** What the server caps the narrative at (the PUT answers 413 over it). */
+const NARRATIVE_WORDS = 500;
+
+/** The server's message as a sentence. */
+const said = (err: ApiError) => `${err.message.replace(/[.\s]+$/, "")}.`;
+
+/** Why a change was not saved, in words; what was typed stays where it was. */
+function notSaved(err: unknown): string {
+  if (err instanceof ApiError && err.code === "limit_exceeded") return `Not saved: ${said(err)} Shorten it and save again.`;
+  if (err instanceof ApiError && err.code === "conflict") return `Not saved: ${said(err)} What you typed is still here; save it again.`;
+  return `Not saved. ${explain(err)}`;
+}
+
+/** Why a restore did not happen: the server's own words for an unknown revision or one without a snapshot. */
+function notRestored(err: unknown): string {
+  if (err instanceof ApiError && (err.status === 404 || err.status === 409)) return `Not restored: ${said(err)}`;
+  return `Not restored. ${explain(err)}`;
+}
+
+const alertLine = (text: string) => h("p", { class: "error", role: "alert" }, text);
+
+/** Runs `send` with `control` disabled, so a second click cannot send the same change twice. */
+async function once(control: HTMLButtonElement | null | undefined, send: () => Promise<void>): Promise<void> {
+  if (control) control.disabled = true;
+  try {
+    await send();
+  } finally {
+    if (control) control.disabled = false;
+  }
+}
+
+const submitter = (e: Event) => (e as SubmitEvent).submitter as HTMLButtonElement | null;
+
+/** A JSON value as nested lists: objects open as <details>, so the tree is keyboard-navigable. */
+function tree(value: unknown): Child {
+  if (value === null || typeof value !== "object") return h("span", { class: "leaf" }, String(value));
+  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
+  if (!entries.length) return h("span", { class: "muted" }, "(empty)");
+  return h(
+    "ul",
+    { class: "tree" },
+    entries.map(([k, v]) =>
+      v !== null && typeof v === "object"
+        ? h("li", null, h("details", { open: true }, h("summary", null, k), tree(v)))
+        : h("li", null, h("strong", null, `${k}: `), tree(v)),
+    ),
+  );
+}
+
+/** Whether `text` reads as JSON: such a string value is shown quoted, so saving it unchanged keeps it a string. */
+const isJson = (text: string): boolean => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** A scaffold value as the user edits it: plain text for a string, indented JSON for anything else. */
+const asText = (v: unknown): string => (typeof v === "string" && !isJson(v) ? v : JSON.stringify(v, null, 2));
+
+/** What the user typed as a scaffold value: JSON when it parses, else the text itself as a string. */
+function fromText(text: string): { value: unknown } | { error: string } {
+  if (!isJson(text)) return { value: text };
+  const value: unknown = JSON.parse(text);
+  return value === null ? { error: "null would remove the key: use Remove for that." } : { value };
+}
+
+/** A run's summary in a few words. */
+function summarise(run: Run): string {
+  const s = run.summary ?? {};
+  const list = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
+  const parts: string[] = [];
+  if (typeof s.restored_rev === "number") parts.push(`restored revision ${s.restored_rev}`);
+  const facts = list(s.facts).length;
+  if (facts) parts.push(`${facts} ${facts === 1 ? "fact" : "facts"} learnt`);
+  const changed = list(s.scaffold_changed);
+  if (changed.length) parts.push(`scaffold: ${changed.join(", ")}`);
+  const set = list(s.scaffold_set);
+  if (set.length) parts.push(`set ${set.join(", ")}`);
+  const removed = list(s.scaffold_removed);
+  if (removed.length) parts.push(`removed ${removed.join(", ")}`);
+  if (typeof s.working_memory_words === "number") parts.push(`narrative ${run.kind === "edit" ? "rewritten, " : ""}${s.working_memory_words} words`);
+  return parts.join("; ") || (run.kind === "erase" ? "everything erased" : "no change");
+}
+
+export function workingAndScaffold(api: Api): HTMLElement {
+  const narrativeBox = h("div");
+  const scaffoldBox = h("div");
+  const historyBox = h("div");
+  const status = h("p", { class: "status", role: "status" });
+  let working: Working = { working_memory: "", words: 0, updated_at: 0, pending_events: 0 };
+  let scaffold: Scaffold = { scaffold: {}, confidence: {} };
+
+  // --- Working memory: shown, or edited in a textarea until Save succeeds or Cancel.
+  function showNarrative(w: Working): void {
+    working = w;
+    const edit = button("Edit", editNarrative, { "aria-label": "Edit working memory" });
+    fill(
+      narrativeBox,
+      h("h3", null, "Working memory"),
+      h("p", { class: "muted" }, `${w.words} words · updated ${when(w.updated_at)} · ${w.pending_events} observations waiting`),
+      h("pre", { class: "system-text" }, w.working_memory || "(empty)"),
+      h("div", { class: "row" }, edit),
+    );
+  }
+
+  function editNarrative(): void {
+    const text = h("textarea", { rows: 10, "aria-label": "Working memory text" });
+    text.value = working.working_memory;
+    const problem = h("div");
+    const form = h(
+      "form",
+      { class: "stack", "aria-label": "Edit working memory" },
+      text,
+      h("p", { class: "muted" }, `At most ${NARRATIVE_WORDS} words; empty clears it. Later consolidations start from your text.`),
+      problem,
+      h(
+        "div",
+        { class: "row" },
+        h("button", { type: "submit" }, "Save"),
+        button("Cancel", () => done(), { class: "secondary" }),
+      ),
+    );
+    const done = () => {
+      showNarrative(working);
+      narrativeBox.querySelector<HTMLButtonElement>("button")?.focus();
+    };
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      fill(problem);
+      status.textContent = "";
+      await once(submitter(e), async () => {
+        try {
+          working = await api.json<Working>("PUT", "/v1/memory/working", { working_memory: text.value });
+          done();
+          status.textContent = "Saved working memory.";
+          void loadHistory();
+        } catch (err) {
+          fill(problem, alertLine(notSaved(err)));
+        }
+      });
+    });
+    fill(narrativeBox, h("h3", null, "Working memory"), form);
+    text.focus();
+  }
+
+  // --- Scaffold: one row per top-level key, each with Edit and Remove; a form to add a key.
+  /** Sends one key's change and shows the scaffold the server answered; focus goes to that key's row, or to Add key once it is gone. */
+  async function patch(key: string, value: unknown, done: string): Promise<void> {
+    status.textContent = "";
+    showScaffold(await api.json<Scaffold>("PATCH", "/v1/memory/scaffold", { scaffold: { [key]: value } }));
+    status.textContent = done;
+    const row = [...scaffoldBox.querySelectorAll<HTMLElement>("li[data-key]")].find((li) => li.dataset.key === key);
+    (row?.querySelector("button") ?? scaffoldBox.querySelector<HTMLInputElement>("form input"))?.focus();
+    void loadHistory();
+  }
+
+  function valueField(label: string, value: string): HTMLTextAreaElement {
+    const field = h("textarea", { rows: Math.min(12, Math.max(2, value.split("\n").length)), "aria-label": label });
+    field.value = value;
+    return field;
+  }
+
+  function keyRow(key: string, value: unknown): HTMLLIElement {
+    const li = h("li", { "data-key": key });
+    const meta = scaffold.confidence[key];
+    const note = [typeof meta?.confidence === "number" ? `confidence ${meta.confidence.toFixed(2)}` : "", meta?.by === "user" ? "set by you" : ""]
+      .filter(Boolean)
+      .join(", ");
+    const suffix = note ? ` (${note})` : "";
+    const show = () =>
+      fill(
+        li,
+        value !== null && typeof value === "object"
+          ? h("details", { open: true }, h("summary", null, key + suffix), tree(value))
+          : [h("strong", null, `${key}: `), tree(value), suffix],
+        " ",
+        button("Edit", edit, { class: "secondary", "aria-label": `Edit scaffold key ${key}` }),
+        button("Remove", confirmRemove, { class: "secondary", "aria-label": `Remove scaffold key ${key}` }),
+      );
+    function edit(): void {
+      const field = valueField(`Value of ${key}`, asText(value));
+      const problem = h("div");
+      const form = h(
+        "form",
+        { class: "stack", "aria-label": `Edit scaffold key ${key}` },
+        h("strong", null, key),
+        field,
+        problem,
+        h("div", { class: "row" }, h("button", { type: "submit" }, `Save ${key}`), button("Cancel", show, { class: "secondary" })),
+      );
+      form.addEventListener("submit", async (e) => {
+        e.preventDefault();
+        const parsed = fromText(field.value);
+        if ("error" in parsed) return fill(problem, alertLine(`Not saved: ${parsed.error}`));
+        await once(submitter(e), async () => {
+          try {
+            await patch(key, parsed.value, `Saved ${key}.`);
+          } catch (err) {
+            fill(problem, alertLine(notSaved(err)));
+          }
+        });
+      });
+      fill(li, form);
+      field.focus();
+    }
+    function confirmRemove(): void {
+      fill(
+        li,
+        h("span", null, `Remove ${key} from the scaffold? `),
+        button("Yes, remove", (e) =>
+          once(e.currentTarget as HTMLButtonElement, async () => {
+            try {
+              await patch(key, null, `Removed ${key}.`);
+            } catch (err) {
+              li.append(alertLine(notSaved(err)));
+            }
+          }),
+        ),
+        button("No", show, { class: "secondary" }),
+      );
+    }
+    show();
+    return li;
+  }
+
+  function addForm(): HTMLFormElement {
+    const key = h("input", { "aria-label": "New scaffold key", placeholder: "Key, e.g. Pets", maxlength: 100 });
+    const field = valueField("Value of the new key", "");
+    const problem = h("div");
+    const form = h(
+      "form",
+      { class: "stack", "aria-label": "Add a scaffold key" },
+      h("h4", null, "Add a key"),
+      key,
+      field,
+      h("p", { class: "muted" }, "The value is JSON (an object, a list, a number…) or plain text."),
+      problem,
+      h("div", { class: "row" }, h("button", { type: "submit" }, "Add key")),
+    );
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      fill(problem);
+      const name = key.value.trim();
+      if (!name) return fill(problem, alertLine("Not saved: give the key a name."));
+      if (Object.hasOwn(scaffold.scaffold, name)) return fill(problem, alertLine(`Not saved: ${name} is already in the scaffold; edit it there.`));
+      const parsed = fromText(field.value);
+      if ("error" in parsed) return fill(problem, alertLine(`Not saved: ${parsed.error}`));
+      await once(submitter(e), async () => {
+        try {
+          await patch(name, parsed.value, `Added ${name}.`);
+        } catch (err) {
+          fill(problem, alertLine(notSaved(err)));
+        }
+      });
+    });
+    return form;
+  }
+
+  function showScaffold(s: Scaffold): void {
+    scaffold = s;
+    const keys = Object.entries(s.scaffold);
+    fill(
+      scaffoldBox,
+      h("h3", null, "Scaffold"),
+      keys.length
+        ? h(
+            "ul",
+            { class: "tree scaffold-keys", "aria-label": "Scaffold keys" },
+            keys.map(([k, v]) => keyRow(k, v)),
+          )
+        : h("p", { class: "muted" }, "(empty)"),
+      addForm(),
+    );
+  }
+
+  // --- History: the memory's revisions, newest first; Restore on those that kept a snapshot.
+  const beginHistory = newestOnly(historyBox);
+  async function loadHistory(): Promise<void> {
+    const newest = beginHistory();
+    try {
+      const { runs } = await api.get<{ runs: Run[] }>("/v1/memory/runs?limit=20");
+      if (!newest()) return;
+      fill(
+        historyBox,
+        h("h3", null, "History"),
+        runs.length
+          ? h(
+              "ol",
+              { class: "version-list", reversed: true, "aria-label": "Memory revisions" },
+              runs.map((r) => runRow(r)),
+            )
+          : h("p", { class: "muted" }, "No revisions yet."),
+      );
+    } catch (err) {
+      if (newest()) fill(historyBox, h("h3", null, "History"), alertLine(explain(err)));
+    }
+  }
+
+  function runRow(run: Run): HTMLLIElement {
+    const li = h("li", { "data-rev": run.rev });
+    const show = () =>
+      fill(
+        li,
+        h("span", null, `Revision ${run.rev} · ${run.kind} · ${when(run.created_at)} · ${summarise(run)}`),
+        run.restorable ? button("Restore", confirm, { class: "secondary", "aria-label": `Restore revision ${run.rev}` }) : null,
+      );
+    function confirm(): void {
+      fill(
+        li,
+        h("span", null, `Put working memory and the scaffold back as revision ${run.rev} left them? Facts stay as they are. `),
+        button("Yes, restore", (e) => once(e.currentTarget as HTMLButtonElement, restore)),
+        button("No", show, { class: "secondary" }),
+      );
+    }
+    async function restore(): Promise<void> {
+      status.textContent = "";
+      try {
+        const r = await api.json<Restored>("POST", `/v1/memory/runs/${run.rev}/restore`);
+        await load();
+        status.textContent = `Restored revision ${r.restored} (now revision ${r.rev}).`;
+      } catch (err) {
+        show();
+        li.append(alertLine(notRestored(err)));
+      }
+    }
+    show();
+    return li;
+  }
+
+  const root = h("section", { class: "panel", "aria-label": "Working memory and scaffold" }, status, narrativeBox, scaffoldBox, historyBox);
+  /** Reads all three from the server and shows them; any editor left open is closed. */
+  async function load(): Promise<void> {
+    root.setAttribute("aria-busy", "true");
+    try {
+      const [w, s] = await Promise.all([api.get<Working>("/v1/memory/working"), api.get<Scaffold>("/v1/memory/scaffold"), loadHistory()]);
+      showNarrative(w);
+      showScaffold(s);
+    } catch (err) {
+      fill(narrativeBox, alertLine(explain(err)));
+    } finally {
+      root.setAttribute("aria-busy", "false");
+    }
+  }
+  void load();
+  return root;
+}
