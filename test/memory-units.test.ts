@@ -328,7 +328,7 @@ describe("offline consolidation (no API key)", () => {
     expect(parsed.updated_scaffold).toEqual({ Preferences: ["User likes tea", "User prefers short emails"], Role: "CTO" });
     expect(parsed.facts_to_embed).toEqual([
       { text: "User prefers short emails", confidence: 0.7 },
-      { text: "User's Role is CTO", confidence: 0.7 },
+      { text: "User works as a CTO", confidence: 0.7 },
       { text: "User moved to Paris", confidence: 0.9 },
     ]);
     expect(parsed.updated_working_memory).toMatch(/offline consolidation/);
