@@ -132,15 +132,18 @@ function askedTool(said: string, tools: ToolDef[]): ToolDef | undefined {
 
 export type Plan = { lead: string; calls: PlannedCall[] } | null;
 
-export function planCalls(said: string, tools: ToolDef[]): Plan {
+/** `context`: what the prompt tells the model (the system text and the turn's context), e.g. the user's projects. */
+export function planCalls(said: string, tools: ToolDef[], context = ""): Plan {
   const asked = askedTool(said, tools);
   if (asked)
     return {
       lead: asked.name === "current_time" ? "Let me check the clock." : `Let me use ${asked.name}.`,
       calls: [{ name: asked.name, input: inputFor(asked, said) }],
     };
-  const project = isQuestion(said) ? null : projectCall(said, tools);
-  const calls = [...(project ? [project.call] : []), ...memoryCalls(said, new Set(tools.map((t) => t.name)))];
+  const project = isQuestion(said) ? null : projectCall(said, tools, context);
+  const memory = memoryCalls(said, new Set(tools.map((t) => t.name)));
+  // A statement filed under an existing project is saved there: an observation of it would make a second fact.
+  const calls = [...(project?.calls ?? []), ...(project?.fileStatement ? memory.filter((c) => c.name !== OBSERVE) : memory)];
   return calls.length ? { lead: project?.lead ?? "Let me note that.", calls } : null;
 }
 
