@@ -40,11 +40,16 @@ const CATEGORIES: { category: string; when: RegExp }[] = [
   { category: "fact", when: /\b(my name is|call me|i live|i work|i'm|i am|i have|i've|(?:i|we) (?:just )?(?:moved|relocated)|my (?:\w+ ){1,3}(is|are))\b/i },
 ];
 
-/** "Porto now", "Acme these days": the time words say the value is current; they are not part of it. */
+/**
+ * "Porto now", "Acme these days", "Berlin last year": the time words say when the value became true or that it is
+ * current; they are not part of it.
+ */
+const WHEN =
+  /\s+(?:now|nowadays|these days|at the moment|currently|recently|today|yesterday|(?:last|this) (?:year|month|week|summer|spring|autumn|fall|winter)|(?:a|an|one|two|three|four|five|six|a few|several|\d+) (?:days?|weeks?|months?|years?) ago|in \d{4})$/i;
 const clean = (s: string) =>
   s
     .trim()
-    .replace(/\s+(?:now|nowadays|these days|at the moment|currently)$/i, "")
+    .replace(WHEN, "")
     .replace(/[.!\s]+$/, "");
 /**
  * Where a profile value ends: punctuation, or a new clause ("... and my dog is called Pixel", "... with my wife",
