@@ -67,7 +67,11 @@ function consolidateByRules(req: Parameters<StructuredSkill>[0]): ConsolidationO
   const out: ConsolidationOutput = { updated_scaffold: {}, updated_working_memory: "", facts_to_embed: [] };
   if (!input) return out;
   const lines = input.working_memory.split("\n").filter((l) => l.trim() && l !== HEADER);
-  const statements = input.observations.filter((o) => o.type !== "scaffold_update").map((o) => o.content);
+  // Statements about the user as their facts read ("User's name is Ana ..."), not "Call them Bob": those say a key.
+  const statements = input.observations
+    .filter((o) => o.type !== "scaffold_update")
+    .map((o) => thirdPerson(o.content))
+    .filter((t) => /^User\b/.test(t));
   for (const o of input.observations) {
     let parsed: unknown = null;
     try {
