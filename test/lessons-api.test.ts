@@ -89,6 +89,22 @@ describe("POST /v1/transcripts", () => {
     expect((await api(null, "POST", "/v1/transcripts", { session_id: "s1", offset: 0, content: "", total_bytes: 0 })).status).toBe(401);
   });
 
+  it("refuses an empty upload with 400 and writes nothing, for a new session and for a stored one", async () => {
+    const u = await createUser();
+    const empty = await upload(u.key, { session_id: "sess-empty", offset: 0, content: "", total_bytes: 0 });
+    expect(empty.status).toBe(400);
+    expect(await empty.json()).toMatchObject({ error: { code: "invalid_request", message: expect.stringContaining("empty") } });
+    expect((await api(u.key, "GET", "/v1/transcripts/sess-empty")).status).toBe(404);
+    expect(await count("SELECT count(*) n FROM transcripts WHERE user_id = ?", u.id)).toBe(0);
+
+    const line = `${fixture("zod-version").text.split("\n")[0]}\n`;
+    expect((await upload(u.key, { session_id: "sess-empty", project: "a", offset: 0, content: line, total_bytes: bytes(line) })).status).toBe(202);
+    const again = await upload(u.key, { session_id: "sess-empty", project: "b", offset: bytes(line), content: "", total_bytes: bytes(line) });
+    expect(again.status).toBe(400);
+    const state = ((await (await api(u.key, "GET", "/v1/transcripts/sess-empty")).json()) as TranscriptBody).transcript;
+    expect(state).toMatchObject({ bytes_received: bytes(line), project: "a" });
+  });
+
   it("stores the transcript with secrets redacted", async () => {
     const u = await createUser();
     const f = fixture("fts5-quoting");

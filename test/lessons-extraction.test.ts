@@ -172,6 +172,41 @@ describe("extraction (queue consumer)", () => {
   );
 
   it(
+    "a transcript of only blank and bookkeeping lines ends synced with nothing extracted, and calls no model",
+    async () => {
+      const u = await createUser();
+      const content = `\n${JSON.stringify({ type: "file-history-snapshot", snapshot: {} })}\n\n${JSON.stringify({ type: "system", content: "hook ran" })}\n`;
+      const { deps, sent } = capturedDeps();
+      const out = await ingest(deps, u.id, { sessionId: "sess-quiet", project: null, offset: 0, content, totalBytes: bytes(content) });
+      expect(out.queued).toBe(true);
+      expect((await deliver(sent)).explicitAcks).toHaveLength(1);
+      expect(await transcriptOf(u.id)).toMatchObject({ status: "synced", bytes_synced: bytes(content), lessons_extracted: 0 });
+      expect(await seen(u.id)).toEqual([]);
+    },
+    T,
+  );
+
+  it(
+    "the sweep settles a pending transcript with nothing unread (an empty upload older versions accepted) as synced",
+    async () => {
+      const u = await createUser();
+      const old = Date.now() - 11 * 60_000;
+      await env.DB.prepare(
+        "INSERT INTO transcripts (id, user_id, session_id, bytes_received, total_bytes, content_hash, last_chunk_hash, status, created_at, updated_at) VALUES (?, ?, 'sess-0', 0, 0, '', '', 'pending', ?, ?)",
+      )
+        .bind(`trn_empty_${u.id}`, u.id, old, old)
+        .run();
+      const { deps, sent } = capturedDeps();
+      expect(await sweepIdle(deps)).toBe(0);
+      expect(sent).toEqual([]);
+      expect(await transcriptOf(u.id)).toMatchObject({ status: "synced", bytes_synced: 0, bytes_received: 0 });
+      const stats = (await (await api(u.key, "GET", "/v1/lessons/stats")).json()) as { sync: { pending: number } };
+      expect(stats.sync.pending).toBe(0);
+    },
+    T,
+  );
+
+  it(
     "re-syncing the same content creates no duplicate lessons (content-hash ids)",
     async () => {
       const u = await createUser();

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { offlineLessons } from "../src/lessons/offline-extract";
+import { CHUNK_CHARS } from "../src/lessons/extract";
+import { extractionPrompt } from "../src/lessons/extraction-schema";
+import { correctionTitle, fixAction, imperative, offlineExtract, offlineLessons } from "../src/lessons/offline-extract";
 import { EVENT_CHARS, parseTranscript, recordEvents } from "../src/lessons/parse";
 import { chunkMoments, corTexts, findMoments, signalsOf } from "../src/lessons/signals";
 import { REDACTED, redactSecrets } from "../src/lib/redact";
-import { fixture } from "./fixtures/transcripts";
+import { fixture, fixtures } from "./fixtures/transcripts";
 
 describe("secret redaction", () => {
   it.each([
@@ -150,7 +152,51 @@ describe("offline extraction rules", () => {
     const events = parseTranscript(fixture("mocked-database").text).events;
     const out = offlineLessons(events);
     expect(out.map((l) => l.type)).toEqual(["antipattern", "pattern"]);
-    expect(out[0]?.title).toMatch(/don't mock the database in integration tests/);
+    expect(out[0]?.title).toBe("Don't mock the database in integration tests");
     expect(out[1]?.content).toMatch(/migrat/);
+  });
+
+  it("titles each fixture transcript's lessons with what to do, in one short line, through the extraction prompt", () => {
+    const titles = Object.fromEntries(
+      fixtures.map((f) => {
+        const chunks = chunkMoments(findMoments(parseTranscript(f.text).events), CHUNK_CHARS);
+        const lessons = chunks.flatMap(
+          (c) => offlineExtract({ model: "m", messages: [{ role: "user", content: extractionPrompt(f.project, c.text) }] }).lessons,
+        );
+        return [f.file.replace(".jsonl", ""), lessons.map((l) => l.title)];
+      }),
+    );
+    expect(titles).toEqual({
+      "retry-backoff": ["Use exponential backoff with jitter, not a uniform sleep"],
+      "mocked-database": ["Don't mock the database in integration tests", 'Run the migrations first (fixes: relation "orders" does not exist)'],
+      "zod-version": ["Use z.toJSONSchema from zod itself instead of zod-to-json-schema"],
+      "fts5-quoting": ['Quote every token (fixes: fts5: syntax error near "-")'],
+      "sys-exit-library": ["Never call sys.exit() in library code"],
+      "explore-noise": [],
+    });
+  });
+
+  it("keeps a correction's rule as its title, without the framing, the scene or the explanation", () => {
+    expect(correctionTitle("that's the wrong approach: use exponential backoff with jitter, not a uniform sleep. A fixed 1s sleep...")).toBe(
+      "Use exponential backoff with jitter, not a uniform sleep",
+    );
+    expect(correctionTitle("Actually, we use pnpm here.")).toBe("We use pnpm here");
+    expect(correctionTitle("No. We never commit .env files. They leak.")).toBe("We never commit .env files");
+    expect(correctionTitle("Stop mocking the DB.")).toBe("Stop mocking the DB");
+    expect(correctionTitle("Please run the linter before committing, because CI fails otherwise and it takes ages to find out what broke")).toBe(
+      "Run the linter before committing",
+    );
+    const long = correctionTitle(`Use ${"very ".repeat(30)}long names`);
+    expect(long.length).toBeLessThanOrEqual(80);
+    expect(long).toMatch(/^Use very .*\.\.\.$/);
+  });
+
+  it("turns what the assistant did about an error into an instruction", () => {
+    expect(fixAction("The port was taken. I'll kill the old dev server and restart it.")).toBe("Kill the old dev server and restart it");
+    expect(fixAction("Something broke. Pinning the version (to 3.2) keeps the build stable.")).toBe("Pin the version");
+    expect(fixAction("Done.")).toBeNull();
+    const pairs = { running: "run", adding: "add", using: "use", updating: "update", removing: "remove", fixing: "fix", editing: "edit" };
+    const more = { installing: "install", setting: "set", parsing: "parse", handling: "handle", escaping: "escape", merging: "merge", caching: "cache" };
+    for (const [gerund, verb] of Object.entries({ ...pairs, ...more })) expect(imperative(gerund)).toBe(verb);
   });
 });

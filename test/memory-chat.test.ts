@@ -246,6 +246,28 @@ describe("POST /v1/observations", () => {
   });
 });
 
+describe("an observation's session_id", () => {
+  it("is the caller's own label: another user's session id reaches nothing of that session or its owner", async () => {
+    const a = await createUser();
+    const b = await createUser();
+    await script(b.id, textReply("Hi B."));
+    const theirs = await chat(b.key, { message: "hello" });
+    const labelled = await api(a.key, "POST", "/v1/observations", {
+      observations: [{ type: "learned_fact", content: "User plays the oboe", source_metadata: { source: "importer", session_id: theirs.sessionId } }],
+    });
+    expect(labelled.status).toBe(202);
+    // A keeps the label with A's own event; B's memory, context logs and conversation show nothing of it.
+    expect((await getJson<Events>(a.key, "/v1/memory/events")).events.map((e) => e.source_metadata.session_id)).toEqual([theirs.sessionId]);
+    expect((await getJson<Events>(b.key, "/v1/memory/events")).events).toEqual([]);
+    const logs = await getJson<{ logs: unknown[] }>(b.key, `/v1/memory/context-logs?session_id=${theirs.sessionId}`);
+    expect(JSON.stringify(logs)).not.toContain("oboe");
+    expect(JSON.stringify(await getJson(b.key, `/v1/sessions/${theirs.sessionId}`))).not.toContain("oboe");
+    // B deleting the session takes nothing of A's with it.
+    expect((await api(b.key, "DELETE", `/v1/sessions/${theirs.sessionId}`)).status).toBe(200);
+    expect((await getJson<Events>(a.key, "/v1/memory/events")).events).toHaveLength(1);
+  });
+});
+
 describe("API description", () => {
   it("documents every memory endpoint in /openapi.json", async () => {
     const doc = (await (await api(null, "GET", "/openapi.json")).json()) as { paths: Record<string, Record<string, unknown>> };

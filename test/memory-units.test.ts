@@ -341,10 +341,47 @@ describe("offline consolidation (no API key)", () => {
     expect(parsed.updated_scaffold).toEqual({ Preferences: ["User likes tea", "User prefers short emails"], Role: "CTO" });
     expect(parsed.facts_to_embed).toEqual([
       { text: "User prefers short emails", confidence: 0.7 },
-      { text: "User's Role is CTO", confidence: 0.7 },
+      { text: "User works as a CTO", confidence: 0.7 },
       { text: "User moved to Paris", confidence: 0.9 },
     ]);
     expect(parsed.updated_working_memory).toMatch(/offline consolidation/);
+  });
+
+  it("makes one fact of a statement and the profile key it filled, unless the statement's fact does not say it", () => {
+    const factsOf = (observations: { type: string; content: string }[]) =>
+      parseConsolidationOutput(
+        offlineConsolidate({
+          model: "m",
+          messages: [
+            {
+              role: "user",
+              content: consolidationPrompt({
+                working_memory: "",
+                scaffold: {},
+                related_facts: [],
+                observations: observations.map((o, i) => ({ id: `e${i}`, ...o, source: {} })),
+              }),
+            },
+          ],
+        }),
+      ).facts_to_embed.map((f) => (typeof f === "string" ? f : f.text));
+    expect(
+      factsOf([
+        { type: "fact", content: "I live in Lisbon" },
+        { type: "scaffold_update", content: '{"Location": "Lisbon"}' },
+      ]),
+    ).toEqual(["User lives in Lisbon"]);
+    expect(factsOf([{ type: "scaffold_update", content: '{"Location": "Lisbon"}' }])).toEqual(["User lives in Lisbon"]);
+    expect(
+      factsOf([
+        { type: "fact", content: "Call me Bob" },
+        { type: "scaffold_update", content: '{"Name": "Bob"}' },
+      ]),
+    ).toContain("User's name is Bob");
+    expect(factsOf([{ type: "scaffold_update", content: '{"favourite_colour": "teal", "GitHub": "ana-dev"}' }])).toEqual([
+      "User's favourite colour is teal",
+      "User's GitHub is ana-dev",
+    ]);
   });
 
   it("consolidates end to end through the offline model, superseding by slot", async () => {

@@ -1,13 +1,19 @@
 // The offline model end to end: the real turn runner, tools and storage, with no ANTHROPIC_API_KEY.
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/config";
 import type { ChatEvent } from "../src/core/events";
 import { createDb } from "../src/db/client";
+import { consolidateUser } from "../src/memory/consolidate";
+import { CONSOLIDATION_FORMAT } from "../src/memory/consolidation-schema";
+import { offlineConsolidate } from "../src/memory/offline-consolidate";
+import { createModelClient } from "../src/model/anthropic";
 import { TurnRunner } from "../src/sessions/runner";
 import type { TurnRefusal } from "../src/sessions/session-do";
 import { SessionStorage } from "../src/sessions/storage";
 import { createSessionWithinBudget } from "../src/sessions/store";
 import { api, createUser } from "./helpers";
+import { captured } from "./memory-helpers";
 import { registry } from "./worker";
 
 const T = 60_000;
@@ -77,6 +83,37 @@ describe("offline model, end to end", () => {
       expect(events.at(-1)).toMatchObject({ type: "done" });
       const brain = (await (await api(u.key, "GET", "/v1/brain/memory")).json()) as { entries: unknown[] };
       expect(brain.entries).toEqual([]);
+    },
+    T,
+  );
+
+  it(
+    "stores a stated profile fact once: its profile key adds no second fact, in the same batch or a later one",
+    async () => {
+      const u = await createUser();
+      const sessionId = await newSession(u.id);
+      const offline = {
+        client: createModelClient({ ...loadConfig(env), anthropicApiKey: undefined }, { [CONSOLIDATION_FORMAT]: offlineConsolidate }).client,
+        model: "offline",
+      };
+      const consolidate = () => consolidateUser(captured().deps, offline, u.id);
+      const facts = async () =>
+        (await env.DB.prepare("SELECT text FROM facts WHERE user_id = ? ORDER BY text").bind(u.id).all<{ text: string }>()).results.map((r) => r.text);
+
+      await offlineTurn(u.id, sessionId, "My name is Ana and I live in Lisbon.");
+      await offlineTurn(u.id, sessionId, "I work at Acme as a designer.");
+      expect((await consolidate()).status).toBe("applied");
+      expect(await facts()).toEqual(["User works at Acme as a designer", "User's name is Ana and they live in Lisbon"]);
+      const profile = (await (await api(u.key, "GET", "/v1/memory/scaffold")).json()) as { scaffold: Record<string, unknown> };
+      expect(profile.scaffold).toMatchObject({ Name: "Ana", Location: "Lisbon", Employer: "Acme", Role: "designer" });
+
+      // A statement consolidated on its own, then its profile key in a later batch: still one fact, restated.
+      await offlineTurn(u.id, sessionId, "I live in Porto.");
+      expect((await consolidate()).status).toBe("applied");
+      const key = await api(u.key, "POST", "/v1/observations", { observations: [{ type: "scaffold_update", content: '{"Location": "Porto"}' }] });
+      expect(key.status).toBe(202);
+      expect((await consolidate()).status).toBe("applied");
+      expect((await facts()).filter((t) => t.includes("Porto"))).toEqual(["User lives in Porto"]);
     },
     T,
   );

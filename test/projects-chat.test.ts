@@ -251,6 +251,31 @@ describe("the assistant's limits", () => {
   );
 });
 
+/** One turn answered by the offline model (no ANTHROPIC_API_KEY), through the real runner, tools and storage. */
+async function offlineTurn(userId: string, sessionId: string, message: string): Promise<ChatEvent[]> {
+  const stub = env.SESSIONS.get(env.SESSIONS.idFromName(`${userId}/${sessionId}`));
+  return runInDurableObject(stub, async (_instance, state) => {
+    const out: ChatEvent[] = [];
+    const runner = new TurnRunner(
+      new SessionStorage(state.storage),
+      { ...env, ANTHROPIC_API_KEY: "" },
+      { set: async () => undefined, clear: async () => undefined },
+      registry,
+    );
+    const sink = { emit: (e: ChatEvent) => out.push(e), signal: new AbortController().signal };
+    await runner.chat(
+      { turnId: crypto.randomUUID(), userId, plan: "free", sessionId, message, siteId: null, projectId: null, stream: true, clientTools: [] },
+      sink,
+      (refusal) => {
+        if (refusal) throw new Error(`turn refused: ${refusal.code}`);
+      },
+    );
+    return out;
+  });
+}
+
+const textOf = (events: ChatEvent[]) => events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
+
 describe("the offline model", () => {
   it(
     "creates a project when a message clearly starts a distinct goal, and says why",
@@ -258,38 +283,10 @@ describe("the offline model", () => {
       const u = await createUser();
       await script(u.id, textReply("hello"));
       const opened = await chat(u.key, { message: "hello" });
-      const stub = env.SESSIONS.get(env.SESSIONS.idFromName(`${u.id}/${opened.sessionId}`));
-      const events = await runInDurableObject(stub, async (_instance, state) => {
-        const out: ChatEvent[] = [];
-        const runner = new TurnRunner(
-          new SessionStorage(state.storage),
-          { ...env, ANTHROPIC_API_KEY: "" },
-          { set: async () => undefined, clear: async () => undefined },
-          registry,
-        );
-        const sink = { emit: (e: ChatEvent) => out.push(e), signal: new AbortController().signal };
-        await runner.chat(
-          {
-            turnId: crypto.randomUUID(),
-            userId: u.id,
-            plan: "free",
-            sessionId: opened.sessionId,
-            message: "I'm starting a podcast about true crime.",
-            siteId: null,
-            projectId: null,
-            stream: true,
-            clientTools: [],
-          },
-          sink,
-          (refusal) => {
-            if (refusal) throw new Error(`turn refused: ${refusal.code}`);
-          },
-        );
-        return out;
-      });
+      const events = await offlineTurn(u.id, opened.sessionId, "I'm starting a podcast about true crime.");
       const create = toolUses(events).find((e) => e.name === "create_project");
       expect(create?.reason).toContain('Creating project "Podcast about true crime": You\'re starting a podcast');
-      const text = events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
+      const text = textOf(events);
       expect(text).toContain("You're starting a podcast: a distinct goal");
       expect(text).toContain('I\'ve created the project "Podcast about true crime". This conversation is filed under it.');
       const [project] = await projectsOf(u.key);
@@ -298,6 +295,42 @@ describe("the offline model", () => {
       // What the same turn observed about the new goal belongs to the project as well.
       const observed = await env.DB.prepare("SELECT source_metadata->>'project_id' AS p FROM context_events WHERE user_id = ?").bind(u.id).all();
       expect(observed.results).toEqual([{ p: project?.id }]);
+    },
+    T,
+  );
+
+  it(
+    "uses the project the user already has when the same goal comes up again, instead of failing to create it twice",
+    async () => {
+      const u = await createUser();
+      await script(u.id, textReply("hello"));
+      const first = await chat(u.key, { message: "hello" });
+      await offlineTurn(u.id, first.sessionId, "I'm starting a podcast about true crime.");
+      const [project] = await projectsOf(u.key);
+      const observedBefore = await env.DB.prepare("SELECT count(*) n FROM context_events WHERE user_id = ?").bind(u.id).first<{ n: number }>();
+
+      // Another conversation, not filed under any project: the same goal again.
+      await script(u.id, textReply("hello"));
+      const second = await chat(u.key, { message: "hello" });
+      const events = await offlineTurn(u.id, second.sessionId, "I'm starting a podcast about true crime.");
+      expect(toolUses(events).map((e) => e.name)).toEqual(["suggest_project_for_memory"]);
+      expect(toolResults(events).map((e) => e.ok)).toEqual([true]);
+      const text = textOf(events);
+      expect(text).toContain('You already have the project "Podcast about true crime", so I\'m not creating another one');
+      expect(text).toContain('I\'ve filed that under your project "Podcast about true crime".');
+      expect(text).not.toContain("failed");
+      expect((await projectsOf(u.key)).map((p) => p.id)).toEqual([project?.id]);
+      // The statement is one memory, filed under the project (no observation of it beside).
+      const facts = await env.DB.prepare("SELECT text, project_id FROM facts WHERE user_id = ?").bind(u.id).all();
+      expect(facts.results).toEqual([{ text: "User is starting a podcast about true crime", project_id: project?.id }]);
+      const observedAfter = await env.DB.prepare("SELECT count(*) n FROM context_events WHERE user_id = ?").bind(u.id).first<{ n: number }>();
+      expect(observedAfter?.n).toBe(observedBefore?.n);
+
+      // In the conversation filed under it, the same words create nothing either.
+      const inside = await offlineTurn(u.id, first.sessionId, "I'm starting a podcast about true crime.");
+      expect(toolUses(inside).map((e) => e.name)).toEqual(["record_observation"]);
+      expect(textOf(inside)).toContain('This conversation is already filed under your project "Podcast about true crime".');
+      expect(await projectsOf(u.key)).toHaveLength(1);
     },
     T,
   );

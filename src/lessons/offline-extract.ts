@@ -60,6 +60,99 @@ const sentences = (text: string, max = 300) => {
   return end > max / 3 ? cut.slice(0, end + 1) : `${cut.slice(0, max - 3)}...`;
 };
 
+/** A title is one short line: longer ones are cut at a clause boundary, else at a word. */
+const TITLE_CHARS = 80;
+
+const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+function shortTitle(text: string): string {
+  const line = text
+    .replace(/\s+/g, " ")
+    .trim()
+    .replace(/[\s.!;:,]+$/, "");
+  if (line.length <= TITLE_CHARS) return capitalise(line);
+  const head = line.slice(0, TITLE_CHARS);
+  const clause = Math.max(...[", and ", ", but ", ", so ", "; ", " - ", " because ", ", which "].map((b) => head.lastIndexOf(b)));
+  if (clause >= 20) return capitalise(head.slice(0, clause).replace(/[\s.!;:,]+$/, ""));
+  return `${capitalise(head.slice(0, TITLE_CHARS - 3).replace(/\s+\S*$/, ""))}...`;
+}
+
+/** What a correction says before its rule: "No,", "Actually,", "that's the wrong approach:". */
+const FRAMING =
+  /^(?:(?:no|nope|wait|actually|hmm+|ok(?:ay)?|well|sorry|please|again|instead)\b[,.!:;]*\s*|(?:that's|that is|this is|it's|it is)\s+(?:not\s+)?(?:the\s+|a\s+)?(?:wrong|incorrect|bad|not right|not what i (?:asked|wanted))\b[^:.;!]*[:.;!]+\s*)+/i;
+/** A sentence that sets the scene rather than says what to do ("We're on zod 4 in this repo."). */
+const SCENE = /^(?:we|we're|we've|i|i'm|i've|it|it's|this|that|that's|these|those|there|there's|you|you're)\b/i;
+const RULE_WORD = /\b(?:never|always|don'?t|do not|must|should|only|avoid|use)\b/i;
+
+/**
+ * A correction's title: its rule, without the framing around it. The first sentence that says what to do (not
+ * one that sets the scene); of "rule: explanation", the rule; of "framing: rule", the rule.
+ */
+export function correctionTitle(text: string): string {
+  const sentences = text
+    .replace(/\s+/g, " ")
+    .trim()
+    .split(/(?<=[.!?])\s+/)
+    .map((s) => s.replace(FRAMING, "").trim())
+    .filter(Boolean);
+  const rule = sentences.find((s) => !SCENE.test(s) || RULE_WORD.test(s)) ?? sentences[0] ?? text;
+  const colon = rule.indexOf(": ");
+  const head = colon > 0 ? rule.slice(0, colon) : rule;
+  const chosen = colon > 0 && head.split(" ").length < 3 ? rule.slice(colon + 2) : head;
+  return shortTitle(chosen);
+}
+
+/** Gerunds whose imperative the rules below would get wrong. */
+const IMPERATIVE: Record<string, string> = {
+  using: "use",
+  writing: "write",
+  quoting: "quote",
+  caching: "cache",
+  changing: "change",
+  arranging: "arrange",
+  focusing: "focus",
+};
+/** Words in -ing that are not verbs ("Something broke", "during the build"). */
+const NOT_GERUND = /thing$|^(?:during|morning|evening|ceiling|string|bring)$/;
+
+/** "running" -> "run", "quoting" -> "quote", "adding" -> "add": the imperative of a gerund, by spelling rules. */
+export function imperative(gerund: string): string {
+  const w = gerund.toLowerCase();
+  const known = IMPERATIVE[w];
+  if (known) return known;
+  const stem = w.slice(0, -3);
+  if (stem.length >= 4 && /([b-df-hj-km-rtv-y])\1$/.test(stem)) return stem.slice(0, -1);
+  const silentE =
+    /(?:[^aeiou](?:at|et|ot|ut|ar|or|ur|ir)|iz|yz|[^aeioul]l|[^aeiou][iu]l|[^n]c|v|u|[^s]s|[^aeiou][aeiou]k|[^aeiou][aeiou]d|[^aeiou][aiu]m|[^aeiou][aiy]p|[^aeiou][iuo]n|[^aeiou][io]b|[rl]g|[^aeiou]ag)$/;
+  return silentE.test(stem) ? `${stem}e` : stem;
+}
+
+/** Verbs that end the subject of "Quoting every token makes the text literal". */
+const LINKING =
+  /\s(?:makes?|keeps?|fixe[sd]|fix|stops?|avoids?|lets|means|ensures?|solves?|resolves?|prevents?|gives|turns|works|helps|is|was|should|will|does|did)\b.*$/i;
+const INTENT = /^(?:i'll|i will|let me|let's|i'm going to|we need to|you need to|need to)\s+(.+)$/i;
+
+/** What the assistant said it did about an error, as an instruction ("Run the migrations first"); null if it says no action. */
+export function fixAction(explained: string): string | null {
+  for (const sentence of explained.replace(/\s*\([^)]*\)/g, "").split(/(?<=[.!?])\s+/)) {
+    const clauses = sentence.includes(": ") ? [sentence.slice(sentence.indexOf(": ") + 2), sentence] : [sentence];
+    for (const clause of clauses) {
+      const c = clause.trim().replace(/[.!]+$/, "");
+      const gerund = /^([a-z]{3,}ing)\b(.*)$/i.exec(c);
+      if (gerund?.[1] && !NOT_GERUND.test(gerund[1].toLowerCase()))
+        return capitalise(`${imperative(gerund[1])}${(gerund[2] ?? "").replace(LINKING, "")}`.replace(/[\s,;]+$/, ""));
+      const intent = INTENT.exec(c)?.[1];
+      if (intent) return capitalise(intent);
+    }
+  }
+  return null;
+}
+
+const clip = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max - 3).replace(/\s+\S*$/, "")}...`);
+
+/** What an error line says, without the labels around it ("Error: ", "error: "). */
+const symptomOf = (line: string) => line.replace(/^(?:(?:\w*error|fatal|exception)\s*:\s*)+/i, "").trim();
+
 const TAGGABLE = /^[a-z][a-z0-9.+#-]{2,30}$/;
 function tagsOf(text: string): string[] {
   const counts = new Map<string, number>();
@@ -80,7 +173,7 @@ function correctionLesson(said: string, before: TranscriptEvent | undefined): Wi
     type: NEGATIVE.test(text) ? "antipattern" : "lesson",
     signal: "HIGH",
     flags: NEGATIVE.test(text) ? ["AVOID"] : [],
-    title: sentence(text, 120),
+    title: correctionTitle(text),
     content: `${text}${context}`.slice(0, 3000),
     tags: tagsOf(text),
     scope: PROJECT_HINT.test(text) ? "project" : "global",
@@ -99,11 +192,13 @@ function fixLesson(events: readonly TranscriptEvent[], errorAt: number, doneAt: 
     .trim()
     .slice(0, 160);
   const fix = [explained ? sentences(explained.text) : "", action ? `(${sentence(action.text, 200)})` : ""].filter(Boolean).join(" ");
+  const symptom = clip(symptomOf(errLine) || errLine, 60);
+  const todo = explained ? fixAction(explained.text) : null;
   return {
     type: "pattern",
     signal: "MED",
     flags: failures >= 2 ? ["HARD-WON"] : [],
-    title: `Fix for: ${errLine}`.slice(0, 200),
+    title: todo ? `${shortTitle(todo)}${symptom ? ` (fixes: ${symptom})` : ""}` : `Fix for: ${symptom}`,
     content: `When this fails with "${errLine}", what worked: ${fix}`,
     tags: tagsOf(`${error.text} ${fix}`),
     scope: "project",

@@ -48,7 +48,7 @@ const UploadBody = z
       .optional()
       .describe("The project (e.g. the basename of the session's cwd); omitted keeps the stored one"),
     offset: z.number().int().min(0).describe("Byte offset in the local JSONL file where `content` starts (0 = from the start)"),
-    content: z.string().describe(`UTF-8 JSONL text from offset, whole lines only, at most ${MAX_CONTENT_BYTES} bytes`),
+    content: z.string().describe(`UTF-8 JSONL text from offset: one or more whole lines (empty is 400), at most ${MAX_CONTENT_BYTES} bytes`),
     total_bytes: z.number().int().min(0).describe("The local file's size when read"),
   })
   .openapi("TranscriptUpload");

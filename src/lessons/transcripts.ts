@@ -10,6 +10,7 @@ import { type Quota, quotaExceeded } from "../config/limits";
 import { runStatements, type Statement } from "../db/batch";
 import { newId } from "../db/client";
 import { afterCursor } from "../db/cursor";
+import { inJson } from "../db/in-json";
 import { transcriptSegments, transcripts } from "../db/schema";
 import { AppError, describeFailure, notFound } from "../lib/errors";
 import { cleanText } from "../lib/sanitize";
@@ -116,76 +117,85 @@ export const extractionDue = (t: Pick<TranscriptRow, "bytesReceived" | "bytesSyn
 export async function ingest(deps: LessonsDeps, userId: string, upload: Upload, quota?: Quota): Promise<{ transcript: TranscriptRow; queued: boolean }> {
   const bytes = byteLength(upload.content);
   if (bytes > MAX_CONTENT_BYTES) throw new AppError("payload_too_large", `content exceeds ${MAX_CONTENT_BYTES} bytes: upload the file in parts`);
-  if (upload.content && !upload.content.endsWith("\n")) throw new AppError("invalid_request", "content: must be whole JSONL lines, ending with a newline");
+  // An empty upload has nothing to store or extract: refused rather than kept as a transcript that is never synced.
+  if (!bytes) throw new AppError("invalid_request", "content: empty; send at least one whole JSONL line");
+  if (!upload.content.endsWith("\n")) throw new AppError("invalid_request", "content: must be whole JSONL lines, ending with a newline");
   const existing = await findTranscript(deps, userId, upload.sessionId);
   const received = existing?.bytesReceived ?? 0;
   const chunkHash = await sha256Hex(upload.content);
   if (upload.offset !== received) {
     // The same upload again (its response was lost): already applied, nothing to do.
-    if (existing && bytes > 0 && upload.offset + bytes === received && chunkHash === existing.lastChunkHash) return { transcript: existing, queued: false };
+    if (existing && upload.offset + bytes === received && chunkHash === existing.lastChunkHash) return { transcript: existing, queued: false };
     throw new OffsetMismatch(received);
   }
   const now = deps.now();
   const id = existing?.id ?? newId("trn");
   const end = upload.offset + bytes;
-  const contentHash = bytes ? await sha256Hex(`${existing?.contentHash ?? ""}${chunkHash}`) : (existing?.contentHash ?? "");
+  const contentHash = await sha256Hex(`${existing?.contentHash ?? ""}${chunkHash}`);
   // The project name is stored and recalled with lessons: cleaned like every stored name.
   const project = upload.project === undefined ? (existing?.project ?? null) : upload.project === null ? null : cleanText(upload.project, 200, "project");
   const statements: Statement[] = [];
   if (!existing) {
     const withinQuota = quota ? sql`(SELECT count(*) FROM transcripts WHERE user_id = ${userId}) < ${quota.limit}` : sql`true`;
     statements.push(sql`INSERT INTO transcripts (id, user_id, session_id, project, bytes_received, total_bytes, content_hash, last_chunk_hash, status, created_at, updated_at)
-      SELECT ${id}, ${userId}, ${upload.sessionId}, ${project}, ${end}, ${upload.totalBytes}, ${contentHash}, ${bytes ? chunkHash : ""}, 'pending', ${now}, ${now}
+      SELECT ${id}, ${userId}, ${upload.sessionId}, ${project}, ${end}, ${upload.totalBytes}, ${contentHash}, ${chunkHash}, 'pending', ${now}, ${now}
       WHERE ${withinQuota}
       ON CONFLICT(user_id, session_id) DO NOTHING`);
   } else {
     // Guarded by the byte count read above: of two racing uploads at one offset, only one applies.
     statements.push(sql`UPDATE transcripts SET bytes_received = ${end}, total_bytes = ${upload.totalBytes}, content_hash = ${contentHash},
-      last_chunk_hash = ${bytes ? chunkHash : existing.lastChunkHash}, project = ${project}, updated_at = ${now},
-      status = CASE WHEN ${end} > bytes_synced THEN 'pending' ELSE status END,
-      attempts = CASE WHEN status = 'failed' AND ${bytes} > 0 THEN 0 ELSE attempts END
+      last_chunk_hash = ${chunkHash}, project = ${project}, updated_at = ${now},
+      status = 'pending',
+      attempts = CASE WHEN status = 'failed' THEN 0 ELSE attempts END
       WHERE id = ${id} AND user_id = ${userId} AND bytes_received = ${upload.offset}`);
   }
-  if (bytes) {
-    const parsed = parseTranscript(upload.content);
-    const segments = segmentsOf(parsed.events);
-    // An upload of only bookkeeping lines still records its byte range, so extraction knows it was read.
-    const groups = segments.length ? segments : [[]];
-    groups.forEach((events, i) => {
-      const segment = {
-        id: newId("tsg"),
-        start: i === 0 ? upload.offset : end,
-        end,
-        events: JSON.stringify(events),
-      };
-      // Written only if this upload's state write above applied (same transaction).
-      statements.push(sql`INSERT INTO transcript_segments (id, user_id, transcript_id, start_byte, end_byte, events, created_at)
-        SELECT ${segment.id}, ${userId}, ${id}, ${segment.start}, ${segment.end}, ${segment.events}, ${now}
-        WHERE EXISTS (SELECT 1 FROM transcripts WHERE id = ${id} AND user_id = ${userId} AND bytes_received = ${end} AND updated_at = ${now})`);
-    });
-  }
+  const parsed = parseTranscript(upload.content);
+  const segments = segmentsOf(parsed.events);
+  // An upload of only bookkeeping lines still records its byte range, so extraction knows it was read.
+  const groups = segments.length ? segments : [[]];
+  groups.forEach((events, i) => {
+    const segment = {
+      id: newId("tsg"),
+      start: i === 0 ? upload.offset : end,
+      end,
+      events: JSON.stringify(events),
+    };
+    // Written only if this upload's state write above applied (same transaction).
+    statements.push(sql`INSERT INTO transcript_segments (id, user_id, transcript_id, start_byte, end_byte, events, created_at)
+      SELECT ${segment.id}, ${userId}, ${id}, ${segment.start}, ${segment.end}, ${segment.events}, ${now}
+      WHERE EXISTS (SELECT 1 FROM transcripts WHERE id = ${id} AND user_id = ${userId} AND bytes_received = ${end} AND updated_at = ${now})`);
+  });
   await runStatements(deps.db, statements);
   const after = await findTranscript(deps, userId, upload.sessionId);
   // No row at all: the quota refused the new transcript (its segments are guarded by it, so none were written).
   if (!after && !existing && quota) throw quotaExceeded(quota);
   if (!after || after.id !== id || after.updatedAt !== now || after.bytesReceived !== end) throw new OffsetMismatch(after?.bytesReceived ?? 0);
-  const queued = extractionDue(after) || (existing?.status === "failed" && bytes > 0) ? await enqueueExtraction(deps, userId, id) : false;
+  const queued = extractionDue(after) || existing?.status === "failed" ? await enqueueExtraction(deps, userId, id) : false;
   return { transcript: after, queued };
 }
 
-/** Transcripts whose pending tail has been quiet for IDLE_MS (or whose queue message was lost): enqueue again. */
+/**
+ * Transcripts whose pending tail has been quiet for IDLE_MS (or whose queue message was lost): enqueue again.
+ * A pending one with no unread bytes (an empty upload, which older versions accepted) has nothing to extract:
+ * it becomes synced here rather than staying pending for ever.
+ */
 export async function sweepIdle(deps: LessonsDeps, limit = 100): Promise<number> {
+  const now = deps.now();
   const rows = await deps.db
-    .select({ id: transcripts.id, userId: transcripts.userId })
+    .select({ id: transcripts.id, userId: transcripts.userId, unread: sql<number>`${transcripts.bytesReceived} > ${transcripts.bytesSynced}` })
     .from(transcripts)
-    .where(
-      and(eq(transcripts.status, "pending"), lt(transcripts.updatedAt, deps.now() - IDLE_MS), sql`${transcripts.bytesReceived} > ${transcripts.bytesSynced}`),
-    )
+    .where(and(eq(transcripts.status, "pending"), lt(transcripts.updatedAt, now - IDLE_MS)))
     .orderBy(asc(transcripts.updatedAt))
     .limit(limit)
     .all();
+  const settled = rows.filter((r) => !r.unread).map((r) => r.id);
+  if (settled.length)
+    await deps.db
+      .update(transcripts)
+      .set({ status: "synced", updatedAt: now })
+      .where(and(inJson(transcripts.id, settled), eq(transcripts.status, "pending"), sql`${transcripts.bytesReceived} <= ${transcripts.bytesSynced}`));
   let sent = 0;
-  for (const r of rows) if (await enqueueExtraction(deps, r.userId, r.id)) sent++;
+  for (const r of rows) if (r.unread && (await enqueueExtraction(deps, r.userId, r.id))) sent++;
   return sent;
 }
 

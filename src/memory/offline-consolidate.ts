@@ -3,6 +3,8 @@
  * structured-output request, so `wrangler dev` offline still builds working memory, scaffold and facts.
  * It rewrites first person into third, files preferences and projects in the scaffold, and keeps the
  * most recent observations in the narrative. Contradictions are left to fact slots (slots.ts).
+ * One statement is one fact: the offline chat model records "I live in Lisbon" as an observation and as the
+ * profile key Location, and only the observation becomes a fact.
  */
 import type { Json, JsonObject } from "../db/schema";
 import { thirdPerson } from "../lib/third-person";
@@ -16,6 +18,33 @@ function appendUnique(scaffold: JsonObject, key: string, item: string) {
   const list = Array.isArray(scaffold[key]) ? (scaffold[key] as Json[]) : [];
   if (!list.includes(item)) scaffold[key] = [...list, item];
 }
+
+/**
+ * A profile key as a fact, worded as the statement it comes from would be ("User lives in Lisbon"), so that a key
+ * consolidated after its statement (another batch) restates that fact (same text, same fact) instead of adding one.
+ */
+const PROFILE_FACTS: Record<string, (value: string) => string> = {
+  Name: (v) => `User's name is ${v}`,
+  Location: (v) => `User lives in ${v}`,
+  Employer: (v) => `User works at ${v}`,
+  Role: (v) => `User works as ${/^(?:an?|the)\s/i.test(v) ? v : `${/^[aeiou]/i.test(v) ? "an" : "a"} ${v}`}`,
+};
+
+function profileFact(key: string, value: string): string {
+  const known = PROFILE_FACTS[key];
+  if (known) return known(value);
+  const name = key.replace(/_/g, " ");
+  // "Favourite_colour" -> "favourite colour"; a name with capitals inside ("GitHub") keeps them.
+  return `User's ${/^[A-Z]?[a-z ]*$/.test(name) ? name.toLowerCase() : name} is ${value}`;
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** True when one of the statements says `value` (as whole words, any case). */
+const stated = (value: string, statements: readonly string[]) => {
+  const re = new RegExp(`(?:^|[^\\p{L}\\p{N}])${escapeRegExp(value.trim())}(?:$|[^\\p{L}\\p{N}])`, "iu");
+  return value.trim() !== "" && statements.some((s) => re.test(s));
+};
 
 /** The domain output as the wire shape the model returns. */
 const toWire = (out: ConsolidationOutput): ConsolidationWire => ({
@@ -38,6 +67,11 @@ function consolidateByRules(req: Parameters<StructuredSkill>[0]): ConsolidationO
   const out: ConsolidationOutput = { updated_scaffold: {}, updated_working_memory: "", facts_to_embed: [] };
   if (!input) return out;
   const lines = input.working_memory.split("\n").filter((l) => l.trim() && l !== HEADER);
+  // Statements about the user as their facts read ("User's name is Ana ..."), not "Call them Bob": those say a key.
+  const statements = input.observations
+    .filter((o) => o.type !== "scaffold_update")
+    .map((o) => thirdPerson(o.content))
+    .filter((t) => /^User\b/.test(t));
   for (const o of input.observations) {
     let parsed: unknown = null;
     try {
@@ -48,7 +82,9 @@ function consolidateByRules(req: Parameters<StructuredSkill>[0]): ConsolidationO
     if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
       for (const [key, value] of Object.entries(parsed as JsonObject)) {
         out.updated_scaffold[key] = value;
-        if (typeof value === "string" || typeof value === "number") out.facts_to_embed.push(`User's ${key} is ${value}`);
+        // The statement the key came from, in this batch, is already a fact.
+        if ((typeof value === "string" || typeof value === "number") && !stated(String(value), statements))
+          out.facts_to_embed.push(profileFact(key, String(value)));
       }
       lines.push(`- Profile updated: ${Object.keys(parsed).join(", ")}`);
       continue;

@@ -40,7 +40,11 @@ const Event = z
 const SourceMetadata = z
   .object({
     source: z.string().min(1).max(100).default("autonomous"),
-    session_id: z.string().max(100).optional(),
+    session_id: z
+      .string()
+      .max(100)
+      .optional()
+      .describe("Your own label for where the observation comes from (a conversation, a sync run); kept with it, never checked against or linked to a session"),
     connection_id: z.string().max(100).optional(),
     project_id: z.string().max(100).optional(),
   })

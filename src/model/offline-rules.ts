@@ -40,11 +40,16 @@ const CATEGORIES: { category: string; when: RegExp }[] = [
   { category: "fact", when: /\b(my name is|call me|i live|i work|i'm|i am|i have|i've|(?:i|we) (?:just )?(?:moved|relocated)|my (?:\w+ ){1,3}(is|are))\b/i },
 ];
 
-/** "Porto now", "Acme these days": the time words say the value is current; they are not part of it. */
+/**
+ * "Porto now", "Acme these days", "Berlin last year": the time words say when the value became true or that it is
+ * current; they are not part of it.
+ */
+const WHEN =
+  /\s+(?:now|nowadays|these days|at the moment|currently|recently|today|yesterday|(?:last|this) (?:year|month|week|summer|spring|autumn|fall|winter)|(?:a|an|one|two|three|four|five|six|a few|several|\d+) (?:days?|weeks?|months?|years?) ago|in \d{4})$/i;
 const clean = (s: string) =>
   s
     .trim()
-    .replace(/\s+(?:now|nowadays|these days|at the moment|currently)$/i, "")
+    .replace(WHEN, "")
     .replace(/[.!\s]+$/, "");
 /**
  * Where a profile value ends: punctuation, or a new clause ("... and my dog is called Pixel", "... with my wife",
@@ -132,15 +137,18 @@ function askedTool(said: string, tools: ToolDef[]): ToolDef | undefined {
 
 export type Plan = { lead: string; calls: PlannedCall[] } | null;
 
-export function planCalls(said: string, tools: ToolDef[]): Plan {
+/** `context`: what the prompt tells the model (the system text and the turn's context), e.g. the user's projects. */
+export function planCalls(said: string, tools: ToolDef[], context = ""): Plan {
   const asked = askedTool(said, tools);
   if (asked)
     return {
       lead: asked.name === "current_time" ? "Let me check the clock." : `Let me use ${asked.name}.`,
       calls: [{ name: asked.name, input: inputFor(asked, said) }],
     };
-  const project = isQuestion(said) ? null : projectCall(said, tools);
-  const calls = [...(project ? [project.call] : []), ...memoryCalls(said, new Set(tools.map((t) => t.name)))];
+  const project = isQuestion(said) ? null : projectCall(said, tools, context);
+  const memory = memoryCalls(said, new Set(tools.map((t) => t.name)));
+  // A statement filed under an existing project is saved there: an observation of it would make a second fact.
+  const calls = [...(project?.calls ?? []), ...(project?.fileStatement ? memory.filter((c) => c.name !== OBSERVE) : memory)];
   return calls.length ? { lead: project?.lead ?? "Let me note that.", calls } : null;
 }
 

@@ -94,7 +94,9 @@ export function offlineReply(req: OfflineRequest, skills: OfflineSkills = {}): P
   const said = last ? textOf(last.content).trim() : "";
   // Results with words after them: a turn stopped after its tools ran, then a new message. Answer the message.
   if (results.length > 0 && said === "") return afterTools(req, results);
-  const plan = planCalls(said, req.tools ?? []);
+  // MEMORY, the profile and the user's projects reach the model in the system prompt or in the turn's context block.
+  const context = `${systemText(req.system)}\n${blocks.map((b) => b.text ?? "").join("\n")}`;
+  const plan = planCalls(said, req.tools ?? [], context);
   if (plan) {
     const content: WireBlock[] = [
       { type: "text", text: plan.lead },
@@ -108,9 +110,7 @@ export function offlineReply(req: OfflineRequest, skills: OfflineSkills = {}): P
     const text = `I can't forget things from a chat ${OFFLINE_NOTICE}. To forget a fact, open Memory → Facts and choose Forget: the earlier values it had replaced go with it.`;
     return { content: [{ type: "text", text }], stop_reason: "end_turn" };
   }
-  // MEMORY and the profile reach the model in the system prompt or in the turn's context block.
-  const context = blocks.map((b) => b.text ?? "").join("\n");
-  const text = `Hello! I'm engram's assistant ${OFFLINE_NOTICE}. You said: "${said.slice(0, 200)}".${recall(`${systemText(req.system)}\n${context}`)}`;
+  const text = `Hello! I'm engram's assistant ${OFFLINE_NOTICE}. You said: "${said.slice(0, 200)}".${recall(context)}`;
   return { content: [{ type: "text", text }], stop_reason: "end_turn" };
 }
 
