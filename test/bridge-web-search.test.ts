@@ -5,7 +5,6 @@ import { modelTools, turnTools } from "../src/bridge/toolset";
 import { WEB_SEARCH_TOOL } from "../src/bridge/web-search";
 import { type MessageParam, runAgentLoop } from "../src/chat/loop";
 import { loadConfig } from "../src/config/config";
-import { estimateCost, WEB_SEARCH_USD } from "../src/config/models";
 import type { ChatEvent } from "../src/core/events";
 import { createDb } from "../src/db/client";
 import { createOfflineFetch, OFFLINE_NOTICE } from "../src/model/offline";
@@ -83,16 +82,25 @@ describe("native web search", () => {
       content: { type: "web_search_tool_result_error", error_code: "unavailable" },
     };
     const again = { ...search, id: "srvtoolu_2" };
-    await script(u.id, { reply: { content: [search, found, again, failed, { type: "text", text: "Version 2 ships today.", citations: [citation] }] } });
+    // The API's usage for the call: two searches ran, the API bills the one that returned results.
+    const usage = {
+      input_tokens: 1_200,
+      output_tokens: 300,
+      cache_creation_input_tokens: 2_000,
+      cache_read_input_tokens: 10_000,
+      server_tool_use: { web_search_requests: 1 },
+    };
+    await script(u.id, {
+      reply: { content: [search, found, again, failed, { type: "text", text: "Version 2 ships today.", citations: [citation] }], usage },
+    });
     const t = await chatTurn(u.key, { message: "when does engram 2 ship?" });
     expect(t.end).toMatchObject({ type: "done", usage: { web_search_requests: 1 } });
-    const done = t.end as Extract<ChatEvent, { type: "done" }>;
-    const model = loadConfig(env).chatModel;
+    expect(loadConfig(env).chatModel).toBe("claude-sonnet-5-5");
     const rows = (await (await api(u.key, "GET", `/v1/sessions/${t.sessionId}/usage`)).json()) as { turns: { cost_usd: number }[] };
     expect(rows.turns).toHaveLength(1);
-    // Tokens at the model's prices, plus one search at $0.01.
-    expect(rows.turns[0]?.cost_usd).toBeCloseTo(estimateCost(model, { ...done.usage, web_search_requests: 0 }) + WEB_SEARCH_USD, 6);
-    expect(WEB_SEARCH_USD).toBe(0.01);
+    // Sonnet 5.5's list prices per million tokens: 1,200 input at $2, 2,000 cache writes at $2.50, 10,000 cache
+    // reads at $0.10, 300 output at $10 = $0.0114; plus one search at $0.01.
+    expect(rows.turns[0]?.cost_usd).toBeCloseTo(0.0214, 6);
   });
 
   it("continues a pause_turn by sending the paused message back", async () => {
