@@ -199,9 +199,18 @@ describe("fake Messages API: thinking blocks", () => {
     );
     expect((await rejection({ ...params, system: "a new system prompt" })).message).toMatch(/bound to a different conversation/);
     expect((await rejection(params)).status).toBe(200);
-    // Only Fable 5.2 reads Fable 5.2's thinking: a Fable 5.1 tool turn cannot be continued on it.
-    const fable = await toolTurn(user(), "claude-fable-5-1");
-    expect((await rejection({ ...fable.params, model: "claude-fable-5-2" })).message).toMatch(/bound to a different conversation/);
+    // Thinking blocks do not cross models, not even between Fable versions: each signature is bound to the
+    // model that wrote it (docs/models.md; that only Fable 5.2 reads Fable 5.2's thinking is this same rule).
+    // The fake models nothing more Fable-specific, so this checks both directions, and that each turn
+    // continues on its own model.
+    for (const [from, to] of [
+      ["claude-fable-5-2", "claude-fable-5-1"],
+      ["claude-fable-5-1", "claude-fable-5-2"],
+    ] as const) {
+      const fable = await toolTurn(user(), from);
+      expect((await rejection({ ...fable.params, model: to })).message).toMatch(/bound to a different conversation/);
+      expect((await rejection(fable.params)).status).toBe(200);
+    }
   });
 });
 
