@@ -182,12 +182,16 @@ describe("offline model as a demo", () => {
     expect(profile("I work at Johnson and Johnson and I love it")).toEqual({ scaffold_updates: { Employer: "Johnson and Johnson" } });
     expect(profile("I work as a nurse since 2019, but I work for the city")).toEqual({ scaffold_updates: { Employer: "the city", Role: "nurse" } });
     expect(profile("Keep in mind that I work for Acme")).toEqual({ scaffold_updates: { Employer: "Acme" } });
-    // A move is a new location; "now", "last year" say when, and are not part of it; a role after the employer is the role.
+    // A move is a new location; time words after it ("now", "last year", "in 2019", "recently") say when, and are
+    // not part of it; a comma ends a value; a role after the employer is the role.
     expect(profile("I moved to Porto")).toEqual({ scaffold_updates: { Location: "Porto" } });
     expect(profile("Actually, we just relocated to Porto")).toEqual({ scaffold_updates: { Location: "Porto" } });
     expect(profile("I live in Porto now")).toEqual({ scaffold_updates: { Location: "Porto" } });
     expect(profile("I moved to Berlin last year")).toEqual({ scaffold_updates: { Location: "Berlin" } });
     expect(profile("We relocated to Oslo two years ago")).toEqual({ scaffold_updates: { Location: "Oslo" } });
+    expect(profile("I moved to Berlin in 2019")).toEqual({ scaffold_updates: { Location: "Berlin" } });
+    expect(profile("I moved to Berlin recently")).toEqual({ scaffold_updates: { Location: "Berlin" } });
+    expect(profile("We just moved to Lyon a few weeks ago")).toEqual({ scaffold_updates: { Location: "Lyon" } });
     expect(profile("I work at Acme, since 2019")).toEqual({ scaffold_updates: { Employer: "Acme" } });
     expect(profile("I work at Acme as a designer")).toEqual({ scaffold_updates: { Employer: "Acme", Role: "designer" } });
     expect(calls(offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: "My favourite colour is blue" }] }))).toEqual([
