@@ -4,7 +4,7 @@ import { EXTRACT_KIND } from "../src/lessons/deps";
 import { CHUNK_CHARS, type ExtractionModel, extractTranscript } from "../src/lessons/extract";
 import { extractionModel } from "../src/lessons/queue";
 import { recall } from "../src/lessons/recall";
-import { ingest, REGROW_BYTES, sweepIdle } from "../src/lessons/transcripts";
+import { IDLE_MS, ingest, REGROW_BYTES, sweepIdle } from "../src/lessons/transcripts";
 import { fixture } from "./fixtures/transcripts";
 import { api, createUser, script, seen } from "./helpers";
 import { bytes, capturedDeps, count, deliver, extraction, lesson } from "./lessons-helpers";
@@ -164,7 +164,7 @@ describe("extraction (queue consumer)", () => {
       const { deps: sweepNow, sent: none } = capturedDeps(() => Date.now());
       expect(await sweepIdle(sweepNow)).toBe(0);
       expect(none).toEqual([]);
-      const { deps: later, sent: swept } = capturedDeps(() => Date.now() + 11 * 60_000);
+      const { deps: later, sent: swept } = capturedDeps(() => Date.now() + IDLE_MS + 60_000);
       await sweepIdle(later);
       expect(swept).toContainEqual(msg(u.id, transcript.id));
     },
@@ -190,7 +190,7 @@ describe("extraction (queue consumer)", () => {
     "the sweep settles a pending transcript with nothing unread (an empty upload older versions accepted) as synced",
     async () => {
       const u = await createUser();
-      const old = Date.now() - 11 * 60_000;
+      const old = Date.now() - IDLE_MS - 60_000;
       await env.DB.prepare(
         "INSERT INTO transcripts (id, user_id, session_id, bytes_received, total_bytes, content_hash, last_chunk_hash, status, created_at, updated_at) VALUES (?, ?, 'sess-0', 0, 0, '', '', 'pending', ?, ?)",
       )
