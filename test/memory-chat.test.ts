@@ -282,11 +282,15 @@ describe("API description", () => {
       "/v1/memory/events/retry",
       "/v1/memory/context-logs",
       "/v1/memory/runs",
+      "/v1/memory/runs/{rev}",
+      "/v1/memory/runs/{rev}/restore",
       "/v1/memory",
       "/v1/connections",
       "/v1/connections/{id}",
     ];
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(paths));
     expect(Object.keys(doc.paths["/v1/memory/facts/{id}"] ?? {}).sort()).toEqual(["delete", "get"]);
+    expect(Object.keys(doc.paths["/v1/memory/runs/{rev}"] ?? {})).toEqual(["get"]);
+    expect(Object.keys(doc.paths["/v1/memory/runs/{rev}/restore"] ?? {})).toEqual(["post"]);
   });
 });
