@@ -69,6 +69,52 @@ describe("restoring the working memory and scaffold of an earlier revision", () 
     expect(facts.facts.map((f) => f.text)).toContain("User may move to Lyon");
   });
 
+  it("a revision's copy never shows a key the user removed: its confidence lists only the keys present", async () => {
+    const u = await createUser();
+    await consolidate(u, "I live in Porto and I'm vegetarian", {
+      updated_scaffold: { City: "Porto", Diet: "vegetarian" },
+      scaffold_confidence: { City: 0.95, Diet: 0.8 },
+      updated_working_memory: "Ana lives in Porto.",
+    });
+    expect((await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { City: null } })).status).toBe(200);
+    const removal = (await getJson<{ run: RunDetail }>(u.key, "/v1/memory/runs/2")).run;
+    expect(removal).toMatchObject({ rev: 2, kind: "edit", scaffold: { Diet: "vegetarian" } });
+    expect(removal.scaffold).not.toHaveProperty("City");
+    expect(Object.keys(removal.confidence ?? {})).toEqual(["Diet"]);
+    expect(removal.confidence).toEqual((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).confidence);
+    // The revision before the removal still shows the key with its entry.
+    const earlier = (await getJson<{ run: RunDetail }>(u.key, "/v1/memory/runs/1")).run;
+    expect(Object.keys(earlier.confidence ?? {}).sort()).toEqual(["City", "Diet"]);
+  });
+
+  it("a key removed after a revision comes back with that revision; a revision after the removal leaves it removed", async () => {
+    const u = await createUser();
+    await consolidate(u, "I live in Porto", {
+      updated_scaffold: { City: "Porto" },
+      scaffold_confidence: { City: 0.95 },
+      updated_working_memory: "Ana lives in Porto.",
+    });
+    const before = await getJson<Scaffold>(u.key, "/v1/memory/scaffold");
+    expect(before.confidence.City).toMatchObject({ confidence: 0.95 });
+    // An observation made before the removal, not consolidated yet.
+    const { sent: older } = await observe(u.id, [{ content: "Still in Porto, and I adopted a cat" }]);
+    expect((await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { City: null } })).status).toBe(200);
+    expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({});
+
+    // Revision 1 was taken before the removal: City comes back with its value and the model's entry.
+    expect(await (await restore(u.key, 1)).json()).toMatchObject({ restored: 1, rev: 3, scaffold: { City: "Porto" } });
+    expect(await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).toEqual(before);
+
+    // Revision 2 was taken after it: City is removed again, and still guarded as the user's removal.
+    expect(await (await restore(u.key, 2)).json()).toMatchObject({ restored: 2, rev: 4, scaffold: {} });
+    expect(await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).toEqual({ scaffold: {}, confidence: {} });
+    // The older observation is consolidated now: the model brings City back, and it stays removed; the rest applies.
+    await script(u.id, consolidation({ updated_scaffold: { City: "Porto", Pets: ["cat"] }, updated_working_memory: "Ana has a cat.", facts_to_embed: [] }));
+    expect((await deliver(older)).explicitAcks).toHaveLength(1);
+    expect(await working(u.key)).toBe("Ana has a cat.");
+    expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({ Pets: ["cat"] });
+  });
+
   it("a consolidation running while the user restores is redone on top of the restored memory", async () => {
     const u = await createUser();
     await consolidate(u, "I live in Porto", { updated_scaffold: { City: "Porto" }, updated_working_memory: "Ana lives in Porto." });
