@@ -1,15 +1,10 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
 import { estimateCost, MODELS } from "../src/config/models";
-import type { ChatEvent } from "../src/core/events";
 import { createDb } from "../src/db/client";
-import { TurnRunner } from "../src/sessions/runner";
-import { SessionStorage } from "../src/sessions/storage";
-import { createSessionWithinBudget } from "../src/sessions/store";
 import { recordUsage } from "../src/usage/record";
-import { api, chat, createUser, script, seen } from "./helpers";
-import { registry } from "./worker";
+import { api, chat, createUser, newSession, script, seen, turnWithEnv } from "./helpers";
 
 const T = 60_000;
 type Totals = { input_tokens: number; output_tokens: number; cache_read_tokens: number; cache_creation_tokens: number; cost_usd: number; calls: number };
@@ -19,29 +14,6 @@ type UsageBody = {
   by_model: (Totals & { model: string | null })[];
   chat_budget: { limit: number | null; used: number; remaining: number | null };
 };
-
-/**
- * Runs one chat turn in a new session of `user` as a worker whose CHAT_MODEL is `model` (an operator
- * setting, so not something a request can choose): the session's id and the turn's events.
- */
-async function turnOn(model: string, user: { id: string }, message: string): Promise<{ sessionId: string; events: ChatEvent[] }> {
-  const row = await createSessionWithinBudget(createDb(env.DB), user.id, { title: model, siteId: null, projectId: null }, null, Date.now());
-  if (!row) throw new Error("session not created");
-  const events: ChatEvent[] = [];
-  const stub = env.SESSIONS.get(env.SESSIONS.idFromName(`${user.id}/${row.id}`));
-  await runInDurableObject(stub, async (_instance, state) => {
-    const runner = new TurnRunner(
-      new SessionStorage(state.storage),
-      { ...env, CHAT_MODEL: model },
-      { set: async () => undefined, clear: async () => undefined },
-      registry,
-    );
-    const sink = { emit: (e: ChatEvent) => void events.push(e), signal: new AbortController().signal };
-    const turn = { turnId: crypto.randomUUID(), userId: user.id, plan: "free" as const, sessionId: row.id, message, siteId: null, projectId: null };
-    await runner.chat({ ...turn, stream: true, clientTools: [] }, sink, () => undefined);
-  });
-  return { sessionId: row.id, events };
-}
 
 describe("usage and cost", () => {
   it("prices uncached input, cache writes, cache reads and output from the model catalogue; an unknown model costs 0", () => {
@@ -149,7 +121,9 @@ describe("usage and cost", () => {
         { reply: { content: [call], usage: { input_tokens: 60_000, output_tokens: 10 } } },
         { reply: { content: [{ type: "text", text: "It is noon." }], usage: { input_tokens: 60_000, output_tokens: 10 } } },
       );
-      const { sessionId } = await turnOn("claude-haiku-5-5", u, "what time is it?");
+      // CHAT_MODEL is an operator's setting, not something a request can choose.
+      const sessionId = await newSession(u.id);
+      await turnWithEnv({ CHAT_MODEL: "claude-haiku-5-5" }, { userId: u.id, sessionId, message: "what time is it?" });
 
       const session = (await (await api(u.key, "GET", `/v1/sessions/${sessionId}/usage`)).json()) as {
         totals: Totals;
@@ -180,7 +154,8 @@ describe("usage and cost", () => {
         },
         { reply: { content: [{ type: "text", text: "It is noon." }], usage } },
       );
-      const { sessionId, events } = await turnOn("claude-fable-5-2", u, "what time is it?");
+      const sessionId = await newSession(u.id);
+      const events = await turnWithEnv({ CHAT_MODEL: "claude-fable-5-2" }, { userId: u.id, sessionId, message: "what time is it?" });
       expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
       const requests = await seen(u.id);
       expect(requests).toHaveLength(2);

@@ -1,11 +1,16 @@
-import { env, SELF } from "cloudflare:test";
+import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { createParser } from "eventsource-parser";
 import { expect } from "vitest";
 import { loadConfig } from "../src/config/config";
+import type { Env } from "../src/config/env";
 import type { PromptContext } from "../src/core/context";
 import type { ChatEvent } from "../src/core/events";
 import { createDb } from "../src/db/client";
+import { type TurnInput, type TurnRefusal, TurnRunner } from "../src/sessions/runner";
+import { SessionStorage } from "../src/sessions/storage";
+import { createSessionWithinBudget } from "../src/sessions/store";
 import type { Step } from "./fake-anthropic/worker";
+import { registry } from "./worker";
 
 export const BASE = "http://engram.test";
 
@@ -90,6 +95,45 @@ export async function chat(key: string, body: Record<string, unknown>) {
   const events = await readSse(res);
   const sessionId = events.find((e) => e.type === "session");
   return { events, sessionId: sessionId?.type === "session" ? sessionId.id : "", text: textOf(events) };
+}
+
+/** A new session of `userId`, with no turn yet: its id. */
+export async function newSession(userId: string, title = "test"): Promise<string> {
+  const row = await createSessionWithinBudget(createDb(env.DB), userId, { title, siteId: null, projectId: null }, null, Date.now());
+  if (!row) throw new Error("newSession: session not created");
+  return row.id;
+}
+
+/**
+ * Runs one chat turn in the session's Durable Object as a Worker whose settings `vars` replace (another
+ * CHAT_MODEL; no ANTHROPIC_API_KEY, so the offline model): an operator's choice, which no request can make.
+ * The real runner, tools and storage; the turn's events. A refused turn fails the test.
+ */
+export async function turnWithEnv(
+  vars: Partial<Env>,
+  turn: { userId: string; sessionId: string; message: string; clientTools?: TurnInput["clientTools"] },
+): Promise<ChatEvent[]> {
+  const stub = env.SESSIONS.get(env.SESSIONS.idFromName(`${turn.userId}/${turn.sessionId}`));
+  return runInDurableObject(stub, async (_instance, state) => {
+    const events: ChatEvent[] = [];
+    const runner = new TurnRunner(
+      new SessionStorage(state.storage),
+      { ...env, ...vars },
+      { set: async () => undefined, clear: async () => undefined },
+      registry,
+    );
+    const sink = { emit: (e: ChatEvent) => void events.push(e), signal: new AbortController().signal };
+    let refused: TurnRefusal | undefined;
+    await runner.chat(
+      { ...turn, turnId: crypto.randomUUID(), plan: "free", siteId: null, projectId: null, stream: true, clientTools: turn.clientTools ?? [] },
+      sink,
+      (refusal) => {
+        refused = refusal;
+      },
+    );
+    expect(refused).toBeUndefined();
+    return events;
+  });
 }
 
 /** Event types without the streamed deltas (`text`, `thinking`), for asserting a turn's shape. */

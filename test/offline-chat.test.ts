@@ -1,53 +1,17 @@
 // The offline model end to end: the real turn runner, tools and storage, with no ANTHROPIC_API_KEY.
-import { env, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
-import type { ChatEvent } from "../src/core/events";
-import { createDb } from "../src/db/client";
 import { consolidateUser } from "../src/memory/consolidate";
 import { CONSOLIDATION_FORMAT } from "../src/memory/consolidation-schema";
 import { offlineConsolidate } from "../src/memory/offline-consolidate";
 import { createModelClient } from "../src/model/anthropic";
-import { TurnRunner } from "../src/sessions/runner";
-import type { TurnRefusal } from "../src/sessions/session-do";
-import { SessionStorage } from "../src/sessions/storage";
-import { createSessionWithinBudget } from "../src/sessions/store";
-import { api, createUser } from "./helpers";
+import { api, createUser, newSession, turnWithEnv } from "./helpers";
 import { captured } from "./memory-helpers";
-import { registry } from "./worker";
 
 const T = 60_000;
-const offlineEnv = { ...env, ANTHROPIC_API_KEY: "" };
-
-async function newSession(userId: string): Promise<string> {
-  const row = await createSessionWithinBudget(createDb(env.DB), userId, { title: "offline", siteId: null, projectId: null }, null, Date.now());
-  if (!row) throw new Error("session not created");
-  return row.id;
-}
-
-async function offlineTurn(
-  userId: string,
-  sessionId: string,
-  message: string,
-  clientTools: { name: string; description: string; input_schema: { type: "object" }; needs_approval: boolean }[] = [],
-) {
-  const stub = env.SESSIONS.get(env.SESSIONS.idFromName(`${userId}/${sessionId}`));
-  return runInDurableObject(stub, async (_instance, state) => {
-    const events: ChatEvent[] = [];
-    const runner = new TurnRunner(new SessionStorage(state.storage), offlineEnv, { set: async () => undefined, clear: async () => undefined }, registry);
-    const sink = { emit: (e: ChatEvent) => events.push(e), signal: new AbortController().signal };
-    let refused: TurnRefusal | undefined;
-    await runner.chat(
-      { turnId: crypto.randomUUID(), userId, plan: "free", sessionId, message, siteId: null, projectId: null, stream: true, clientTools },
-      sink,
-      (refusal) => {
-        refused = refusal;
-      },
-    );
-    expect(refused).toBeUndefined();
-    return events;
-  });
-}
+/** No ANTHROPIC_API_KEY: the offline model answers. */
+const OFFLINE = { ANTHROPIC_API_KEY: "" };
 
 describe("offline model, end to end", () => {
   it(
@@ -55,7 +19,7 @@ describe("offline model, end to end", () => {
     async () => {
       const u = await createUser();
       const sessionId = await newSession(u.id);
-      const stated = await offlineTurn(u.id, sessionId, "My name is Ana and I live in Lisbon.");
+      const stated = await turnWithEnv(OFFLINE, { userId: u.id, sessionId, message: "My name is Ana and I live in Lisbon." });
       expect(stated.filter((e) => e.type === "tool_use").map((e) => (e.type === "tool_use" ? e.name : ""))).toEqual([
         "record_observation",
         "update_user_context",
@@ -66,9 +30,12 @@ describe("offline model, end to end", () => {
       const events = (await (await api(u.key, "GET", "/v1/memory/events")).json()) as { events: { event_type: string; content: string }[] };
       expect(events.events.map((e) => e.event_type).sort()).toEqual(["fact", "scaffold_update", "scaffold_update"]);
 
-      const asked = await offlineTurn(u.id, sessionId, "Where am I?", [
-        { name: "get_location", description: "The user's city", input_schema: { type: "object" }, needs_approval: false },
-      ]);
+      const asked = await turnWithEnv(OFFLINE, {
+        userId: u.id,
+        sessionId,
+        message: "Where am I?",
+        clientTools: [{ name: "get_location", description: "The user's city", input_schema: { type: "object" }, needs_approval: false }],
+      });
       expect(asked.at(-1)).toMatchObject({ type: "tool_pending", tool_name: "get_location" });
     },
     T,
@@ -78,7 +45,7 @@ describe("offline model, end to end", () => {
     "does not save a question",
     async () => {
       const u = await createUser();
-      const events = await offlineTurn(u.id, await newSession(u.id), "Do you remember my name?");
+      const events = await turnWithEnv(OFFLINE, { userId: u.id, sessionId: await newSession(u.id), message: "Do you remember my name?" });
       expect(events.some((e) => e.type === "tool_use")).toBe(false);
       expect(events.at(-1)).toMatchObject({ type: "done" });
       const brain = (await (await api(u.key, "GET", "/v1/brain/memory")).json()) as { entries: unknown[] };
@@ -100,15 +67,15 @@ describe("offline model, end to end", () => {
       const facts = async () =>
         (await env.DB.prepare("SELECT text FROM facts WHERE user_id = ? ORDER BY text").bind(u.id).all<{ text: string }>()).results.map((r) => r.text);
 
-      await offlineTurn(u.id, sessionId, "My name is Ana and I live in Lisbon.");
-      await offlineTurn(u.id, sessionId, "I work at Acme as a designer.");
+      await turnWithEnv(OFFLINE, { userId: u.id, sessionId, message: "My name is Ana and I live in Lisbon." });
+      await turnWithEnv(OFFLINE, { userId: u.id, sessionId, message: "I work at Acme as a designer." });
       expect((await consolidate()).status).toBe("applied");
       expect(await facts()).toEqual(["User works at Acme as a designer", "User's name is Ana and they live in Lisbon"]);
       const profile = (await (await api(u.key, "GET", "/v1/memory/scaffold")).json()) as { scaffold: Record<string, unknown> };
       expect(profile.scaffold).toMatchObject({ Name: "Ana", Location: "Lisbon", Employer: "Acme", Role: "designer" });
 
       // A statement consolidated on its own, then its profile key in a later batch: still one fact, restated.
-      await offlineTurn(u.id, sessionId, "I live in Porto.");
+      await turnWithEnv(OFFLINE, { userId: u.id, sessionId, message: "I live in Porto." });
       expect((await consolidate()).status).toBe("applied");
       const key = await api(u.key, "POST", "/v1/observations", { observations: [{ type: "scaffold_update", content: '{"Location": "Porto"}' }] });
       expect(key.status).toBe(202);

@@ -1,14 +1,11 @@
 // The assistant's project tools in real chat turns: the fake model scripts the calls, the real loop,
 // bridge, storage and retrieval run them.
-import { env, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ChatEvent } from "../src/core/events";
-import { TurnRunner } from "../src/sessions/runner";
-import { SessionStorage } from "../src/sessions/storage";
 import { chatTurn, resume } from "./bridge-helpers";
-import { api, chat, createUser, history, promptOf, script, seen, textReply, toolCall } from "./helpers";
+import { api, chat, createUser, history, promptOf, script, seen, textReply, toolCall, turnWithEnv } from "./helpers";
 import { activityOf, factProject, newProject, projectOfRow, projectsOf } from "./projects-helpers";
-import { registry } from "./worker";
 
 const T = 60_000;
 
@@ -251,28 +248,8 @@ describe("the assistant's limits", () => {
   );
 });
 
-/** One turn answered by the offline model (no ANTHROPIC_API_KEY), through the real runner, tools and storage. */
-async function offlineTurn(userId: string, sessionId: string, message: string): Promise<ChatEvent[]> {
-  const stub = env.SESSIONS.get(env.SESSIONS.idFromName(`${userId}/${sessionId}`));
-  return runInDurableObject(stub, async (_instance, state) => {
-    const out: ChatEvent[] = [];
-    const runner = new TurnRunner(
-      new SessionStorage(state.storage),
-      { ...env, ANTHROPIC_API_KEY: "" },
-      { set: async () => undefined, clear: async () => undefined },
-      registry,
-    );
-    const sink = { emit: (e: ChatEvent) => out.push(e), signal: new AbortController().signal };
-    await runner.chat(
-      { turnId: crypto.randomUUID(), userId, plan: "free", sessionId, message, siteId: null, projectId: null, stream: true, clientTools: [] },
-      sink,
-      (refusal) => {
-        if (refusal) throw new Error(`turn refused: ${refusal.code}`);
-      },
-    );
-    return out;
-  });
-}
+/** No ANTHROPIC_API_KEY: the offline model answers. */
+const OFFLINE = { ANTHROPIC_API_KEY: "" };
 
 const textOf = (events: ChatEvent[]) => events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
 
@@ -283,7 +260,7 @@ describe("the offline model", () => {
       const u = await createUser();
       await script(u.id, textReply("hello"));
       const opened = await chat(u.key, { message: "hello" });
-      const events = await offlineTurn(u.id, opened.sessionId, "I'm starting a podcast about true crime.");
+      const events = await turnWithEnv(OFFLINE, { userId: u.id, sessionId: opened.sessionId, message: "I'm starting a podcast about true crime." });
       const create = toolUses(events).find((e) => e.name === "create_project");
       expect(create?.reason).toContain('Creating project "Podcast about true crime": You\'re starting a podcast');
       const text = textOf(events);
@@ -305,14 +282,14 @@ describe("the offline model", () => {
       const u = await createUser();
       await script(u.id, textReply("hello"));
       const first = await chat(u.key, { message: "hello" });
-      await offlineTurn(u.id, first.sessionId, "I'm starting a podcast about true crime.");
+      await turnWithEnv(OFFLINE, { userId: u.id, sessionId: first.sessionId, message: "I'm starting a podcast about true crime." });
       const [project] = await projectsOf(u.key);
       const observedBefore = await env.DB.prepare("SELECT count(*) n FROM context_events WHERE user_id = ?").bind(u.id).first<{ n: number }>();
 
       // Another conversation, not filed under any project: the same goal again.
       await script(u.id, textReply("hello"));
       const second = await chat(u.key, { message: "hello" });
-      const events = await offlineTurn(u.id, second.sessionId, "I'm starting a podcast about true crime.");
+      const events = await turnWithEnv(OFFLINE, { userId: u.id, sessionId: second.sessionId, message: "I'm starting a podcast about true crime." });
       expect(toolUses(events).map((e) => e.name)).toEqual(["suggest_project_for_memory"]);
       expect(toolResults(events).map((e) => e.ok)).toEqual([true]);
       const text = textOf(events);
@@ -327,7 +304,7 @@ describe("the offline model", () => {
       expect(observedAfter?.n).toBe(observedBefore?.n);
 
       // In the conversation filed under it, the same words create nothing either.
-      const inside = await offlineTurn(u.id, first.sessionId, "I'm starting a podcast about true crime.");
+      const inside = await turnWithEnv(OFFLINE, { userId: u.id, sessionId: first.sessionId, message: "I'm starting a podcast about true crime." });
       expect(toolUses(inside).map((e) => e.name)).toEqual(["record_observation"]);
       expect(textOf(inside)).toContain('This conversation is already filed under your project "Podcast about true crime".');
       expect(await projectsOf(u.key)).toHaveLength(1);
