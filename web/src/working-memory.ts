@@ -13,6 +13,8 @@ type Restored = { restored: number; rev: number };
 
 /** What the server caps the narrative at (the PUT answers 413 over it). */
 const NARRATIVE_WORDS = 500;
+/** Revisions shown at a time; Show older asks for the next ones (the API pages by `before=<rev>`). */
+const HISTORY_PAGE = 20;
 
 /** The server's message as a sentence. */
 const said = (err: ApiError) => `${err.message.replace(/[.\s]+$/, "")}.`;
@@ -289,36 +291,69 @@ export function workingAndScaffold(api: Api): HTMLElement {
     );
   }
 
-  // --- History: the memory's revisions, newest first; Restore on those that kept a snapshot.
+  // --- History: the memory's revisions, newest first, a page at a time; Restore on the earlier ones that kept a copy.
   const beginHistory = newestOnly(historyBox);
   async function loadHistory(): Promise<void> {
     const newest = beginHistory();
     try {
-      const { runs } = await api.get<{ runs: Run[] }>("/v1/memory/runs?limit=20");
+      const first = await runsPage();
       if (!newest()) return;
-      fill(
-        historyBox,
-        h("h3", null, "History"),
-        runs.length
-          ? h(
-              "ol",
-              { class: "version-list", reversed: true, "aria-label": "Memory revisions" },
-              runs.map((r) => runRow(r)),
-            )
-          : h("p", { class: "muted" }, "No revisions yet."),
-      );
+      fill(historyBox, h("h3", null, "History"), first.runs.length ? revisionList(first) : h("p", { class: "muted" }, "No revisions yet."));
     } catch (err) {
       if (newest()) fill(historyBox, h("h3", null, "History"), alertLine(explain(err)));
     }
   }
 
-  function runRow(run: Run): HTMLLIElement {
-    const li = h("li", { "data-rev": run.rev });
+  /** Revisions older than `before` (the newest when absent); one more than shown is asked for, to tell whether there are older ones. */
+  async function runsPage(before?: number): Promise<{ runs: Run[]; older: boolean }> {
+    const query = new URLSearchParams({ limit: String(HISTORY_PAGE + 1) });
+    if (before !== undefined) query.set("before", String(before));
+    const { runs } = await api.get<{ runs: Run[] }>(`/v1/memory/runs?${query}`);
+    return { runs: runs.slice(0, HISTORY_PAGE), older: runs.length > HISTORY_PAGE };
+  }
+
+  /** The first page, with Show older below it while there are older revisions. Its first row is the memory as it is now. */
+  function revisionList(first: { runs: Run[]; older: boolean }): HTMLElement {
+    const list = h(
+      "ol",
+      { class: "version-list", reversed: true, "aria-label": "Memory revisions" },
+      first.runs.map((r, i) => runRow(r, i === 0)),
+    );
+    const more = h("div", { class: "row" });
+    let oldest = first.runs[first.runs.length - 1]?.rev;
+    const offer = (older: boolean) => fill(more, older ? button("Show older", showOlder, { class: "secondary", "aria-label": "Show older revisions" }) : null);
+    async function showOlder(e: Event): Promise<void> {
+      const control = e.currentTarget as HTMLButtonElement;
+      await once(control, async () => {
+        try {
+          const next = await runsPage(oldest);
+          // History was reloaded meanwhile (a save, a restore): this page belongs to a list no longer shown.
+          if (!list.isConnected) return;
+          const rows = next.runs.map((r) => runRow(r, false));
+          list.append(...rows);
+          oldest = next.runs[next.runs.length - 1]?.rev ?? oldest;
+          offer(next.older);
+          // Keyboard: carry on reading from the first revision just added.
+          rows[0]?.focus();
+        } catch (err) {
+          offer(true);
+          more.append(alertLine(`Older revisions not shown. ${explain(err)}`));
+        }
+      });
+    }
+    offer(first.older);
+    return h("div", null, list, more);
+  }
+
+  /** A revision's row. The newest is the memory as it is now: restoring it would change nothing, so it offers no Restore. */
+  function runRow(run: Run, current: boolean): HTMLLIElement {
+    const li = h("li", { "data-rev": run.rev, tabindex: -1 });
+    const note = current ? " (current)" : run.restorable ? "" : " (no copy kept)";
     const show = () =>
       fill(
         li,
-        h("span", null, `Revision ${run.rev} · ${run.kind} · ${when(run.created_at)} · ${summarise(run)}`),
-        run.restorable ? button("Restore", confirm, { class: "secondary", "aria-label": `Restore revision ${run.rev}` }) : null,
+        h("span", null, `Revision ${run.rev} · ${run.kind} · ${when(run.created_at)} · ${summarise(run)}${note}`),
+        run.restorable && !current ? button("Restore", confirm, { class: "secondary", "aria-label": `Restore revision ${run.rev}` }) : null,
       );
     function confirm(): void {
       fill(
