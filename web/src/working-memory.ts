@@ -1,6 +1,7 @@
 /**
  * Working memory and the scaffold, the two tiers injected into every turn: read them, correct them
- * (PUT /v1/memory/working, PATCH /v1/memory/scaffold), and their history of revisions with Restore.
+ * (PUT /v1/memory/working, PATCH /v1/memory/scaffold), and their history of revisions: Restore an earlier one,
+ * or Forget earlier versions (DELETE /v1/memory/runs/copies) so that no copy of corrected text is left.
  */
 import { type Api, ApiError, explain } from "./api";
 import { button, type Child, fill, h, newestOnly, when } from "./dom";
@@ -10,9 +11,12 @@ type Confidence = Record<string, { confidence?: number; by?: string }>;
 type Scaffold = { scaffold: Record<string, unknown>; confidence: Confidence };
 type Run = { rev: number; kind: string; created_at: number; summary: Record<string, unknown> | null; restorable?: boolean };
 type Restored = { restored: number; rev: number };
+type Cleared = { cleared: number };
 
 /** What the server caps the narrative at (the PUT answers 413 over it). */
 const NARRATIVE_WORDS = 500;
+/** How many of the latest revisions the server keeps a copy of the tiers for (older ones are listed, not restorable). */
+const KEPT_COPIES = 100;
 /** Revisions shown at a time; Show older asks for the next ones (the API pages by `before=<rev>`). */
 const HISTORY_PAGE = 20;
 
@@ -298,7 +302,7 @@ export function workingAndScaffold(api: Api): HTMLElement {
     try {
       const first = await runsPage();
       if (!newest()) return;
-      fill(historyBox, h("h3", null, "History"), first.runs.length ? revisionList(first) : h("p", { class: "muted" }, "No revisions yet."));
+      fill(historyBox, h("h3", null, "History"), first.runs.length ? [revisionList(first), forgetCopies()] : h("p", { class: "muted" }, "No revisions yet."));
     } catch (err) {
       if (newest()) fill(historyBox, h("h3", null, "History"), alertLine(explain(err)));
     }
@@ -343,6 +347,52 @@ export function workingAndScaffold(api: Api): HTMLElement {
     }
     offer(first.older);
     return h("div", null, list, more);
+  }
+
+  /** Forget earlier versions: drops every revision's copy of the tiers; the current memory and the list stay. */
+  function forgetCopies(): HTMLElement {
+    const box = h("div", { class: "stack", "data-forget": "" });
+    const show = () => fill(box, h("div", { class: "row" }, button("Forget earlier versions", confirm, { class: "secondary" })));
+    function confirm(): void {
+      const no = button(
+        "No",
+        () => {
+          show();
+          box.querySelector("button")?.focus();
+        },
+        { class: "secondary" },
+      );
+      fill(
+        box,
+        h(
+          "p",
+          null,
+          `Forget every earlier version of working memory and the scaffold? Each revision keeps a copy of them as it left them (the latest ${KEPT_COPIES}), so text you corrected is still there. Afterwards nothing can be restored; the current memory stays as it is, and History still lists every revision.`,
+        ),
+        h(
+          "div",
+          { class: "row" },
+          button("Yes, forget", (e) => once(e.currentTarget as HTMLButtonElement, forget)),
+          no,
+        ),
+      );
+      no.focus();
+    }
+    async function forget(): Promise<void> {
+      status.textContent = "";
+      try {
+        const { cleared } = await api.json<Cleared>("DELETE", "/v1/memory/runs/copies");
+        await loadHistory();
+        status.textContent = cleared ? `Forgot ${cleared} earlier ${cleared === 1 ? "version" : "versions"}.` : "There were no earlier versions to forget.";
+        // Keyboard: the button pressed is gone with the old list; focus goes to its successor.
+        historyBox.querySelector<HTMLButtonElement>("[data-forget] button")?.focus();
+      } catch (err) {
+        show();
+        box.append(alertLine(`Nothing forgotten. ${explain(err)}`));
+      }
+    }
+    show();
+    return box;
   }
 
   /** A revision's row. The newest is the memory as it is now: restoring it would change nothing, so it offers no Restore. */
