@@ -426,6 +426,36 @@ describe("engram web app", () => {
     await browser.shot("19-memory-history-older");
   });
 
+  it("forgets earlier versions after asking: no Restore is left anywhere in History, and the memory stays", async () => {
+    type Runs = { runs: { rev: number; restorable: boolean }[] };
+    const panel = page.getByRole("region", { name: "Working memory and scaffold" });
+    const history = panel.getByRole("list", { name: "Memory revisions" });
+    const runs = (await api<Runs>("/v1/memory/runs?limit=200")).runs;
+    // Every copy but the newest's (the memory as it is now) is forgotten.
+    const earlier = runs.filter((r) => r.restorable).length - 1;
+    expect(earlier).toBeGreaterThan(20);
+    const working = (await api<{ working_memory: string }>("/v1/memory/working")).working_memory;
+    await panel.getByRole("button", { name: "Forget earlier versions" }).click();
+    await panel.getByText("Afterwards nothing can be restored; the current memory stays as it is").waitFor();
+    // Nothing happens before the confirmation.
+    expect((await api<Runs>("/v1/memory/runs?limit=200")).runs.filter((r) => r.restorable)).toHaveLength(earlier + 1);
+    await browser.shot("20-memory-forget-asks");
+    await panel.getByRole("button", { name: "Yes, forget" }).click();
+    await panel
+      .getByRole("status")
+      .filter({ hasText: `Forgot ${earlier} earlier versions.` })
+      .waitFor();
+    expect(await history.getByRole("button", { name: /^Restore revision/ }).count()).toBe(0);
+    await panel.getByRole("button", { name: "Show older revisions" }).click();
+    await history.locator(`li[data-rev="${portoRev}"]`).waitFor();
+    expect(await history.getByRole("button", { name: /^Restore revision/ }).count()).toBe(0);
+    expect(await history.locator(`li[data-rev="${portoRev}"]`).textContent()).toContain("(no copy kept)");
+    expect((await api<{ working_memory: string }>("/v1/memory/working")).working_memory).toBe(working);
+    const restore = await fetch(`${server.origin}/v1/memory/runs/${portoRev}/restore`, { method: "POST", headers: { authorization: `Bearer ${key}` } });
+    expect(restore.status).toBe(409);
+    await browser.shot("21-memory-versions-forgotten");
+  });
+
   it("holds a change for review in review mode until it is approved", async () => {
     await page.getByRole("link", { name: "MEMORY & review" }).click();
     await page.getByLabel(/Review mode/).check();
