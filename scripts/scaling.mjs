@@ -137,8 +137,34 @@ function measureRowBytes() {
     const table = fts(owner.get(r.name) ?? r.name);
     bytes.set(table, (bytes.get(table) ?? 0) + r.bytes);
   }
-  return Object.fromEntries(Object.keys(insert).map((t) => [t, Math.round((bytes.get(t) ?? 0) / SAMPLE)]));
+  const perRow = Object.fromEntries(Object.keys(insert).map((t) => [t, Math.round((bytes.get(t) ?? 0) / SAMPLE)]));
+  return { ...perRow, memory_run_copies: runCopyBytes() - perRow.memory_runs };
 }
+
+/**
+ * Bytes per memory revision that keeps a copy of the tiers (the latest KEPT_COPIES of a user's do): the same
+ * revisions as above, each holding a 400-word narrative and a scaffold of about 1,500 characters.
+ */
+function runCopyBytes() {
+  const db = migratedDb();
+  const user = id("usr", 1);
+  db.prepare("INSERT INTO users (id, name, plan) VALUES (?, ?, 'pro')").run(user, "Sample");
+  const scaffold = JSON.stringify(Object.fromEntries(Array.from({ length: 20 }, (_, k) => [`Key ${k}`, sentence(k, 10)])));
+  const meta = JSON.stringify(Object.fromEntries(Array.from({ length: 20 }, (_, k) => [`Key ${k}`, { confidence: 0.9, updated_at: Date.now() }])));
+  const insert = db.prepare(
+    "INSERT INTO memory_runs (id, user_id, rev, kind, event_ids, summary, model, input_tokens, output_tokens, created_at, working_memory, scaffold, scaffold_meta) VALUES (?, ?, ?, 'consolidation', ?, ?, 'claude-haiku-5-5', 2400, 300, ?, ?, ?, ?)",
+  );
+  for (let i = 0; i < SAMPLE; i++) {
+    const events = [id("evt", i), id("evt", i + 1), id("evt", i + 2)];
+    const summary = { facts: [id("fct", i)], scaffold_changed: ["Role"], working_memory_words: 400 };
+    insert.run(id("run", i), user, i + 1, JSON.stringify(events), JSON.stringify(summary), Date.now() + i, sentence(i, 400), scaffold, meta);
+  }
+  const total = db.prepare("SELECT sum(pgsize) bytes FROM dbstat WHERE name IN (SELECT name FROM sqlite_master WHERE tbl_name = 'memory_runs')").get();
+  return Math.round(total.bytes / SAMPLE);
+}
+
+/** How many of a user's latest memory revisions keep their copy of the tiers (KEPT_COPIES in src/memory/tiers.ts). */
+const KEPT_COPIES = 100;
 
 function perUser(rowBytes) {
   const activeDays = p.days * p.active;
@@ -150,6 +176,7 @@ function perUser(rowBytes) {
     usage: activeDays * (p.turns + runs), // a chat row per turn, a consolidation row per run
     context_logs: Math.min(p.days, p["log-days"] ?? p.days) * p.active * p.turns,
     memory_runs: activeDays * runs,
+    memory_run_copies: Math.min(activeDays * runs, KEPT_COPIES),
   };
   const bytes = Object.entries(rows).reduce((sum, [t, n]) => sum + n * (rowBytes[t] ?? 0), 0);
   const perDay = p.turns * STATEMENTS.turn + p.observations * STATEMENTS.observation + runs * STATEMENTS.consolidation;

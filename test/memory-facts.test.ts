@@ -108,10 +108,16 @@ describe("secrets never stay in memory", () => {
     expect(observed.status).toBe(202);
     await importFacts(u.key, [{ text: `User's Anthropic key is ${key}` }]);
     expect((await api(u.key, "POST", "/v1/brain/memory", { content: "Staging login: password=hunter2hunter2" })).status).toBe(201);
+    // The user's own corrections of working memory and the scaffold are stored the same way.
+    expect((await api(u.key, "PUT", "/v1/memory/working", { working_memory: `Deploys with ${token}.` })).status).toBe(200);
+    expect((await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { Keys: { anthropic: key } } })).status).toBe(200);
     const stored = JSON.stringify([
       await getJson(u.key, "/v1/memory/events"),
       await getJson(u.key, "/v1/memory/facts"),
       await getJson(u.key, "/v1/brain/memory"),
+      await getJson(u.key, "/v1/memory/working"),
+      await getJson(u.key, "/v1/memory/scaffold"),
+      await getJson(u.key, "/v1/memory/runs/2"),
     ]);
     for (const secret of [token, key, "hunter2hunter2"]) expect(stored).not.toContain(secret);
     expect(stored).toContain("User's deploy token is [REDACTED]");

@@ -232,3 +232,37 @@ describe("restoring the working memory and scaffold of an earlier revision", () 
     expect((await getJson<{ run: RunDetail }>(u.key, "/v1/memory/runs/3")).run).toMatchObject({ working_memory: "", scaffold: {} });
   });
 });
+
+describe("forgetting the earlier versions runs keep", () => {
+  it("drops every copy but the latest, so corrected-away text can no longer be read or restored; the current memory and other users' copies stay", async () => {
+    const u = await createUser();
+    const other = await createUser();
+    await consolidate(u, "my PIN is on a sticky note", {
+      updated_scaffold: { Note: "PIN on a sticky note" },
+      updated_working_memory: "Keeps the PIN on a note.",
+    });
+    await consolidate(other, "I live in Porto", { updated_scaffold: { City: "Porto" }, updated_working_memory: "Lives in Porto." });
+    // The user corrects the text away; the first run still holds it.
+    expect((await api(u.key, "PUT", "/v1/memory/working", { working_memory: "Likes tidy desks." })).status).toBe(200);
+    expect((await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { Note: null } })).status).toBe(200);
+    expect((await getJson<{ run: RunDetail }>(u.key, "/v1/memory/runs/1")).run.working_memory).toBe("Keeps the PIN on a note.");
+
+    const res = await api(u.key, "DELETE", "/v1/memory/runs/copies");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ cleared: 2 });
+    const first = (await getJson<{ run: RunDetail }>(u.key, "/v1/memory/runs/1")).run;
+    expect(first).toMatchObject({ restorable: false, working_memory: null, scaffold: null, confidence: null });
+    expect((await restore(u.key, 1)).status).toBe(409);
+    // The runs stay listed; the latest keeps its copy, which is the memory as it is now.
+    expect((await runs(u.key)).map((r) => [r.rev, r.restorable])).toEqual([
+      [3, true],
+      [2, false],
+      [1, false],
+    ]);
+    expect(await working(u.key)).toBe("Likes tidy desks.");
+    expect((await getJson<{ run: RunDetail }>(u.key, "/v1/memory/runs/3")).run).toMatchObject({ working_memory: "Likes tidy desks.", scaffold: {} });
+    // Nothing of another user's changes, and a second call has nothing left to drop.
+    expect((await getJson<{ run: RunDetail }>(other.key, "/v1/memory/runs/1")).run.working_memory).toBe("Lives in Porto.");
+    expect(await (await api(u.key, "DELETE", "/v1/memory/runs/copies")).json()).toEqual({ cleared: 0 });
+  });
+});

@@ -10,7 +10,8 @@ import { isConstraintError, runStatements } from "../db/batch";
 import { type Db, newId } from "../db/client";
 import { type Json, type JsonObject, memoryRuns, type ScaffoldMeta, users } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
-import { cleanText, stripInvisible } from "../lib/sanitize";
+import { redactSecrets } from "../lib/redact";
+import { cleanMemoryText, cleanText, stripInvisible } from "../lib/sanitize";
 import { WORKING_MEMORY_WORDS } from "./consolidation-schema";
 import { wordCount } from "./text";
 import { dropOldCopies, KEPT_COPIES, pruneTombstones, type Tiers } from "./tiers";
@@ -23,9 +24,12 @@ const USER_SET_CONFIDENCE = 1;
 
 export type TierEdit = { workingMemory: string } | { scaffold: Record<string, Json | null> };
 
-/** Invisible and control characters go from every string of a value, as from any text the user stores. */
+/**
+ * Invisible and control characters go from every string of a value, and secrets are redacted, as from any text
+ * memory stores (the scaffold is in every prompt).
+ */
 function cleanJson(v: Json): Json {
-  if (typeof v === "string") return stripInvisible(v).trim();
+  if (typeof v === "string") return redactSecrets(stripInvisible(v).trim());
   if (Array.isArray(v)) return v.map(cleanJson);
   if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [stripInvisible(k).trim(), cleanJson(x)]));
   return v;
@@ -33,7 +37,7 @@ function cleanJson(v: Json): Json {
 
 /** The narrative as it will be stored; over the cap is refused rather than cut, so nothing the user wrote is lost silently. */
 function preparedNarrative(raw: string): string {
-  const text = raw.trim() === "" ? "" : cleanText(raw, 20_000, "working_memory");
+  const text = raw.trim() === "" ? "" : cleanMemoryText(raw, 20_000, "working_memory");
   const words = wordCount(text);
   if (words > WORKING_MEMORY_WORDS) throw new AppError("limit_exceeded", `working_memory is ${words} words; at most ${WORKING_MEMORY_WORDS}`);
   return text;
@@ -43,7 +47,7 @@ function preparedNarrative(raw: string): string {
 type Revision = { kind: "edit" | "restore"; summary: JsonObject; tiers: Tiers };
 
 /** The run a restore starts from, read in the same batch as the tiers and their revision. */
-type SourceRun = { workingMemory: string | null; scaffold: JsonObject | null; scaffoldMeta: ScaffoldMeta | null };
+type SourceRun = { [K in keyof Tiers]: Tiers[K] | null };
 
 /**
  * Reads the tiers and their revision (and the run `sourceRev`, when given) in one batch, computes the revision

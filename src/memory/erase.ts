@@ -1,4 +1,4 @@
-import { and, eq, lte, sql } from "drizzle-orm";
+import { and, eq, lt, sql } from "drizzle-orm";
 import type { EraseHook } from "../core/capability";
 import { newId } from "../db/client";
 import { connections, contextEvents, contextLogs, facts, memoryRuns, users } from "../db/schema";
@@ -13,24 +13,20 @@ import { ERASED_TIERS } from "./tiers";
  */
 export const eraseMemory: EraseHook = async ({ env, config, db, userId, now }) => {
   const deps = memoryDeps(env, config, db);
-  const [factIds, rev] = await db.batch([
-    db.select({ id: facts.id }).from(facts).where(eq(facts.userId, userId)),
-    db
-      .select({ rev: sql<number>`coalesce(max(${memoryRuns.rev}), 0)` })
-      .from(memoryRuns)
-      .where(eq(memoryRuns.userId, userId)),
-  ]);
-  const base = rev[0]?.rev ?? 0;
+  const factIds = await db.select({ id: facts.id }).from(facts).where(eq(facts.userId, userId));
+  // The erase's revision is the next one at the moment the batch runs, read inside it: a consolidation, edit or
+  // restore that committed since this hook ran cannot make the erase fail on the revision's unique index.
+  const latest = sql<number>`(SELECT coalesce(max(rev), 0) FROM memory_runs WHERE user_id = ${userId})`;
   return {
     statements: [
+      { statement: db.insert(memoryRuns).values({ id: newId("run"), userId, rev: sql`${latest} + 1`, kind: "erase", ...ERASED_TIERS, createdAt: now }) },
       {
         count: "memory_runs",
         statement: db
           .delete(memoryRuns)
-          .where(and(eq(memoryRuns.userId, userId), lte(memoryRuns.rev, base)))
+          .where(and(eq(memoryRuns.userId, userId), lt(memoryRuns.rev, latest)))
           .returning({ id: memoryRuns.id }),
       },
-      { statement: db.insert(memoryRuns).values({ id: newId("run"), userId, rev: base + 1, kind: "erase", ...ERASED_TIERS, createdAt: now }) },
       { count: "facts", statement: db.delete(facts).where(eq(facts.userId, userId)).returning({ id: facts.id }) },
       { count: "events", statement: db.delete(contextEvents).where(eq(contextEvents.userId, userId)).returning({ id: contextEvents.id }) },
       { count: "context_logs", statement: db.delete(contextLogs).where(eq(contextLogs.userId, userId)).returning({ id: contextLogs.id }) },

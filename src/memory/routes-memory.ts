@@ -12,7 +12,7 @@ import { requireOwnScope } from "./facts";
 import { listContextLogs, listRuns, readRun, readTiers } from "./inspect";
 import { JsonValue } from "./json";
 import { depsOf } from "./routes-facts";
-import { KEPT_COPIES, keyMeta } from "./tiers";
+import { forgetCopies, KEPT_COPIES, keyMeta } from "./tiers";
 
 const Limit = z.coerce.number().int().min(1).max(200).default(50);
 /** Events and context logs page by (created_at, id); runs by their revision number. */
@@ -248,6 +248,16 @@ const restoreRoute = route({
   },
 });
 
+const forgetCopiesRoute = route({
+  method: "delete",
+  path: "/v1/memory/runs/copies",
+  operationId: "forgetMemoryRunCopies",
+  summary: "Forget the earlier versions of the working memory and scaffold that runs keep",
+  description:
+    "Each run keeps a copy of both tiers as they stood after it, so it can be restored; a correction (PUT /v1/memory/working, PATCH /v1/memory/scaffold) leaves the old text in those copies. This drops every copy but the latest run's (the tiers as they are now): the runs stay listed with `restorable: false`. The current working memory and scaffold are not changed.",
+  responses: { 200: json(z.object({ cleared: z.number().int().describe("how many runs' copies were dropped") }), "Forgotten"), ...errors },
+});
+
 async function workingMemory(c: Context<AppEnv>) {
   const [tiers, pending] = await Promise.all([readTiers(c.var.db, c.var.user.id), pendingCount(depsOf(c), c.var.user.id)]);
   return { working_memory: tiers.workingMemory, words: tiers.words, updated_at: tiers.updatedAt, pending_events: pending };
@@ -295,6 +305,7 @@ export const memoryStateRoutes = newRouter()
     const logs = await listContextLogs(c.var.db, c.var.user.id, { limit, before, sessionId: session_id });
     return c.json({ context_logs: logs, next_before: nextCursor(logs, limit, (l) => [l.created_at, l.id]) }, 200);
   })
+  .openapi(forgetCopiesRoute, async (c) => c.json({ cleared: await forgetCopies(c.var.db, c.var.user.id) }, 200))
   .openapi(runsRoute, async (c) => c.json({ runs: await listRuns(c.var.db, c.var.user.id, c.req.valid("query")) }, 200))
   .openapi(runRoute, async (c) => c.json({ run: await readRun(c.var.db, c.var.user.id, c.req.valid("param").rev) }, 200))
   .openapi(restoreRoute, async (c) => {

@@ -3,7 +3,7 @@
  * The user row holds the current tiers and every memory revision (`memory_runs`) a copy of them as they stood
  * after it, under the same column names, so one object is written to both.
  */
-import { and, eq, isNotNull, lte, type SQL } from "drizzle-orm";
+import { and, eq, isNotNull, lt, lte, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { type JsonObject, memoryRuns, type ScaffoldKeyMeta, type ScaffoldMeta, type ScaffoldTombstone } from "../db/schema";
 
@@ -21,6 +21,21 @@ export const dropOldCopies = (db: Db, userId: string, rev: number, guard?: SQL) 
     .update(memoryRuns)
     .set({ workingMemory: null, scaffold: null, scaffoldMeta: null })
     .where(and(eq(memoryRuns.userId, userId), lte(memoryRuns.rev, rev - KEPT_COPIES), isNotNull(memoryRuns.workingMemory), guard));
+
+/**
+ * Forgets the copies every revision but the latest keeps (the latest holds the tiers as they are now), so text
+ * the user corrected away cannot be read or restored from an earlier revision. The revisions stay listed, not
+ * restorable. Returns how many copies were dropped.
+ */
+export async function forgetCopies(db: Db, userId: string): Promise<number> {
+  const latest = sql`(SELECT max(rev) FROM memory_runs WHERE user_id = ${userId})`;
+  const dropped = await db
+    .update(memoryRuns)
+    .set({ workingMemory: null, scaffold: null, scaffoldMeta: null })
+    .where(and(eq(memoryRuns.userId, userId), lt(memoryRuns.rev, latest), isNotNull(memoryRuns.workingMemory)))
+    .returning({ id: memoryRuns.id });
+  return dropped.length;
+}
 
 /** What an erase leaves. */
 export const ERASED_TIERS: Tiers = { workingMemory: "", scaffold: {}, scaffoldMeta: {} };

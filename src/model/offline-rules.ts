@@ -58,7 +58,9 @@ const clean = (s: string) =>
 const VALUE = String.raw`([^.,;!?]+?)(?=\s+(?:(?:and|but|so|because|while|where|with)\s+(?:i|i'm|i've|i'd|my|we|we're|our|he|she|they|it|it's|the|a|an|his|her|their)\b|since\b|for\s+\d|as\s+an?\s)|\s*[.,;!?]|\s*$)`;
 const field = (lead: string) => new RegExp(String.raw`\b${lead}\s+${VALUE}`, "i");
 const PROFILE_FIELDS: { key: string; when: RegExp }[] = [
-  { key: "Name", when: /\b(?:my name is|call me|i'm called|i am called)\s+([\p{L}][\p{L}'-]*)/iu },
+  { key: "Name", when: /\b(?:my name is|i'm called|i am called)\s+([\p{L}][\p{L}'-]*)/iu },
+  // "Call me Bob" names the user; "call me tomorrow", "call me back" do not: only a capitalised word is a name.
+  { key: "Name", when: /\b[Cc]all me\s+(\p{Lu}[\p{L}'-]*)/u },
   { key: "Location", when: field("(?:i|we) (?:(?:now |still )?live in|(?:just )?(?:moved|relocated) to)") },
   { key: "Employer", when: field("i work (?:at|for)") },
   { key: "Role", when: field(String.raw`i work (?:(?:at|for) [^.,;!?]+? )?as(?:\s+an?)?`) },
@@ -72,7 +74,7 @@ export function profileUpdates(said: string): Record<string, string> {
   const text = said.replace(/\s+/g, " ").slice(0, 2000);
   for (const f of PROFILE_FIELDS) {
     const m = f.when.exec(text);
-    if (m?.[1]) out[f.key] = clean(m[1]);
+    if (m?.[1] && !(f.key in out)) out[f.key] = clean(m[1]);
   }
   return out;
 }

@@ -374,7 +374,7 @@ describe("engram web app", () => {
     });
     expect(patched.status).toBe(200);
     const history = panel.getByRole("list", { name: "Memory revisions" });
-    await history.getByRole("button", { name: `Restore revision ${portoRev}` }).click();
+    await history.getByRole("button", { name: `Restore revision ${portoRev}`, exact: true }).click();
     // Nothing happens before the confirmation.
     await history.getByRole("button", { name: "Yes, restore" }).waitFor();
     expect((await api<{ working_memory: string }>("/v1/memory/working")).working_memory).toBe("User has given up on travel.");
@@ -392,6 +392,68 @@ describe("engram web app", () => {
     await history.getByText(`restore · `).first().waitFor();
     await history.getByText(`restored revision ${portoRev}`).waitFor();
     await browser.shot("17-memory-restored");
+  });
+
+  it("offers no Restore on the newest revision, and shows older revisions a page at a time", async () => {
+    const panel = page.getByRole("region", { name: "Working memory and scaffold" });
+    // Enough revisions (scaffold changes through the API, a key set and removed again) to push Porto's off the first page of 20.
+    for (let i = 0; i < 22; i++) {
+      const res = await fetch(`${server.origin}/v1/memory/scaffold`, {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ scaffold: { Counter: i % 2 ? null : i } }),
+      });
+      expect(res.status).toBe(200);
+    }
+    const newest = (await api<{ runs: { rev: number }[] }>("/v1/memory/runs?limit=1")).runs[0]?.rev ?? 0;
+    expect(newest - portoRev).toBeGreaterThan(20);
+    const total = (await api<{ runs: unknown[] }>("/v1/memory/runs?limit=200")).runs.length;
+    await page.reload();
+    const history = panel.getByRole("list", { name: "Memory revisions" });
+    await history.locator(`li[data-rev="${newest}"]`).waitFor();
+    expect(await history.locator("li").count()).toBe(20);
+    // The newest revision is the memory as it is: no Restore there; the one before it has one.
+    const first = history.locator(`li[data-rev="${newest}"]`);
+    expect(await first.textContent()).toContain("(current)");
+    expect(await first.getByRole("button").count()).toBe(0);
+    await history.getByRole("button", { name: `Restore revision ${newest - 1}`, exact: true }).waitFor();
+    expect(await history.locator(`li[data-rev="${portoRev}"]`).count()).toBe(0);
+    await panel.getByRole("button", { name: "Show older revisions" }).click();
+    await history.getByRole("button", { name: `Restore revision ${portoRev}`, exact: true }).waitFor();
+    expect(await history.locator("li").count()).toBe(Math.min(40, total));
+    // Keyboard: focus moves to the first revision added, just below the 20 already shown.
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("data-rev"))).toBe(String(newest - 20));
+    await browser.shot("19-memory-history-older");
+  });
+
+  it("forgets earlier versions after asking: no Restore is left anywhere in History, and the memory stays", async () => {
+    type Runs = { runs: { rev: number; restorable: boolean }[] };
+    const panel = page.getByRole("region", { name: "Working memory and scaffold" });
+    const history = panel.getByRole("list", { name: "Memory revisions" });
+    const runs = (await api<Runs>("/v1/memory/runs?limit=200")).runs;
+    // Every copy but the newest's (the memory as it is now) is forgotten.
+    const earlier = runs.filter((r) => r.restorable).length - 1;
+    expect(earlier).toBeGreaterThan(20);
+    const working = (await api<{ working_memory: string }>("/v1/memory/working")).working_memory;
+    await panel.getByRole("button", { name: "Forget earlier versions" }).click();
+    await panel.getByText("Afterwards nothing can be restored; the current memory stays as it is").waitFor();
+    // Nothing happens before the confirmation.
+    expect((await api<Runs>("/v1/memory/runs?limit=200")).runs.filter((r) => r.restorable)).toHaveLength(earlier + 1);
+    await browser.shot("20-memory-forget-asks");
+    await panel.getByRole("button", { name: "Yes, forget" }).click();
+    await panel
+      .getByRole("status")
+      .filter({ hasText: `Forgot ${earlier} earlier versions.` })
+      .waitFor();
+    expect(await history.getByRole("button", { name: /^Restore revision/ }).count()).toBe(0);
+    await panel.getByRole("button", { name: "Show older revisions" }).click();
+    await history.locator(`li[data-rev="${portoRev}"]`).waitFor();
+    expect(await history.getByRole("button", { name: /^Restore revision/ }).count()).toBe(0);
+    expect(await history.locator(`li[data-rev="${portoRev}"]`).textContent()).toContain("(no copy kept)");
+    expect((await api<{ working_memory: string }>("/v1/memory/working")).working_memory).toBe(working);
+    const restore = await fetch(`${server.origin}/v1/memory/runs/${portoRev}/restore`, { method: "POST", headers: { authorization: `Bearer ${key}` } });
+    expect(restore.status).toBe(409);
+    await browser.shot("21-memory-versions-forgotten");
   });
 
   it("holds a change for review in review mode until it is approved", async () => {
@@ -501,6 +563,12 @@ describe("engram web app", () => {
     await browser.shot("09-erase-receipt");
     const overview = await api<{ counts: Record<string, number> }>("/v1/overview");
     expect(overview.counts).toMatchObject({ sessions: 0, memory_entries: 0, facts: 0 });
+    // The erase shows in History: the revisions before it are gone, and it is the memory as it is now.
+    await page.getByRole("link", { name: "Memory", exact: true }).click();
+    await page.getByRole("link", { name: "Working memory & scaffold" }).click();
+    const history = page.getByRole("list", { name: "Memory revisions" });
+    await history.getByText(/· erase · .* · everything erased \(current\)$/).waitFor();
+    expect(await history.locator("li").count()).toBe(1);
   });
 
   it("signs out and forgets the key", async () => {

@@ -1,6 +1,7 @@
 /**
  * Working memory and the scaffold, the two tiers injected into every turn: read them, correct them
- * (PUT /v1/memory/working, PATCH /v1/memory/scaffold), and their history of revisions with Restore.
+ * (PUT /v1/memory/working, PATCH /v1/memory/scaffold), and their history of revisions: Restore an earlier one,
+ * or Forget earlier versions (DELETE /v1/memory/runs/copies) so that no copy of corrected text is left.
  */
 import { type Api, ApiError, explain } from "./api";
 import { button, type Child, fill, h, newestOnly, when } from "./dom";
@@ -10,9 +11,14 @@ type Confidence = Record<string, { confidence?: number; by?: string }>;
 type Scaffold = { scaffold: Record<string, unknown>; confidence: Confidence };
 type Run = { rev: number; kind: string; created_at: number; summary: Record<string, unknown> | null; restorable?: boolean };
 type Restored = { restored: number; rev: number };
+type Cleared = { cleared: number };
 
 /** What the server caps the narrative at (the PUT answers 413 over it). */
 const NARRATIVE_WORDS = 500;
+/** How many of the latest revisions the server keeps a copy of the tiers for (older ones are listed, not restorable). */
+const KEPT_COPIES = 100;
+/** Revisions shown at a time; Show older asks for the next ones (the API pages by `before=<rev>`). */
+const HISTORY_PAGE = 20;
 
 /** The server's message as a sentence. */
 const said = (err: ApiError) => `${err.message.replace(/[.\s]+$/, "")}.`;
@@ -289,36 +295,115 @@ export function workingAndScaffold(api: Api): HTMLElement {
     );
   }
 
-  // --- History: the memory's revisions, newest first; Restore on those that kept a snapshot.
+  // --- History: the memory's revisions, newest first, a page at a time; Restore on the earlier ones that kept a copy.
   const beginHistory = newestOnly(historyBox);
   async function loadHistory(): Promise<void> {
     const newest = beginHistory();
     try {
-      const { runs } = await api.get<{ runs: Run[] }>("/v1/memory/runs?limit=20");
+      const first = await runsPage();
       if (!newest()) return;
-      fill(
-        historyBox,
-        h("h3", null, "History"),
-        runs.length
-          ? h(
-              "ol",
-              { class: "version-list", reversed: true, "aria-label": "Memory revisions" },
-              runs.map((r) => runRow(r)),
-            )
-          : h("p", { class: "muted" }, "No revisions yet."),
-      );
+      fill(historyBox, h("h3", null, "History"), first.runs.length ? [revisionList(first), forgetCopies()] : h("p", { class: "muted" }, "No revisions yet."));
     } catch (err) {
       if (newest()) fill(historyBox, h("h3", null, "History"), alertLine(explain(err)));
     }
   }
 
-  function runRow(run: Run): HTMLLIElement {
-    const li = h("li", { "data-rev": run.rev });
+  /** Revisions older than `before` (the newest when absent); one more than shown is asked for, to tell whether there are older ones. */
+  async function runsPage(before?: number): Promise<{ runs: Run[]; older: boolean }> {
+    const query = new URLSearchParams({ limit: String(HISTORY_PAGE + 1) });
+    if (before !== undefined) query.set("before", String(before));
+    const { runs } = await api.get<{ runs: Run[] }>(`/v1/memory/runs?${query}`);
+    return { runs: runs.slice(0, HISTORY_PAGE), older: runs.length > HISTORY_PAGE };
+  }
+
+  /** The first page, with Show older below it while there are older revisions. Its first row is the memory as it is now. */
+  function revisionList(first: { runs: Run[]; older: boolean }): HTMLElement {
+    const list = h(
+      "ol",
+      { class: "version-list", reversed: true, "aria-label": "Memory revisions" },
+      first.runs.map((r, i) => runRow(r, i === 0)),
+    );
+    const more = h("div", { class: "row" });
+    let oldest = first.runs[first.runs.length - 1]?.rev;
+    const offer = (older: boolean) => fill(more, older ? button("Show older", showOlder, { class: "secondary", "aria-label": "Show older revisions" }) : null);
+    async function showOlder(e: Event): Promise<void> {
+      const control = e.currentTarget as HTMLButtonElement;
+      await once(control, async () => {
+        try {
+          const next = await runsPage(oldest);
+          // History was reloaded meanwhile (a save, a restore): this page belongs to a list no longer shown.
+          if (!list.isConnected) return;
+          const rows = next.runs.map((r) => runRow(r, false));
+          list.append(...rows);
+          oldest = next.runs[next.runs.length - 1]?.rev ?? oldest;
+          offer(next.older);
+          // Keyboard: carry on reading from the first revision just added.
+          rows[0]?.focus();
+        } catch (err) {
+          offer(true);
+          more.append(alertLine(`Older revisions not shown. ${explain(err)}`));
+        }
+      });
+    }
+    offer(first.older);
+    return h("div", null, list, more);
+  }
+
+  /** Forget earlier versions: drops every revision's copy of the tiers; the current memory and the list stay. */
+  function forgetCopies(): HTMLElement {
+    const box = h("div", { class: "stack", "data-forget": "" });
+    const show = () => fill(box, h("div", { class: "row" }, button("Forget earlier versions", confirm, { class: "secondary" })));
+    function confirm(): void {
+      const no = button(
+        "No",
+        () => {
+          show();
+          box.querySelector("button")?.focus();
+        },
+        { class: "secondary" },
+      );
+      fill(
+        box,
+        h(
+          "p",
+          null,
+          `Forget every earlier version of working memory and the scaffold? Each revision keeps a copy of them as it left them (the latest ${KEPT_COPIES}), so text you corrected is still there. Afterwards nothing can be restored; the current memory stays as it is, and History still lists every revision.`,
+        ),
+        h(
+          "div",
+          { class: "row" },
+          button("Yes, forget", (e) => once(e.currentTarget as HTMLButtonElement, forget)),
+          no,
+        ),
+      );
+      no.focus();
+    }
+    async function forget(): Promise<void> {
+      status.textContent = "";
+      try {
+        const { cleared } = await api.json<Cleared>("DELETE", "/v1/memory/runs/copies");
+        await loadHistory();
+        status.textContent = cleared ? `Forgot ${cleared} earlier ${cleared === 1 ? "version" : "versions"}.` : "There were no earlier versions to forget.";
+        // Keyboard: the button pressed is gone with the old list; focus goes to its successor.
+        historyBox.querySelector<HTMLButtonElement>("[data-forget] button")?.focus();
+      } catch (err) {
+        show();
+        box.append(alertLine(`Nothing forgotten. ${explain(err)}`));
+      }
+    }
+    show();
+    return box;
+  }
+
+  /** A revision's row. The newest is the memory as it is now: restoring it would change nothing, so it offers no Restore. */
+  function runRow(run: Run, current: boolean): HTMLLIElement {
+    const li = h("li", { "data-rev": run.rev, tabindex: -1 });
+    const note = current ? " (current)" : run.restorable ? "" : " (no copy kept)";
     const show = () =>
       fill(
         li,
-        h("span", null, `Revision ${run.rev} · ${run.kind} · ${when(run.created_at)} · ${summarise(run)}`),
-        run.restorable ? button("Restore", confirm, { class: "secondary", "aria-label": `Restore revision ${run.rev}` }) : null,
+        h("span", null, `Revision ${run.rev} · ${run.kind} · ${when(run.created_at)} · ${summarise(run)}${note}`),
+        run.restorable && !current ? button("Restore", confirm, { class: "secondary", "aria-label": `Restore revision ${run.rev}` }) : null,
       );
     function confirm(): void {
       fill(
