@@ -284,6 +284,7 @@ describe("API description", () => {
       "/v1/memory/runs",
       "/v1/memory/runs/{rev}",
       "/v1/memory/runs/{rev}/restore",
+      "/v1/memory/runs/copies",
       "/v1/memory",
       "/v1/connections",
       "/v1/connections/{id}",
@@ -292,5 +293,6 @@ describe("API description", () => {
     expect(Object.keys(doc.paths["/v1/memory/facts/{id}"] ?? {}).sort()).toEqual(["delete", "get"]);
     expect(Object.keys(doc.paths["/v1/memory/runs/{rev}"] ?? {})).toEqual(["get"]);
     expect(Object.keys(doc.paths["/v1/memory/runs/{rev}/restore"] ?? {})).toEqual(["post"]);
+    expect(Object.keys(doc.paths["/v1/memory/runs/copies"] ?? {})).toEqual(["delete"]);
   });
 });
