@@ -194,6 +194,10 @@ describe("offline model as a demo", () => {
     expect(profile("We just moved to Lyon a few weeks ago")).toEqual({ scaffold_updates: { Location: "Lyon" } });
     expect(profile("I work at Acme, since 2019")).toEqual({ scaffold_updates: { Employer: "Acme" } });
     expect(profile("I work at Acme as a designer")).toEqual({ scaffold_updates: { Employer: "Acme", Role: "designer" } });
+    // "Call me" names the user only with a name: "call me tomorrow" is a request, not a name.
+    expect(profile("Call me Bob")).toEqual({ scaffold_updates: { Name: "Bob" } });
+    expect(profile("Call me tomorrow, I live in Porto")).toEqual({ scaffold_updates: { Location: "Porto" } });
+    expect(profile("My name is Ana, call me back later")).toEqual({ scaffold_updates: { Name: "Ana" } });
     expect(calls(offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: "My favourite colour is blue" }] }))).toEqual([
       { name: "record_observation", input: { content: "My favourite colour is blue", category: "fact" } },
     ]);
