@@ -1,5 +1,4 @@
 import { createExecutionContext, createScheduledController, env, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
-import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { deleteUserAccount } from "../src/account/delete";
 import { eraseUserMemory, SESSION_OBJECTS_PER_ERASE } from "../src/account/erase";
@@ -7,12 +6,11 @@ import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
 import { ConsolidationConflict, consolidateUser } from "../src/memory/consolidate";
 import { eraseMemory } from "../src/memory/erase";
-import { messageJson } from "../src/model/wire";
 import { destroyPendingSessions } from "../src/sessions/erasure";
 import type { SessionObject } from "../src/sessions/session-do";
 import { destroySessionObject, sessionStub } from "../src/sessions/store";
 import { api, chat, createUser, script, textReply } from "./helpers";
-import { captured, consolidation, deliver, getJson, importFacts, observe, search } from "./memory-helpers";
+import { captured, consolidation, deliver, getJson, importFacts, observe, search, slowModel } from "./memory-helpers";
 import worker from "./worker";
 
 const count = async (table: string, userId: string) =>
@@ -272,22 +270,9 @@ describe("DELETE /v1/memory", () => {
     const { sent } = await observe(u.id, [{ content: "I like coffee" }]);
     const output = { updated_scaffold: { Drinks: "coffee" }, updated_working_memory: "Likes coffee.", facts_to_embed: ["User likes coffee"] };
     // A model that takes its time: the user erases everything while it thinks.
-    const client = new Anthropic({
-      apiKey: "test",
-      baseURL: "http://slow-model.test",
-      maxRetries: 0,
-      fetch: async () => {
-        await api(u.key, "DELETE", "/v1/memory");
-        return Response.json(
-          messageJson({
-            id: "msg_slow",
-            model: "m",
-            content: [{ type: "text", text: JSON.stringify(output) }],
-            stop_reason: "end_turn",
-            usage: { input_tokens: 1, output_tokens: 1 },
-          }),
-        );
-      },
+    const client = slowModel(async () => {
+      await api(u.key, "DELETE", "/v1/memory");
+      return output;
     });
     await expect(consolidateUser(captured().deps, { client, model: "m" }, u.id)).rejects.toBeInstanceOf(ConsolidationConflict);
     expect(await getJson(u.key, "/v1/memory/working")).toMatchObject({ working_memory: "" });

@@ -1,10 +1,12 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import Anthropic from "@anthropic-ai/sdk";
 import { loadConfig } from "../src/config/config";
 import type { QueueMessage } from "../src/core/queue";
 import { createDb } from "../src/db/client";
 import { CONSOLIDATE_KIND, type ConsolidateMessage, type MemoryDeps, memoryDeps } from "../src/memory/deps";
 import { type ObservationInput, recordObservations } from "../src/memory/events";
 import type { Candidate } from "../src/memory/search-types";
+import { messageJson } from "../src/model/wire";
 import type { Step } from "./fake-anthropic/worker";
 import { api } from "./helpers";
 
@@ -51,6 +53,22 @@ export const consolidateMessage = (userId: string, eventIds: string[] = []): Con
 
 /** The fake model's reply to a consolidation call: this JSON as the structured output. */
 export const consolidation = (input: unknown): Step => ({ structured: true, reply: { content: [{ type: "text", text: JSON.stringify(input) }] } });
+
+/**
+ * A consolidation model that takes its time: `meanwhile` runs while it "thinks" (an erase, a restore), then it
+ * answers with the consolidation output it returns, for the test to see what a run started before that writes.
+ */
+export const slowModel = (meanwhile: (body: string) => Promise<unknown>) =>
+  new Anthropic({
+    apiKey: "test",
+    baseURL: "http://slow-model.test",
+    maxRetries: 0,
+    fetch: async (_url, init) => {
+      const output = await meanwhile(String(init?.body));
+      const content = [{ type: "text" as const, text: JSON.stringify(output) }];
+      return Response.json(messageJson({ id: "msg_slow", model: "m", content, stop_reason: "end_turn", usage: { input_tokens: 1, output_tokens: 1 } }));
+    },
+  });
 
 export async function getJson<T>(key: string, path: string): Promise<T> {
   const res = await api(key, "GET", path);

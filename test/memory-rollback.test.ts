@@ -1,11 +1,9 @@
 import { env } from "cloudflare:test";
-import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { ConsolidationConflict, consolidateUser } from "../src/memory/consolidate";
 import { KEPT_COPIES } from "../src/memory/tiers";
-import { messageJson } from "../src/model/wire";
 import { api, chat, createUser, promptOf, script, seen, textReply } from "./helpers";
-import { captured, consolidation, deliver, getJson, observe } from "./memory-helpers";
+import { captured, consolidation, deliver, getJson, observe, slowModel } from "./memory-helpers";
 
 type Run = { rev: number; kind: string; summary: Record<string, unknown>; restorable: boolean };
 type RunDetail = Run & { working_memory: string | null; scaffold: Record<string, unknown> | null; confidence: Record<string, unknown> | null };
@@ -123,25 +121,11 @@ describe("restoring the working memory and scaffold of an earlier revision", () 
     const prompts: string[] = [];
     let restored: Response | undefined;
     // A model that takes its time: the user restores revision 1 while it thinks.
-    const client = new Anthropic({
-      apiKey: "test",
-      baseURL: "http://slow-model.test",
-      maxRetries: 0,
-      fetch: async (_url, init) => {
-        prompts.push(String(init?.body));
-        restored ??= await restore(u.key, 1);
-        const memory = prompts.length === 1 ? "Ana lives in Lyon with a cat." : "Ana lives in Porto with a cat.";
-        const output = { updated_scaffold: { Pets: ["cat"] }, updated_working_memory: memory, facts_to_embed: [] };
-        return Response.json(
-          messageJson({
-            id: "msg_slow",
-            model: "m",
-            content: [{ type: "text", text: JSON.stringify(output) }],
-            stop_reason: "end_turn",
-            usage: { input_tokens: 1, output_tokens: 1 },
-          }),
-        );
-      },
+    const client = slowModel(async (body) => {
+      prompts.push(body);
+      restored ??= await restore(u.key, 1);
+      const memory = prompts.length === 1 ? "Ana lives in Lyon with a cat." : "Ana lives in Porto with a cat.";
+      return { updated_scaffold: { Pets: ["cat"] }, updated_working_memory: memory, facts_to_embed: [] };
     });
     const { deps } = captured();
     await expect(consolidateUser(deps, { client, model: "m" }, u.id)).rejects.toBeInstanceOf(ConsolidationConflict);

@@ -31,6 +31,16 @@ export type ModelInfo = {
   longPrompt?: { aboveTokens: number; prices: Prices };
 };
 
+/** What the Fable models share: thinking always adaptive at high effort by default, no forced tool choice, 1M / 128K. */
+const FABLE = {
+  thinking: "adaptive-always",
+  defaultEffort: "high",
+  forcedToolChoice: "never",
+  contextWindow: 1_000_000,
+  maxOutput: 128_000,
+  minCacheTokens: 512,
+} as const;
+
 /** Prices read from the model pages and the pricing page, November 2026. */
 export const MODELS = {
   "claude-sonnet-5-5": {
@@ -67,23 +77,13 @@ export const MODELS = {
   },
   "claude-fable-5-1": {
     id: "claude-fable-5-1",
-    thinking: "adaptive-always",
-    defaultEffort: "high",
-    forcedToolChoice: "never",
-    contextWindow: 1_000_000,
-    maxOutput: 128_000,
-    minCacheTokens: 512,
+    ...FABLE,
     // $10 / $50 as Fable 5; cache reads cut to a quarter of Fable 5's $1.00 (0.025x input); writes 1.25x.
     prices: { input: 10, output: 50, cacheWrite: 12.5, cacheRead: 0.25 },
   },
   "claude-fable-5-2": {
     id: "claude-fable-5-2",
-    thinking: "adaptive-always",
-    defaultEffort: "high",
-    forcedToolChoice: "never",
-    contextWindow: 1_000_000,
-    maxOutput: 128_000,
-    minCacheTokens: 512,
+    ...FABLE,
     // $8 / $40 (Models overview, read 2026-11-24), a fifth below Fable 5.1. Writes 1.25x input; reads kept at
     // Fable 5.1's 0.025x ($0.20): the pages we could read did not list the 5.2 cache prices (see docs/models.md).
     prices: { input: 8, output: 40, cacheWrite: 10, cacheRead: 0.2 },
