@@ -170,17 +170,21 @@ describe("DELETE /v1/memory", () => {
     expect(await count("facts", u.id)).toBe(0);
   });
 
-  it("an edit committed while the erase is being prepared neither fails the erase nor survives it", async () => {
+  it("an edit or a fact written while the erase is being prepared neither fails the erase nor survives it", async () => {
     const u = await createUser();
     expect((await api(u.key, "PUT", "/v1/memory/working", { working_memory: "Keeps a spare key under the mat." })).status).toBe(200);
-    // Memory's part of the erase is planned first; the user's other device then saves a correction, before the batch runs.
+    // Memory's part of the erase is planned first; the user's other device then saves a correction and a fact,
+    // before the batch runs.
     const editsMeanwhile = async () => {
       expect((await api(u.key, "PUT", "/v1/memory/working", { working_memory: "Keeps a spare key with a neighbour." })).status).toBe(200);
+      await importFacts(u.key, [{ text: "User's spare key is with the neighbour at number 4" }]);
       return { statements: [] };
     };
     const ctx = { env, config: loadConfig(env), db: createDb(env.DB), userId: u.id, now: Date.now() };
     const receipt = await eraseUserMemory([eraseMemory, editsMeanwhile], ctx, (owner, id) => destroySessionObject(env, owner, id), null);
     expect(receipt.erased.memory_runs).toBe(2);
+    // The fact written meanwhile goes with the batch, and its vector after it.
+    expect(receipt.erased).toMatchObject({ facts: 1, vectors: 1 });
     expect((await getJson<{ working_memory: string }>(u.key, "/v1/memory/working")).working_memory).toBe("");
     const runs = (await getJson<{ runs: { rev: number; kind: string }[] }>(u.key, "/v1/memory/runs")).runs;
     expect(runs).toEqual([expect.objectContaining({ rev: 3, kind: "erase" })]);

@@ -110,7 +110,7 @@ describe("secrets never stay in memory", () => {
     expect((await api(u.key, "POST", "/v1/brain/memory", { content: "Staging login: password=hunter2hunter2" })).status).toBe(201);
     // The user's own corrections of working memory and the scaffold are stored the same way.
     expect((await api(u.key, "PUT", "/v1/memory/working", { working_memory: `Deploys with ${token}.` })).status).toBe(200);
-    expect((await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { Keys: { anthropic: key } } })).status).toBe(200);
+    expect((await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { Keys: { anthropic: key }, DB_PASSWORD: "hunter2hunter2" } })).status).toBe(200);
     const stored = JSON.stringify([
       await getJson(u.key, "/v1/memory/events"),
       await getJson(u.key, "/v1/memory/facts"),
@@ -123,6 +123,7 @@ describe("secrets never stay in memory", () => {
     expect(stored).toContain("User's deploy token is [REDACTED]");
     expect(stored).toContain("User's Anthropic key is [REDACTED]");
     expect(stored).toContain("password=[REDACTED]");
+    expect(stored).toContain('"DB_PASSWORD":"[REDACTED]"');
     // What it was about stays findable.
     expect((await search(u.key, "Anthropic key")).results[0]?.text).toBe("User's Anthropic key is [REDACTED]");
   });

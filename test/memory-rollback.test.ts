@@ -1,7 +1,9 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { createDb } from "../src/db/client";
 import { ConsolidationConflict, consolidateUser } from "../src/memory/consolidate";
-import { KEPT_COPIES } from "../src/memory/tiers";
+import { restoreRevision } from "../src/memory/edit";
+import { forgetCopies, KEPT_COPIES } from "../src/memory/tiers";
 import { api, chat, createUser, promptOf, script, seen, textReply } from "./helpers";
 import { captured, consolidation, deliver, getJson, observe, slowModel } from "./memory-helpers";
 
@@ -248,5 +250,26 @@ describe("forgetting the earlier versions runs keep", () => {
     // Nothing of another user's changes, and a second call has nothing left to drop.
     expect((await getJson<{ run: RunDetail }>(other.key, "/v1/memory/runs/1")).run.working_memory).toBe("Lives in Porto.");
     expect(await (await api(u.key, "DELETE", "/v1/memory/runs/copies")).json()).toEqual({ cleared: 0 });
+  });
+
+  it("a restore that read a copy just before it was forgotten writes nothing and answers conflict", async () => {
+    const u = await createUser();
+    await consolidate(u, "my PIN is on a sticky note", { updated_scaffold: {}, updated_working_memory: "Keeps the PIN on a note." });
+    expect((await api(u.key, "PUT", "/v1/memory/working", { working_memory: "Likes tidy desks." })).status).toBe(200);
+    // The user's other tab forgets the copies between the restore's read and its write.
+    const db = createDb(env.DB);
+    const read = db.batch.bind(db);
+    const readThenForget = async (queries: Parameters<typeof read>[0]) => {
+      const out = await read(queries);
+      await forgetCopies(createDb(env.DB), u.id);
+      return out;
+    };
+    db.batch = readThenForget as unknown as typeof db.batch;
+    await expect(restoreRevision(db, u.id, 1)).rejects.toMatchObject({ code: "conflict" });
+    expect(await working(u.key)).toBe("Likes tidy desks.");
+    expect((await runs(u.key)).map((r) => [r.rev, r.kind, r.restorable])).toEqual([
+      [2, "edit", true],
+      [1, "consolidation", false],
+    ]);
   });
 });

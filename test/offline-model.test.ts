@@ -198,6 +198,8 @@ describe("offline model as a demo", () => {
     expect(profile("Call me Bob")).toEqual({ scaffold_updates: { Name: "Bob" } });
     expect(profile("Call me tomorrow, I live in Porto")).toEqual({ scaffold_updates: { Location: "Porto" } });
     expect(profile("My name is Ana, call me back later")).toEqual({ scaffold_updates: { Name: "Ana" } });
+    expect(profile("Don't call me Robert, call me Bob")).toEqual({ scaffold_updates: { Name: "Bob" } });
+    for (const request of ["Call me Monday about the invoice", "Please call me ASAP", "Call me tomorrow"]) expect(profile(request)).toBeUndefined();
     expect(calls(offlineReply({ model: "m", tools: memoryTools, messages: [{ role: "user", content: "My favourite colour is blue" }] }))).toEqual([
       { name: "record_observation", input: { content: "My favourite colour is blue", category: "fact" } },
     ]);

@@ -82,15 +82,17 @@ export async function eraseUserMemory(
   const after = await destroyPendingSessions(db, destroySession, { userId, limit: SESSION_OBJECTS_PER_ERASE - tried.length, now, exclude: tried });
   const pending = { session_objects: await pendingSessionErasures(db, userId) };
   const erased: Record<string, number | boolean> = {};
+  const erasedIds: Record<string, string[]> = {};
   steps.forEach((step, i) => {
-    if (step.count) erased[step.count] = Number(erased[step.count] ?? 0) + returnedIds(results[i]).length;
+    if (step.count) erasedIds[step.count] = [...(erasedIds[step.count] ?? []), ...returnedIds(results[i])];
   });
+  for (const [key, ids] of Object.entries(erasedIds)) erased[key] = ids.length;
   erased.session_objects = before.destroyed.length + after.destroyed;
   for (const key of plans.flatMap((p) => p.cleared ?? [])) erased[key] = true;
   const warnings: string[] = [];
   if (pending.session_objects) warnings.push(pendingWarning(pending.session_objects));
   for (const plan of plans) {
-    const out = await plan.after?.();
+    const out = await plan.after?.(erasedIds);
     Object.assign(erased, out?.counts ?? {});
     if (out?.warning) warnings.push(out.warning);
   }

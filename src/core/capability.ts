@@ -17,6 +17,9 @@ import type { Tool } from "./tool";
 
 export type EraseContext = { env: Env; config: Config; db: Db; userId: string; now: number };
 
+/** The ids the erase batch deleted, by receipt key (each counted statement's RETURNING `id`s). */
+export type ErasedIds = Readonly<Record<string, readonly string[]>>;
+
 /** One capability's part of erasing a user. */
 export type ErasePlan = {
   /**
@@ -27,7 +30,7 @@ export type ErasePlan = {
   /** Receipt entries that are true once the batch commits (e.g. working memory cleared). */
   cleared?: string[];
   /** Runs after the batch: cleanup outside D1. Returns counts, or a warning when it could not finish. */
-  after?: () => Promise<{ counts?: Record<string, number>; warning?: string }>;
+  after?: (erased: ErasedIds) => Promise<{ counts?: Record<string, number>; warning?: string }>;
   /** What of this capability's data is deliberately kept, in words. */
   kept?: string[];
 };

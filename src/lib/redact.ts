@@ -38,8 +38,17 @@ const PATTERNS: RegExp[] = [
  * cannot fail once it has started (the closing quote is optional, and each character is read one way only),
  * so it needs no bound to stay linear. An empty value (`""`, `\"\"`) is kept.
  */
-const ASSIGNMENT =
-  /\b((?:[A-Za-z0-9_]{0,40}(?:api[_-]?key|secret|token|passw(?:or)?d|passwd|passphrase|credential|private[_-]?key|access[_-]?key)[A-Za-z0-9_]{0,40}|[A-Za-z0-9_]{1,40}[_-]pass)(?:\\?["'])?\s{0,16}[:=]\s{0,16})("(?:[^"\\\n]|\\.)+"?|\\"(?:[^"\\\n]|\\[^"\n])+(?:\\")?|'[^'\n]+'?|[^\s"',;]{4,})/gi;
+/** A name that says its value is a secret: `DB_PASSWORD`, `api-key`, `stripe_secret`, `ADMIN_PASS`. */
+const SECRET_NAME =
+  "(?:[A-Za-z0-9_]{0,40}(?:api[_-]?key|secret|token|passw(?:or)?d|passwd|passphrase|credential|private[_-]?key|access[_-]?key)[A-Za-z0-9_]{0,40}|[A-Za-z0-9_]{1,40}[_-]pass)";
+const ASSIGNMENT = new RegExp(
+  String.raw`\b(${SECRET_NAME}(?:\\?["'])?\s{0,16}[:=]\s{0,16})("(?:[^"\\\n]|\\.)+"?|\\"(?:[^"\\\n]|\\[^"\n])+(?:\\")?|'[^'\n]+'?|[^\s"',;]{4,})`,
+  "gi",
+);
+const SECRET_KEY = new RegExp(`^${SECRET_NAME}$`, "i");
+
+/** Whether a field named `key` holds a secret (`{"DB_PASSWORD": "..."}`): its value is redacted whatever it looks like. */
+export const namesSecret = (key: string): boolean => SECRET_KEY.test(key.trim());
 const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/g;
 /** Credentials in URLs: scheme://user:password@host. */
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]{0,30}:\/\/[^\s:/@]{1,256}:)[^\s@/]{1,256}@/gi;

@@ -5,12 +5,13 @@
  * consolidation that read the revision before it fails on the revision's unique index and is run again on top
  * of the user's version, never over it.
  */
-import { and, eq, sql } from "drizzle-orm";
-import { isConstraintError, runStatements } from "../db/batch";
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import { changes, isConstraintError, runStatements } from "../db/batch";
 import { type Db, newId } from "../db/client";
+import { insertWhere } from "../db/insert-where";
 import { type Json, type JsonObject, memoryRuns, type ScaffoldMeta, users } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
-import { redactSecrets } from "../lib/redact";
+import { namesSecret, REDACTED, redactSecrets } from "../lib/redact";
 import { cleanMemoryText, cleanText, stripInvisible } from "../lib/sanitize";
 import { WORKING_MEMORY_WORDS } from "./consolidation-schema";
 import { wordCount } from "./text";
@@ -26,12 +27,22 @@ export type TierEdit = { workingMemory: string } | { scaffold: Record<string, Js
 
 /**
  * Invisible and control characters go from every string of a value, and secrets are redacted, as from any text
- * memory stores (the scaffold is in every prompt).
+ * memory stores (the scaffold is in every prompt): a string under a key that names a secret (`DB_PASSWORD`,
+ * `api_key`) goes whole, whatever it looks like, as `DB_PASSWORD=...` would in text.
  */
-function cleanJson(v: Json): Json {
-  if (typeof v === "string") return redactSecrets(stripInvisible(v).trim());
-  if (Array.isArray(v)) return v.map(cleanJson);
-  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [stripInvisible(k).trim(), cleanJson(x)]));
+function cleanJson(v: Json, key?: string): Json {
+  if (typeof v === "string") {
+    const text = stripInvisible(v).trim();
+    return key !== undefined && text !== "" && namesSecret(key) ? REDACTED : redactSecrets(text);
+  }
+  if (Array.isArray(v)) return v.map((x) => cleanJson(x, key));
+  if (v && typeof v === "object")
+    return Object.fromEntries(
+      Object.entries(v).map(([k, x]) => {
+        const name = stripInvisible(k).trim();
+        return [name, cleanJson(x, name)];
+      }),
+    );
   return v;
 }
 
@@ -43,8 +54,11 @@ function preparedNarrative(raw: string): string {
   return text;
 }
 
-/** A revision the user asks for: its kind and summary, and the tiers as they will stand after it. */
-type Revision = { kind: "edit" | "restore"; summary: JsonObject; tiers: Tiers };
+/**
+ * A revision the user asks for: its kind and summary, the tiers as they will stand after it, and what must still
+ * hold when it commits (`requires`, checked inside the batch; when it no longer holds, nothing is written).
+ */
+type Revision = { kind: "edit" | "restore"; summary: JsonObject; tiers: Tiers; requires?: { condition: SQL; otherwise: string } };
 
 /** The run a restore starts from, read in the same batch as the tiers and their revision. */
 type SourceRun = { [K in keyof Tiers]: Tiers[K] | null };
@@ -85,18 +99,21 @@ async function revise(
           ]);
     const current = user[0];
     if (!current) throw notFound("user");
-    const { kind, summary, tiers } = plan(current, source[0]);
+    const { kind, summary, tiers, requires } = plan(current, source[0]);
     const rev = (last[0]?.rev ?? 0) + 1;
+    const run = { id: newId("run"), userId, rev, kind, summary, eventIds: [], model: null, inputTokens: 0, outputTokens: 0, ...tiers, createdAt: now };
+    const holds = requires?.condition ?? sql`true`;
     try {
-      await runStatements(db, [
+      const results = await runStatements(db, [
         // First: a revision committed since the read makes the whole batch fail here.
-        db.insert(memoryRuns).values({ id: newId("run"), userId, rev, kind, summary, ...tiers, createdAt: now }),
+        requires ? insertWhere(db, memoryRuns, run, holds) : db.insert(memoryRuns).values(run),
         db
           .update(users)
           .set({ ...tiers, updatedAt: now })
-          .where(eq(users.id, userId)),
-        dropOldCopies(db, userId, rev),
+          .where(and(eq(users.id, userId), holds)),
+        dropOldCopies(db, userId, rev, holds),
       ]);
+      if (requires && changes(results[0]) === 0) throw new AppError("conflict", requires.otherwise);
       return { rev, tiers };
     } catch (err) {
       if (!isConstraintError(err, "memory_runs") || attempt >= 2) {
@@ -111,7 +128,7 @@ async function revise(
 export async function editTiers(db: Db, userId: string, edit: TierEdit, now = Date.now()): Promise<{ rev: number; tiers: Tiers }> {
   const narrative = "workingMemory" in edit ? preparedNarrative(edit.workingMemory) : undefined;
   const changes =
-    "scaffold" in edit ? Object.entries(edit.scaffold).map(([k, v]) => [cleanText(k, 100, "scaffold key"), v === null ? null : cleanJson(v)] as const) : [];
+    "scaffold" in edit ? Object.entries(edit.scaffold).map(([k, v]) => [cleanText(k, 100, "scaffold key"), v === null ? null : cleanJson(v, k)] as const) : [];
   return revise(db, userId, now, (current) => {
     if (narrative !== undefined)
       return { kind: "edit", summary: { working_memory_words: wordCount(narrative) }, tiers: { ...current, workingMemory: narrative } };
@@ -158,7 +175,15 @@ export async function restoreRevision(db: Db, userId: string, rev: number, now =
           "conflict",
           `revision ${rev} kept no copy of the memory (it was recorded before copies were kept, or is older than the latest ${KEPT_COPIES} revisions), so it cannot be restored`,
         );
-      return { kind: "restore", summary: { restored_rev: rev }, tiers: { workingMemory, scaffold, scaffoldMeta } };
+      // Forgetting the copies (DELETE /v1/memory/runs/copies) writes no revision: a restore that read this copy
+      // just before it must not bring the forgotten text back.
+      const kept = sql`EXISTS (SELECT 1 FROM memory_runs WHERE user_id = ${userId} AND rev = ${rev} AND working_memory IS NOT NULL)`;
+      return {
+        kind: "restore",
+        summary: { restored_rev: rev },
+        tiers: { workingMemory, scaffold, scaffoldMeta },
+        requires: { condition: kept, otherwise: `revision ${rev}'s copy of the memory was forgotten meanwhile, so it cannot be restored` },
+      };
     },
     rev,
   );

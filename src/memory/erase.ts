@@ -13,7 +13,6 @@ import { ERASED_TIERS } from "./tiers";
  */
 export const eraseMemory: EraseHook = async ({ env, config, db, userId, now }) => {
   const deps = memoryDeps(env, config, db);
-  const factIds = await db.select({ id: facts.id }).from(facts).where(eq(facts.userId, userId));
   // The erase's revision is the next one at the moment the batch runs, read inside it: a consolidation, edit or
   // restore that committed since this hook ran cannot make the erase fail on the revision's unique index.
   const latest = sql<number>`(SELECT coalesce(max(rev), 0) FROM memory_runs WHERE user_id = ${userId})`;
@@ -43,16 +42,10 @@ export const eraseMemory: EraseHook = async ({ env, config, db, userId, now }) =
     ],
     cleared: ["working_memory", "scaffold"],
     kept: ["connections (configuration; their learned info is cleared)"],
-    after: async () => {
+    // The vectors of the facts the batch deleted, those a consolidation wrote while the erase was prepared included.
+    after: async (erased) => {
       try {
-        return {
-          counts: {
-            vectors: await deps.vectors.erase(
-              userId,
-              factIds.map((f) => f.id),
-            ),
-          },
-        };
+        return { counts: { vectors: await deps.vectors.erase(userId, [...(erased.facts ?? [])]) } };
       } catch (err) {
         const why = err instanceof Error ? err.message : String(err);
         return { counts: { vectors: 0 }, warning: `vectors could not be removed now (${why}); they are unreachable, as their facts are gone` };

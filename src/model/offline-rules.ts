@@ -32,12 +32,20 @@ const DISMISS_THEN_REMEMBER = /\bforget (?:it|that|about it)\s*[,;:.!-]?\s+(?:(?
 
 export const asksToForget = (said: string) => FORGET.test(said.trim()) && !DISMISS_THEN_REMEMBER.test(said);
 
+/**
+ * "Call me Bob" names the user; "call me tomorrow", "call me back", "call me Monday", "please call me ASAP" and
+ * "don't call me Robert" do not: only a capitalised word in lower case after its first letter, not a day or month.
+ */
+const CALL_ME =
+  /(?<!\b(?:[Dd]on['’]t|[Dd]o not|[Nn]ever)\s)\b[Cc]all me\s+(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|July|August|September|October|November|December)\b)(\p{Lu}\p{Ll}[\p{L}'-]*)/u;
+
 /** Observation categories, first match wins. */
 const CATEGORIES: { category: string; when: RegExp }[] = [
   { category: "correction", when: /\b(actually|correction|not anymore|no longer|i was wrong)\b/i },
   { category: "project_details", when: /\b(i'm|i am|we're|we are) (working on|building|launching)\b|\bmy (project|startup|company|app)\b/i },
   { category: "preference", when: /\b(i prefer|i like|i love|i hate|i enjoy|i don't like|i do not like|always|never)\b/i },
-  { category: "fact", when: /\b(my name is|call me|i live|i work|i'm|i am|i have|i've|(?:i|we) (?:just )?(?:moved|relocated)|my (?:\w+ ){1,3}(is|are))\b/i },
+  { category: "fact", when: /\b(my name is|i live|i work|i'm|i am|i have|i've|(?:i|we) (?:just )?(?:moved|relocated)|my (?:\w+ ){1,3}(is|are))\b/i },
+  { category: "fact", when: CALL_ME },
 ];
 
 /**
@@ -59,8 +67,7 @@ const VALUE = String.raw`([^.,;!?]+?)(?=\s+(?:(?:and|but|so|because|while|where|
 const field = (lead: string) => new RegExp(String.raw`\b${lead}\s+${VALUE}`, "i");
 const PROFILE_FIELDS: { key: string; when: RegExp }[] = [
   { key: "Name", when: /\b(?:my name is|i'm called|i am called)\s+([\p{L}][\p{L}'-]*)/iu },
-  // "Call me Bob" names the user; "call me tomorrow", "call me back" do not: only a capitalised word is a name.
-  { key: "Name", when: /\b[Cc]all me\s+(\p{Lu}[\p{L}'-]*)/u },
+  { key: "Name", when: CALL_ME },
   { key: "Location", when: field("(?:i|we) (?:(?:now |still )?live in|(?:just )?(?:moved|relocated) to)") },
   { key: "Employer", when: field("i work (?:at|for)") },
   { key: "Role", when: field(String.raw`i work (?:(?:at|for) [^.,;!?]+? )?as(?:\s+an?)?`) },
