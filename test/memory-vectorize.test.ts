@@ -1,9 +1,11 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { eraseUserMemory } from "../src/account/erase";
 import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
 import { memoryDeps } from "../src/memory/deps";
 import { dot, hashEmbed, normalize, type TextEmbeddings, workersAiEmbedder } from "../src/memory/embed";
+import { eraseMemory } from "../src/memory/erase";
 import { deleteFact, importFacts } from "../src/memory/facts";
 import { searchFacts } from "../src/memory/retrieval";
 import type { VectorIndex } from "../src/memory/vector";
@@ -202,6 +204,31 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
     expect(await pruneOverlay(db, at + OVERLAY_WINDOW_MS + 1)).toBe(1);
     const left = await env.DB.prepare("SELECT id FROM local_vectors WHERE user_id = ?").bind(u.id).all<{ id: string }>();
     expect(left.results.map((r) => r.id)).toEqual([`lo-${u.id}`]);
+  });
+
+  it("an erase removes from Vectorize the vector of a fact written while the erase was being prepared", async () => {
+    const u = await createUser();
+    const vectorize = laggingVectorize();
+    const prodEnv = { ...env, VECTORS: vectorize.index, AI: tinyAi as unknown as Ai };
+    const config = { ...loadConfig(env), vectorBackend: "vectorize" as const };
+    const db = createDb(env.DB);
+    const deps = memoryDeps(prodEnv, config, db);
+    await importFacts(deps, u.id, [{ text: "I keep my passport in the blue drawer" }]);
+    // Memory's part of the erase is planned first; the user's other device then stores a fact, before the batch runs.
+    let late: string | undefined;
+    const writesMeanwhile = async () => {
+      late = (await importFacts(deps, u.id, [{ text: "The spare key is with the neighbour" }])).facts[0]?.id;
+      return { statements: [] };
+    };
+    const receipt = await eraseUserMemory(
+      [eraseMemory, writesMeanwhile],
+      { env: prodEnv, config, db, userId: u.id, now: Date.now() },
+      async () => undefined,
+      null,
+    );
+    expect(receipt.erased).toMatchObject({ facts: 2, vectors: 2 });
+    vectorize.flush();
+    expect(await vectorize.index.getByIds([late ?? ""])).toEqual([]);
   });
 
   it("embeds with Workers AI in batches of 100 and rejects a malformed answer", async () => {
