@@ -106,7 +106,7 @@ async function revise(
     try {
       const results = await runStatements(db, [
         // First: a revision committed since the read makes the whole batch fail here.
-        requires ? insertWhere(db, memoryRuns, run, holds) : db.insert(memoryRuns).values(run),
+        insertWhere(db, memoryRuns, run, holds),
         db
           .update(users)
           .set({ ...tiers, updatedAt: now })
@@ -128,7 +128,12 @@ async function revise(
 export async function editTiers(db: Db, userId: string, edit: TierEdit, now = Date.now()): Promise<{ rev: number; tiers: Tiers }> {
   const narrative = "workingMemory" in edit ? preparedNarrative(edit.workingMemory) : undefined;
   const changes =
-    "scaffold" in edit ? Object.entries(edit.scaffold).map(([k, v]) => [cleanText(k, 100, "scaffold key"), v === null ? null : cleanJson(v, k)] as const) : [];
+    "scaffold" in edit
+      ? Object.entries(edit.scaffold).map(([raw, v]) => {
+          const key = cleanText(raw, 100, "scaffold key");
+          return [key, v === null ? null : cleanJson(v, key)] as const;
+        })
+      : [];
   return revise(db, userId, now, (current) => {
     if (narrative !== undefined)
       return { kind: "edit", summary: { working_memory_words: wordCount(narrative) }, tiers: { ...current, workingMemory: narrative } };
@@ -173,7 +178,7 @@ export async function restoreRevision(db: Db, userId: string, rev: number, now =
       if (workingMemory === null || scaffold === null || scaffoldMeta === null)
         throw new AppError(
           "conflict",
-          `revision ${rev} kept no copy of the memory (it was recorded before copies were kept, or is older than the latest ${KEPT_COPIES} revisions), so it cannot be restored`,
+          `revision ${rev} keeps no copy of the memory (it was recorded before copies were kept, is older than the latest ${KEPT_COPIES} revisions, or its copy was forgotten), so it cannot be restored`,
         );
       // Forgetting the copies (DELETE /v1/memory/runs/copies) writes no revision: a restore that read this copy
       // just before it must not bring the forgotten text back.

@@ -191,7 +191,7 @@ const Run = z
     restorable: z
       .boolean()
       .describe(
-        `the run holds a copy of the working memory and scaffold as they stood after it: the latest ${KEPT_COPIES} runs do, runs recorded before copies were kept do not`,
+        `the run holds a copy of the working memory and scaffold as they stood after it: the latest ${KEPT_COPIES} runs do, unless their copies were forgotten (DELETE /v1/memory/runs/copies); runs recorded before copies were kept do not`,
       ),
   })
   .openapi("MemoryRun");
@@ -243,7 +243,7 @@ const restoreRoute = route({
     ...errors,
     409: json(
       ErrorBody,
-      `The run holds no copy of the tiers (recorded before copies were kept, or older than the latest ${KEPT_COPIES} runs), or memory kept changing while restoring (conflict)`,
+      `The run holds no copy of the tiers (recorded before copies were kept, older than the latest ${KEPT_COPIES} runs, or its copy was forgotten), or memory kept changing while restoring (conflict)`,
     ),
   },
 });

@@ -15,11 +15,14 @@ export type Tiers = { workingMemory: string; scaffold: JsonObject; scaffoldMeta:
  */
 export const KEPT_COPIES = 100;
 
+/** What a revision holds once its copy of the tiers is dropped. */
+const NO_COPY = { workingMemory: null, scaffold: null, scaffoldMeta: null };
+
 /** The statement, for the batch that writes revision `rev`, that drops the copy of the revision falling out of the latest `KEPT_COPIES`. */
 export const dropOldCopies = (db: Db, userId: string, rev: number, guard?: SQL) =>
   db
     .update(memoryRuns)
-    .set({ workingMemory: null, scaffold: null, scaffoldMeta: null })
+    .set(NO_COPY)
     .where(and(eq(memoryRuns.userId, userId), lte(memoryRuns.rev, rev - KEPT_COPIES), isNotNull(memoryRuns.workingMemory), guard));
 
 /**
@@ -31,7 +34,7 @@ export async function forgetCopies(db: Db, userId: string): Promise<number> {
   const latest = sql`(SELECT max(rev) FROM memory_runs WHERE user_id = ${userId})`;
   const dropped = await db
     .update(memoryRuns)
-    .set({ workingMemory: null, scaffold: null, scaffoldMeta: null })
+    .set(NO_COPY)
     .where(and(eq(memoryRuns.userId, userId), lt(memoryRuns.rev, latest), isNotNull(memoryRuns.workingMemory)))
     .returning({ id: memoryRuns.id });
   return dropped.length;
