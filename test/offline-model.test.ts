@@ -234,6 +234,34 @@ describe("offline model as a demo", () => {
     expect(said("Forget it, remember that I live in Lyon")).toEqual(["update_customer_brain", "record_observation", "update_user_context"]);
   });
 
+  it("asks to forget what it was shown that the request names, and reports what was forgotten", () => {
+    const tools = [...memoryTools, tool("forget_memory")];
+    const system = [
+      "## Structured Data (what you know about the user)",
+      '{"Location":"Lyon","Instrument":"cello"}',
+      "## Relevant Retrieved Facts",
+      "- I live in Lyon (id fct_1)",
+      "- I play the cello (id fct_2)",
+      "- I lived in Lyon as a child (id fct_3, since replaced)",
+    ].join("\n");
+    const forget = (content: string) => offlineReply({ model: "m", tools, system, messages: [{ role: "user", content }] });
+    const asked = forget("Please forget that I live in Lyon");
+    expect(asked.stop_reason).toBe("tool_use");
+    expect(calls(asked)).toEqual([
+      { name: "forget_memory", input: { fact_ids: ["fct_1", "fct_3"], profile_keys: ["Location"], reason: "Please forget that I live in Lyon" } },
+    ]);
+    expect(calls(forget("Could you forget that I play the cello?"))).toEqual([
+      { name: "forget_memory", input: { fact_ids: ["fct_2"], profile_keys: ["Instrument"], reason: "Could you forget that I play the cello?" } },
+    ]);
+    // Nothing it was shown matches: it calls nothing and says where a fact is forgotten by hand.
+    const unknown = forget("Forget my shoe size");
+    expect(calls(unknown)).toEqual([]);
+    expect(textOfReply(unknown)).toContain("open Memory → Facts and choose Forget");
+    // What it says afterwards is what the result says, or that nothing was forgotten when the user said no.
+    expect(textOfReply(afterResult("forget_memory", "Forgot 1 fact (fct_1)."))).toContain("Done. Forgot 1 fact (fct_1).");
+    expect(textOfReply(afterResult("forget_memory", "The user denied this tool call."))).toContain("I have not forgotten anything");
+  });
+
   it("tells the truth about review mode and about what was saved", () => {
     const proposed = textOfReply(
       afterResult(

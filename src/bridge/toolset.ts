@@ -68,8 +68,11 @@ export async function dispatchCalls(
   const pending: PendingCall[] = [];
   for (const call of calls) {
     const server = toolByName(tools.server, call.name);
-    const approval = server ? await approvalNeeded(server, ctx, call.input) : undefined;
-    const route = routeCall(tools, call.name, call.input, alwaysAllow, approval);
+    // A builtin call whose input does not validate would run nothing: its error goes straight back to the model
+    // rather than asking the user to approve it first.
+    const invalid = server?.runs === "server" && !server.input.safeParse(call.input).success;
+    const approval = server && !invalid ? await approvalNeeded(server, ctx, call.input) : undefined;
+    const route: Route = server && invalid ? { kind: "run", tool: server } : routeCall(tools, call.name, call.input, alwaysAllow, approval);
     const reason = route.kind === "run" ? describeTool(route.tool, call.input) : route.kind === "pending" ? route.reason : `Calling ${call.name}`;
     emit({ type: "tool_use", id: call.id, name: call.name, input: call.input, reason });
     if (route.kind === "pending") {

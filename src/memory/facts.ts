@@ -174,14 +174,23 @@ export async function dropVectors(deps: MemoryDeps, userId: string, ids: string[
 }
 
 /**
- * Forgets one fact and the statements it had replaced (see `forgetFacts`), with their vectors and the audit rows
- * of the turns that were shown any of them, in one batch. Returns the ids forgotten, this fact's first.
+ * Forgets the user's facts `ids` and the statements each had replaced (see `forgetFacts`), with their vectors and
+ * the audit rows of the turns that were shown any of them, in one batch. `forgotten`: every id removed, the asked
+ * ones first in the order given; `missing`: asked ids that are not the user's facts (another user's, or gone).
  */
+export async function deleteFacts(deps: MemoryDeps, userId: string, ids: readonly string[]): Promise<{ forgotten: string[]; missing: string[] }> {
+  const asked = [...new Set(ids)];
+  const which = inJson(facts.id, asked);
+  const [, result] = await runStatements(deps.db, [forgetContextLogs(userId, which), forgetFacts(userId, which)]);
+  const removed = new Set(returnedIds(result));
+  if (removed.size) await dropVectors(deps, userId, [...removed]);
+  const found = asked.filter((id) => removed.has(id));
+  return { forgotten: [...found, ...[...removed].filter((id) => !found.includes(id))], missing: asked.filter((id) => !removed.has(id)) };
+}
+
+/** Forgets one fact (`deleteFacts`); 404 when it is not the user's. Returns the ids forgotten, this fact's first. */
 export async function deleteFact(deps: MemoryDeps, userId: string, id: string): Promise<string[]> {
-  const which = eq(facts.id, id);
-  const [, forgotten] = await runStatements(deps.db, [forgetContextLogs(userId, which), forgetFacts(userId, which)]);
-  const removed = returnedIds(forgotten);
-  if (!removed.includes(id)) throw notFound("fact");
-  await dropVectors(deps, userId, removed);
-  return [id, ...removed.filter((r) => r !== id)];
+  const { forgotten, missing } = await deleteFacts(deps, userId, [id]);
+  if (missing.length) throw notFound("fact");
+  return forgotten;
 }

@@ -7,7 +7,7 @@ import { defineMcpTool } from "../core/mcp-tool";
 import { listConnections } from "./connections";
 import { memoryDeps } from "./deps";
 import { INTERACTIVE_TYPES, recordObservations } from "./events";
-import { recordRecall, searchFacts } from "./retrieval";
+import { recordRecall, searchAnswer, searchFacts } from "./retrieval";
 
 export const memorySearch = defineMcpTool({
   name: "memory_search",
@@ -21,9 +21,7 @@ export const memorySearch = defineMcpTool({
     const found = await searchFacts(deps, { userId: ctx.userId, query: input.query, k: input.k, connectionIds: active });
     // The query's embedding is usage, as for the HTTP search (a search is not a recall: no fact counts it).
     await recordRecall(deps, ctx.userId, [], found.embeddingTokens);
-    if (!found.results.length) return { content: "No matching facts." };
-    const lines = found.results.map((r) => `- ${r.text} (id ${r.id})`);
-    return { content: `${found.weak ? "Weak matches only: these may not answer the question.\n" : ""}${lines.join("\n")}` };
+    return { content: searchAnswer(found) };
   },
 });
 

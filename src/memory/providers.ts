@@ -8,7 +8,7 @@ import { type ContextProvider, type ContextSection, contextRead, type PromptCont
 import { deferOrRun } from "../core/tool";
 import { connections, type JsonObject, type ScaffoldKeyMeta, users } from "../db/schema";
 import { memoryDeps } from "./deps";
-import { recallWrites, recordRecall, searchFacts } from "./retrieval";
+import { factLine, recallWrites, recordRecall, searchFacts } from "./retrieval";
 import { keyMeta } from "./tiers";
 
 export const SCAFFOLD_CHARS = 4000;
@@ -140,7 +140,7 @@ export const retrievedFactsProvider: ContextProvider = {
     if (ctx.write) ctx.write(recallWrites(deps, ctx.userId, recalled, found.embeddingTokens));
     else await deferOrRun(ctx, () => recordRecall(deps, ctx.userId, recalled, found.embeddingTokens));
     if (!found.results.length) return null;
-    const lines = found.results.map((r) => `- ${r.text.slice(0, FACT_CHARS)}`);
+    const lines = found.results.map((r) => factLine(r, FACT_CHARS));
     return { name: "retrieved_facts", title: "Relevant Retrieved Facts", body: lines.join("\n"), ids: found.results.map((r) => r.id) };
   },
 };

@@ -13,7 +13,7 @@ import type { MemoryDeps } from "./deps";
 import { neighboursOf } from "./neighbours";
 import { planSearch, queryTerms, rankCandidates } from "./ranking";
 import { readCandidates } from "./retrieval-reads";
-import type { SearchInput, SearchResult } from "./search-types";
+import type { SearchHit, SearchInput, SearchResult } from "./search-types";
 
 export { matchOf, quality, queryTerms, WEAK_MATCH } from "./ranking";
 export { briefError } from "./retrieval-reads";
@@ -46,6 +46,20 @@ export async function searchFacts(deps: MemoryDeps, request: SearchInput, read?:
   }
   return { results, degraded: found.degraded, embeddingTokens: found.embeddingTokens, when: plan.cues.range, current: plan.cues.current, weak };
 }
+
+/**
+ * A found fact as the model is shown it (the chat prompt's retrieved facts, the chat's and MCP's search tools):
+ * its text on one line and its id, so the model can name it (to forget it), and whether a newer statement has
+ * replaced it.
+ */
+export const factLine = (hit: Pick<SearchHit, "id" | "text" | "supersededBy">, maxChars = 2000) =>
+  `- ${hit.text.replace(/\s+/g, " ").trim().slice(0, maxChars)} (id ${hit.id}${hit.supersededBy ? ", since replaced" : ""})`;
+
+/** What a search tool answers: the lines, and a warning when even the best match is weak. */
+export const searchAnswer = (found: Pick<SearchResult, "results" | "weak">) =>
+  found.results.length
+    ? `${found.weak ? "Weak matches only: these may not answer the question.\n" : ""}${found.results.map((r) => factLine(r)).join("\n")}`
+    : "No matching facts.";
 
 /** Injected facts were recalled: they rank up, and stop decaying, from now on. Records the query's embedding cost. */
 export async function recordRecall(deps: MemoryDeps, userId: string, ids: readonly string[], embeddingTokens: number): Promise<void> {

@@ -2,15 +2,19 @@
  * The memory tools the model calls. Observations go onto the event bus and are
  * consolidated in the background; connection learned info is written directly.
  */
+import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { TurnScope } from "../core/context";
-import { defineTool, type ToolContext, type ToolResult } from "../core/tool";
-import type { JsonObject } from "../db/schema";
-import { AppError } from "../lib/errors";
+import { deferOrRun, defineTool, type ToolContext, type ToolResult } from "../core/tool";
+import { type JsonObject, users } from "../db/schema";
+import { AppError, describeFailure } from "../lib/errors";
 import { learnAboutConnection } from "./connections";
 import { memoryDeps } from "./deps";
+import { editTiers } from "./edit";
 import { INTERACTIVE_TYPES, type ObservationInput, recordObservations } from "./events";
+import { deleteFacts } from "./facts";
 import { canonicalJson, uuidv5 } from "./ids";
+import { recordRecall, searchAnswer, searchFacts } from "./retrieval";
 
 /** A runaway model must not flood the bus within one turn. */
 export const OBSERVATIONS_PER_TURN = 10;
@@ -102,7 +106,92 @@ export const updateConnectionContext = defineTool({
   },
 });
 
-export const memoryTools = [recordObservation, updateUserContext, updateConnectionContext];
+export const searchMemory = defineTool({
+  name: "search_memory",
+  description:
+    "Search the user's long-term facts with your own words when the Relevant Retrieved Facts do not answer (try the thing asked about, and other words for it). Each result gives its id. Set history to see statements since replaced (where the user lived or worked before).",
+  input: z.object({
+    query: z.string().trim().min(1).max(2000),
+    k: z.number().int().min(1).max(20).default(5),
+    history: z.boolean().default(false).describe("Include statements a newer one has replaced, marked as such"),
+  }),
+  runs: "server",
+  needsApproval: false,
+  describe: (input) => `Searching memory for ${input.query.slice(0, 60)}`,
+  async run(ctx, input) {
+    const deps = memoryDeps(ctx.env, ctx.config, ctx.db);
+    const found = await searchFacts(deps, {
+      userId: ctx.userId,
+      query: input.query,
+      k: input.k,
+      history: input.history,
+      connectionIds: "active",
+      projectId: ctx.projectId,
+    });
+    // The query's embedding is usage; a search is not a recall (no fact counts it), as for the API's search.
+    await deferOrRun(ctx, () => recordRecall(deps, ctx.userId, [], found.embeddingTokens));
+    return { content: `${found.degraded ? "Full-text matches only (the vector index is unavailable).\n" : ""}${searchAnswer(found)}` };
+  },
+});
+
+const MAX_FORGET = 20;
+
+/** The listed keys the user's profile (scaffold) holds now. */
+async function profileKeysHeld(ctx: ToolContext, keys: readonly string[]): Promise<string[]> {
+  const [row] = await ctx.db.select({ scaffold: users.scaffold }).from(users).where(eq(users.id, ctx.userId));
+  return keys.filter((k) => Object.hasOwn(row?.scaffold ?? {}, k));
+}
+
+export const forgetMemory = defineTool({
+  name: "forget_memory",
+  description:
+    "Forget what the user asks you to forget: facts by id (from Relevant Retrieved Facts or search_memory; each goes with the earlier statements it had replaced) and profile keys (from Structured Data). The user approves every call before anything is removed; a forgotten fact cannot be brought back. It does not change the working-memory narrative: the user can edit that in their memory settings.",
+  input: z
+    .object({
+      fact_ids: z.array(z.string().min(1).max(100)).max(MAX_FORGET).default([]),
+      profile_keys: z.array(z.string().min(1).max(100)).max(MAX_FORGET).default([]),
+      reason: z.string().trim().min(1).max(500).describe("What the user asked you to forget, in their words"),
+    })
+    .refine((v) => v.fact_ids.length + v.profile_keys.length > 0, "give fact_ids or profile_keys"),
+  runs: "server",
+  // Removing personal data for good: never on the model's word alone (a prompt injection could ask for it).
+  needsApproval: true,
+  describe: (input) => `Forgetting what you asked: ${input.reason}`,
+  async run(ctx, input) {
+    const deps = memoryDeps(ctx.env, ctx.config, ctx.db);
+    const said: string[] = [];
+    if (input.fact_ids.length) {
+      const { forgotten, missing } = await deleteFacts(deps, ctx.userId, input.fact_ids);
+      const asked = forgotten.filter((id) => input.fact_ids.includes(id));
+      const earlier = forgotten.length - asked.length;
+      if (asked.length)
+        said.push(
+          `Forgot ${asked.length} fact${asked.length === 1 ? "" : "s"} (${asked.join(", ")})${earlier ? ` and ${earlier} earlier statement${earlier === 1 ? "" : "s"} they had replaced` : ""}.`,
+        );
+      if (missing.length) said.push(`No fact of the user's has the id ${missing.join(", ")}: nothing was removed for ${missing.length === 1 ? "it" : "them"}.`);
+    }
+    if (input.profile_keys.length) {
+      const held = await profileKeysHeld(ctx, input.profile_keys);
+      const absent = input.profile_keys.filter((k) => !held.includes(k));
+      if (held.length) {
+        try {
+          // As the user's own edit: a revision of the profile (restorable), the keys remembered as removed.
+          await editTiers(ctx.db, ctx.userId, { scaffold: Object.fromEntries(held.map((k) => [k, null])) });
+          said.push(`Removed the profile key${held.length === 1 ? "" : "s"} ${held.join(", ")}.`);
+        } catch (err) {
+          // The facts above are gone already: say so, rather than the generic "nothing was changed".
+          if (!(err instanceof AppError)) console.error(JSON.stringify({ tool: "forget_memory", error: describeFailure(err) }));
+          const why = err instanceof AppError ? err.message : "an unexpected error";
+          return { content: [...said, `The profile keys were not removed (${why}); ask again in a moment.`].join(" "), isError: true };
+        }
+      }
+      if (absent.length) said.push(`The profile has no key ${absent.join(", ")}.`);
+    }
+    return { content: said.join(" ") };
+  },
+});
+
+export const memoryTools = [recordObservation, updateUserContext, updateConnectionContext, searchMemory, forgetMemory];
 
 /** Observations the chat core found (facts stated in turns it summarised): recorded on the bus like the tool's. */
 export async function observeFromCore(scope: TurnScope, observations: readonly { content: string; category: string }[]): Promise<void> {

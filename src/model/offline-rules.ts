@@ -13,7 +13,8 @@ export type ToolOutcome = { name: string | undefined; content: string; isError: 
 const BRAIN = "update_customer_brain";
 const OBSERVE = "record_observation";
 const PROFILE = "update_user_context";
-const MEMORY_TOOLS = new Set([BRAIN, OBSERVE, PROFILE, "update_connection_context"]);
+const FORGET_TOOL = "forget_memory";
+const MEMORY_TOOLS = new Set([BRAIN, OBSERVE, PROFILE, FORGET_TOOL, "search_memory", "update_connection_context"]);
 
 /** A question is never a statement to remember ("Do you remember my name?"). */
 export const isQuestion = (said: string) =>
@@ -146,8 +147,52 @@ function askedTool(said: string, tools: ToolDef[]): ToolDef | undefined {
 
 export type Plan = { lead: string; calls: PlannedCall[] } | null;
 
+/** Words that say nothing about which memory a request to forget is about. */
+const FORGET_FILLER = new Set(
+  "the and that this what where who when which about your you please could would will can should want like need just also okay forget forgetting remember remembering stop don't not save store keep user user's my me i i'm i've we our any all everything anything thing things said told".split(
+    " ",
+  ),
+);
+const forgetWords = (text: string) =>
+  new Set(
+    text
+      .toLowerCase()
+      .match(/[\p{L}\d'-]{3,}/gu)
+      ?.filter((w) => !FORGET_FILLER.has(w)) ?? [],
+  );
+const shares = (a: Set<string>, text: string) => [...forgetWords(text)].some((w) => a.has(w));
+
+/**
+ * What a request to forget names among what the model was shown: retrieved facts (`- text (id X)` lines) and
+ * profile keys (the Structured Data JSON) that share a word with it ("forget that I live in Lyon" -> the fact
+ * "User lives in Lyon" and the key Location: "Lyon"). The call waits for the user's approval.
+ */
+function forgetPlan(said: string, tools: ToolDef[], context: string): Plan {
+  if (!tools.some((t) => t.name === FORGET_TOOL)) return null;
+  const asked = forgetWords(said);
+  const factIds = [...context.matchAll(/^- (.+) \(id ([\w-]{1,100})(?:, since replaced)?\)$/gm)]
+    .filter((m) => shares(asked, m[1] ?? ""))
+    .map((m) => m[2] ?? "");
+  let profile: Record<string, unknown> = {};
+  try {
+    profile = JSON.parse(/^## Structured Data[^\n]*\n(\{.*\})$/m.exec(context)?.[1] ?? "{}") as Record<string, unknown>;
+  } catch {
+    // An escaped or cut profile: no keys to offer.
+  }
+  const profileKeys = Object.entries(profile)
+    .filter(([key, value]) => shares(asked, `${key} ${typeof value === "string" ? value : JSON.stringify(value)}`))
+    .map(([key]) => key);
+  if (!factIds.length && !profileKeys.length) return null;
+  const n = factIds.length + profileKeys.length;
+  return {
+    lead: `I found ${n} thing${n === 1 ? "" : "s"} in my memory that match${n === 1 ? "es" : ""}; once you approve, I'll forget ${n === 1 ? "it" : "them"}.`,
+    calls: [{ name: FORGET_TOOL, input: { fact_ids: [...new Set(factIds)], profile_keys: profileKeys, reason: said.slice(0, 500) } }],
+  };
+}
+
 /** `context`: what the prompt tells the model (the system text and the turn's context), e.g. the user's projects. */
 export function planCalls(said: string, tools: ToolDef[], context = ""): Plan {
+  if (asksToForget(said)) return forgetPlan(said, tools, context);
   const asked = askedTool(said, tools);
   if (asked)
     return {
@@ -163,7 +208,9 @@ export function planCalls(said: string, tools: ToolDef[], context = ""): Plan {
 
 /** What the offline model says about tool results: only what the results say happened. */
 export function describeOutcome(o: ToolOutcome): string {
+  if (o.name === FORGET_TOOL && /\bdenied\b/i.test(o.content)) return "Understood: I have not forgotten anything.";
   if (o.isError) return `${o.name ?? "The tool"} failed: ${o.content}`;
+  if (o.name === FORGET_TOOL) return `Done. ${o.content}`;
   const project = describeProjectOutcome(o);
   if (project) return project;
   if (o.name === BRAIN) {

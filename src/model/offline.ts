@@ -107,7 +107,7 @@ export function offlineReply(req: OfflineRequest, skills: OfflineSkills = {}): P
     return { content, stop_reason: "tool_use" };
   }
   if (asksToForget(said)) {
-    const text = `I can't forget things from a chat ${OFFLINE_NOTICE}. To forget a fact, open Memory → Facts and choose Forget: the earlier values it had replaced go with it.`;
+    const text = `I couldn't tell what to forget from what I was shown ${OFFLINE_NOTICE}. Name it more precisely, or open Memory → Facts and choose Forget: the earlier values it had replaced go with it.`;
     return { content: [{ type: "text", text }], stop_reason: "end_turn" };
   }
   const text = `Hello! I'm engram's assistant ${OFFLINE_NOTICE}. You said: "${said.slice(0, 200)}".${recall(context)}`;

@@ -10,6 +10,8 @@ import { contextFor } from "./context-log";
 import { button, fill, h } from "./dom";
 import { sessionsList } from "./sessions-list";
 
+/** The memory tool that always asks first: its prompt says what would be forgotten. */
+const FORGET = "forget_memory";
 type PendingCall = { call_id: string; tool_name: string; tool_input: unknown; runs: "client" | "server"; needs_approval: boolean };
 type Envelope = { session_id: string; call_id: string; pending_calls: PendingCall[] };
 type Block = { type: string; text?: string; name?: string };
@@ -133,6 +135,29 @@ export function chatView(api: Api): HTMLElement {
     view.el.append(toggle, box);
   }
 
+  /**
+   * What a `forget_memory` call would remove, in words: the model names facts by id, so each is read from the
+   * user's own memory (an id that is not theirs reads as not found, and nothing would be removed for it).
+   */
+  async function whatGoes(input: unknown): Promise<HTMLElement> {
+    const { fact_ids, profile_keys } = (input ?? {}) as { fact_ids?: unknown; profile_keys?: unknown };
+    const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
+    const facts = await Promise.all(
+      strings(fact_ids).map((id) =>
+        api.get<{ fact: { text: string }; replaced: unknown[] }>(`/v1/memory/facts/${encodeURIComponent(id)}`).then(
+          (r) => `${r.fact.text}${r.replaced.length ? ` (and ${r.replaced.length} earlier statement${r.replaced.length === 1 ? "" : "s"} it replaced)` : ""}`,
+          () => `${id}: not found, nothing to forget`,
+        ),
+      ),
+    );
+    return h(
+      "ul",
+      { class: "forget-list", "aria-label": "What would be forgotten" },
+      ...facts.map((text) => h("li", null, text)),
+      ...strings(profile_keys).map((key) => h("li", null, `Profile key: ${key}`)),
+    );
+  }
+
   /** The turn waits on the client: approvals and the page's own tools, answered one call at a time. */
   async function answerPending(envelope: Envelope, view: AnswerView): Promise<void> {
     const call = envelope.pending_calls.find((c) => c.call_id === envelope.call_id) ?? envelope.pending_calls[0];
@@ -160,6 +185,7 @@ export function chatView(api: Api): HTMLElement {
       if (call.runs === "server") return resume({ action, tool_name: call.tool_name });
       return resume({ action, tool_name: call.tool_name, ...(await runClient()) });
     };
+    const forgetting = call.runs === "server" && call.tool_name === FORGET;
     fill(
       prompt,
       h(
@@ -167,11 +193,13 @@ export function chatView(api: Api): HTMLElement {
         null,
         h("strong", null, call.tool_name),
         ` wants to run${reason ? `: ${reason}` : ""}`,
-        call.tool_input && Object.keys(call.tool_input).length ? h("code", null, ` ${JSON.stringify(call.tool_input)}`) : null,
+        !forgetting && call.tool_input && Object.keys(call.tool_input).length ? h("code", null, ` ${JSON.stringify(call.tool_input)}`) : null,
       ),
+      forgetting ? await whatGoes(call.tool_input) : null,
       button("Allow", () => decide("allow")),
       button("Deny", () => decide("deny"), { class: "secondary" }),
-      button("Always allow", () => decide("always"), { class: "secondary" }),
+      // Forgetting is for good: each time is the user's own decision.
+      forgetting ? null : button("Always allow", () => decide("always"), { class: "secondary" }),
     );
     view.el.append(prompt);
     prompt.querySelector("button")?.focus();

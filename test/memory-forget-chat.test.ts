@@ -1,0 +1,173 @@
+// Forgetting and searching memory from the chat: the fake model scripts the calls; the real loop, bridge (the
+// approval), storage and retrieval run them. The offline model's rule for "forget that ..." runs end to end too.
+import { describe, expect, it } from "vitest";
+import type { ChatEvent } from "../src/core/events";
+import { chatTurn, resume } from "./bridge-helpers";
+import { api, createUser, newSession, promptOf, script, seen, textReply, toolCall, turnWithEnv } from "./helpers";
+import { getJson, importFacts } from "./memory-helpers";
+
+const T = 60_000;
+
+type FactBody = { id: string; text: string; superseded_by: string | null };
+type Scaffold = { scaffold: Record<string, unknown> };
+
+const factStatus = async (key: string, id: string) => (await api(key, "GET", `/v1/memory/facts/${id}`)).status;
+
+/** The tool_result the model was sent for one call, from the fake's log. */
+async function resultSent(userId: string, callId: string) {
+  for (const r of await seen(userId))
+    for (const m of r.messages) if (Array.isArray(m.content)) for (const b of m.content) if (b.type === "tool_result" && b.tool_use_id === callId) return b;
+  return undefined;
+}
+
+const toolResults = (events: ChatEvent[]) => events.flatMap((e) => (e.type === "tool_result" ? [e] : []));
+
+/** Where the user lived: Berlin, then Lyon (which replaces it). Returns [berlin, lyon] ids. */
+async function moved(key: string): Promise<[string, string]> {
+  const berlin = (await importFacts(key, [{ text: "I live in Berlin", metadata: { date: "2023-01-01" } }])).facts[0]?.id ?? "";
+  const lyon = (await importFacts(key, [{ text: "I live in Lyon", metadata: { date: "2025-01-01" } }])).facts[0]?.id ?? "";
+  return [berlin, lyon];
+}
+
+describe("forgetting from the chat", () => {
+  it(
+    "waits for the user's approval: denied, nothing is forgotten; allowed, the fact and the statement it replaced are gone",
+    async () => {
+      const u = await createUser();
+      const [berlin, lyon] = await moved(u.key);
+      await importFacts(u.key, [{ text: "I play the cello" }]);
+
+      // The model sees the facts it may name, with their ids.
+      await script(u.id, textReply("You live in Lyon."));
+      const asked = await chatTurn(u.key, { message: "where do I live?" });
+      expect(promptOf((await seen(u.id)).at(-1))).toContain(`- I live in Lyon (id ${lyon})`);
+
+      const reason = "You asked me to forget where you live";
+      await script(u.id, toolCall("forget_memory", { fact_ids: [lyon], reason }, "toolu_fg1"), textReply("Kept."));
+      const first = await chatTurn(u.key, { message: "forget where I live", session_id: asked.sessionId });
+      expect(first.pending).toMatchObject({ tool_name: "forget_memory", pending_calls: [{ call_id: "toolu_fg1", runs: "server", needs_approval: true }] });
+      expect(await factStatus(u.key, lyon)).toBe(200);
+
+      const denied = await resume(u.key, asked.sessionId, { call_id: "toolu_fg1", action: "deny" });
+      expect(toolResults(denied.events)).toEqual([{ type: "tool_result", id: "toolu_fg1", name: "forget_memory", ok: false }]);
+      expect(await factStatus(u.key, lyon)).toBe(200);
+
+      await script(u.id, toolCall("forget_memory", { fact_ids: [lyon], reason }, "toolu_fg2"), textReply("Forgotten."));
+      await chatTurn(u.key, { message: "yes, really forget where I live", session_id: asked.sessionId });
+      const allowed = await resume(u.key, asked.sessionId, { call_id: "toolu_fg2", action: "allow", tool_name: "forget_memory" });
+      expect(toolResults(allowed.events)).toEqual([{ type: "tool_result", id: "toolu_fg2", name: "forget_memory", ok: true }]);
+      expect(await factStatus(u.key, lyon)).toBe(404);
+      expect(await factStatus(u.key, berlin)).toBe(404);
+      const left = await getJson<{ facts: FactBody[] }>(u.key, "/v1/memory/facts?include_superseded=true");
+      expect(left.facts.map((f) => f.text)).toEqual(["I play the cello"]);
+      expect((await resultSent(u.id, "toolu_fg2"))?.content).toBe(`Forgot 1 fact (${lyon}) and 1 earlier statement they had replaced.`);
+    },
+    T,
+  );
+
+  it(
+    "never reaches another user's facts: their id is reported as not found and their fact stays",
+    async () => {
+      const [a, b] = [await createUser(), await createUser()];
+      const theirs = (await importFacts(b.key, [{ text: "I live in Oslo" }])).facts[0]?.id ?? "";
+      const mine = (await importFacts(a.key, [{ text: "I live in Porto" }])).facts[0]?.id ?? "";
+      await script(a.id, toolCall("forget_memory", { fact_ids: [theirs, mine], reason: "forget it all" }, "toolu_fx1"), textReply("Done."));
+      const turn = await chatTurn(a.key, { message: "forget where I live" });
+      await resume(a.key, turn.sessionId, { call_id: "toolu_fx1", action: "allow", tool_name: "forget_memory" });
+      expect(await factStatus(b.key, theirs)).toBe(200);
+      expect(await factStatus(a.key, mine)).toBe(404);
+      expect((await resultSent(a.id, "toolu_fx1"))?.content).toBe(
+        `Forgot 1 fact (${mine}). No fact of the user's has the id ${theirs}: nothing was removed for it.`,
+      );
+    },
+    T,
+  );
+
+  it(
+    "removes profile keys as the user's own edit (restorable from history), and says which keys the profile does not have",
+    async () => {
+      const u = await createUser();
+      expect((await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { City: "Lyon", Diet: "vegetarian" } })).status).toBe(200);
+      await script(u.id, toolCall("forget_memory", { profile_keys: ["City", "Pets"], reason: "forget my city" }, "toolu_fp1"), textReply("Done."));
+      const turn = await chatTurn(u.key, { message: "forget my city" });
+      await resume(u.key, turn.sessionId, { call_id: "toolu_fp1", action: "allow", tool_name: "forget_memory" });
+      expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({ Diet: "vegetarian" });
+      expect((await resultSent(u.id, "toolu_fp1"))?.content).toBe("Removed the profile key City. The profile has no key Pets.");
+      const runs = await getJson<{ runs: { rev: number; kind: string; summary: Record<string, unknown> }[] }>(u.key, "/v1/memory/runs");
+      expect(runs.runs[0]).toMatchObject({ kind: "edit", summary: { scaffold_removed: ["City"] } });
+    },
+    T,
+  );
+
+  it(
+    "refuses a call that names nothing to forget, before asking the user",
+    async () => {
+      const u = await createUser();
+      await script(u.id, toolCall("forget_memory", { reason: "forget everything" }, "toolu_fe1"), textReply("I need to know what."));
+      const turn = await chatTurn(u.key, { message: "forget everything" });
+      expect(turn.pending).toBeNull();
+      expect((await resultSent(u.id, "toolu_fe1"))?.content).toContain("give fact_ids or profile_keys");
+    },
+    T,
+  );
+});
+
+describe("searching memory from the chat", () => {
+  it(
+    "answers with the facts and their ids; with history, the replaced statement too, marked",
+    async () => {
+      const u = await createUser();
+      const [berlin, lyon] = await moved(u.key);
+      await script(
+        u.id,
+        toolCall("search_memory", { query: "which city do I live in" }, "toolu_sm1"),
+        toolCall("search_memory", { query: "which city did I live in", history: true }, "toolu_sm2"),
+        textReply("Lyon, Berlin before that."),
+      );
+      await chatTurn(u.key, { message: "hi" });
+      const now = String((await resultSent(u.id, "toolu_sm1"))?.content);
+      expect(now).toContain(`- I live in Lyon (id ${lyon})`);
+      expect(now).not.toContain("Berlin");
+      const before = String((await resultSent(u.id, "toolu_sm2"))?.content);
+      expect(before).toContain(`- I live in Berlin (id ${berlin}, since replaced)`);
+    },
+    T,
+  );
+
+  it(
+    "sees only the user's own facts",
+    async () => {
+      const [a, b] = [await createUser(), await createUser()];
+      await importFacts(b.key, [{ text: "My locker code is 4417" }]);
+      await script(a.id, toolCall("search_memory", { query: "locker code" }, "toolu_sx1"), textReply("I don't know."));
+      await chatTurn(a.key, { message: "what is my locker code?" });
+      expect((await resultSent(a.id, "toolu_sx1"))?.content).toBe("No matching facts.");
+    },
+    T,
+  );
+});
+
+describe("the offline model forgets what it is asked to", () => {
+  it(
+    "offers the matching fact and profile key for approval, and names nothing it was not shown",
+    async () => {
+      const u = await createUser();
+      const lyon = (await importFacts(u.key, [{ text: "I live in Lyon" }])).facts[0]?.id ?? "";
+      await importFacts(u.key, [{ text: "I play the cello" }]);
+      expect((await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { Location: "Lyon", Instrument: "cello" } })).status).toBe(200);
+      const sessionId = await newSession(u.id);
+      const events = await turnWithEnv({ ANTHROPIC_API_KEY: "" }, { userId: u.id, sessionId, message: "Please forget that I live in Lyon" });
+      const end = events.at(-1);
+      expect(end).toMatchObject({ type: "tool_pending", tool_name: "forget_memory", pending_calls: [{ runs: "server", needs_approval: true }] });
+      const call = events.find((e) => e.type === "tool_use");
+      expect(call?.type === "tool_use" ? call.input : null).toEqual({
+        fact_ids: [lyon],
+        profile_keys: ["Location"],
+        reason: "Please forget that I live in Lyon",
+      });
+      // Nothing is gone before the user says yes.
+      expect(await factStatus(u.key, lyon)).toBe(200);
+    },
+    T,
+  );
+});
