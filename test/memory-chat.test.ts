@@ -109,6 +109,19 @@ describe("memory tools", () => {
     ]);
   });
 
+  it("records nothing a turn observes once its session is gone: an erase or a delete that lands while the turn runs", async () => {
+    const u = await createUser();
+    const observed = toolCall("record_observation", { content: "User lives in Lisbon", category: "fact" }, "toolu_gone");
+    await script(u.id, { ...observed, delay_ms: 1_000 }, textReply("Noted."));
+    const turn = chat(u.key, { message: "I live in Lisbon" });
+    while ((await seen(u.id)).length < 1) await new Promise((r) => setTimeout(r, 20));
+    // What an erase does to a session whose object it leaves to the sweep: the row goes at once, the turn runs on.
+    await env.DB.prepare("DELETE FROM sessions WHERE user_id = ?").bind(u.id).run();
+    const { events } = await turn;
+    expect(events.filter((e) => e.type === "tool_result")).toEqual([{ type: "tool_result", id: "toolu_gone", name: "record_observation", ok: false }]);
+    expect((await getJson<Events>(u.key, "/v1/memory/events")).events).toEqual([]);
+  });
+
   it("rejects a tool call with bad input as an is_error result, recording nothing", async () => {
     const u = await createUser();
     await script(u.id, toolCall("record_observation", { content: "x", category: "gossip" }), toolCall("update_user_context", {}), textReply("ok"));

@@ -4,12 +4,13 @@
  */
 
 import { and, desc, eq, sql } from "drizzle-orm";
-import { isConstraintError, runStatements, type Statement } from "../db/batch";
+import { isConstraintError, returnedIds, runStatements, type Statement } from "../db/batch";
 import { newId } from "../db/client";
 import { afterCursor } from "../db/cursor";
 import { inJson } from "../db/in-json";
+import { insertWhere } from "../db/insert-where";
 import type { Plan } from "../db/schema";
-import { contextEvents, type JsonObject } from "../db/schema";
+import { contextEvents, type JsonObject, sessions } from "../db/schema";
 import { AppError, describeFailure } from "../lib/errors";
 import { cleanMemoryText, SANITIZE_MAX_CHARS } from "../lib/sanitize";
 import { type Budget, consolidationBudget, deferredReason } from "./budget";
@@ -48,13 +49,17 @@ export async function enqueue(deps: MemoryDeps, userId: string, eventIds: string
 
 /**
  * Records observations. With an idempotency key, a replay returns the original events (and a different
- * body under the same key is a conflict). Over the daily budget, events are stored `deferred`.
+ * body under the same key is a conflict). Over the daily budget, events are stored `deferred`. `session`: made
+ * in that chat session, so written only while its row exists. A turn can outlive an erase or a deleted session
+ * (the erase leaves some session objects to the sweep); what it observes then is dropped, not recorded after the
+ * erase: `events` is empty.
  */
 export async function recordObservations(
   deps: MemoryDeps,
   user: { id: string; plan: Plan },
   inputs: readonly ObservationInput[],
   idempotencyKey?: string,
+  session?: string,
 ): Promise<{ events: EventRow[]; replayed: boolean; budget: Budget }> {
   const { db } = deps;
   inputs = inputs.map((o) => ({ ...o, content: cleanMemoryText(o.content, SANITIZE_MAX_CHARS, "observation content") }));
@@ -109,10 +114,20 @@ export async function recordObservations(
     processedAt: null,
   }));
   try {
-    // D1 binds at most 100 parameters a statement: a few rows per INSERT, all in one transaction.
-    const statements: Statement[] = [];
-    for (let i = 0; i < events.length; i += 8) statements.push(db.insert(contextEvents).values(events.slice(i, i + 8)));
-    await runStatements(db, statements);
+    if (session) {
+      // One guarded INSERT per row (at most a turn's few), all in one transaction: every row or none.
+      const live = sql`EXISTS (SELECT 1 FROM ${sessions} WHERE ${sessions.id} = ${session} AND ${sessions.userId} = ${user.id})`;
+      const results = await runStatements(
+        db,
+        events.map((e) => insertWhere(db, contextEvents, e, live).returning({ id: contextEvents.id })),
+      );
+      if (!returnedIds(results[0]).length) return { events: [], replayed: false, budget };
+    } else {
+      // D1 binds at most 100 parameters a statement: a few rows per INSERT, all in one transaction.
+      const statements: Statement[] = [];
+      for (let i = 0; i < events.length; i += 8) statements.push(db.insert(contextEvents).values(events.slice(i, i + 8)));
+      await runStatements(db, statements);
+    }
   } catch (err) {
     // A concurrent request with the same key won the insert: answer as its replay.
     const raced = idempotencyKey && isConstraintError(err) ? await replay() : null;

@@ -35,7 +35,9 @@ async function observe(ctx: ToolContext, inputs: ObservationInput[]): Promise<To
   // Keyed by session and content: a turn retried after the model failed past this call (its history is
   // rolled back, this write is not) records the same observation once, answering with the stored event.
   const key = `obs:${await uuidv5(canonicalJson([ctx.sessionId, inputs]))}`;
-  const { events, budget } = await recordObservations(memoryDeps(ctx.env, ctx.config, ctx.db), { id: ctx.userId, plan: ctx.plan }, inputs, key);
+  const deps = memoryDeps(ctx.env, ctx.config, ctx.db);
+  const { events, budget } = await recordObservations(deps, { id: ctx.userId, plan: ctx.plan }, inputs, key, ctx.sessionId);
+  if (!events.length) return { content: "This conversation was deleted or its memory erased while it ran: nothing was recorded.", isError: true };
   for (const e of events) ctx.emit({ type: "memory_saved", target: "observation", entry_id: e.id });
   return budget.exhausted
     ? { content: `Noted (${events.length}), but today's memory budget is used up: it will be consolidated after ${new Date(budget.resets_at).toISOString()}.` }
@@ -198,5 +200,5 @@ export async function observeFromCore(scope: TurnScope, observations: readonly {
   if (!observations.length) return;
   const sourceMetadata: JsonObject = { source: "session_summary", session_id: scope.sessionId, ...(scope.projectId ? { project_id: scope.projectId } : {}) };
   const inputs = observations.slice(0, OBSERVATIONS_PER_TURN).map((o) => ({ type: o.category, content: o.content, sourceMetadata }));
-  await recordObservations(memoryDeps(scope.env, scope.config, scope.db), { id: scope.userId, plan: scope.plan }, inputs);
+  await recordObservations(memoryDeps(scope.env, scope.config, scope.db), { id: scope.userId, plan: scope.plan }, inputs, undefined, scope.sessionId);
 }

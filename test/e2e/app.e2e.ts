@@ -204,6 +204,39 @@ describe("engram web app", () => {
     expect((await api<{ sessions: unknown[] }>("/v1/sessions")).sessions).toEqual([]);
   });
 
+  it("forgets from the chat only once allowed, after showing what would go", async () => {
+    const ids: string[] = [];
+    for (const [text, date] of [
+      ["My favourite tree is the oak", "2023-01-01"],
+      ["My favourite tree is the birch", "2024-01-01"],
+    ]) {
+      const res = await fetch(`${server.origin}/v1/memory/facts`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ facts: [{ text, metadata: { date } }] }),
+      });
+      expect(res.status).toBe(201);
+      ids.push(((await res.json()) as { facts: { id: string }[] }).facts[0]?.id ?? "");
+    }
+    await say("Please forget my favourite tree");
+    const prompt = page.getByRole("group", { name: "Approve forget_memory" });
+    // The model names ids; the prompt shows the user the fact itself and what it had replaced.
+    await prompt
+      .getByRole("list", { name: "What would be forgotten" })
+      .getByText("My favourite tree is the birch (and 1 earlier statement it replaced)")
+      .waitFor();
+    expect(await prompt.getByRole("button", { name: "Always allow" }).count()).toBe(0);
+    await browser.shot("07-forget-approval");
+    expect((await fetch(`${server.origin}/v1/memory/facts/${ids[1]}`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    await prompt.getByRole("button", { name: "Allow", exact: true }).click();
+    await page.locator(".msg.assistant", { hasText: "Done. Forgot 1 fact" }).waitFor();
+    await turnEnded();
+    for (const id of ids) {
+      const res = await fetch(`${server.origin}/v1/memory/facts/${id}`, { headers: { authorization: `Bearer ${key}` } });
+      expect(res.status).toBe(404);
+    }
+  });
+
   it("forgets a fact learnt from chat", async () => {
     await say("I live in Lisbon");
     // Facts are consolidated from observations in the background (the queue): wait until one exists.
@@ -256,39 +289,6 @@ describe("engram web app", () => {
     await azul.getByRole("button", { name: /^Forget fact/ }).click();
     await page.getByRole("status").filter({ hasText: "Forgotten, with 1 earlier statement it had replaced." }).waitFor();
     await azul.waitFor({ state: "detached" });
-    for (const id of ids) {
-      const res = await fetch(`${server.origin}/v1/memory/facts/${id}`, { headers: { authorization: `Bearer ${key}` } });
-      expect(res.status).toBe(404);
-    }
-  });
-
-  it("forgets from the chat only once allowed, after showing what would go", async () => {
-    const ids: string[] = [];
-    for (const [text, date] of [
-      ["I keep two hives of bees on the roof", "2023-01-01"],
-      ["I keep three hives of bees on the roof now", "2024-01-01"],
-    ]) {
-      const res = await fetch(`${server.origin}/v1/memory/facts`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body: JSON.stringify({ facts: [{ text, metadata: { date } }] }),
-      });
-      expect(res.status).toBe(201);
-      ids.push(((await res.json()) as { facts: { id: string }[] }).facts[0]?.id ?? "");
-    }
-    await say("Please forget that I keep bees");
-    const prompt = page.getByRole("group", { name: "Approve forget_memory" });
-    // The model names ids; the prompt shows the user the fact itself and what it had replaced.
-    await prompt
-      .getByRole("list", { name: "What would be forgotten" })
-      .getByText("I keep three hives of bees on the roof now (and 1 earlier statement it replaced)")
-      .waitFor();
-    expect(await prompt.getByRole("button", { name: "Always allow" }).count()).toBe(0);
-    await browser.shot("07-forget-approval");
-    expect((await fetch(`${server.origin}/v1/memory/facts/${ids[1]}`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
-    await prompt.getByRole("button", { name: "Allow", exact: true }).click();
-    await page.locator(".msg.assistant", { hasText: "Done. Forgot 1 fact" }).waitFor();
-    await turnEnded();
     for (const id of ids) {
       const res = await fetch(`${server.origin}/v1/memory/facts/${id}`, { headers: { authorization: `Bearer ${key}` } });
       expect(res.status).toBe(404);
