@@ -100,6 +100,39 @@ describe("forgetting from the chat", () => {
   );
 
   it(
+    "asks again on every call: an answer of 'always' covers only the call it answers",
+    async () => {
+      const u = await createUser();
+      const [tea, cello] = (await importFacts(u.key, [{ text: "I drink green tea" }, { text: "I play the cello" }])).facts.map((f) => f.id);
+      await script(
+        u.id,
+        {
+          reply: {
+            content: [
+              { type: "tool_use", id: "toolu_al1", name: "forget_memory", input: { fact_ids: [tea], reason: "forget my tea" } },
+              { type: "tool_use", id: "toolu_al2", name: "forget_memory", input: { fact_ids: [cello], reason: "and the cello" } },
+            ],
+          },
+        },
+        textReply("Done."),
+      );
+      const turn = await chatTurn(u.key, { message: "forget my tea and my cello" });
+      const always = await resume(u.key, turn.sessionId, { call_id: "toolu_al1", action: "always", tool_name: "forget_memory" });
+      // The other call of the same message still waits for its own answer.
+      expect(always.pending).toMatchObject({ call_id: "toolu_al2", pending_calls: [{ call_id: "toolu_al2", needs_approval: true }] });
+      expect(await factStatus(u.key, tea)).toBe(404);
+      expect(await factStatus(u.key, cello)).toBe(200);
+      await resume(u.key, turn.sessionId, { call_id: "toolu_al2", action: "deny" });
+      // A later turn's call waits too.
+      await script(u.id, toolCall("forget_memory", { fact_ids: [cello], reason: "forget the cello" }, "toolu_al3"), textReply("Done."));
+      const later = await chatTurn(u.key, { message: "now forget the cello", session_id: turn.sessionId });
+      expect(later.pending).toMatchObject({ tool_name: "forget_memory", pending_calls: [{ call_id: "toolu_al3", needs_approval: true }] });
+      expect(await factStatus(u.key, cello)).toBe(200);
+    },
+    T,
+  );
+
+  it(
     "refuses a call that names nothing to forget, before asking the user",
     async () => {
       const u = await createUser();

@@ -5,8 +5,9 @@
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "@hono/zod-openapi";
+import { toolByName } from "../core/capability";
 import type { ChatEvent, PendingCall } from "../core/events";
-import type { ToolContext } from "../core/tool";
+import { asksEveryCall, type ToolContext } from "../core/tool";
 import type { ErrorCode } from "../lib/errors";
 import type { Continuation } from "./continuation";
 import { resultBlock, runServerTool, type TurnTools } from "./toolset";
@@ -107,7 +108,7 @@ export async function applyAnswer(
   const pending: PendingCall[] = [];
   for (const p of cont.pending) {
     if (p.call_id === r.call.call_id) continue;
-    const covered = r.remember && p.tool_name === r.call.tool_name;
+    const covered = r.remember && p.tool_name === r.call.tool_name && !asksEveryCall(toolByName(tools.server, p.tool_name));
     if (covered && p.runs === "server") await runHere(p);
     else pending.push(covered ? { ...p, needs_approval: false } : p);
   }

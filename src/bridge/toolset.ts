@@ -6,7 +6,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { toolByName } from "../core/capability";
 import type { ChatEvent, PendingCall } from "../core/events";
-import { approvalNeeded, describeTool, runTool, type Tool, type ToolContext, type ToolResult, toAnthropicTool } from "../core/tool";
+import { approvalNeeded, asksEveryCall, describeTool, runTool, type Tool, type ToolContext, type ToolResult, toAnthropicTool } from "../core/tool";
 import { type ClientToolDef, toModelTool } from "./client-tools";
 import { WEB_SEARCH_TOOL } from "./web-search";
 
@@ -27,8 +27,8 @@ type Route = { kind: "run"; tool: Tool } | { kind: "pending"; call: Omit<Pending
 
 /** `approval`: the tool's per-call decision (approvalNeeded); without it a per-call tool is treated as needing approval. */
 export function routeCall(tools: TurnTools, name: string, input: unknown, alwaysAllow: ReadonlySet<string>, approval?: boolean): Route {
-  const allowed = alwaysAllow.has(name);
   const server = toolByName(tools.server, name);
+  const allowed = alwaysAllow.has(name) && !asksEveryCall(server);
   if (server) {
     const reason = describeTool(server, input);
     const gated = (approval ?? server.needsApproval !== false) && !allowed;

@@ -38,9 +38,10 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   runs: "server" | "client";
   /**
    * Whether a call waits for the user's approval. A function decides per call from the validated input
-   * (e.g. only when the call touches something the user made); if it throws, the call waits.
+   * (e.g. only when the call touches something the user made); if it throws, the call waits. "every call":
+   * always waits, even after the user answered `always` (forgetting memory is each time their decision).
    */
-  needsApproval: boolean | ((ctx: ToolContext, input: z.infer<S>) => Promise<boolean>);
+  needsApproval: boolean | "every call" | ((ctx: ToolContext, input: z.infer<S>) => Promise<boolean>);
   /** What the assistant is doing, shown to the user in the `tool_use` event. */
   describe(input: z.infer<S>): string;
   run(ctx: ToolContext, input: z.infer<S>): Promise<ToolResult>;
@@ -85,8 +86,12 @@ export function describeTool(tool: Tool, rawInput: unknown): string {
 }
 
 /** Decides a call's approval; input the schema rejects needs none (runTool answers it with an is_error result). */
+/** The user's `always` does not cover this tool: each call waits for its own answer. */
+export const asksEveryCall = (tool: Tool | undefined): boolean => tool?.needsApproval === "every call";
+
 export async function approvalNeeded(tool: Tool, ctx: ToolContext, rawInput: unknown): Promise<boolean> {
   if (typeof tool.needsApproval === "boolean") return tool.needsApproval;
+  if (tool.needsApproval === "every call") return true;
   const parsed = tool.input.safeParse(rawInput);
   if (!parsed.success) return false;
   try {

@@ -156,8 +156,9 @@ export const forgetMemory = defineTool({
     })
     .refine((v) => v.fact_ids.length + v.profile_keys.length > 0, "give fact_ids or profile_keys"),
   runs: "server",
-  // Removing personal data for good: never on the model's word alone (a prompt injection could ask for it).
-  needsApproval: true,
+  // Removing personal data for good: never on the model's word alone (a prompt injection could ask for it), and
+  // each time the user's own answer (an earlier "always" does not cover it).
+  needsApproval: "every call",
   describe: (input) => `Forgetting what you asked: ${input.reason}`,
   async run(ctx, input) {
     const deps = memoryDeps(ctx.env, ctx.config, ctx.db);
