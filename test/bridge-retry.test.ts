@@ -4,7 +4,7 @@
  * tool running again; a different answer, another call id, a late retry or a new message behave as
  * docs/bridge.md says.
  */
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { chatTurn, errorOf, expectWholeHistory, lookupOrder, resume, sessionStub, state } from "./bridge-helpers";
 import type { Step } from "./fake-anthropic/worker";
@@ -100,12 +100,14 @@ describe("the model fails after a client tool's answer", () => {
     });
   });
 
-  it("a retry the model fails again can be sent once more", async () => {
+  it("a retry the model fails again can be sent once more, also after the session object was evicted", async () => {
     const { u, sessionId } = await failedAnswer();
+    await evictDurableObject(sessionStub(u.id, sessionId));
     await script(u.id, ...overloaded, textReply("Third time lucky."));
     const second = await resume(u.key, sessionId, { call_id: "toolu_r1", content: "shipped" });
     expect(second.end).toMatchObject({ type: "error", code: "model_overloaded", message: expect.stringMatching(/toolu_r1 is kept/) });
     expect((await state(u.key, sessionId)).messages).toHaveLength(3);
+    await evictDurableObject(sessionStub(u.id, sessionId));
     const third = await resume(u.key, sessionId, { call_id: "toolu_r1", content: "shipped" });
     expect(third.end).toMatchObject({ type: "done" });
     expect(saidIn((await state(u.key, sessionId)).messages.at(-1) ?? { content: [] })).toBe("Third time lucky.");
