@@ -58,6 +58,13 @@ const Stored = z.object({
 });
 export type Continuation = z.infer<typeof Stored>;
 
+/**
+ * What a turn carries from one segment to the next besides its messages: who and where, the model, the prompt,
+ * the tools, its progress and per-turn caps, and its deadline.
+ */
+export const TurnState = Stored.omit({ v: true, messages: true, results: true, pending: true });
+export type TurnState = z.infer<typeof TurnState>;
+
 /** Written through the schema, so the bytes stored are exactly the bytes a later decode re-encodes to. */
 export const encodeContinuation = (c: Continuation): string => JSON.stringify(Stored.parse(c));
 

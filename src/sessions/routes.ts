@@ -103,14 +103,14 @@ const toolResultRoute = createRoute({
   tags: ["sessions"],
   summary: "Resume a suspended turn with a client tool's result or an approval decision",
   description:
-    "Answers one pending call. The turn continues and ends like a chat turn: a reply, or another tool_pending envelope. SSE or JSON, as the suspended turn was unless `stream` says otherwise.",
+    "Answers one pending call. The turn continues and ends like a chat turn: a reply, or another tool_pending envelope. SSE or JSON, as the suspended turn was unless `stream` says otherwise. If the model fails after the answer, the answer stays in the conversation and sending the same answer again continues the turn without running the tool again.",
   security,
   request: { params: IdParam, ...jsonBody(ToolResultRequest) },
   responses: {
     200: { description: "The resumed turn", content: { "text/event-stream": { schema: z.string() }, "application/json": { schema: ChatResponse } } },
     ...errors,
     ...conflict,
-    410: json(ErrorBody, "The pending call expired (continuation_expired)"),
+    410: json(ErrorBody, "The pending call expired, or the turn the model failed can no longer be continued (continuation_expired)"),
   },
 });
 

@@ -7,7 +7,8 @@
 
 import { type Answer, applyAnswer, type Refusal, type Resolution } from "../bridge/answer";
 import type { ClientToolDef } from "../bridge/client-tools";
-import { type Continuation, envelopeOf, nonEmpty } from "../bridge/continuation";
+import { type Continuation, envelopeOf, nonEmpty, type TurnState } from "../bridge/continuation";
+import { answeredWith, type RetryableTurn, retryHint } from "../bridge/retry";
 import { inCallOrder, resultBlock, type TurnTools, turnTools } from "../bridge/toolset";
 import { contextLogInsert } from "../chat/context-log";
 import { type MessageParam, type Progress, runAgentLoop } from "../chat/loop";
@@ -79,8 +80,10 @@ type Segment = {
  * those context providers hand over) go out in one batch after the model call, beside `later` (other
  * deferred work); both are awaited before the stream ends.
  */
-type Tally = { pending: boolean; rows: Statement[]; later: (() => Promise<unknown>)[]; spent: SpentTokens };
-const newTally = (): Tally => ({ pending: false, rows: [], later: [], spent: noTokens() });
+type Tally = { pending: boolean; rows: Statement[]; later: (() => Promise<unknown>)[]; spent: SpentTokens; calls: number };
+const newTally = (): Tally => ({ pending: false, rows: [], later: [], spent: noTokens(), calls: 0 });
+/** The answered call a resumed turn's model failure leaves in history (bridge/retry.ts). */
+type Answered = Pick<RetryableTurn, "call" | "answered" | "ok">;
 export type Alarm = { set(at: number): Promise<void>; clear(): Promise<void> };
 
 export const pendingMessage = (sessionId: string) =>
@@ -158,6 +161,8 @@ export class TurnRunner {
     if (refused) return open({ code: refused.code, message: refused.message, retryAfter: refused.retryAfterSeconds });
     if (!this.store.sessionMeta()) this.store.saveSessionMeta(meta);
     open();
+    // A failed resume's turn is not continued once the user moves on; its answered round stays in history.
+    this.store.saveRetryableTurn(null);
     sink.emit({ type: "session", id: input.sessionId });
     let userSeq: number | undefined;
     let ended = false;
@@ -213,41 +218,103 @@ export class TurnRunner {
     }
     const toolsUsed = [...cont.tools_used];
     const sink = notingTools(events, toolsUsed);
-    const scope = this.scope(input, cont.site_id, cont.project_id);
-    const progress = { iterations: cont.iterations, usage: addUsage(zeroUsage(), cont.usage), toolsUsed: cont.tools_used };
-    const tools = turnTools(this.registry.tools, cont.client_tools, cont.server_tools);
-    const counters = new Map(Object.entries(cont.counters));
-    const seg: Segment = {
-      scope,
-      model: cont.model,
-      system: cont.system,
-      tools,
-      progress,
-      counters,
-      injected: new Map(Object.entries(cont.injected)),
-      stream: cont.stream,
-    };
+    const seg = this.segment(input, cont);
     const tally = newTally();
+    // Set once the answered round is in history.
+    let answered: Answered | undefined;
     let ended = false;
     try {
       if (resolution.remember) this.store.allowAlways(resolution.call.tool_name);
-      const { results, pending } = await applyAnswer(cont, resolution, tools, this.toolCtx(seg, sink), sink.emit);
+      const { results, pending } = await applyAnswer(cont, resolution, seg.tools, this.toolCtx(seg, sink), sink.emit);
       if (nonEmpty(pending)) {
         tally.pending = await this.suspend({ ...cont, results, pending, counters: Object.fromEntries(seg.counters), expires_at: this.expiry() }, sink);
         return;
       }
       this.store.closeContinuation(completed(cont.messages, results));
+      const result = results.find((r) => r.tool_use_id === resolution.call.call_id);
+      answered = { call: resolution.call, answered: answeredWith(input.answer), ok: result?.is_error !== true };
       await this.alarm.clear();
       tally.pending = await this.run(seg, sink, tally);
       ended = !tally.pending;
     } catch (err) {
-      if (!isAbort(err) && !sink.signal.aborted) this.rollbackTurn();
-      this.fail(err, sink, input.sessionId, { usage: addUsage(progress.usage, tally.spent), toolsUsed });
+      this.failAnswered(err, sink, input.sessionId, { seg, base: cont, answered, tally, toolsUsed });
     } finally {
       await handedOver(sink);
-      await this.settle(scope, cont.model, tally);
+      await this.settle(seg.scope, cont.model, tally);
     }
-    return ended ? (signal) => this.foldAhead(scope, signal) : undefined;
+    return ended ? (signal) => this.foldAhead(seg.scope, signal) : undefined;
+  }
+
+  /**
+   * Continues a resumed turn the model failed, the client having sent the same answer again (bridge/retry.ts):
+   * the answered round is in history, so the model is called again from there and no tool runs again.
+   */
+  async retry(input: ResumeInput, events: EventSink): Promise<Afterwards | undefined> {
+    events.emit({ type: "session", id: input.sessionId });
+    const kept = this.store.retryableTurn();
+    // A new message went first while this answer waited for the lock: the turn went on without it.
+    if (kept?.call.call_id !== input.answer.call_id) {
+      events.emit({ type: "error", code: "conflict", message: "no tool call is pending in this session: the conversation went on" });
+      return undefined;
+    }
+    this.store.saveRetryableTurn(null);
+    const toolsUsed = [...kept.tools_used];
+    const sink = notingTools(events, toolsUsed);
+    const seg = this.segment(input, kept);
+    const tally = newTally();
+    let ended = false;
+    sink.emit({ type: "tool_result", id: kept.call.call_id, name: kept.call.tool_name, ok: kept.ok });
+    try {
+      tally.pending = await this.run(seg, sink, tally);
+      ended = !tally.pending;
+    } catch (err) {
+      this.failAnswered(err, sink, input.sessionId, { seg, base: kept, answered: kept, tally, toolsUsed });
+    } finally {
+      await handedOver(sink);
+      await this.settle(seg.scope, kept.model, tally);
+    }
+    return ended ? (signal) => this.foldAhead(seg.scope, signal) : undefined;
+  }
+
+  /**
+   * Ends a resumed turn that threw. Before the answered round reached history nothing changed: the call is still
+   * pending and can be answered again. After, the round stays (it holds what the client gave, and what an approved
+   * tool did); unless the turn was aborted, it is kept for the same answer sent again, and the error says so.
+   */
+  private failAnswered(
+    err: unknown,
+    sink: EventSink,
+    sessionId: string,
+    turn: { seg: Segment; base: TurnState; answered: Answered | undefined; tally: Tally; toolsUsed: string[] },
+  ): undefined {
+    const { seg, base, answered, tally, toolsUsed } = turn;
+    const soFar = { usage: addUsage(seg.progress?.usage ?? zeroUsage(), tally.spent), toolsUsed };
+    if (!answered || isAbort(err) || sink.signal.aborted) return this.fail(err, sink, sessionId, soFar);
+    this.store.saveRetryableTurn({
+      ...base,
+      ...answered,
+      tools_used: toolsUsed,
+      // The failed call is not counted: it did not happen.
+      iterations: base.iterations + tally.calls,
+      usage: soFar.usage,
+      counters: Object.fromEntries(seg.counters),
+      expires_at: this.expiry(),
+    });
+    return this.fail(err, sink, sessionId, soFar, retryHint(answered.call.call_id, sessionId));
+  }
+
+  /** The segment that carries a turn on from its stored state (a continuation, or a turn kept for its retry). */
+  private segment(caller: Caller, s: TurnState): Segment {
+    return {
+      scope: this.scope(caller, s.site_id, s.project_id),
+      model: s.model,
+      system: s.system,
+      tools: turnTools(this.registry.tools, s.client_tools, s.server_tools),
+      progress: { iterations: s.iterations, usage: addUsage(zeroUsage(), s.usage), toolsUsed: s.tools_used },
+      counters: new Map(Object.entries(s.counters)),
+      injected: new Map(Object.entries(s.injected)),
+      stream: s.stream,
+    };
   }
 
   /** Ends a suspended turn without the client: every open call gets an is_error result, so history stays whole. */
@@ -281,7 +348,10 @@ export class TurnRunner {
       persist: async (msgs) => {
         this.store.append(msgs);
       },
-      onUsage: (u) => addCall(tally.spent, seg.model, u, scope.config.modelPrices),
+      onUsage: (u) => {
+        tally.calls += 1;
+        addCall(tally.spent, seg.model, u, scope.config.modelPrices);
+      },
       ...(seg.progress ? { progress: seg.progress } : {}),
     });
     if (outcome.kind === "refused") {
@@ -455,16 +525,17 @@ export class TurnRunner {
   /**
    * Ends a turn that threw. An abort sends nothing (the client is gone), unless the user stopped the turn:
    * then the client is still reading and the stream ends with `done`, stop_reason "stopped", with what the
-   * turn had spent and called so far.
+   * turn had spent and called so far. `then`: what the client can do now, added to the error's message.
    */
-  private fail(err: unknown, sink: EventSink, sessionId: string, soFar?: { usage: Usage; toolsUsed: string[] }): undefined {
+  private fail(err: unknown, sink: EventSink, sessionId: string, soFar?: { usage: Usage; toolsUsed: string[] }, then?: string): undefined {
     if (isAbort(err) || sink.signal.aborted) {
       if (soFar && stoppedByUser(sink.signal)) sink.emit({ type: "done", stop_reason: "stopped", usage: soFar.usage, tools_used: soFar.toolsUsed });
       return;
     }
     const failure = modelFailure(err);
     if (!failure) console.error(JSON.stringify({ session: sessionId, error: describeFailure(err) }));
-    sink.emit({ type: "error", ...(failure ?? { code: "internal", message: "internal error" }) });
+    const { code, message } = failure ?? { code: "internal", message: "internal error" };
+    sink.emit({ type: "error", code, message: then ? `${message}; ${then}` : message });
   }
 }
 

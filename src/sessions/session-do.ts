@@ -8,6 +8,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { isRefusal, type Refusal, resolveAnswer } from "../bridge/answer";
 import { type Continuation, envelopeOf } from "../bridge/continuation";
+import { retryRefusal } from "../bridge/retry";
 import type { MessageParam } from "../chat/loop";
 import type { Env } from "../config/env";
 import type { Registry } from "../core/capability";
@@ -77,23 +78,37 @@ export class SessionObject extends DurableObject<Env> {
     return this.start(input.turnId, input.stream, (sink, open) => this.runner.chat(input, sink, open));
   }
 
-  /** Resumes the suspended turn with the client's answer to one pending call. */
+  /**
+   * Resumes the suspended turn with the client's answer to one pending call; or, when the model failed after the
+   * last answer, continues that turn if the same answer is sent again (bridge/retry.ts).
+   */
   async resume(input: ResumeInput): Promise<Started> {
     if (this.destroyed) return { error: GONE };
     if (this.resuming) return { error: { code: "session_busy", message: "an answer to this session's pending tool call is already being processed" } };
     const cont = this.live();
     if (!cont) {
+      // The model failed after this session's last answer: the same answer sent again continues the turn.
+      const kept = this.store.retryableTurn();
+      if (kept) {
+        const refused = retryRefusal(kept, input.answer, Date.now());
+        if (refused) return { error: refused };
+        return this.answering(input.turnId, input.answer.stream ?? kept.stream, (sink) => this.runner.retry(input, sink));
+      }
       return this.store.wasExpired(input.answer.call_id)
         ? { error: { code: "continuation_expired", message: `tool call ${input.answer.call_id} expired before it was answered` } }
         : { error: { code: "conflict", message: "no tool call is pending in this session" } };
     }
     const resolution = resolveAnswer(cont, input.answer);
     if (isRefusal(resolution)) return { error: resolution };
+    return this.answering(input.turnId, input.answer.stream ?? cont.stream, (sink) => this.runner.resume(input, resolution, sink));
+  }
+
+  /** Runs an answer that passed its checks; until it ends, the session refuses other answers and new messages. */
+  private answering(turnId: string, stream: boolean, work: (sink: EventSink) => Promise<Afterwards | undefined>): Promise<Started> {
     this.resuming = true;
-    const stream = input.answer.stream ?? cont.stream;
-    return this.start(input.turnId, stream, (sink, open) => {
+    return this.start(turnId, stream, (sink, open) => {
       open();
-      return this.runner.resume(input, resolution, sink).finally(() => {
+      return work(sink).finally(() => {
         this.resuming = false;
       });
     });

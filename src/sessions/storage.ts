@@ -1,6 +1,7 @@
 /**
  * The session Durable Object's SQLite: the history (`messages`), the suspended turn (`continuation`,
- * at most one row) and small state (`state`: the always-allow set, recently expired call ids).
+ * at most one row) and small state (`state`: the always-allow set, recently expired call ids, a failed
+ * resume's turn kept for its retry, ...).
  * Every JSON column holds one JSON value written with one JSON.stringify; the CHECKs make a
  * continuation whose messages are a string (a second layer of escaping) impossible to store.
  * The tables are created by the first write: an object reached with an id that names no session (a
@@ -8,6 +9,7 @@
  */
 
 import { type Continuation, decodeContinuation, encodeContinuation } from "../bridge/continuation";
+import { decodeRetryable, RetryableTurn } from "../bridge/retry";
 import type { MessageParam } from "../chat/loop";
 import type { SpentTokens } from "../usage/spent";
 import type { StoredMessage } from "./history";
@@ -143,6 +145,18 @@ export class SessionStorage {
       if (expired.length) this.setState("expired_calls", [...expired, ...(this.state<string[]>("expired_calls") ?? [])].slice(0, KEEP_EXPIRED));
       return this.insert(messages);
     });
+  }
+
+  /** A resumed turn the model failed after the client's answer, kept for the same answer sent again (bridge/retry.ts). */
+  retryableTurn(): RetryableTurn | null {
+    const value = this.state<unknown>("retryable_turn");
+    return value === null ? null : decodeRetryable(value);
+  }
+
+  /** Written through its schema; null drops it (the turn went on). */
+  saveRetryableTurn(turn: RetryableTurn | null): void {
+    if (turn) this.setState("retryable_turn", RetryableTurn.parse(turn));
+    else if (this.created) this.sql.exec("DELETE FROM state WHERE key = 'retryable_turn'");
   }
 
   alwaysAllowed(): Set<string> {
