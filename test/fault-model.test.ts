@@ -134,4 +134,17 @@ describe("a write made by a turn that then fails", () => {
     await chat(u.key, { message: "I moved to Lisbon in March", session_id: other.sessionId });
     expect(await stored()).toBe(2);
   });
+
+  it("the same words in a later turn of the session are a new observation: a change of mind back is recorded", async () => {
+    const u = await createUser();
+    const say = (content: string) => [toolCall("record_observation", { content, category: "preference" }), textReply("Noted.")];
+    await script(u.id, ...say("User's favourite colour is blue"));
+    const first = await chat(u.key, { message: "my favourite colour is blue" });
+    await script(u.id, ...say("User's favourite colour is green"));
+    await chat(u.key, { message: "now it is green", session_id: first.sessionId });
+    await script(u.id, ...say("User's favourite colour is blue"));
+    await chat(u.key, { message: "no, blue again", session_id: first.sessionId });
+    const { events } = (await (await api(u.key, "GET", "/v1/memory/events")).json()) as { events: { content: string }[] };
+    expect(events.map((e) => e.content)).toEqual(["User's favourite colour is blue", "User's favourite colour is green", "User's favourite colour is blue"]);
+  });
 });

@@ -103,7 +103,7 @@ describe("forgetting from the chat", () => {
     "asks again on every call: an answer of 'always' covers only the call it answers",
     async () => {
       const u = await createUser();
-      const [tea, cello] = (await importFacts(u.key, [{ text: "I drink green tea" }, { text: "I play the cello" }])).facts.map((f) => f.id);
+      const [tea = "", cello = ""] = (await importFacts(u.key, [{ text: "I drink green tea" }, { text: "I play the cello" }])).facts.map((f) => f.id);
       await script(
         u.id,
         {

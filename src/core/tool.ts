@@ -7,7 +7,10 @@ import type { ChatEvent } from "./events";
 export interface ToolContext extends TurnScope {
   /** Streams an event to the client (e.g. `memory_saved`). */
   emit(event: ChatEvent): void;
-  /** Per-turn counters, for caps a runaway model must not exceed within one turn. */
+  /**
+   * Per-turn counters, for caps a runaway model must not exceed within one turn; `TURN_BASE` says which turn
+   * of the session this is.
+   */
   turn: Map<string, number>;
   /**
    * The context sections injected into this turn's system prompt: section name -> ids (BuiltPrompt.injected).
@@ -20,6 +23,12 @@ export interface ToolContext extends TurnScope {
    */
   defer?: (work: () => Promise<unknown>) => void;
 }
+
+/**
+ * In `ToolContext.turn`: how many messages the session's history held before this turn's user message. A turn
+ * retried after a failure that rolled it back has the same base; a later turn has a larger one.
+ */
+export const TURN_BASE = "turn.base";
 
 /** Hands `work` to the context's `defer` when it has one, else runs it now. */
 export async function deferOrRun(ctx: Pick<ToolContext, "defer">, work: () => Promise<unknown>): Promise<void> {

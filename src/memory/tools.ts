@@ -5,7 +5,7 @@
 import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { TurnScope } from "../core/context";
-import { deferOrRun, defineTool, type ToolContext, type ToolResult } from "../core/tool";
+import { deferOrRun, defineTool, type ToolContext, type ToolResult, TURN_BASE } from "../core/tool";
 import { type JsonObject, users } from "../db/schema";
 import { AppError, describeFailure } from "../lib/errors";
 import { learnAboutConnection } from "./connections";
@@ -32,9 +32,10 @@ async function observe(ctx: ToolContext, inputs: ObservationInput[]): Promise<To
     return { content: `At most ${OBSERVATIONS_PER_TURN} observations per turn; nothing was recorded.`, isError: true };
   }
   ctx.turn.set("memory.observations", used + inputs.length);
-  // Keyed by session and content: a turn retried after the model failed past this call (its history is
-  // rolled back, this write is not) records the same observation once, answering with the stored event.
-  const key = `obs:${await uuidv5(canonicalJson([ctx.sessionId, inputs]))}`;
+  // Keyed by session, turn and content: a turn retried after the model failed past this call (its history is
+  // rolled back, this write is not) records the same observation once, answering with the stored event; the same
+  // words in a later turn ("blue", "green", "blue again") are a new observation.
+  const key = `obs:${await uuidv5(canonicalJson([ctx.sessionId, ctx.turn.get(TURN_BASE) ?? null, inputs]))}`;
   const deps = memoryDeps(ctx.env, ctx.config, ctx.db);
   const { events, budget } = await recordObservations(deps, { id: ctx.userId, plan: ctx.plan }, inputs, key, ctx.sessionId);
   if (!events.length) return { content: "This conversation was deleted or its memory erased while it ran: nothing was recorded.", isError: true };

@@ -19,7 +19,7 @@ import type { Env } from "../config/env";
 import type { Registry } from "../core/capability";
 import type { TurnScope } from "../core/context";
 import { addUsage, type Usage, zeroUsage } from "../core/events";
-import type { ToolContext } from "../core/tool";
+import { type ToolContext, TURN_BASE } from "../core/tool";
 import { runStatements, type Statement } from "../db/batch";
 import { createDb, type Db } from "../db/client";
 import type { Plan } from "../db/schema";
@@ -173,6 +173,7 @@ export class TurnRunner {
         { type: "text", text: prompt.turnContext },
         { type: "text", text: input.message },
       ];
+      const base = this.store.messageCount();
       [userSeq] = this.store.append([{ role: "user", content }]);
       if (userSeq !== undefined) rows.push({ seq: userSeq, role: "user", content, created_at: Date.now() });
       // Folding is done after turns; before the model call only when this message takes the history past the budget.
@@ -185,7 +186,7 @@ export class TurnRunner {
         model: scope.config.chatModel,
         system: prompt.system,
         tools: turnTools(this.registry.tools, input.clientTools),
-        counters: new Map(),
+        counters: new Map([[TURN_BASE, base]]),
         injected,
         stream: input.stream,
       };
