@@ -88,6 +88,31 @@ describe("consolidation (queue consumer)", () => {
     expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({ B: { x: 1, y: 2 } });
   });
 
+  it("cleans the profile and the narrative the model writes as it cleans the user's own edit: secrets redacted, invisible characters gone", async () => {
+    const u = await createUser();
+    const { sent } = await observe(u.id, [{ content: "My wifi password is hunter2butlonger; I cook for a living" }]);
+    await script(
+      u.id,
+      consolidation({
+        updated_scaffold: { wifi_password: "hunter2butlonger", "Role\u200b": "Chef\u202e", Home: { router: "api_key=abcd1234efgh5678" } },
+        scaffold_confidence: { "Role\u200b": 0.95 },
+        updated_working_memory: "Cooks for a living.\u0007 Shared api_key=abcd1234efgh5678 for the router.",
+        facts_to_embed: [],
+      }),
+    );
+    await deliver(sent);
+    const scaffold = await getJson<Scaffold>(u.key, "/v1/memory/scaffold");
+    expect(scaffold.scaffold).toEqual({ wifi_password: "[REDACTED]", Role: "Chef", Home: { router: "api_key=[REDACTED]" } });
+    expect(scaffold.confidence.Role?.confidence).toBe(0.95);
+    expect((await getJson<Working>(u.key, "/v1/memory/working")).working_memory).toBe("Cooks for a living. Shared api_key=[REDACTED] for the router.");
+    // The next turn's prompt carries none of it either.
+    await script(u.id, textReply("Hello"));
+    expect((await api(u.key, "POST", "/v1/chat", { message: "hi", stream: false })).status).toBe(200);
+    const prompt = JSON.stringify((await seen(u.id)).at(-1));
+    expect(prompt).not.toContain("hunter2butlonger");
+    expect(prompt).not.toContain("abcd1234efgh5678");
+  });
+
   it("accepts the whole tool input stringified, and facts_to_embed as a JSON string", async () => {
     const u = await createUser();
     const { sent } = await observe(u.id, [{ content: "x" }]);

@@ -29,6 +29,7 @@ import type { ModelClient } from "../model/anthropic";
 import { callStructured } from "../model/structured";
 import { recordUsage } from "../usage/record";
 import { consolidationBudget, deferredReason } from "./budget";
+import { cleanJsonObject, cleanKey, cleanNarrative } from "./clean";
 import {
   CONSOLIDATION_SYSTEM,
   consolidationFormat,
@@ -153,7 +154,9 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
 
     const now = deps.now();
     const corrected = events.some((e) => e.eventType === "correction");
-    const scaffold = mergeScaffold(user.scaffold, output.updated_scaffold);
+    // The model's output is cleaned as the user's own edit would be (invisible characters, secrets) before it is merged.
+    const scaffold = mergeScaffold(user.scaffold, cleanJsonObject(output.updated_scaffold));
+    const stated = Object.fromEntries(Object.entries(output.scaffold_confidence ?? {}).map(([k, c]) => [cleanKey(k), c]));
     // A key the user set or removed after every observation of this batch was made stays as they left it: an
     // older observation (pending, deferred or retried) does not undo their correction. Later observations can.
     const newest = Math.max(...events.map((e) => e.createdAt));
@@ -163,7 +166,7 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
       else if (key in user.scaffold) scaffold[key] = user.scaffold[key] as Json;
     }
     const present = keyMeta(user.scaffold, user.scaffoldMeta);
-    const { meta, changed } = scaffoldMeta(user.scaffold, scaffold, present, output.scaffold_confidence ?? {}, corrected ? 0.9 : 0.7, now);
+    const { meta, changed } = scaffoldMeta(user.scaffold, scaffold, present, stated, corrected ? 0.9 : 0.7, now);
     for (const [key, m] of userSince) if (!isTombstone(m) && key in user.scaffold) meta[key] = m;
     // A removal is remembered while its key stays away (an older observation may yet be retried); a later
     // observation that brings the key back ends it.
@@ -200,7 +203,7 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
       : sql`true`;
     const writes = factStatements(deps, userId, prepared, guarded ? cap : undefined);
     const rev = state.rev + 1;
-    const workingMemory = capWords(output.updated_working_memory, WORKING_MEMORY_WORDS);
+    const workingMemory = capWords(cleanNarrative(output.updated_working_memory), WORKING_MEMORY_WORDS);
     const tiers: Tiers = { workingMemory, scaffold, scaffoldMeta: meta };
     const results = await runStatements(db, [
       // First, so that a second run based on the same revision fails here and nothing of it is applied.

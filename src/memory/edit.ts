@@ -11,8 +11,8 @@ import { type Db, newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
 import { type Json, type JsonObject, memoryRuns, type ScaffoldMeta, users } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
-import { namesSecret, REDACTED, redactSecrets } from "../lib/redact";
-import { cleanMemoryText, cleanText, stripInvisible } from "../lib/sanitize";
+import { cleanText } from "../lib/sanitize";
+import { cleanJson, cleanNarrative } from "./clean";
 import { WORKING_MEMORY_WORDS } from "./consolidation-schema";
 import { wordCount } from "./text";
 import { dropOldCopies, KEPT_COPIES, pruneTombstones, type Tiers } from "./tiers";
@@ -25,30 +25,9 @@ const USER_SET_CONFIDENCE = 1;
 
 export type TierEdit = { workingMemory: string } | { scaffold: Record<string, Json | null> };
 
-/**
- * Invisible and control characters go from every string of a value, and secrets are redacted, as from any text
- * memory stores (the scaffold is in every prompt): a string under a key that names a secret (`DB_PASSWORD`,
- * `api_key`) goes whole, whatever it looks like, as `DB_PASSWORD=...` would in text.
- */
-function cleanJson(v: Json, key?: string): Json {
-  if (typeof v === "string") {
-    const text = stripInvisible(v).trim();
-    return key !== undefined && text !== "" && namesSecret(key) ? REDACTED : redactSecrets(text);
-  }
-  if (Array.isArray(v)) return v.map((x) => cleanJson(x, key));
-  if (v && typeof v === "object")
-    return Object.fromEntries(
-      Object.entries(v).map(([k, x]) => {
-        const name = stripInvisible(k).trim();
-        return [name, cleanJson(x, name)];
-      }),
-    );
-  return v;
-}
-
 /** The narrative as it will be stored; over the cap is refused rather than cut, so nothing the user wrote is lost silently. */
 function preparedNarrative(raw: string): string {
-  const text = raw.trim() === "" ? "" : cleanMemoryText(raw, 20_000, "working_memory");
+  const text = cleanNarrative(raw);
   const words = wordCount(text);
   if (words > WORKING_MEMORY_WORDS) throw new AppError("limit_exceeded", `working_memory is ${words} words; at most ${WORKING_MEMORY_WORDS}`);
   return text;

@@ -1,0 +1,41 @@
+/**
+ * What the memory tiers store from untrusted hands, cleaned one way whoever wrote it: the user's own edits, the
+ * consolidation model's profile and narrative, what the assistant learned about a connection. Everything here is
+ * injected into later prompts and shown back to the user, so invisible characters go and secrets are redacted.
+ */
+import type { Json, JsonObject } from "../db/schema";
+import { namesSecret, REDACTED, redactSecrets } from "../lib/redact";
+import { cleanMemoryText, SANITIZE_MAX_CHARS, stripInvisible } from "../lib/sanitize";
+
+/** A key of a stored JSON object: its invisible characters removed and trimmed. */
+export const cleanKey = (key: string): string => stripInvisible(key).trim();
+
+/**
+ * Invisible and control characters go from every key and string of a value, and secrets are redacted, as from any
+ * text memory stores: a string under a key that names a secret (`DB_PASSWORD`, `api_key`) goes whole, whatever it
+ * looks like, as `DB_PASSWORD=...` would in text.
+ */
+export function cleanJson(v: Json, key?: string): Json {
+  if (typeof v === "string") {
+    const text = stripInvisible(v).trim();
+    return key !== undefined && text !== "" && namesSecret(key) ? REDACTED : redactSecrets(text);
+  }
+  if (Array.isArray(v)) return v.map((x) => cleanJson(x, key));
+  if (v && typeof v === "object")
+    return Object.fromEntries(
+      Object.entries(v).map(([k, x]) => {
+        const name = cleanKey(k);
+        return [name, cleanJson(x, name)];
+      }),
+    );
+  return v;
+}
+
+/** `cleanJson` of an object (a profile update, a connection's learned info): still an object. */
+export const cleanJsonObject = (o: JsonObject): JsonObject => cleanJson(o) as JsonObject;
+
+/**
+ * The working-memory narrative as stored, cleaned like a fact's text; a narrative with nothing visible in it is
+ * the empty narrative (the user clearing it, or a model with nothing to say), not an error.
+ */
+export const cleanNarrative = (raw: string): string => (stripInvisible(raw).trim() === "" ? "" : cleanMemoryText(raw, SANITIZE_MAX_CHARS, "working_memory"));
