@@ -169,6 +169,37 @@ describe("memory tools", () => {
     await chat(u.key, { message: "again" });
     expect(await lastSystem(u.id)).not.toContain("Learned Info");
   });
+
+  it("learned info is cleaned like the scaffold, from the model or the API: secrets redacted, invisible characters gone", async () => {
+    const u = await createUser();
+    const conn = (await (await api(u.key, "POST", "/v1/connections", { name: "Jira" })).json()) as { id: string };
+    await script(
+      u.id,
+      toolCall("update_connection_context", {
+        connection_id: conn.id,
+        learned_info: { api_token: "abcd1234efgh5678", "board\u200b": "OPS\u202e", notes: "login with password=hunter2butlonger" },
+      }),
+      textReply("saved"),
+      textReply("next"),
+    );
+    await chat(u.key, { message: "my jira token is abcd1234efgh5678, board OPS" });
+    const learned = { api_token: "[REDACTED]", board: "OPS", notes: "login with password=[REDACTED]" };
+    expect((await getJson<{ learned_info: unknown }>(u.key, `/v1/connections/${conn.id}`)).learned_info).toEqual(learned);
+    // Neither the next prompt nor the audit event keeps the secrets.
+    await chat(u.key, { message: "create a ticket" });
+    expect(await lastSystem(u.id)).toContain(`"Jira (${conn.id})":${JSON.stringify(learned)}`);
+    const audit = (await getJson<Events>(u.key, "/v1/memory/events")).events.filter((e) => e.event_type === "connection_context");
+    expect(audit).toHaveLength(1);
+    expect(audit[0]?.content).not.toMatch(/abcd1234efgh5678|hunter2butlonger|[\u200b\u202e]/);
+
+    const created = await api(u.key, "POST", "/v1/connections", { name: "GitHub", learned_info: { "org\u200b": "acme", jira_secret: "k3y-v4lu3" } });
+    const other = (await created.json()) as { id: string; learned_info: Record<string, unknown> };
+    expect(other.learned_info).toEqual({ org: "acme", jira_secret: "[REDACTED]" });
+    const patched = await api(u.key, "PATCH", `/v1/connections/${other.id}`, {
+      learned_info: { org: "acme\u202e", GITHUB_TOKEN: "ghp_abcdefghijklmnopqrstuvwxyz" },
+    });
+    expect(await patched.json()).toMatchObject({ learned_info: { org: "acme", GITHUB_TOKEN: "[REDACTED]" } });
+  });
 });
 
 describe("connections API", () => {

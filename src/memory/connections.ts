@@ -9,6 +9,7 @@ import { belowQuota } from "../db/quota";
 import { connections, contextEvents, facts, type JsonObject } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
 import { cleanText } from "../lib/sanitize";
+import { cleanJsonObject } from "./clean";
 import { mergeScaffold } from "./consolidation-schema";
 import type { MemoryDeps } from "./deps";
 import { dropVectors, forgetContextLogs, forgetFacts } from "./facts";
@@ -37,15 +38,19 @@ function checkSize(info: JsonObject) {
   if (size > LEARNED_INFO_MAX_CHARS) throw new AppError("limit_exceeded", `learned_info would be ${size} characters; the limit is ${LEARNED_INFO_MAX_CHARS}`);
 }
 
-/** Adds a connection while the user holds fewer than the plan allows (counted inside the INSERT). */
+/**
+ * Adds a connection while the user holds fewer than the plan allows (counted inside the INSERT). Learned info,
+ * whoever writes it, is cleaned like the scaffold (it is in every prompt while the connection is active).
+ */
 export async function createConnection(db: Db, userId: string, quota: Quota, input: { name: string; active?: boolean; learnedInfo?: JsonObject }) {
-  checkSize(input.learnedInfo ?? {});
+  const learnedInfo = cleanJsonObject(input.learnedInfo ?? {});
+  checkSize(learnedInfo);
   const values = {
     id: newId("con"),
     userId,
     name: cleanText(input.name, 100, "name"),
     active: input.active ?? true,
-    learnedInfo: input.learnedInfo ?? {},
+    learnedInfo,
     createdAt: Date.now(),
   };
   const [row] = await insertWhere(db, connections, values, belowQuota(connections.userId, userId, quota.limit)).returning();
@@ -55,13 +60,14 @@ export async function createConnection(db: Db, userId: string, quota: Quota, inp
 
 export async function updateConnection(db: Db, userId: string, id: string, input: { name?: string; active?: boolean; learnedInfo?: JsonObject }) {
   const current = await getConnection(db, userId, id);
-  if (input.learnedInfo) checkSize(input.learnedInfo);
+  const learnedInfo = input.learnedInfo && cleanJsonObject(input.learnedInfo);
+  if (learnedInfo) checkSize(learnedInfo);
   const [row] = await db
     .update(connections)
     .set({
       name: input.name === undefined ? current.name : cleanText(input.name, 100, "name"),
       active: input.active ?? current.active,
-      learnedInfo: input.learnedInfo ?? current.learnedInfo,
+      learnedInfo: learnedInfo ?? current.learnedInfo,
     })
     .where(and(eq(connections.id, id), eq(connections.userId, userId)))
     .returning();
@@ -73,8 +79,9 @@ export async function updateConnection(db: Db, userId: string, id: string, input
  * Merges what the assistant learned about one connection (null removes a key). Written directly, as the
  * seed's update_connection_context does, with a processed context event as its audit trail.
  */
-export async function learnAboutConnection(db: Db, userId: string, id: string, updates: JsonObject, sessionId: string | null) {
+export async function learnAboutConnection(db: Db, userId: string, id: string, raw: JsonObject, sessionId: string | null) {
   const current = await getConnection(db, userId, id);
+  const updates = cleanJsonObject(raw);
   const learnedInfo = mergeScaffold(current.learnedInfo, updates);
   checkSize(learnedInfo);
   const now = Date.now();
