@@ -76,6 +76,41 @@ describe("the assistant organises projects", () => {
   );
 
   it(
+    "cleans the model's reason as the stream shows it and the project and its log keep it: secrets redacted, invisible characters gone",
+    async () => {
+      const u = await createUser();
+      await script(
+        u.id,
+        toolCall("create_project", { name: "Billing", reason: "User said token=abcd1234efgh5678ijkl\u202e\u200b for billing" }, "toolu_r1"),
+        toolCall("create_project", { name: "Blank", reason: "\u200b\u202e" }, "toolu_r2"),
+        textReply("done"),
+      );
+      const turn = await chat(u.key, { message: "let's start the billing work" });
+      const reason = "User said token=[REDACTED] for billing";
+      expect(toolUses(turn.events)[0]?.reason).toBe(`Creating project "Billing": ${reason}`);
+      // A reason with nothing visible in it is no reason: the call is refused and nothing is created.
+      expect(toolResults(turn.events).map((r) => r.ok)).toEqual([true, false]);
+      const projects = await projectsOf(u.key);
+      expect(projects).toMatchObject([{ name: "Billing", reason }]);
+      expect(await activityOf(u.key)).toMatchObject([{ action: "create", reason }]);
+
+      await script(
+        u.id,
+        toolCall("suggest_project_for_memory", {
+          memory_content: "Invoices go out on the 1st",
+          suggested_project_id: projects[0]?.id,
+          confidence: 0.9,
+          reason: "billing\u200b work; password: hunter2butlonger",
+        }),
+        textReply("noted"),
+      );
+      await chat(u.key, { message: "invoices go out on the 1st", session_id: turn.sessionId });
+      expect((await activityOf(u.key))[0]).toMatchObject({ action: "scope_memory", reason: "billing work; password: [REDACTED]" });
+    },
+    T,
+  );
+
+  it(
     "scopes a memory on a confident suggestion, keeps a weak one at user level for review, and retrieval never crosses projects",
     async () => {
       const u = await createUser();

@@ -80,3 +80,7 @@ export function cleanText(raw: string, maxChars = SANITIZE_MAX_CHARS, field = "c
  * injected into prompts and shown back to the user, so an API key or a password said in chat never stays in it.
  */
 export const cleanMemoryText = (raw: string, maxChars = SANITIZE_MAX_CHARS, field = "content"): string => redactSecrets(cleanText(raw, maxChars, field));
+
+/** `cleanMemoryText` for text that may be empty: with nothing visible in it, it is "" rather than an error. */
+export const cleanMemoryTextOrEmpty = (raw: string, maxChars = SANITIZE_MAX_CHARS): string =>
+  stripInvisible(raw).trim() === "" ? "" : cleanMemoryText(raw, maxChars);

@@ -1,11 +1,12 @@
 /**
- * What the memory tiers store from untrusted hands, cleaned one way whoever wrote it: the user's own edits, the
- * consolidation model's profile and narrative, what the assistant learned about a connection. Everything here is
- * injected into later prompts and shown back to the user, so invisible characters go and secrets are redacted.
+ * The JSON the memory tiers store from untrusted hands, cleaned one way whoever wrote it: the user's own edits of
+ * the scaffold, the consolidation model's profile update, what the assistant learned about a connection. All of it
+ * is injected into later prompts and shown back to the user, so invisible characters go and secrets are redacted
+ * (text is cleaned by `cleanMemoryText`).
  */
 import type { Json, JsonObject } from "../db/schema";
 import { namesSecret, REDACTED, redactSecrets } from "../lib/redact";
-import { cleanMemoryText, SANITIZE_MAX_CHARS, stripInvisible } from "../lib/sanitize";
+import { stripInvisible } from "../lib/sanitize";
 
 /** A key of a stored JSON object: its invisible characters removed and trimmed. */
 export const cleanKey = (key: string): string => stripInvisible(key).trim();
@@ -33,9 +34,3 @@ export function cleanJson(v: Json, key?: string): Json {
 
 /** `cleanJson` of an object (a profile update, a connection's learned info): still an object. */
 export const cleanJsonObject = (o: JsonObject): JsonObject => cleanJson(o) as JsonObject;
-
-/**
- * The working-memory narrative as stored, cleaned like a fact's text; a narrative with nothing visible in it is
- * the empty narrative (the user clearing it, or a model with nothing to say), not an error.
- */
-export const cleanNarrative = (raw: string): string => (stripInvisible(raw).trim() === "" ? "" : cleanMemoryText(raw, SANITIZE_MAX_CHARS, "working_memory"));

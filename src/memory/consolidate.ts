@@ -25,11 +25,12 @@ import {
   type ScaffoldMeta,
   users,
 } from "../db/schema";
+import { cleanMemoryTextOrEmpty } from "../lib/sanitize";
 import type { ModelClient } from "../model/anthropic";
 import { callStructured } from "../model/structured";
 import { recordUsage } from "../usage/record";
 import { consolidationBudget, deferredReason } from "./budget";
-import { cleanJsonObject, cleanKey, cleanNarrative } from "./clean";
+import { cleanJsonObject, cleanKey } from "./clean";
 import {
   CONSOLIDATION_SYSTEM,
   consolidationFormat,
@@ -203,7 +204,7 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
       : sql`true`;
     const writes = factStatements(deps, userId, prepared, guarded ? cap : undefined);
     const rev = state.rev + 1;
-    const workingMemory = capWords(cleanNarrative(output.updated_working_memory), WORKING_MEMORY_WORDS);
+    const workingMemory = capWords(cleanMemoryTextOrEmpty(output.updated_working_memory), WORKING_MEMORY_WORDS);
     const tiers: Tiers = { workingMemory, scaffold, scaffoldMeta: meta };
     const results = await runStatements(db, [
       // First, so that a second run based on the same revision fails here and nothing of it is applied.

@@ -11,8 +11,8 @@ import { type Db, newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
 import { type Json, type JsonObject, memoryRuns, type ScaffoldMeta, users } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
-import { cleanText } from "../lib/sanitize";
-import { cleanJson, cleanNarrative } from "./clean";
+import { cleanMemoryTextOrEmpty, cleanText } from "../lib/sanitize";
+import { cleanJson } from "./clean";
 import { WORKING_MEMORY_WORDS } from "./consolidation-schema";
 import { wordCount } from "./text";
 import { dropOldCopies, KEPT_COPIES, pruneTombstones, type Tiers } from "./tiers";
@@ -27,7 +27,7 @@ export type TierEdit = { workingMemory: string } | { scaffold: Record<string, Js
 
 /** The narrative as it will be stored; over the cap is refused rather than cut, so nothing the user wrote is lost silently. */
 function preparedNarrative(raw: string): string {
-  const text = cleanNarrative(raw);
+  const text = cleanMemoryTextOrEmpty(raw);
   const words = wordCount(text);
   if (words > WORKING_MEMORY_WORDS) throw new AppError("limit_exceeded", `working_memory is ${words} words; at most ${WORKING_MEMORY_WORDS}`);
   return text;

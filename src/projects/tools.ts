@@ -8,6 +8,7 @@ import { z } from "zod";
 import { quotaOf } from "../config/limits";
 import { defineTool, type ToolContext, type ToolResult } from "../core/tool";
 import { AppError } from "../lib/errors";
+import { cleanMemoryTextOrEmpty } from "../lib/sanitize";
 import { findMemory, mergeProjects, moveMemory } from "./moves";
 import { ProjectDescription, ProjectName } from "./schemas";
 import { createProject, getProject, listProjects, updateProject } from "./store";
@@ -17,7 +18,16 @@ import { placeMemory, SUGGESTION_THRESHOLD } from "./suggest";
 export const CREATES_PER_TURN = 2;
 export const CHANGES_PER_TURN = 5;
 
-const Reason = z.string().trim().min(1).max(500).describe("Why, in a sentence the user will see");
+/**
+ * The model's reason, as the user sees it and as the project and its activity log keep it: cleaned like any text
+ * memory stores (invisible characters removed, secrets redacted) once, here, before any tool reads it.
+ */
+const ReasonText = z
+  .string()
+  .trim()
+  .max(500)
+  .overwrite((text) => cleanMemoryTextOrEmpty(text, 500));
+const Reason = ReasonText.min(1).describe("Why, in a sentence the user will see");
 const ProjectId = z.string().trim().min(1).max(100);
 const USER_LEVEL = "user";
 
@@ -101,7 +111,7 @@ export const suggestProjectTool = defineTool({
     memory_content: z.string().trim().min(1).max(2000).describe("The memory, self-contained, in the third person"),
     suggested_project_id: ProjectId.describe('A project id, or "user" for user level'),
     confidence: z.number().min(0).max(1).describe("0-1 confidence in the suggestion"),
-    reason: z.string().trim().max(500).optional(),
+    reason: ReasonText.optional(),
   }),
   runs: "server",
   needsApproval: false,
