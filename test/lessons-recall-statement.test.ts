@@ -26,9 +26,9 @@ describe("recall statement", () => {
     expect(a.sql).toMatch(/LIMIT 5\)/);
     expect(render({ userId: "usr_aaaaaaaaaaaaaaaaaaaa", query: "retry", project: "api", limit: 7 }).sql).toMatch(/LIMIT 7\)/);
     // The fallback for a query without a searchable word (a literal substring match) writes its LIMIT in too.
-    const like = render({ userId: "usr_aaaaaaaaaaaaaaaaaaaa", query: "++", limit: 5 });
-    expect(like.sql).toContain("LIKE");
-    expect(like.sql).not.toMatch(/LIMIT \?/);
+    const literal = render({ userId: "usr_aaaaaaaaaaaaaaaaaaaa", query: "++", limit: 5 });
+    expect(literal.sql).toContain("instr(");
+    expect(literal.sql).not.toMatch(/LIMIT \?/);
   });
 
   it.each([-1, 2.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 60])("refuses to write in limit %s", (limit) => {

@@ -38,6 +38,22 @@ describe("lessons full-text index", () => {
     await integrityCheck();
   });
 
+  it("finds a lesson by a query with no searchable word, however long, whatever it is made of, and only the user's own", async () => {
+    const u = await createUser();
+    const other = await createUser();
+    const emoji = await remember(u.key, { title: "Emoji rule 😀", content: `Keep ${"😀".repeat(20)} in the changelog headings.` });
+    const arrows = await remember(u.key, { title: "Operators", content: "Document -> => >= <= != == === !== ?? ||= &&= ... :: ;; // in the style guide." });
+    const percent = await remember(u.key, { title: "Literal wildcards", content: "A coverage of 100%_ means nothing here." });
+    await remember(other.key, { title: "Someone else's emoji", content: `Also ${"😀".repeat(20)} here.` });
+    expect(await search(u.key, "😀".repeat(13))).toEqual([emoji.id]);
+    expect(await search(u.key, "-> => >= <= != == === !== ?? ||= &&= ... :: ;; //")).toEqual([arrows.id]);
+    // What a LIKE pattern would read as wildcards is only text.
+    expect(await search(u.key, "%_")).toEqual([percent.id]);
+    expect(await search(u.key, "%%")).toEqual([]);
+    // Longer than what is kept of it (200 characters): the first 200 still have to match.
+    expect(await search(u.key, "😀".repeat(300))).toEqual([]);
+  });
+
   it("keeps users apart even when their ids give the same index tag", async () => {
     const a = await createUser();
     // The tag comes from the id's characters 5-10: this user's id shares them with a's.

@@ -130,6 +130,20 @@ describe("MCP server at /mcp", () => {
   );
 
   it(
+    "brain_recall finds a lesson by a long query with no searchable word (a row of emoji)",
+    async () => {
+      const u = await createUser();
+      const client = await connect(u.key);
+      await call(client, "brain_remember", { title: "Emoji headings 😀", content: `Keep ${"😀".repeat(20)} in the changelog headings.` });
+      const found = await call(client, "brain_recall", { query: "😀".repeat(13) });
+      expect(found.isError).toBe(false);
+      expect(found.text).toContain("Emoji headings");
+      await client.close();
+    },
+    T,
+  );
+
+  it(
     "returns bad tool input as an error result, writing nothing",
     async () => {
       const u = await createUser();

@@ -1,6 +1,6 @@
 /**
  * Recall: full-text search over one user's lessons, safe for any string (every word is quoted, so FTS5
- * operators in the query are only words), with a LIKE fallback when the query has no searchable word.
+ * operators in the query are only words), with a substring match when the query has no searchable word.
  * Ranked by relevance (BM25 over title, content and tags), then signal, confirmations and recency;
  * the caller's project first, then global lessons, then other projects'. Every recall is logged and
  * counted on the lessons it returned.
@@ -14,6 +14,7 @@ import { userMatch } from "../db/fts-tag";
 import { literalLimit } from "../db/limit";
 import { lessonRecalls } from "../db/schema";
 import { redactSecrets } from "../lib/redact";
+import { clamp } from "../lib/sanitize";
 import { isStopword, words } from "../memory/text";
 import type { LessonType } from "./extraction-schema";
 import type { LessonRow } from "./store";
@@ -67,7 +68,7 @@ function filters(input: RecallInput): SQL {
 
 /**
  * The candidates (rowid, lexical): the user's best BM25 matches, or for a query without a searchable word
- * ("#!", "++") a literal substring match (LIKE's wildcards escaped), newest first, all equally relevant.
+ * ("#!", "++", a row of emoji) a literal substring match of its first 200 characters, newest first, all equally relevant.
  */
 function candidates(input: RecallInput): SQL | null {
   const terms = recallTerms(input.query);
@@ -81,11 +82,13 @@ function candidates(input: RecallInput): SQL | null {
         ORDER BY bm LIMIT ${literalLimit(DEPTH)}) h
       CROSS JOIN lessons l ON l.rowid = h.rowid WHERE ${filters(input)}`;
   }
-  const needle = input.query.trim().slice(0, 200);
+  const needle = clamp(input.query.trim(), 200);
   if (!needle) return null;
-  const like = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  // instr, not LIKE: D1 caps a LIKE pattern at 50 bytes (13 emoji, a run of symbols), and instr has no wildcards to
+  // escape. lower() folds ASCII only, as LIKE did.
   return sql`SELECT ${RANKED}, 1.0 AS lexical FROM lessons l
-    WHERE ${filters(input)} AND (l.title LIKE ${like} ESCAPE '\\' OR l.content LIKE ${like} ESCAPE '\\') ORDER BY l.created_at DESC LIMIT ${literalLimit(DEPTH)}`;
+    WHERE ${filters(input)} AND (instr(lower(l.title), lower(${needle})) > 0 OR instr(lower(l.content), lower(${needle})) > 0)
+    ORDER BY l.created_at DESC LIMIT ${literalLimit(DEPTH)}`;
 }
 
 /**
