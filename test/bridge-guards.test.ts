@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { DENIED } from "../src/bridge/answer";
+import { DENIED, MAX_IMAGE_BASE64_CHARS } from "../src/bridge/answer";
 import { type Block, chatTurn, deleteFile, errorOf, expectWholeHistory, lookupOrder, resume, state } from "./bridge-helpers";
 import { api, createUser, script, seen, shape, textReply, toolCall } from "./helpers";
+import { withEnv } from "./limits-helpers";
 import { wipeCounter } from "./test-capability";
 
 // wipe_cache (needs approval) and show_context come from the test Worker's capability.
@@ -16,6 +17,8 @@ async function suspended(tool = "lookup_order") {
   expect(t.pending?.call_id).toBe("toolu_g1");
   return { u, sessionId: t.sessionId };
 }
+
+const image = (data: string) => ({ type: "image", source: { type: "base64", media_type: "image/png", data } });
 
 describe("tool_result guards: a clear 4xx and nothing changed", () => {
   const cases: [string, (sessionId: string) => [string, unknown], number, string, RegExp?][] = [
@@ -63,6 +66,20 @@ describe("tool_result guards: a clear 4xx and nothing changed", () => {
     ["an unknown action", (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", action: "maybe" }], 400, "invalid_request"],
     ["deny with content", (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", action: "deny", content: "x" }], 400, "invalid_request"],
     ["a non-string content", (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", content: 42 }], 400, "invalid_request"],
+    [
+      "an image with empty data",
+      (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", content: [image("")] }],
+      400,
+      "invalid_request",
+      /data is empty/,
+    ],
+    [
+      "an image whose data is not base64",
+      (s) => [`/v1/sessions/${s}/tool_result`, { call_id: "toolu_g1", content: [{ type: "text", text: "here" }, image("this is not base64!")] }],
+      400,
+      "invalid_request",
+      /must be base64/,
+    ],
   ];
   for (const [name, request, status, code, message] of cases) {
     it(`rejects ${name} with ${status} ${code}`, async () => {
@@ -172,6 +189,21 @@ describe("approvals", () => {
     await resume(u.key, first.sessionId, { call_id: "toolu_t1", content: "deleted" });
     const next = await chatTurn(u.key, { message: "delete /g", session_id: first.sessionId, client_tools: [deleteFile] });
     expect(next.pending?.pending_calls[0]).toMatchObject({ call_id: "toolu_t2", needs_approval: false });
+  });
+
+  it("an image a client tool returns goes to the model as sent; one larger than the Messages API takes is refused first, the call still pending", async () => {
+    const { u, sessionId } = await suspended();
+    // A deployment that raised its body limit past the API's 5 MiB of base64 per image.
+    const call = withEnv({ MAX_BODY_BYTES: String(8 * 1024 * 1024) });
+    const over = await errorOf(
+      await call(u.key, "POST", `/v1/sessions/${sessionId}/tool_result`, { call_id: "toolu_g1", content: [image("A".repeat(MAX_IMAGE_BASE64_CHARS + 4))] }),
+    );
+    expect(over).toMatchObject({ status: 400, code: "invalid_request", message: expect.stringMatching(/at most 5242880 characters/) });
+    expect((await state(u.key, sessionId)).pending).toMatchObject({ call_id: "toolu_g1", answered: [] });
+    expect(await seen(u.id)).toHaveLength(1);
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+    await resume(u.key, sessionId, { call_id: "toolu_g1", content: [image(png)] });
+    expect(await lastSent(u.id)).toEqual([{ type: "tool_result", tool_use_id: "toolu_g1", content: [image(png)] }]);
   });
 
   it("a stream:false resume of an SSE turn answers JSON", async () => {

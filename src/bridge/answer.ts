@@ -13,12 +13,19 @@ import type { Continuation } from "./continuation";
 import { resultBlock, runServerTool, type TurnTools } from "./toolset";
 
 export const MAX_RESULT_CHARS = 200_000;
+/** The Messages API refuses an image whose base64 data is longer than 5 MiB: refused here first, while the call is still pending. */
+export const MAX_IMAGE_BASE64_CHARS = 5 * 1024 * 1024;
+
+const ImageData = z
+  .base64({ error: "an image's data must be base64 (no whitespace, padded to a multiple of 4 characters)" })
+  .min(1, "an image's data is empty")
+  .max(MAX_IMAGE_BASE64_CHARS, `an image's base64 data is at most ${MAX_IMAGE_BASE64_CHARS} characters (the Messages API's limit)`);
 
 const TextPart = z.strictObject({ type: z.literal("text"), text: z.string().max(MAX_RESULT_CHARS) });
 const ImagePart = z.strictObject({
   type: z.literal("image"),
   source: z.discriminatedUnion("type", [
-    z.strictObject({ type: z.literal("base64"), media_type: z.enum(["image/jpeg", "image/png", "image/gif", "image/webp"]), data: z.string() }),
+    z.strictObject({ type: z.literal("base64"), media_type: z.enum(["image/jpeg", "image/png", "image/gif", "image/webp"]), data: ImageData }),
     z.strictObject({ type: z.literal("url"), url: z.url() }),
   ]),
 });
