@@ -6,6 +6,7 @@ import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
 import { ConsolidationConflict, consolidateUser } from "../src/memory/consolidate";
 import { editTiers } from "../src/memory/edit";
+import { localEmbedder } from "../src/memory/embed";
 import { eraseMemory } from "../src/memory/erase";
 import { destroyPendingSessions } from "../src/sessions/erasure";
 import type { SessionObject } from "../src/sessions/session-do";
@@ -311,6 +312,26 @@ describe("DELETE /v1/memory", () => {
     expect(outcome).toBeInstanceOf(ConsolidationConflict);
     expect((await deliver(sent)).explicitAcks).toHaveLength(1);
   }, 60_000);
+
+  it("a consolidation that committed just before the erase leaves no vector behind when it indexes after it", async () => {
+    const u = await createUser();
+    await observe(u.id, [{ content: "My favourite tea is sencha" }]);
+    const client = slowModel(async () => ({ updated_scaffold: {}, updated_working_memory: "", facts_to_embed: ["User's favourite tea is sencha"] }));
+    // The run's batch has committed; the user erases everything while its new fact is being embedded.
+    let receipt: { erased: Record<string, unknown> } | undefined;
+    const embedder = {
+      ...localEmbedder,
+      embed: async (texts: string[]) => {
+        if (!receipt && texts.includes("User's favourite tea is sencha")) receipt = (await (await api(u.key, "DELETE", "/v1/memory")).json()) as typeof receipt;
+        return localEmbedder.embed(texts);
+      },
+    };
+    expect(await consolidateUser(captured({ embedder }).deps, { client, model: "m" }, u.id)).toMatchObject({ status: "applied" });
+    expect(receipt?.erased).toMatchObject({ facts: 1 });
+    expect(await count("facts", u.id)).toBe(0);
+    expect(await count("local_vectors", u.id)).toBe(0);
+    expect(await count("local_vector_postings", u.id)).toBe(0);
+  });
 
   it("a correction that read the memory before another revision and an erase is made again on top of the erased memory", async () => {
     const u = await createUser();

@@ -178,8 +178,9 @@ const vectorMetadata = (p: PreparedFact): VectorMetadata => {
 };
 
 /**
- * After the commit: embed the live facts, upsert their vectors, drop the vectors of superseded ones.
- * A failing embedder or index leaves `embedded_at` null for the sweep; the facts are already searchable by text.
+ * After the commit: embed the live facts, upsert their vectors, drop the vectors of superseded ones, and of
+ * those no longer stored and live once their vectors are written. A failing embedder or index leaves
+ * `embedded_at` null for the sweep; the facts are already searchable by text.
  */
 export async function indexFacts(
   deps: MemoryDeps,
@@ -194,7 +195,7 @@ export async function indexFacts(
     if (!live.length) return { embedded: 0 };
     const { vectors, tokens } = await deps.embedder.embed(live.map((p) => p.text));
     await deps.vectors.upsert(live.map((p, i) => ({ id: p.id, userId, vector: vectors[i] ?? { indices: [], values: [] }, metadata: vectorMetadata(p) })));
-    await deps.db.batch([
+    const [marked] = await deps.db.batch([
       deps.db
         .update(facts)
         .set({ embeddedAt: deps.now() })
@@ -207,10 +208,16 @@ export async function indexFacts(
             ),
             isNull(facts.supersededBy),
           ),
-        ),
+        )
+        .returning({ id: facts.id }),
       deps.db.insert(usage).values({ id: newId("use"), userId, kind: "embedding", model: deps.embedder.model, inputTokens: tokens, outputTokens: 0 }),
     ]);
-    return { embedded: live.length };
+    // A fact forgotten, erased or replaced while it was embedded had its vector removed before this upsert wrote it
+    // again: it goes now.
+    const kept = new Set(marked.map((r) => r.id));
+    const dropped = live.flatMap((p) => (kept.has(p.id) ? [] : [p.id]));
+    if (dropped.length) await deps.vectors.delete(userId, dropped);
+    return { embedded: kept.size };
   } catch (err) {
     const error = briefError(err);
     console.error(JSON.stringify({ memory: "index_facts", user: userId, error }));
