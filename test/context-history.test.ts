@@ -241,6 +241,32 @@ describe("bounded history", () => {
   );
 
   it(
+    "a session deleted while its turn runs is not summarised afterwards, and nothing of it goes to memory",
+    async () => {
+      const u = await createUser();
+      // After the second turn the history would be folded, and the summary would hand "User's name is Ana" to memory.
+      await script(
+        u.id,
+        textReply("noted alpha"),
+        { ...textReply("noted beta"), delay_ms: 1_500 },
+        summaryStep("Ana shared a long alpha list.", [{ content: "User's name is Ana", category: "fact" }]),
+      );
+      const first = await chat(u.key, { message: long("alpha", "My name is Ana. ") });
+      const second = api(u.key, "POST", "/v1/chat", { message: long("beta"), session_id: first.sessionId, stream: false });
+      // The second turn has reached the model (which answers 1.5 s later): the user deletes the conversation.
+      while ((await seen(u.id)).length < 2) await new Promise((r) => setTimeout(r, 20));
+      expect((await api(u.key, "DELETE", `/v1/sessions/${first.sessionId}`)).status).toBe(200);
+      // The running turn finished; the deletion waited for it, and for nothing after it.
+      expect((await second).status).toBe(200);
+      const events = (await (await api(u.key, "GET", "/v1/memory/events")).json()) as { events: { content: string }[] };
+      expect(events.events).toEqual([]);
+      expect(kinds(await seen(u.id))).toEqual(["chat", "chat"]);
+      expect((await api(u.key, "GET", `/v1/sessions/${first.sessionId}`)).status).toBe(404);
+    },
+    T,
+  );
+
+  it(
     "another user's session and its summary are not reachable",
     async () => {
       const [a, b] = [await createUser(), await createUser()];

@@ -2,7 +2,8 @@
  * Real faults for the fault suite, injected into the real D1 database (no mocks): a trigger makes one
  * user's writes to a table fail the way a D1 error would (the statement and its whole batch abort), and
  * renaming a table makes every read of it fail. Each returns its repair; `repairAll` undoes what a failed
- * test left behind.
+ * test left behind. `pausingD1` forces an interleaving: another request lands between a reader's read and its
+ * write, as a slow round trip allows.
  */
 import { env } from "cloudflare:test";
 
@@ -45,3 +46,48 @@ export const count = async (sql: string, ...binds: unknown[]) =>
       .bind(...binds)
       .first<{ n: number }>()) ?? { n: 0 }
   ).n;
+
+/**
+ * The real D1 binding, except that `meanwhile` runs once, just before the first statement whose SQL matches
+ * `pattern` is sent (alone or in a batch). Whatever the code under test read before that statement, it read
+ * before `meanwhile` ran.
+ */
+export function pausingD1(pattern: RegExp, meanwhile: () => Promise<unknown>): D1Database {
+  let waiting = true;
+  const pauseBefore = async (texts: readonly string[]) => {
+    if (!waiting || !texts.some((t) => pattern.test(t))) return;
+    waiting = false;
+    await meanwhile();
+  };
+  // Each statement handed out, with its SQL and the real statement a batch must be given.
+  const handedOut = new WeakMap<D1PreparedStatement, { sql: string; real: D1PreparedStatement }>();
+  const statement = (real: D1PreparedStatement, sql: string): D1PreparedStatement => {
+    const wrapped = new Proxy(real, {
+      get(target, prop) {
+        const value: unknown = Reflect.get(target, prop, target);
+        if (prop === "bind") return (...values: unknown[]) => statement(target.bind(...values), sql);
+        if (typeof value !== "function") return value;
+        const method = value.bind(target) as (...args: unknown[]) => Promise<unknown>;
+        if (prop !== "all" && prop !== "raw" && prop !== "first" && prop !== "run") return method;
+        return async (...args: unknown[]) => {
+          await pauseBefore([sql]);
+          return method(...args);
+        };
+      },
+    });
+    handedOut.set(wrapped, { sql, real });
+    return wrapped;
+  };
+  return new Proxy(env.DB, {
+    get(target, prop) {
+      if (prop === "prepare") return (sql: string) => statement(target.prepare(sql), sql);
+      if (prop === "batch")
+        return async (statements: D1PreparedStatement[]) => {
+          await pauseBefore(statements.map((s) => handedOut.get(s)?.sql ?? ""));
+          return target.batch(statements.map((s) => handedOut.get(s)?.real ?? s));
+        };
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}

@@ -2,10 +2,11 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { runScheduled } from "../src/core/cron";
 import type { QueueMessage } from "../src/core/queue";
+import { consolidateUser } from "../src/memory/consolidate";
 import { consolidateMessages, consolidationModel } from "../src/memory/queue";
 import { STALE_PENDING_MS, sweepMemory } from "../src/memory/sweep";
 import { api, createUser, promptOf, script, seen, textReply } from "./helpers";
-import { captured, consolidateMessage, consolidation, deliver, getJson, observe } from "./memory-helpers";
+import { captured, consolidateMessage, consolidation, deliver, getJson, importFacts, observe, slowModel } from "./memory-helpers";
 import { registry } from "./worker";
 
 type Events = { events: { id: string; status: string; attempts: number; error: string | null }[]; budget: { exhausted: boolean } };
@@ -216,6 +217,34 @@ describe("consolidation into projects", () => {
       expect(await projectOf(c.text)).toEqual({ p: c.filed });
     }
     expect(await count("SELECT count(*) n FROM facts WHERE project_id = ?", theirs)).toBe(0);
+  });
+});
+
+describe("deleting a connection while a consolidation runs", () => {
+  it("writes none of the run's facts about that connection, and they replace nothing; the rest of the run applies", async () => {
+    const u = await createUser();
+    const conn = (await (await api(u.key, "POST", "/v1/connections", { name: "Jira" })).json()) as { id: string };
+    const [older] = (await importFacts(u.key, [{ text: "The default Jira project is OLD" }])).facts;
+    await observe(u.id, [
+      { content: "The default Jira project is PROJ", sourceMetadata: { source: "test", connection_id: conn.id } },
+      { content: "I prefer short emails" },
+    ]);
+    // The user deletes the connection, and with it the facts scoped to it, while the model thinks.
+    let deleted = 0;
+    const client = slowModel(async () => {
+      deleted = (await api(u.key, "DELETE", `/v1/connections/${conn.id}`)).status;
+      return {
+        updated_scaffold: {},
+        updated_working_memory: "Prefers short emails.",
+        facts_to_embed: [{ text: "The default Jira project is PROJ", connection_id: conn.id, supersedes: [older?.id] }, "User prefers short emails"],
+      };
+    });
+    expect(await consolidateUser(captured().deps, { client, model: "m" }, u.id)).toMatchObject({ status: "applied" });
+    expect(deleted).toBe(200);
+    const live = (await getJson<Facts>(u.key, "/v1/memory/facts")).facts;
+    expect(live.map((f) => f.text).sort()).toEqual(["The default Jira project is OLD", "User prefers short emails"]);
+    expect(await count("SELECT count(*) n FROM facts WHERE connection_id = ?", conn.id)).toBe(0);
+    expect((await getJson<Working>(u.key, "/v1/memory/working")).working_memory).toBe("Prefers short emails.");
   });
 });
 

@@ -5,10 +5,13 @@ import { eraseUserMemory, SESSION_OBJECTS_PER_ERASE } from "../src/account/erase
 import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
 import { ConsolidationConflict, consolidateUser } from "../src/memory/consolidate";
+import { editTiers } from "../src/memory/edit";
+import { localEmbedder } from "../src/memory/embed";
 import { eraseMemory } from "../src/memory/erase";
 import { destroyPendingSessions } from "../src/sessions/erasure";
 import type { SessionObject } from "../src/sessions/session-do";
 import { destroySessionObject, sessionStub } from "../src/sessions/store";
+import { pausingD1 } from "./fault-helpers";
 import { api, chat, createUser, script, textReply } from "./helpers";
 import { captured, consolidation, deliver, getJson, importFacts, observe, search, slowModel } from "./memory-helpers";
 import worker from "./worker";
@@ -284,6 +287,74 @@ describe("DELETE /v1/memory", () => {
     // The retry finds nothing left: the events went with the erase.
     expect((await deliver(sent)).explicitAcks).toHaveLength(1);
   }, 60_000);
+
+  it("a consolidation in flight across a correction and then an erase cannot write the old memory back", async () => {
+    const u = await createUser();
+    const { sent } = await observe(u.id, [{ content: "I like coffee" }]);
+    const output = { updated_scaffold: { Drinks: "coffee" }, updated_working_memory: "Likes coffee.", facts_to_embed: ["User likes coffee"] };
+    // While the model thinks, the user corrects the narrative (revision 1), then erases everything (revision 2,
+    // which deletes revision 1). The run was planned on top of no revision at all.
+    const meanwhile: number[] = [];
+    const client = slowModel(async () => {
+      meanwhile.push((await api(u.key, "PUT", "/v1/memory/working", { working_memory: "Likes tea." })).status);
+      meanwhile.push((await api(u.key, "DELETE", "/v1/memory")).status);
+      return output;
+    });
+    const outcome = await consolidateUser(captured().deps, { client, model: "m" }, u.id).catch((err: unknown) => err);
+    expect(meanwhile).toEqual([200, 200]);
+    expect(await getJson(u.key, "/v1/memory/working")).toMatchObject({ working_memory: "" });
+    expect(await getJson(u.key, "/v1/memory/scaffold")).toMatchObject({ scaffold: {} });
+    expect((await getJson<{ facts: unknown[] }>(u.key, "/v1/memory/facts?include_superseded=true")).facts).toEqual([]);
+    expect((await getJson<{ runs: { rev: number; kind: string }[] }>(u.key, "/v1/memory/runs")).runs).toEqual([
+      expect.objectContaining({ rev: 2, kind: "erase" }),
+    ]);
+    // The run failed on its revision, as against any revision committed since its read; its retry finds nothing.
+    expect(outcome).toBeInstanceOf(ConsolidationConflict);
+    expect((await deliver(sent)).explicitAcks).toHaveLength(1);
+  }, 60_000);
+
+  it("a consolidation that committed just before the erase leaves no vector behind when it indexes after it", async () => {
+    const u = await createUser();
+    await observe(u.id, [{ content: "My favourite tea is sencha" }]);
+    const client = slowModel(async () => ({ updated_scaffold: {}, updated_working_memory: "", facts_to_embed: ["User's favourite tea is sencha"] }));
+    // The run's batch has committed; the user erases everything while its new fact is being embedded.
+    let receipt: { erased: Record<string, unknown> } | undefined;
+    const embedder = {
+      ...localEmbedder,
+      embed: async (texts: string[]) => {
+        if (!receipt && texts.includes("User's favourite tea is sencha")) receipt = (await (await api(u.key, "DELETE", "/v1/memory")).json()) as typeof receipt;
+        return localEmbedder.embed(texts);
+      },
+    };
+    expect(await consolidateUser(captured({ embedder }).deps, { client, model: "m" }, u.id)).toMatchObject({ status: "applied" });
+    expect(receipt?.erased).toMatchObject({ facts: 1 });
+    expect(await count("facts", u.id)).toBe(0);
+    expect(await count("local_vectors", u.id)).toBe(0);
+    expect(await count("local_vector_postings", u.id)).toBe(0);
+  });
+
+  it("a correction that read the memory before another revision and an erase is made again on top of the erased memory", async () => {
+    const u = await createUser();
+    expect((await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { City: "Porto" } })).status).toBe(200);
+    // The correction has read revision 1 and the scaffold {City: Porto}; before it writes, the user's other tab
+    // saves a narrative (revision 2) and erases everything (revision 3, which deletes 1 and 2).
+    const meanwhile: number[] = [];
+    const db = createDb(
+      pausingD1(/^insert into "memory_runs"/i, async () => {
+        meanwhile.push((await api(u.key, "PUT", "/v1/memory/working", { working_memory: "Lives in Porto." })).status);
+        meanwhile.push((await api(u.key, "DELETE", "/v1/memory")).status);
+      }),
+    );
+    const edited = await editTiers(db, u.id, { scaffold: { Diet: "vegan" } });
+    expect(meanwhile).toEqual([200, 200]);
+    expect((await getJson<{ scaffold: Record<string, unknown> }>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({ Diet: "vegan" });
+    expect(edited.rev).toBe(4);
+    expect(await getJson(u.key, "/v1/memory/working")).toMatchObject({ working_memory: "" });
+    expect((await getJson<{ runs: { rev: number; kind: string }[] }>(u.key, "/v1/memory/runs")).runs.map((r) => [r.rev, r.kind])).toEqual([
+      [4, "edit"],
+      [3, "erase"],
+    ]);
+  });
 });
 
 describe("DELETE /v1/admin/users/{id}", () => {

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { createDb } from "../src/db/client";
+import { importFacts as importInto } from "../src/memory/facts";
+import { pausingD1 } from "./fault-helpers";
 import { api, createUser } from "./helpers";
-import { getJson, importFacts, search } from "./memory-helpers";
+import { captured, getJson, importFacts, search } from "./memory-helpers";
 
 type FactBody = { id: string; text: string; superseded_by: string | null; confidence: number; embedded: boolean; metadata: Record<string, unknown> };
 
@@ -76,6 +79,24 @@ describe("POST /v1/memory/facts (bulk import)", () => {
     const res = await api(b.key, "POST", "/v1/memory/facts", { facts: [{ text: "Default project is X", metadata: { connection_id: conn.id } }] });
     expect(res.status).toBe(404);
     expect((await getJson<{ facts: unknown[] }>(b.key, "/v1/memory/facts")).facts).toEqual([]);
+  });
+
+  it("an import whose connection is deleted while it is written stores nothing of it, and is not taken for one over the quota", async () => {
+    const u = await createUser();
+    const conn = (await (await api(u.key, "POST", "/v1/connections", { name: "Jira" })).json()) as { id: string };
+    // The import has checked the connection is the user's; the user deletes it just before the facts are written.
+    let deleted = 0;
+    const db = createDb(
+      pausingD1(/^insert into facts/i, async () => {
+        deleted = (await api(u.key, "DELETE", `/v1/connections/${conn.id}`)).status;
+      }),
+    );
+    const quota = { kind: "facts" as const, plan: "free" as const, limit: 100 };
+    const out = await importInto(captured({ db }).deps, u.id, [{ text: "The default Jira project is PROJ", metadata: { connection_id: conn.id } }], quota);
+    expect(deleted).toBe(200);
+    // Answered as an import the deletion came after (which took its facts with it), not as 403 quota_exceeded.
+    expect(out.facts).toHaveLength(1);
+    expect((await getJson<{ facts: unknown[] }>(u.key, "/v1/memory/facts?include_superseded=true")).facts).toEqual([]);
   });
 
   it("refuses another user's or a nonexistent project id (404) and stores nothing of the import", async () => {

@@ -1,7 +1,11 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { localEmbedder } from "../src/memory/embed";
+import { importFacts as importInto } from "../src/memory/facts";
+import { sweepMemory } from "../src/memory/sweep";
+import { count } from "./fault-helpers";
 import { api, chat, createUser, ftsIndexHolds, migrationQueries, runSql, script, textReply } from "./helpers";
-import { consolidation, deliver, getJson, importFacts, observe, search } from "./memory-helpers";
+import { captured, consolidation, deliver, getJson, importFacts, observe, search } from "./memory-helpers";
 
 type FactBody = { id: string; text: string; superseded_by: string | null };
 type OneFact = { fact: FactBody; replaced: FactBody[]; replaced_by: FactBody | null };
@@ -103,6 +107,30 @@ describe("forgetting a fact forgets the history it had replaced", () => {
     const res = await api(u.key, "DELETE", `/v1/connections/${conn.id}`);
     expect(await stored(u.key)).toEqual([]);
     expect(await res.json()).toEqual({ ok: true, facts_deleted: 2 });
+  });
+});
+
+describe("forgetting a fact while it is being indexed", () => {
+  it("leaves no vector of it: the sweep that was embedding it drops the vector it wrote after the forget", async () => {
+    const u = await createUser();
+    const text = "User's PIN hint is the cat's name";
+    // Stored while the embedder was down: the sweep indexes it later.
+    const down = { ...localEmbedder, embed: () => Promise.reject(new Error("embedder down")) };
+    const [fact] = (await importInto(captured({ embedder: down }).deps, u.id, [{ text }])).facts;
+    // The user forgets it while the sweep's embedder is working on it.
+    let forgot = 0;
+    const embedder = {
+      ...localEmbedder,
+      embed: async (texts: string[]) => {
+        if (!forgot && texts.includes(text)) forgot = (await api(u.key, "DELETE", `/v1/memory/facts/${fact?.id}`)).status;
+        return localEmbedder.embed(texts);
+      },
+    };
+    await sweepMemory(captured({ embedder }).deps, Date.now() + 120_000);
+    expect(forgot).toBe(200);
+    expect(await stored(u.key)).toEqual([]);
+    expect(await count("SELECT count(*) n FROM local_vectors WHERE user_id = ?", u.id)).toBe(0);
+    expect(await count("SELECT count(*) n FROM local_vector_postings WHERE user_id = ?", u.id)).toBe(0);
   });
 });
 

@@ -35,7 +35,8 @@ export async function runStatements(db: Db, items: readonly Statement[]): Promis
 
 /**
  * True when a statement failed on a UNIQUE, FOREIGN KEY or NOT NULL constraint (drizzle wraps the D1
- * error), of `table` when given. The one place engram reads constraint failures.
+ * error), or on a trigger that refuses a row in the same words (`memory_runs`' revision order, migration 0020),
+ * of `table` when given. The one place engram reads constraint failures.
  */
 export function isConstraintError(err: unknown, table?: string): boolean {
   for (let e: unknown = err; e instanceof Error; e = e.cause) {

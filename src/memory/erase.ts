@@ -9,7 +9,8 @@ import { ERASED_TIERS } from "./tiers";
  * Memory's part of an erase: facts, events, context logs, working memory, scaffold and what connections
  * learned, then the vectors. The batch deletes every earlier revision, and with them their copies of the
  * tiers, so nothing from before the erase can be restored; and it writes an `erase` revision (its copy is the
- * empty tiers), so a consolidation already in flight cannot write the old memory back.
+ * empty tiers), so a consolidation, edit or restore already in flight cannot write the old memory back: revision
+ * numbers only grow (migration 0020), so none of them can take a number the erase freed.
  */
 export const eraseMemory: EraseHook = async ({ env, config, db, userId, now }) => {
   const deps = memoryDeps(env, config, db);

@@ -99,8 +99,9 @@ export const withinFactQuota = (userId: string, ids: readonly string[], limit: n
 /**
  * Statements that upsert the facts and supersede what they contradict. `RETURNING id` statements name
  * the facts that were superseded, whose vectors the caller removes after the commit. With `maxFacts`
- * every statement is guarded by the quota and the upsert (the first statement) returns the ids it
- * wrote: none means the quota refused the whole batch.
+ * every statement is guarded by the quota, so the batch is written whole or not at all. A fact scoped to a
+ * connection that is no longer the user's when the batch runs (deleted during a consolidation's model call,
+ * or an import's checks) is not written, and supersedes nothing.
  */
 export function factStatements(
   deps: MemoryDeps,
@@ -112,20 +113,20 @@ export function factStatements(
   const now = deps.now();
   const ids = prepared.map((p) => p.id);
   const quota = maxFacts === undefined ? sql`true` : withinFactQuota(userId, ids, maxFacts);
-  const returning = maxFacts === undefined ? sql`` : sql` RETURNING id`;
+  const connectionHeld = sql`(value->>'connection_id' IS NULL OR EXISTS (SELECT 1 FROM connections c WHERE c.id = value->>'connection_id' AND c.user_id = ${userId}))`;
   const winners = prepared.filter((p) => p.slot && !p.superseded_by).map((p) => [p.id, p.slot, p.connection_id, p.project_id, p.event_at ?? now]);
   const statements: Statement[] = [
     sql`INSERT INTO facts (id, user_id, text, metadata, connection_id, context_type, source, project_id, confidence, slot, superseded_by, event_at, created_at)
       SELECT value->>'id', ${userId}, value->>'text', value->'metadata', value->>'connection_id', value->>'context_type', value->>'source',
         value->>'project_id', value->>'confidence', value->>'slot', value->>'superseded_by', coalesce(value->>'event_at', ${now}), ${now}
-      FROM json_each(${JSON.stringify(prepared)}) WHERE ${quota}
+      FROM json_each(${JSON.stringify(prepared)}) WHERE ${connectionHeld} AND ${quota}
       ON CONFLICT(id) DO UPDATE SET
         confidence = min(0.99, max(facts.confidence, excluded.confidence) + (1 - max(facts.confidence, excluded.confidence)) * 0.25),
         metadata = json_set(json_patch(facts.metadata, excluded.metadata), '$.connection_id', excluded.connection_id, '$.project_id', excluded.project_id),
         embedded_at = CASE WHEN facts.superseded_by IS NULL THEN facts.embedded_at ELSE NULL END,
         event_at = max(coalesce(facts.event_at, facts.created_at), excluded.event_at),
         superseded_by = excluded.superseded_by
-      WHERE facts.user_id = excluded.user_id${returning}`,
+      WHERE facts.user_id = excluded.user_id`,
   ];
   const supersedingAt: number[] = [];
   if (winners.length) {
@@ -156,9 +157,11 @@ export function factStatements(
   for (const p of prepared) {
     if (!p.supersedes.length || p.superseded_by) continue;
     supersedingAt.push(statements.length);
+    // Only by a fact the batch stored: one whose connection went meanwhile leaves what it contradicts current.
+    const stored = sql`EXISTS (SELECT 1 FROM facts s WHERE s.id = ${p.id} AND s.user_id = ${userId})`;
     statements.push(
       sql`UPDATE facts SET superseded_by = ${p.id}
-        WHERE user_id = ${userId} AND superseded_by IS NULL AND ${inJson(facts.id, p.supersedes)} AND NOT ${inJson(facts.id, ids)} AND ${quota}
+        WHERE user_id = ${userId} AND superseded_by IS NULL AND ${inJson(facts.id, p.supersedes)} AND NOT ${inJson(facts.id, ids)} AND ${stored} AND ${quota}
         RETURNING id`,
     );
   }
@@ -175,8 +178,9 @@ const vectorMetadata = (p: PreparedFact): VectorMetadata => {
 };
 
 /**
- * After the commit: embed the live facts, upsert their vectors, drop the vectors of superseded ones.
- * A failing embedder or index leaves `embedded_at` null for the sweep; the facts are already searchable by text.
+ * After the commit: embed the live facts, upsert their vectors, drop the vectors of superseded ones, and of
+ * those no longer stored and live once their vectors are written. A failing embedder or index leaves
+ * `embedded_at` null for the sweep; the facts are already searchable by text.
  */
 export async function indexFacts(
   deps: MemoryDeps,
@@ -191,7 +195,7 @@ export async function indexFacts(
     if (!live.length) return { embedded: 0 };
     const { vectors, tokens } = await deps.embedder.embed(live.map((p) => p.text));
     await deps.vectors.upsert(live.map((p, i) => ({ id: p.id, userId, vector: vectors[i] ?? { indices: [], values: [] }, metadata: vectorMetadata(p) })));
-    await deps.db.batch([
+    const [marked] = await deps.db.batch([
       deps.db
         .update(facts)
         .set({ embeddedAt: deps.now() })
@@ -204,10 +208,16 @@ export async function indexFacts(
             ),
             isNull(facts.supersededBy),
           ),
-        ),
+        )
+        .returning({ id: facts.id }),
       deps.db.insert(usage).values({ id: newId("use"), userId, kind: "embedding", model: deps.embedder.model, inputTokens: tokens, outputTokens: 0 }),
     ]);
-    return { embedded: live.length };
+    // A fact forgotten, erased or replaced while it was embedded had its vector removed before this upsert wrote it
+    // again: it goes now.
+    const kept = new Set(marked.map((r) => r.id));
+    const dropped = live.flatMap((p) => (kept.has(p.id) ? [] : [p.id]));
+    if (dropped.length) await deps.vectors.delete(userId, dropped);
+    return { embedded: kept.size };
   } catch (err) {
     const error = briefError(err);
     console.error(JSON.stringify({ memory: "index_facts", user: userId, error }));

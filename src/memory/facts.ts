@@ -9,7 +9,7 @@ import { inJson } from "../db/in-json";
 import { connections, contextLogs, facts, type JsonObject, projects } from "../db/schema";
 import { describeFailure, notFound } from "../lib/errors";
 import type { MemoryDeps } from "./deps";
-import { factStatements, indexFacts, prepareFacts } from "./facts-write";
+import { factStatements, indexFacts, prepareFacts, withinFactQuota } from "./facts-write";
 
 export const CONTEXT_TYPES = ["user_profile", "user_persistent", "tool_schema", "tool_entity", "tool_persistent", "tool_attachment_content"] as const;
 export const SOURCES = ["user_provided", "system_learned", "tool_indexed", "tool_extracted_content"] as const;
@@ -87,8 +87,13 @@ export async function importFacts(deps: MemoryDeps, userId: string, items: reado
     }),
   );
   const writes = factStatements(deps, userId, prepared, quota?.limit);
-  const results = await runStatements(deps.db, writes.statements);
-  if (quota && prepared.length && returnedIds(results[0]).length === 0) throw quotaExceeded(quota, `; this import of ${prepared.length} would pass it`);
+  // Whether the quota let the batch in, read at its end (writing the batch leaves the guard's value unchanged): an
+  // import that wrote nothing because its connection was deleted meanwhile is not a refusal.
+  const ids = prepared.map((p) => p.id);
+  const within = quota && ids.length ? withinFactQuota(userId, ids, quota.limit) : undefined;
+  const results = await runStatements(deps.db, within ? [...writes.statements, sql`SELECT ${within} AS within`] : writes.statements);
+  const refused = within !== undefined && (results.at(-1)?.results[0] as { within?: number } | undefined)?.within !== 1;
+  if (quota && refused) throw quotaExceeded(quota, `; this import of ${ids.length} would pass it`);
   const superseded = writes.supersedingAt.flatMap((i) => returnedIds(results[i]));
   const indexed = await indexFacts(deps, userId, prepared, superseded);
   return {

@@ -58,6 +58,11 @@ export class SessionObject extends DurableObject<Env> {
    * for a later instance of the same object.
    */
   private destroyed: boolean;
+  /**
+   * Set when `destroy` is called, before it waits for the turn holding the lock: that turn finishes, but the work
+   * that would follow it (summarising the conversation being deleted, and what the summary hands to memory) does not start.
+   */
+  private destroying = false;
   private readonly store: SessionStorage;
   private readonly runner: TurnRunner;
 
@@ -153,6 +158,7 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   async destroy(): Promise<void> {
+    this.destroying = true;
     this.stopFollowing();
     await this.serialised(() => this.wipe());
   }
@@ -234,7 +240,7 @@ export class SessionObject extends DurableObject<Env> {
         sink.close();
         open();
       }
-      if (!after) return;
+      if (!after || this.destroying) return;
       const stop = new AbortController();
       this.stopFollowing = () => stop.abort();
       const following = after(stop.signal).catch((err: unknown) => console.error(JSON.stringify({ after_turn: describeFailure(err) })));
