@@ -1,5 +1,5 @@
 /** Tool connections and their per-connection learned info, always scoped by user. */
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import { type Quota, quotaExceeded } from "../config/limits";
 import { returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
@@ -10,7 +10,6 @@ import { connections, contextEvents, facts, type JsonObject } from "../db/schema
 import { AppError, notFound } from "../lib/errors";
 import { cleanText } from "../lib/sanitize";
 import { cleanJsonObject } from "./clean";
-import { mergeScaffold } from "./consolidation-schema";
 import type { MemoryDeps } from "./deps";
 import { dropVectors, forgetContextLogs, forgetFacts } from "./facts";
 
@@ -33,9 +32,17 @@ export async function getConnection(db: Db, userId: string, id: string): Promise
 export const listConnections = (db: Db, userId: string) =>
   db.select().from(connections).where(eq(connections.userId, userId)).orderBy(asc(connections.createdAt)).all();
 
+/**
+ * A learned info's size: the characters (code points) of its JSON, as SQLite's `length()` counts them where the
+ * assistant's update is merged, so the cap answers alike whoever writes (an emoji is one character).
+ */
+const sizeOf = (info: JsonObject) => [...JSON.stringify(info)].length;
+
+const tooLarge = (size: number) => new AppError("limit_exceeded", `learned_info would be ${size} characters; the limit is ${LEARNED_INFO_MAX_CHARS}`);
+
 function checkSize(info: JsonObject) {
-  const size = JSON.stringify(info).length;
-  if (size > LEARNED_INFO_MAX_CHARS) throw new AppError("limit_exceeded", `learned_info would be ${size} characters; the limit is ${LEARNED_INFO_MAX_CHARS}`);
+  const size = sizeOf(info);
+  if (size > LEARNED_INFO_MAX_CHARS) throw tooLarge(size);
 }
 
 /**
@@ -58,17 +65,22 @@ export async function createConnection(db: Db, userId: string, quota: Quota, inp
   return row;
 }
 
+/**
+ * Sets only the fields given (a rename or a (de)activation leaves the learned info as it is in the row, whatever
+ * was written since it was read: the assistant's update, an erase); learned info given replaces it whole.
+ */
 export async function updateConnection(db: Db, userId: string, id: string, input: { name?: string; active?: boolean; learnedInfo?: JsonObject }) {
-  const current = await getConnection(db, userId, id);
   const learnedInfo = input.learnedInfo && cleanJsonObject(input.learnedInfo);
   if (learnedInfo) checkSize(learnedInfo);
+  const set = {
+    ...(input.name === undefined ? {} : { name: cleanText(input.name, 100, "name") }),
+    ...(input.active === undefined ? {} : { active: input.active }),
+    ...(learnedInfo ? { learnedInfo } : {}),
+  };
+  if (!Object.keys(set).length) return getConnection(db, userId, id);
   const [row] = await db
     .update(connections)
-    .set({
-      name: input.name === undefined ? current.name : cleanText(input.name, 100, "name"),
-      active: input.active ?? current.active,
-      learnedInfo: learnedInfo ?? current.learnedInfo,
-    })
+    .set(set)
     .where(and(eq(connections.id, id), eq(connections.userId, userId)))
     .returning();
   if (!row) throw notFound("connection");
@@ -76,32 +88,42 @@ export async function updateConnection(db: Db, userId: string, id: string, input
 }
 
 /**
- * Merges what the assistant learned about one connection (null removes a key). Written directly, as the
- * seed's update_connection_context does, with a processed context event as its audit trail.
+ * Merges what the assistant learned about one connection into what the row holds when the write lands (null
+ * removes a key, at any depth; an object merges into an object; any other value replaces), so an erase or a
+ * rename in between is neither undone nor undoes it. Written directly, as the seed's update_connection_context
+ * does, with a processed context event as its audit trail: one batch, both guarded by the same condition (the
+ * user's connection, the merge within the cap), so the event is there exactly when the update is.
  */
 export async function learnAboutConnection(db: Db, userId: string, id: string, raw: JsonObject, sessionId: string | null) {
-  const current = await getConnection(db, userId, id);
   const updates = cleanJsonObject(raw);
-  const learnedInfo = mergeScaffold(current.learnedInfo, updates);
-  checkSize(learnedInfo);
+  const mine = and(eq(connections.id, id), eq(connections.userId, userId));
+  const merged = sql`json_patch(${connections.learnedInfo}, ${JSON.stringify(updates)})`;
+  const fits = sql`length(${merged}) <= ${LEARNED_INFO_MAX_CHARS}`;
   const now = Date.now();
-  await db.batch([
+  const event = {
+    id: newId("evt"),
+    userId,
+    eventType: "connection_context",
+    content: JSON.stringify(updates),
+    sourceMetadata: { source: "interactive", connection_id: id, session_id: sessionId },
+    status: "processed" as const,
+    processed: true,
+    attempts: 0,
+    createdAt: now,
+    processedAt: now,
+  };
+  const [, [row], [seen]] = await db.batch([
+    insertWhere(db, contextEvents, event, sql`EXISTS (SELECT 1 FROM ${connections} WHERE ${mine} AND ${fits})`),
+    db.update(connections).set({ learnedInfo: merged }).where(and(mine, fits)).returning(),
+    // Read in the same transaction: why nothing was written, if it was not.
     db
-      .update(connections)
-      .set({ learnedInfo })
-      .where(and(eq(connections.id, id), eq(connections.userId, userId))),
-    db.insert(contextEvents).values({
-      id: newId("evt"),
-      userId,
-      eventType: "connection_context",
-      content: JSON.stringify(updates),
-      sourceMetadata: { source: "interactive", connection_id: id, session_id: sessionId },
-      status: "processed",
-      processed: true,
-      processedAt: now,
-    }),
+      .select({ size: sql<number>`length(${merged})` })
+      .from(connections)
+      .where(mine),
   ]);
-  return { ...current, learnedInfo };
+  if (row) return row;
+  if (!seen) throw notFound("connection");
+  throw tooLarge(seen.size);
 }
 
 /**

@@ -1,0 +1,151 @@
+/**
+ * A connection's learned info while something else writes it: the user's PATCH, the assistant's
+ * update_connection_context, an erase, the connection's deletion. Each race is forced with `pausingD1`: the
+ * competing request lands just before the writer's UPDATE, after anything the writer read.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createDb } from "../src/db/client";
+import { learnAboutConnection, updateConnection } from "../src/memory/connections";
+import { api, createUser } from "./helpers";
+import { getJson } from "./memory-helpers";
+
+type Connection = { id: string; name: string; active: boolean; learned_info: Record<string, unknown> };
+type Events = { events: { event_type: string; content: string }[] };
+
+/**
+ * The real D1 binding, except that `meanwhile` runs once, just before the first statement whose SQL matches
+ * `pattern` is sent (alone or in a batch). Whatever the code under test read before that statement, it read
+ * before `meanwhile` ran.
+ * TODO(lead): the same helper is landing in test/fault-helpers.ts (branch races); import it from there.
+ */
+function pausingD1(pattern: RegExp, meanwhile: () => Promise<unknown>): D1Database {
+  let waiting = true;
+  const pauseBefore = async (texts: readonly string[]) => {
+    if (!waiting || !texts.some((t) => pattern.test(t))) return;
+    waiting = false;
+    await meanwhile();
+  };
+  // Each statement handed out, with its SQL and the real statement a batch must be given.
+  const handedOut = new WeakMap<D1PreparedStatement, { sql: string; real: D1PreparedStatement }>();
+  const statement = (real: D1PreparedStatement, sql: string): D1PreparedStatement => {
+    const wrapped = new Proxy(real, {
+      get(target, prop) {
+        const value: unknown = Reflect.get(target, prop, target);
+        if (prop === "bind") return (...values: unknown[]) => statement(target.bind(...values), sql);
+        if (typeof value !== "function") return value;
+        const method = value.bind(target) as (...args: unknown[]) => Promise<unknown>;
+        if (prop !== "all" && prop !== "raw" && prop !== "first" && prop !== "run") return method;
+        return async (...args: unknown[]) => {
+          await pauseBefore([sql]);
+          return method(...args);
+        };
+      },
+    });
+    handedOut.set(wrapped, { sql, real });
+    return wrapped;
+  };
+  return new Proxy(env.DB, {
+    get(target, prop) {
+      if (prop === "prepare") return (sql: string) => statement(target.prepare(sql), sql);
+      if (prop === "batch")
+        return async (statements: D1PreparedStatement[]) => {
+          await pauseBefore(statements.map((s) => handedOut.get(s)?.sql ?? ""));
+          return target.batch(statements.map((s) => handedOut.get(s)?.real ?? s));
+        };
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+const UPDATE_CONNECTIONS = /^update "connections"/i;
+
+async function newConnection(key: string, learned_info: Record<string, unknown>): Promise<Connection> {
+  const res = await api(key, "POST", "/v1/connections", { name: "Jira", learned_info });
+  expect(res.status).toBe(201);
+  return (await res.json()) as Connection;
+}
+
+const readConnection = (key: string, id: string) => getJson<Connection>(key, `/v1/connections/${id}`);
+const savedEvents = async (key: string) => (await getJson<Events>(key, "/v1/memory/events")).events.filter((e) => e.event_type === "connection_context");
+
+describe("a connection's learned info while something else writes it", () => {
+  it("deactivating a connection while the user erases their memory leaves its learned info erased", async () => {
+    const u = await createUser();
+    const conn = await newConnection(u.key, { default_project: "PROJ", lead: "Ana Souza" });
+    let erased: Response | undefined;
+    const db = createDb(pausingD1(UPDATE_CONNECTIONS, async () => (erased = await api(u.key, "DELETE", "/v1/memory"))));
+    const answered = await updateConnection(db, u.id, conn.id, { active: false });
+    expect(erased?.status).toBe(200);
+    expect(answered).toMatchObject({ name: "Jira", active: false });
+    expect(answered.learnedInfo).toEqual({});
+    const after = await readConnection(u.key, conn.id);
+    expect(after).toMatchObject({ name: "Jira", active: false });
+    expect(after.learned_info).toEqual({});
+  });
+
+  it("the assistant's save landing after an erase brings nothing erased back", async () => {
+    const u = await createUser();
+    const conn = await newConnection(u.key, { default_project: "PROJ", lead: "Ana Souza" });
+    let erased: Response | undefined;
+    const db = createDb(pausingD1(UPDATE_CONNECTIONS, async () => (erased = await api(u.key, "DELETE", "/v1/memory"))));
+    const saved = await learnAboutConnection(db, u.id, conn.id, { board: "Sprint 12" }, null);
+    expect(erased?.status).toBe(200);
+    // What the tool tells the model it saved is what the connection now holds.
+    expect(saved.learnedInfo).toEqual({ board: "Sprint 12" });
+    expect((await readConnection(u.key, conn.id)).learned_info).toEqual({ board: "Sprint 12" });
+    expect(await savedEvents(u.key)).toMatchObject([{ content: JSON.stringify({ board: "Sprint 12" }) }]);
+  });
+
+  it("a rename while the assistant saves keeps the save, merged key by key (null removes a key, at any depth)", async () => {
+    const u = await createUser();
+    const conn = await newConnection(u.key, { default_project: "PROJ", board: { name: "Ops", sprint: 11 }, region: "eu", old_key: "x" });
+    const update = { board: { sprint: null, lane: "Doing" }, region: { primary: "eu-west", backup: null }, old_key: null, labels: ["bug", null] };
+    const tool = createDb(env.DB);
+    const db = createDb(pausingD1(UPDATE_CONNECTIONS, () => learnAboutConnection(tool, u.id, conn.id, update, "ses_x")));
+    const renamed = await updateConnection(db, u.id, conn.id, { name: "Jira Cloud" });
+    const learned = { default_project: "PROJ", board: { name: "Ops", lane: "Doing" }, region: { primary: "eu-west" }, labels: ["bug", null] };
+    expect(renamed).toMatchObject({ name: "Jira Cloud" });
+    expect(renamed.learnedInfo).toEqual(learned);
+    const after = await readConnection(u.key, conn.id);
+    expect(after).toMatchObject({ name: "Jira Cloud", active: true });
+    expect(after.learned_info).toEqual(learned);
+  });
+
+  it("the assistant's save while the user deletes the connection answers not found and records no save", async () => {
+    const u = await createUser();
+    const conn = await newConnection(u.key, { default_project: "PROJ" });
+    let deleted: Response | undefined;
+    const db = createDb(pausingD1(UPDATE_CONNECTIONS, async () => (deleted = await api(u.key, "DELETE", `/v1/connections/${conn.id}`))));
+    await expect(learnAboutConnection(db, u.id, conn.id, { board: "Sprint 12" }, "ses_x")).rejects.toMatchObject({ code: "not_found" });
+    expect(deleted?.status).toBe(200);
+    expect(await savedEvents(u.key)).toEqual([]);
+  });
+});
+
+describe("a connection's learned info cap (2,000 characters)", () => {
+  // {"note":"..."}: 11 characters around the note.
+  const noteOf = (chars: number) => ({ note: "😀".repeat(chars - 11) });
+
+  it("counts characters the same for the assistant and the API, an emoji being one", async () => {
+    const u = await createUser();
+    const conn = await newConnection(u.key, {});
+    const db = createDb(env.DB);
+    expect((await learnAboutConnection(db, u.id, conn.id, noteOf(2000), null)).learnedInfo).toEqual(noteOf(2000));
+    // What the assistant saved, sent back as it reads, is accepted.
+    const { learned_info } = await readConnection(u.key, conn.id);
+    expect((await api(u.key, "PATCH", `/v1/connections/${conn.id}`, { learned_info })).status).toBe(200);
+
+    await expect(learnAboutConnection(db, u.id, conn.id, noteOf(2001), null)).rejects.toMatchObject({
+      code: "limit_exceeded",
+      message: "learned_info would be 2001 characters; the limit is 2000",
+    });
+    const refused = await api(u.key, "PATCH", `/v1/connections/${conn.id}`, { learned_info: noteOf(2001) });
+    expect(refused.status).toBe(413);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toBe("learned_info would be 2001 characters; the limit is 2000");
+    // Neither refusal changed anything; only the accepted save is in the audit trail.
+    expect((await readConnection(u.key, conn.id)).learned_info).toEqual(noteOf(2000));
+    expect(await savedEvents(u.key)).toHaveLength(1);
+  });
+});
