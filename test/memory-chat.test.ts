@@ -109,17 +109,25 @@ describe("memory tools", () => {
     ]);
   });
 
-  it("records nothing a turn observes once its session is gone: an erase or a delete that lands while the turn runs", async () => {
+  it("records nothing a turn learns once its session is gone: an erase or a delete that lands while the turn runs", async () => {
     const u = await createUser();
-    const observed = toolCall("record_observation", { content: "User lives in Lisbon", category: "fact" }, "toolu_gone");
-    await script(u.id, { ...observed, delay_ms: 1_000 }, textReply("Noted."));
-    const turn = chat(u.key, { message: "I live in Lisbon" });
+    const conn = (await (await api(u.key, "POST", "/v1/connections", { name: "Jira" })).json()) as { id: string };
+    const calls = [
+      { type: "tool_use" as const, id: "toolu_gone", name: "record_observation", input: { content: "User lives in Lisbon", category: "fact" } },
+      { type: "tool_use" as const, id: "toolu_gone2", name: "update_connection_context", input: { connection_id: conn.id, learned_info: { board: "OPS" } } },
+    ];
+    await script(u.id, { reply: { content: calls }, delay_ms: 1_000 }, textReply("Noted."));
+    const turn = chat(u.key, { message: "I live in Lisbon; my Jira board is OPS" });
     while ((await seen(u.id)).length < 1) await new Promise((r) => setTimeout(r, 20));
     // What an erase does to a session whose object it leaves to the sweep: the row goes at once, the turn runs on.
     await env.DB.prepare("DELETE FROM sessions WHERE user_id = ?").bind(u.id).run();
     const { events } = await turn;
-    expect(events.filter((e) => e.type === "tool_result")).toEqual([{ type: "tool_result", id: "toolu_gone", name: "record_observation", ok: false }]);
+    expect(events.filter((e) => e.type === "tool_result")).toEqual([
+      { type: "tool_result", id: "toolu_gone", name: "record_observation", ok: false },
+      { type: "tool_result", id: "toolu_gone2", name: "update_connection_context", ok: false },
+    ]);
     expect((await getJson<Events>(u.key, "/v1/memory/events")).events).toEqual([]);
+    expect(((await getJson<{ learned_info: unknown }>(u.key, `/v1/connections/${conn.id}`)) as { learned_info: unknown }).learned_info).toEqual({});
   });
 
   it("rejects a tool call with bad input as an is_error result, recording nothing", async () => {

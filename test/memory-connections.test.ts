@@ -7,57 +7,12 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { learnAboutConnection, updateConnection } from "../src/memory/connections";
+import { pausingD1 } from "./fault-helpers";
 import { api, createUser } from "./helpers";
 import { getJson } from "./memory-helpers";
 
 type Connection = { id: string; name: string; active: boolean; learned_info: Record<string, unknown> };
 type Events = { events: { event_type: string; content: string }[] };
-
-/**
- * The real D1 binding, except that `meanwhile` runs once, just before the first statement whose SQL matches
- * `pattern` is sent (alone or in a batch). Whatever the code under test read before that statement, it read
- * before `meanwhile` ran.
- * TODO(lead): the same helper is landing in test/fault-helpers.ts (branch races); import it from there.
- */
-function pausingD1(pattern: RegExp, meanwhile: () => Promise<unknown>): D1Database {
-  let waiting = true;
-  const pauseBefore = async (texts: readonly string[]) => {
-    if (!waiting || !texts.some((t) => pattern.test(t))) return;
-    waiting = false;
-    await meanwhile();
-  };
-  // Each statement handed out, with its SQL and the real statement a batch must be given.
-  const handedOut = new WeakMap<D1PreparedStatement, { sql: string; real: D1PreparedStatement }>();
-  const statement = (real: D1PreparedStatement, sql: string): D1PreparedStatement => {
-    const wrapped = new Proxy(real, {
-      get(target, prop) {
-        const value: unknown = Reflect.get(target, prop, target);
-        if (prop === "bind") return (...values: unknown[]) => statement(target.bind(...values), sql);
-        if (typeof value !== "function") return value;
-        const method = value.bind(target) as (...args: unknown[]) => Promise<unknown>;
-        if (prop !== "all" && prop !== "raw" && prop !== "first" && prop !== "run") return method;
-        return async (...args: unknown[]) => {
-          await pauseBefore([sql]);
-          return method(...args);
-        };
-      },
-    });
-    handedOut.set(wrapped, { sql, real });
-    return wrapped;
-  };
-  return new Proxy(env.DB, {
-    get(target, prop) {
-      if (prop === "prepare") return (sql: string) => statement(target.prepare(sql), sql);
-      if (prop === "batch")
-        return async (statements: D1PreparedStatement[]) => {
-          await pauseBefore(statements.map((s) => handedOut.get(s)?.sql ?? ""));
-          return target.batch(statements.map((s) => handedOut.get(s)?.real ?? s));
-        };
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-}
 
 const UPDATE_CONNECTIONS = /^update "connections"/i;
 
@@ -103,7 +58,7 @@ describe("a connection's learned info while something else writes it", () => {
     const conn = await newConnection(u.key, { default_project: "PROJ", board: { name: "Ops", sprint: 11 }, region: "eu", old_key: "x" });
     const update = { board: { sprint: null, lane: "Doing" }, region: { primary: "eu-west", backup: null }, old_key: null, labels: ["bug", null] };
     const tool = createDb(env.DB);
-    const db = createDb(pausingD1(UPDATE_CONNECTIONS, () => learnAboutConnection(tool, u.id, conn.id, update, "ses_x")));
+    const db = createDb(pausingD1(UPDATE_CONNECTIONS, () => learnAboutConnection(tool, u.id, conn.id, update, null)));
     const renamed = await updateConnection(db, u.id, conn.id, { name: "Jira Cloud" });
     const learned = { default_project: "PROJ", board: { name: "Ops", lane: "Doing" }, region: { primary: "eu-west" }, labels: ["bug", null] };
     expect(renamed).toMatchObject({ name: "Jira Cloud" });

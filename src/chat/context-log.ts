@@ -1,8 +1,8 @@
-import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
-import { contextLogs, sessions } from "../db/schema";
+import { contextLogs } from "../db/schema";
+import { sessionLive } from "../db/session-live";
 import type { BuiltPrompt } from "./prompt";
 
 /**
@@ -25,5 +25,5 @@ export function contextLogInsert(db: Db, userId: string, sessionId: string, prom
     },
     createdAt: Date.now(),
   };
-  return insertWhere(db, contextLogs, row, sql`EXISTS (SELECT 1 FROM ${sessions} WHERE ${sessions.id} = ${sessionId} AND ${sessions.userId} = ${userId})`);
+  return insertWhere(db, contextLogs, row, sessionLive(userId, sessionId));
 }

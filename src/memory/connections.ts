@@ -7,6 +7,7 @@ import { newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
 import { belowQuota } from "../db/quota";
 import { connections, contextEvents, facts, type JsonObject } from "../db/schema";
+import { sessionLive } from "../db/session-live";
 import { AppError, notFound } from "../lib/errors";
 import { cleanText } from "../lib/sanitize";
 import { cleanJsonObject } from "./clean";
@@ -99,6 +100,8 @@ export async function learnAboutConnection(db: Db, userId: string, id: string, r
   const mine = and(eq(connections.id, id), eq(connections.userId, userId));
   const merged = sql`json_patch(${connections.learnedInfo}, ${JSON.stringify(updates)})`;
   const fits = sql`length(${merged}) <= ${LEARNED_INFO_MAX_CHARS}`;
+  // Learned in a chat: saved only while that conversation exists (not after an erase or its deletion).
+  const live = sessionId ? sessionLive(userId, sessionId) : sql`1`;
   const now = Date.now();
   const event = {
     id: newId("evt"),
@@ -113,16 +116,21 @@ export async function learnAboutConnection(db: Db, userId: string, id: string, r
     processedAt: now,
   };
   const [, [row], [seen]] = await db.batch([
-    insertWhere(db, contextEvents, event, sql`EXISTS (SELECT 1 FROM ${connections} WHERE ${mine} AND ${fits})`),
-    db.update(connections).set({ learnedInfo: merged }).where(and(mine, fits)).returning(),
+    insertWhere(db, contextEvents, event, sql`EXISTS (SELECT 1 FROM ${connections} WHERE ${mine} AND ${fits}) AND ${live}`),
+    db
+      .update(connections)
+      .set({ learnedInfo: merged })
+      .where(and(mine, fits, live))
+      .returning(),
     // Read in the same transaction: why nothing was written, if it was not.
     db
-      .select({ size: sql<number>`length(${merged})` })
+      .select({ size: sql<number>`length(${merged})`.as("size"), live: sql<number>`${live}`.as("live") })
       .from(connections)
       .where(mine),
   ]);
   if (row) return row;
   if (!seen) throw notFound("connection");
+  if (!seen.live) throw new AppError("not_found", "this conversation was deleted or its memory erased while it ran: nothing was saved");
   throw tooLarge(seen.size);
 }
 

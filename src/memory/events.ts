@@ -10,7 +10,8 @@ import { afterCursor } from "../db/cursor";
 import { inJson } from "../db/in-json";
 import { insertWhere } from "../db/insert-where";
 import type { Plan } from "../db/schema";
-import { contextEvents, type JsonObject, sessions } from "../db/schema";
+import { contextEvents, type JsonObject } from "../db/schema";
+import { sessionLive } from "../db/session-live";
 import { AppError, describeFailure } from "../lib/errors";
 import { cleanMemoryText, SANITIZE_MAX_CHARS } from "../lib/sanitize";
 import { type Budget, consolidationBudget, deferredReason } from "./budget";
@@ -116,7 +117,7 @@ export async function recordObservations(
   try {
     if (session) {
       // One guarded INSERT per row (at most a turn's few), all in one transaction: every row or none.
-      const live = sql`EXISTS (SELECT 1 FROM ${sessions} WHERE ${sessions.id} = ${session} AND ${sessions.userId} = ${user.id})`;
+      const live = sessionLive(user.id, session);
       const results = await runStatements(
         db,
         events.map((e) => insertWhere(db, contextEvents, e, live).returning({ id: contextEvents.id })),
