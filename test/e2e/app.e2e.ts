@@ -19,6 +19,23 @@ const api = async <T>(path: string): Promise<T> => {
   return (await res.json()) as T;
 };
 
+/** Imports one statement after another, each said on its date; the later one replaces the earlier. Their ids, in order. */
+async function statedInOrder(statements: [text: string, date: string][]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const [text, date] of statements) {
+    const res = await fetch(`${server.origin}/v1/memory/facts`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ facts: [{ text, metadata: { date } }] }),
+    });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as { facts: { id: string }[]; superseded: string[] };
+    ids.push(body.facts[0]?.id ?? "");
+    if (ids.length > 1) expect(body.superseded).toEqual([ids.at(-2)]);
+  }
+  return ids;
+}
+
 /** Waits until the conversation is not streaming (the turn ended: reply, prompt or error). */
 const turnEnded = () => page.waitForFunction(() => document.querySelector(".log")?.getAttribute("aria-busy") === "false");
 
@@ -205,19 +222,10 @@ describe("engram web app", () => {
   });
 
   it("forgets from the chat only once allowed, after showing what would go", async () => {
-    const ids: string[] = [];
-    for (const [text, date] of [
+    const ids = await statedInOrder([
       ["My favourite tree is the oak", "2023-01-01"],
       ["My favourite tree is the birch", "2024-01-01"],
-    ]) {
-      const res = await fetch(`${server.origin}/v1/memory/facts`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body: JSON.stringify({ facts: [{ text, metadata: { date } }] }),
-      });
-      expect(res.status).toBe(201);
-      ids.push(((await res.json()) as { facts: { id: string }[] }).facts[0]?.id ?? "");
-    }
+    ]);
     await say("Please forget my favourite tree");
     const prompt = page.getByRole("group", { name: "Approve forget_memory" });
     // The model names ids; the prompt shows the user the fact itself and what it had replaced.
@@ -268,21 +276,10 @@ describe("engram web app", () => {
 
   it("says when forgetting a fact also forgot the earlier statement it had replaced", async () => {
     // The second statement replaces the first: the same attribute, stated later.
-    const ids: string[] = [];
-    for (const [text, date] of [
+    const ids = await statedInOrder([
       ["My favourite board game is Catan", "2023-01-01"],
       ["My favourite board game is Azul", "2024-01-01"],
-    ]) {
-      const res = await fetch(`${server.origin}/v1/memory/facts`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body: JSON.stringify({ facts: [{ text, metadata: { date } }] }),
-      });
-      expect(res.status).toBe(201);
-      const body = (await res.json()) as { facts: { id: string }[]; superseded: string[] };
-      ids.push(body.facts[0]?.id ?? "");
-      if (ids.length === 2) expect(body.superseded).toEqual([ids[0]]);
-    }
+    ]);
     await page.getByLabel("Search facts").fill("favourite board game");
     await page.getByRole("button", { name: "Search", exact: true }).click();
     const azul = page.locator(`.items li[data-id="${ids[1]}"]`);
