@@ -146,6 +146,29 @@ describe("engram web app", () => {
     await browser.shot("06-client-tool");
   });
 
+  it("offers to send the answer again when the model fails after it, and the turn goes on", async () => {
+    await say("Where am I right now?");
+    const prompt = page.getByRole("group", { name: "Approve get_location" }).last();
+    // The first answer meets a model failure (as the server streams it); the next one goes through.
+    const bodies: string[] = [];
+    await page.route("**/v1/sessions/*/tool_result", async (route) => {
+      bodies.push(route.request().postData() ?? "");
+      if (bodies.length > 1) return route.fallback();
+      const failure = { code: "model_overloaded", message: "the model is overloaded; the answer to get_location is kept: send it again" };
+      return route.fulfill({ status: 200, contentType: "text/event-stream", body: `event: error\ndata: ${JSON.stringify(failure)}\n\n` });
+    });
+    await prompt.getByRole("button", { name: "Allow", exact: true }).click();
+    await lastAnswer().getByRole("alert").filter({ hasText: "overloaded" }).waitFor();
+    await lastAnswer().getByRole("button", { name: "Send the answer again" }).click();
+    await lastAnswer().getByText("48.8584").waitFor();
+    await turnEnded();
+    await page.unroute("**/v1/sessions/*/tool_result");
+    // What was sent again is the same answer.
+    expect(bodies).toHaveLength(2);
+    expect(bodies[1]).toBe(bodies[0]);
+    expect(await lastAnswer().getByRole("button", { name: "Send the answer again" }).count()).toBe(0);
+  });
+
   it("stops a turn mid-stream: the reply stops, the page says so, and the conversation carries on", async () => {
     await page.getByRole("link", { name: "Chat", exact: true }).click();
     await page.getByLabel("Message").fill("Start a filibuster");

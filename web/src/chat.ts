@@ -16,7 +16,8 @@ type PendingCall = { call_id: string; tool_name: string; tool_input: unknown; ru
 type Envelope = { session_id: string; call_id: string; pending_calls: PendingCall[] };
 type Block = { type: string; text?: string; name?: string };
 type Stored = { role: "user" | "assistant"; content: string | Block[]; created_at: number };
-type Outcome = { kind: "done" } | { kind: "pending"; envelope: Envelope } | { kind: "error" } | { kind: "cut" };
+/** `failed`: the turn started and the model failed in it (an `error` event), not a request the server refused. */
+type Outcome = { kind: "done" } | { kind: "pending"; envelope: Envelope } | { kind: "error"; failed: boolean } | { kind: "cut" };
 
 export function chatView(api: Api): HTMLElement {
   let sessionId: string | null = null;
@@ -77,7 +78,7 @@ export function chatView(api: Api): HTMLElement {
       else if (event === "tool_pending") return { kind: "pending", envelope: data as unknown as Envelope };
       else if (event === "error") {
         view.error(explain(new ApiError(0, String(data.code), String(data.message), null)));
-        return { kind: "error" };
+        return { kind: "error", failed: true };
       }
       scroll();
     }
@@ -96,7 +97,7 @@ export function chatView(api: Api): HTMLElement {
       if (controller.signal.aborted) outcome = { kind: "cut" };
       else {
         view.error(explain(err));
-        outcome = { kind: "error" };
+        outcome = { kind: "error", failed: false };
       }
     } finally {
       busy(false);
@@ -105,7 +106,15 @@ export function chatView(api: Api): HTMLElement {
     controller = null;
     if (outcome.kind === "done") addContextButton(view, Date.now());
     else if (outcome.kind === "pending") await answerPending(outcome.envelope, view);
-    else if (outcome.kind === "cut") {
+    else if (outcome.kind === "error" && outcome.failed && path.endsWith("/tool_result")) {
+      // The model failed after the answer: the server kept it, and the same answer continues the turn
+      // (a tool is not run again).
+      const again = button("Send the answer again", () => {
+        again.remove();
+        void run(path, body, view);
+      });
+      view.el.append(again);
+    } else if (outcome.kind === "cut") {
       view.note(
         stopped ? "Stopped. What was written so far is kept." : "The connection dropped before the answer ended. Reloading the conversation…",
         "progress",
