@@ -114,6 +114,25 @@ describe("consolidation (queue consumer)", () => {
     expect(prompt).not.toContain("abcd1234efgh5678");
   });
 
+  it("keeps no profile key the user could not remove by name: none with nothing visible in it, none over 100 characters", async () => {
+    const u = await createUser();
+    const { sent } = await observe(u.id, [{ content: "I cook for a living" }]);
+    const long = "K".repeat(150);
+    await script(
+      u.id,
+      consolidation({
+        updated_scaffold: { "\u200b": "x", [long]: "long", Role: "Chef", Home: { "\u200b": 1, city: "Lyon" } },
+        updated_working_memory: "",
+        facts_to_embed: [],
+      }),
+    );
+    await deliver(sent);
+    expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({ Role: "Chef", Home: { city: "Lyon" } });
+    // Every key it kept, the user can remove.
+    expect((await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { Role: null, Home: null } })).status).toBe(200);
+    expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({});
+  });
+
   it("accepts the whole tool input stringified, and facts_to_embed as a JSON string", async () => {
     const u = await createUser();
     const { sent } = await observe(u.id, [{ content: "x" }]);

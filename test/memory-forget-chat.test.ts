@@ -60,7 +60,7 @@ describe("forgetting from the chat", () => {
       expect(await factStatus(u.key, berlin)).toBe(404);
       const left = await getJson<{ facts: FactBody[] }>(u.key, "/v1/memory/facts?include_superseded=true");
       expect(left.facts.map((f) => f.text)).toEqual(["I play the cello"]);
-      expect((await resultSent(u.id, "toolu_fg2"))?.content).toBe(`Forgot 1 fact (${lyon}) and 1 earlier statement they had replaced.`);
+      expect((await resultSent(u.id, "toolu_fg2"))?.content).toBe(`Forgot 1 fact (${lyon}) and 1 earlier statement it had replaced.`);
     },
     T,
   );
@@ -128,6 +128,20 @@ describe("forgetting from the chat", () => {
       const later = await chatTurn(u.key, { message: "now forget the cello", session_id: turn.sessionId });
       expect(later.pending).toMatchObject({ tool_name: "forget_memory", pending_calls: [{ call_id: "toolu_al3", needs_approval: true }] });
       expect(await factStatus(u.key, cello)).toBe(200);
+    },
+    T,
+  );
+
+  it(
+    "shows the user a cleaned reason on the approval: no invisible characters, no secret",
+    async () => {
+      const u = await createUser();
+      const tea = (await importFacts(u.key, [{ text: "I drink green tea" }])).facts[0]?.id ?? "";
+      const reason = "forget my tea\u202e\u200b; token=abcd1234efgh5678ijkl";
+      await script(u.id, toolCall("forget_memory", { fact_ids: [tea], reason }, "toolu_fr1"), textReply("Done."));
+      const turn = await chatTurn(u.key, { message: "forget my tea" });
+      const shown = turn.events.find((e) => e.type === "tool_use");
+      expect(shown?.type === "tool_use" ? shown.reason : "").toBe("Forgetting what you asked: forget my tea; token=[REDACTED]");
     },
     T,
   );

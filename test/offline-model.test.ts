@@ -119,7 +119,7 @@ describe("offline model as a demo", () => {
   const memoryTools = [tool("update_customer_brain"), tool("record_observation"), tool("update_user_context")];
   const calls = (r: ReturnType<typeof offlineReply>) => r.content.flatMap((b) => (b.type === "tool_use" ? [{ name: b.name, input: b.input }] : []));
   const textOfReply = (r: ReturnType<typeof offlineReply>) => r.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
-  const afterResult = (name: string, content: string, said = "x") => {
+  const afterResult = (name: string, content: string, said = "x", isError = false) => {
     const first = offlineReply({ model: "m", tools: [tool(name)], messages: [{ role: "user", content: said }] });
     const call = { type: "tool_use", id: "toolu_1", name, input: {} };
     return offlineReply({
@@ -127,7 +127,7 @@ describe("offline model as a demo", () => {
       messages: [
         { role: "user", content: said },
         { role: "assistant", content: [...(first.content as never[]).filter((b: { type: string }) => b.type === "text"), call] as never },
-        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content, ...(isError ? { is_error: true } : {}) }] },
       ],
     });
   };
@@ -243,12 +243,14 @@ describe("offline model as a demo", () => {
       "- I live in Lyon (id fct_1)",
       "- I play the cello (id fct_2)",
       "- I lived in Lyon as a child (id fct_3, since replaced)",
+      "- I live with two cats (id fct_4)",
     ].join("\n");
     const forget = (content: string) => offlineReply({ model: "m", tools, system, messages: [{ role: "user", content }] });
     const asked = forget("Please forget that I live in Lyon");
     expect(asked.stop_reason).toBe("tool_use");
     expect(calls(asked)).toEqual([
-      { name: "forget_memory", input: { fact_ids: ["fct_1", "fct_3"], profile_keys: ["Location"], reason: "Please forget that I live in Lyon" } },
+      // The facts that share the most of its words: not the one that only shares "live".
+      { name: "forget_memory", input: { fact_ids: ["fct_1"], profile_keys: ["Location"], reason: "Please forget that I live in Lyon" } },
     ]);
     expect(calls(forget("Could you forget that I play the cello?"))).toEqual([
       { name: "forget_memory", input: { fact_ids: ["fct_2"], profile_keys: ["Instrument"], reason: "Could you forget that I play the cello?" } },
@@ -259,7 +261,9 @@ describe("offline model as a demo", () => {
     expect(textOfReply(unknown)).toContain("open Memory → Facts and choose Forget");
     // What it says afterwards is what the result says, or that nothing was forgotten when the user said no.
     expect(textOfReply(afterResult("forget_memory", "Forgot 1 fact (fct_1)."))).toContain("Done. Forgot 1 fact (fct_1).");
-    expect(textOfReply(afterResult("forget_memory", "The user denied this tool call."))).toContain("I have not forgotten anything");
+    expect(textOfReply(afterResult("forget_memory", "The user denied this tool call.", "x", true))).toContain("I have not forgotten anything");
+    // A forget that went through is reported as such, whatever the words of what it removed.
+    expect(textOfReply(afterResult("forget_memory", "Removed the profile key denied_claims."))).toContain("Done. Removed the profile key denied_claims.");
   });
 
   it("tells the truth about review mode and about what was saved", () => {

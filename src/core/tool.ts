@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { describeFailure } from "../lib/errors";
+import { cleanMemoryTextOrEmpty } from "../lib/sanitize";
 import type { TurnScope } from "./context";
 import type { ChatEvent } from "./events";
 
@@ -29,6 +30,18 @@ export interface ToolContext extends TurnScope {
  * retried after a failure that rolled it back has the same base; a later turn has a larger one.
  */
 export const TURN_BASE = "turn.base";
+
+/**
+ * A reason the model gives, as the user sees it (the stream's `tool_use`, an approval prompt) and as it is kept:
+ * cleaned like any text memory stores (invisible characters removed, secrets redacted) once, in the schema,
+ * before any tool reads it. Add `.min(1)` where a reason is required: a text with nothing visible in it is then
+ * refused.
+ */
+export const ReasonText = z
+  .string()
+  .trim()
+  .max(500)
+  .overwrite((text) => cleanMemoryTextOrEmpty(text, 500));
 
 /** Hands `work` to the context's `defer` when it has one, else runs it now. */
 export async function deferOrRun(ctx: Pick<ToolContext, "defer">, work: () => Promise<unknown>): Promise<void> {
@@ -94,10 +107,13 @@ export function describeTool(tool: Tool, rawInput: unknown): string {
   return parsed.success ? tool.describe(parsed.data) : `Calling ${tool.name}`;
 }
 
-/** Decides a call's approval; input the schema rejects needs none (runTool answers it with an is_error result). */
 /** The user's `always` does not cover this tool: each call waits for its own answer. */
 export const asksEveryCall = (tool: Tool | undefined): boolean => tool?.needsApproval === "every call";
 
+/**
+ * Decides a call's approval. A per-call check sees only input its schema accepts (input it rejects is answered
+ * with an is_error result before anyone is asked: see the bridge's dispatch).
+ */
 export async function approvalNeeded(tool: Tool, ctx: ToolContext, rawInput: unknown): Promise<boolean> {
   if (typeof tool.needsApproval === "boolean") return tool.needsApproval;
   if (tool.needsApproval === "every call") return true;

@@ -8,3 +8,6 @@ import { sessions } from "./schema";
 
 export const sessionLive = (userId: string, sessionId: string): SQL =>
   sql`EXISTS (SELECT 1 FROM ${sessions} WHERE ${and(eq(sessions.id, sessionId), eq(sessions.userId, userId))})`;
+
+/** What a write refused by `sessionLive` tells the model (or the caller): why nothing was written. */
+export const SESSION_GONE = "this conversation was deleted or its memory erased while it ran: nothing was written";

@@ -24,13 +24,21 @@ export function cleanJson(v: Json, key?: string): Json {
   if (Array.isArray(v)) return v.map((x) => cleanJson(x, key));
   if (v && typeof v === "object")
     return Object.fromEntries(
-      Object.entries(v).map(([k, x]) => {
+      // A key with nothing visible in it could be neither shown nor removed by name: it goes with its value.
+      Object.entries(v).flatMap(([k, x]) => {
         const name = cleanKey(k);
-        return [name, cleanJson(x, name)];
+        return name === "" ? [] : [[name, cleanJson(x, name)]];
       }),
     );
   return v;
 }
 
-/** `cleanJson` of an object (a profile update, a connection's learned info): still an object. */
-export const cleanJsonObject = (o: JsonObject): JsonObject => cleanJson(o) as JsonObject;
+/** The longest top-level key, in characters: what the user's own edit accepts and can remove by name. */
+export const MAX_KEY_CHARS = 100;
+
+/**
+ * `cleanJson` of an object (a profile update, a connection's learned info): still an object, without top-level
+ * keys longer than `MAX_KEY_CHARS` (cut, two could collide; kept, no edit could name them to remove them).
+ */
+export const cleanJsonObject = (o: JsonObject): JsonObject =>
+  Object.fromEntries(Object.entries(cleanJson(o) as JsonObject).filter(([k]) => [...k].length <= MAX_KEY_CHARS));

@@ -7,7 +7,7 @@ import { newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
 import { belowQuota } from "../db/quota";
 import { connections, contextEvents, facts, type JsonObject } from "../db/schema";
-import { sessionLive } from "../db/session-live";
+import { SESSION_GONE, sessionLive } from "../db/session-live";
 import { AppError, notFound } from "../lib/errors";
 import { cleanText } from "../lib/sanitize";
 import { cleanJsonObject } from "./clean";
@@ -130,7 +130,7 @@ export async function learnAboutConnection(db: Db, userId: string, id: string, r
   ]);
   if (row) return row;
   if (!seen) throw notFound("connection");
-  if (!seen.live) throw new AppError("not_found", "this conversation was deleted or its memory erased while it ran: nothing was saved");
+  if (!seen.live) throw new AppError("not_found", SESSION_GONE);
   throw tooLarge(seen.size);
 }
 

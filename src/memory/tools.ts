@@ -5,9 +5,11 @@
 import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { TurnScope } from "../core/context";
-import { deferOrRun, defineTool, type ToolContext, type ToolResult, TURN_BASE } from "../core/tool";
+import { deferOrRun, defineTool, ReasonText, type ToolContext, type ToolResult, TURN_BASE } from "../core/tool";
 import { type JsonObject, users } from "../db/schema";
+import { SESSION_GONE } from "../db/session-live";
 import { AppError, describeFailure } from "../lib/errors";
+import { clamp } from "../lib/sanitize";
 import { learnAboutConnection } from "./connections";
 import { memoryDeps } from "./deps";
 import { editTiers } from "./edit";
@@ -38,7 +40,7 @@ async function observe(ctx: ToolContext, inputs: ObservationInput[]): Promise<To
   const key = `obs:${await uuidv5(canonicalJson([ctx.sessionId, ctx.turn.get(TURN_BASE) ?? null, inputs]))}`;
   const deps = memoryDeps(ctx.env, ctx.config, ctx.db);
   const { events, budget } = await recordObservations(deps, { id: ctx.userId, plan: ctx.plan }, inputs, key, ctx.sessionId);
-  if (!events.length) return { content: "This conversation was deleted or its memory erased while it ran: nothing was recorded.", isError: true };
+  if (!events.length) return { content: SESSION_GONE, isError: true };
   for (const e of events) ctx.emit({ type: "memory_saved", target: "observation", entry_id: e.id });
   return budget.exhausted
     ? { content: `Noted (${events.length}), but today's memory budget is used up: it will be consolidated after ${new Date(budget.resets_at).toISOString()}.` }
@@ -120,7 +122,7 @@ export const searchMemory = defineTool({
   }),
   runs: "server",
   needsApproval: false,
-  describe: (input) => `Searching memory for ${input.query.slice(0, 60)}`,
+  describe: (input) => `Searching memory for ${clamp(input.query, 60)}`,
   async run(ctx, input) {
     const deps = memoryDeps(ctx.env, ctx.config, ctx.db);
     const found = await searchFacts(deps, {
@@ -153,7 +155,7 @@ export const forgetMemory = defineTool({
     .object({
       fact_ids: z.array(z.string().min(1).max(100)).max(MAX_FORGET).default([]),
       profile_keys: z.array(z.string().min(1).max(100)).max(MAX_FORGET).default([]),
-      reason: z.string().trim().min(1).max(500).describe("What the user asked you to forget, in their words"),
+      reason: ReasonText.min(1).describe("What the user asked you to forget, in their words"),
     })
     .refine((v) => v.fact_ids.length + v.profile_keys.length > 0, "give fact_ids or profile_keys"),
   runs: "server",
@@ -170,7 +172,7 @@ export const forgetMemory = defineTool({
       const earlier = forgotten.length - asked.length;
       if (asked.length)
         said.push(
-          `Forgot ${asked.length} fact${asked.length === 1 ? "" : "s"} (${asked.join(", ")})${earlier ? ` and ${earlier} earlier statement${earlier === 1 ? "" : "s"} they had replaced` : ""}.`,
+          `Forgot ${asked.length} fact${asked.length === 1 ? "" : "s"} (${asked.join(", ")})${earlier ? ` and ${earlier} earlier statement${earlier === 1 ? "" : "s"} ${asked.length === 1 ? "it" : "they"} had replaced` : ""}.`,
         );
       if (missing.length) said.push(`No fact of the user's has the id ${missing.join(", ")}: nothing was removed for ${missing.length === 1 ? "it" : "them"}.`);
     }

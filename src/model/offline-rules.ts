@@ -2,6 +2,7 @@
  * The offline model's rules: which tools a user message calls, and what it says about their results.
  * docs/offline-model.md describes them for users; keep the two in step.
  */
+import { clamp } from "../lib/sanitize";
 import { thirdPerson } from "../lib/third-person";
 import { describeProjectOutcome, projectCall } from "./offline-projects";
 import { schemaInstance } from "./schema-instance";
@@ -160,7 +161,8 @@ const forgetWords = (text: string) =>
       .match(/[\p{L}\d'-]{3,}/gu)
       ?.filter((w) => !FORGET_FILLER.has(w)) ?? [],
   );
-const shares = (a: Set<string>, text: string) => [...forgetWords(text)].some((w) => a.has(w));
+/** How many of the request's words `text` has. */
+const shared = (a: Set<string>, text: string) => [...forgetWords(text)].filter((w) => a.has(w)).length;
 
 /**
  * What a request to forget names among what the model was shown: retrieved facts (`- text (id X)` lines) and
@@ -170,9 +172,14 @@ const shares = (a: Set<string>, text: string) => [...forgetWords(text)].some((w)
 function forgetPlan(said: string, tools: ToolDef[], context: string): Plan {
   if (!tools.some((t) => t.name === FORGET_TOOL)) return null;
   const asked = forgetWords(said);
-  const factIds = [...context.matchAll(/^- (.+) \(id ([\w-]{1,100})(?:, since replaced)?\)$/gm)]
-    .filter((m) => shares(asked, m[1] ?? ""))
-    .map((m) => m[2] ?? "");
+  const facts = [...context.matchAll(/^- (.+) \(id ([\w-]{1,100})(?:, since replaced)?\)$/gm)].map((m) => ({
+    id: m[2] ?? "",
+    words: shared(asked, m[1] ?? ""),
+  }));
+  // The facts that share the most of the request's words: "forget that I live in Lyon" names "I live in Lyon",
+  // not "I live with two cats".
+  const most = Math.max(0, ...facts.map((f) => f.words));
+  const factIds = most ? facts.filter((f) => f.words === most).map((f) => f.id) : [];
   let profile: Record<string, unknown> = {};
   try {
     profile = JSON.parse(/^## Structured Data[^\n]*\n(\{.*\})$/m.exec(context)?.[1] ?? "{}") as Record<string, unknown>;
@@ -180,13 +187,13 @@ function forgetPlan(said: string, tools: ToolDef[], context: string): Plan {
     // An escaped or cut profile: no keys to offer.
   }
   const profileKeys = Object.entries(profile)
-    .filter(([key, value]) => shares(asked, `${key} ${typeof value === "string" ? value : JSON.stringify(value)}`))
+    .filter(([key, value]) => shared(asked, `${key} ${typeof value === "string" ? value : JSON.stringify(value)}`) > 0)
     .map(([key]) => key);
   if (!factIds.length && !profileKeys.length) return null;
   const n = factIds.length + profileKeys.length;
   return {
     lead: `I found ${n} thing${n === 1 ? "" : "s"} in my memory that match${n === 1 ? "es" : ""}; once you approve, I'll forget ${n === 1 ? "it" : "them"}.`,
-    calls: [{ name: FORGET_TOOL, input: { fact_ids: [...new Set(factIds)], profile_keys: profileKeys, reason: said.slice(0, 500) } }],
+    calls: [{ name: FORGET_TOOL, input: { fact_ids: [...new Set(factIds)], profile_keys: profileKeys, reason: clamp(said, 500) } }],
   };
 }
 
@@ -208,7 +215,8 @@ export function planCalls(said: string, tools: ToolDef[], context = ""): Plan {
 
 /** What the offline model says about tool results: only what the results say happened. */
 export function describeOutcome(o: ToolOutcome): string {
-  if (o.name === FORGET_TOOL && /\bdenied\b/i.test(o.content)) return "Understood: I have not forgotten anything.";
+  // The bridge's answer to a denied call (an error result: a successful forget never reads as one).
+  if (o.name === FORGET_TOOL && o.isError && /\bdenied this tool call\b/i.test(o.content)) return "Understood: I have not forgotten anything.";
   if (o.isError) return `${o.name ?? "The tool"} failed: ${o.content}`;
   if (o.name === FORGET_TOOL) return `Done. ${o.content}`;
   const project = describeProjectOutcome(o);

@@ -6,9 +6,8 @@
  */
 import { z } from "zod";
 import { quotaOf } from "../config/limits";
-import { defineTool, type ToolContext, type ToolResult } from "../core/tool";
+import { defineTool, ReasonText, type ToolContext, type ToolResult } from "../core/tool";
 import { AppError } from "../lib/errors";
-import { cleanMemoryTextOrEmpty } from "../lib/sanitize";
 import { findMemory, mergeProjects, moveMemory } from "./moves";
 import { ProjectDescription, ProjectName } from "./schemas";
 import { createProject, getProject, listProjects, updateProject } from "./store";
@@ -18,15 +17,6 @@ import { placeMemory, SUGGESTION_THRESHOLD } from "./suggest";
 export const CREATES_PER_TURN = 2;
 export const CHANGES_PER_TURN = 5;
 
-/**
- * The model's reason, as the user sees it and as the project and its activity log keep it: cleaned like any text
- * memory stores (invisible characters removed, secrets redacted) once, here, before any tool reads it.
- */
-const ReasonText = z
-  .string()
-  .trim()
-  .max(500)
-  .overwrite((text) => cleanMemoryTextOrEmpty(text, 500));
 const Reason = ReasonText.min(1).describe("Why, in a sentence the user will see");
 const ProjectId = z.string().trim().min(1).max(100);
 const USER_LEVEL = "user";

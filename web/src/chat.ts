@@ -16,7 +16,10 @@ type PendingCall = { call_id: string; tool_name: string; tool_input: unknown; ru
 type Envelope = { session_id: string; call_id: string; pending_calls: PendingCall[] };
 type Block = { type: string; text?: string; name?: string };
 type Stored = { role: "user" | "assistant"; content: string | Block[]; created_at: number };
-/** `failed`: the turn started and the model failed in it (an `error` event), not a request the server refused. */
+/**
+ * `failed`: the turn started and the model failed in it (an `error` event other than a conflict), not a request
+ * the server refused, nor a retry of an answer the conversation has moved on from.
+ */
 type Outcome = { kind: "done" } | { kind: "pending"; envelope: Envelope } | { kind: "error"; failed: boolean } | { kind: "cut" };
 
 export function chatView(api: Api): HTMLElement {
@@ -78,7 +81,7 @@ export function chatView(api: Api): HTMLElement {
       else if (event === "tool_pending") return { kind: "pending", envelope: data as unknown as Envelope };
       else if (event === "error") {
         view.error(explain(new ApiError(0, String(data.code), String(data.message), null)));
-        return { kind: "error", failed: true };
+        return { kind: "error", failed: data.code !== "conflict" };
       }
       scroll();
     }
