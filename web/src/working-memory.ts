@@ -176,6 +176,19 @@ export function workingAndScaffold(api: Api): HTMLElement {
     void loadHistory();
   }
 
+  /** Saves the value typed in `field` under `key` from a submitted form; a bad value or a refusal is shown in `problem`, the text kept. */
+  async function saveTyped(e: SubmitEvent, key: string, field: HTMLTextAreaElement, problem: HTMLElement, done: string): Promise<void> {
+    const parsed = fromText(field.value);
+    if ("error" in parsed) return fill(problem, alertLine(`Not saved: ${parsed.error}`));
+    await once(submitter(e), async () => {
+      try {
+        await patch(key, parsed.value, done);
+      } catch (err) {
+        fill(problem, alertLine(notSaved(err)));
+      }
+    });
+  }
+
   function valueField(label: string, value: string): HTMLTextAreaElement {
     const field = h("textarea", { rows: Math.min(12, Math.max(2, value.split("\n").length)), "aria-label": label });
     field.value = value;
@@ -212,15 +225,7 @@ export function workingAndScaffold(api: Api): HTMLElement {
       );
       form.addEventListener("submit", async (e) => {
         e.preventDefault();
-        const parsed = fromText(field.value);
-        if ("error" in parsed) return fill(problem, alertLine(`Not saved: ${parsed.error}`));
-        await once(submitter(e), async () => {
-          try {
-            await patch(key, parsed.value, `Saved ${key}.`);
-          } catch (err) {
-            fill(problem, alertLine(notSaved(err)));
-          }
-        });
+        await saveTyped(e, key, field, problem, `Saved ${key}.`);
       });
       fill(li, form);
       field.focus();
@@ -265,15 +270,7 @@ export function workingAndScaffold(api: Api): HTMLElement {
       const name = key.value.trim();
       if (!name) return fill(problem, alertLine("Not saved: give the key a name."));
       if (Object.hasOwn(scaffold.scaffold, name)) return fill(problem, alertLine(`Not saved: ${name} is already in the scaffold; edit it there.`));
-      const parsed = fromText(field.value);
-      if ("error" in parsed) return fill(problem, alertLine(`Not saved: ${parsed.error}`));
-      await once(submitter(e), async () => {
-        try {
-          await patch(name, parsed.value, `Added ${name}.`);
-        } catch (err) {
-          fill(problem, alertLine(notSaved(err)));
-        }
-      });
+      await saveTyped(e, name, field, problem, `Added ${name}.`);
     });
     return form;
   }
