@@ -11,11 +11,11 @@ import { inJson } from "../db/in-json";
 import { facts, usage } from "../db/schema";
 import type { MemoryDeps } from "./deps";
 import { neighboursOf } from "./neighbours";
-import { planSearch, queryTerms, rankCandidates } from "./ranking";
+import { planSearch, queryTerms, rankCandidates, TUNING, type Tuning } from "./ranking";
 import { readCandidates } from "./retrieval-reads";
 import type { SearchHit, SearchInput, SearchResult } from "./search-types";
 
-export { matchOf, quality, queryTerms, WEAK_MATCH } from "./ranking";
+export { matchOf, queryTerms, TUNING, type Tuning, WEAK_MATCH } from "./ranking";
 export { briefError } from "./retrieval-reads";
 export type { Candidate, SearchHit, SearchInput, SearchMode, SearchOrder, SearchResult } from "./search-types";
 
@@ -27,10 +27,10 @@ export function ftsQuery(text: string): string | null {
 
 /**
  * `read`: a batch the caller flushes (a chat turn's context read), which these reads join; without it the
- * search reads in one batch of its own.
+ * search reads in one batch of its own. `tuning`: the product's measured choices, unless an evaluation ablates one.
  */
-export async function searchFacts(deps: MemoryDeps, request: SearchInput, read?: BatchedRead): Promise<SearchResult> {
-  const plan = planSearch(request, deps.now());
+export async function searchFacts(deps: MemoryDeps, request: SearchInput, read?: BatchedRead, tuning: Tuning = TUNING): Promise<SearchResult> {
+  const plan = planSearch(request, deps.now(), tuning);
   const batch = read ? { read, flush: async () => {} } : readBatch(deps.db);
   const reading = readCandidates(deps, plan, batch.read);
   await batch.flush();
@@ -44,7 +44,14 @@ export async function searchFacts(deps: MemoryDeps, request: SearchInput, read?:
     );
     for (const r of results) r.neighbours = around.get(r.id) ?? [];
   }
-  return { results, degraded: found.degraded, embeddingTokens: found.embeddingTokens, when: plan.cues.range, current: plan.cues.current, weak };
+  return {
+    results,
+    degraded: found.degraded,
+    embeddingTokens: found.embeddingTokens,
+    when: plan.cues.range,
+    current: plan.input.preferLatest ?? plan.cues.current,
+    weak,
+  };
 }
 
 /**
