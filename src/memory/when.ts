@@ -48,10 +48,9 @@ export function timeCues(query: string, now: number): TimeCues {
   for (const parser of PARSERS) {
     const [result] = parser.parse(query, { instant: ref, timezone: 0 });
     if (!result) continue;
-    const { from, to } = periodOf(result);
-    // "now", "today", "at the moment": the present, which is a preference for what is current, not a period.
-    const current = to > now && from <= now && (result.start.isCertain("hour") || result.start.isCertain("day"));
-    return { range: current ? null : { from, to, phrase: result.text }, current };
+    // "now", "today": the present, which is a preference for what is current, not a period.
+    const current = !result.end && result.start.isCertain("day") && Math.floor(result.start.date().getTime() / DAY) === Math.floor(now / DAY);
+    return { range: current ? null : { ...periodOf(result), phrase: result.text }, current };
   }
   return { range: null, current: false };
 }
