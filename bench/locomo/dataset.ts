@@ -17,8 +17,10 @@ export type Question = {
   category: Category;
   /** The evidence ids that name a turn of this conversation, cleaned (see `evidenceIds`). */
   evidence: string[];
-  /** Evidence entries that name no turn even once cleaned: reported, left out of the metrics. */
+  /** Evidence ids that name no turn even once cleaned: reported, left out of the metrics. */
   unknown: string[];
+  /** Published evidence entries `evidenceIds` had to rewrite: reported. */
+  repaired: string[];
 };
 export type Conversation = { number: number; sampleId: string; turns: Turn[]; questions: Question[] };
 
@@ -77,6 +79,7 @@ export function parseConversation(number: number, raw: unknown): Conversation {
       category: q.category as Category,
       evidence: ids.filter((id) => known.has(id)),
       unknown: ids.filter((id) => !known.has(id)),
+      repaired: q.evidence.filter((e) => !ids.includes(e)),
     };
   });
   return { number, sampleId: sample.sample_id, turns, questions };

@@ -9,7 +9,7 @@ import { describe, inject, it } from "vitest";
 import { createUser } from "../../test/helpers";
 import { fts5, miniSearch } from "./baselines";
 import type { LocomoOutput } from "./context";
-import { parseConversation } from "./dataset";
+import { evidenceIds, parseConversation } from "./dataset";
 import { importTurns, type Mode, search } from "./engram";
 import { latencyTable, type Result, ranks, type System, scored, table } from "./tables";
 
@@ -45,8 +45,10 @@ async function evaluate(number: number, raw: unknown) {
       minisearch: await mini(q.question),
     };
     results.push({ conversation: number, sampleId: conv.sampleId, question: q, ranked });
-    if (q.unknown.length) notes.push(`conversation ${number} question ${q.index}: evidence ${q.unknown.join(", ")} names no turn`);
-    if (!q.evidence.length) notes.push(`conversation ${number} question ${q.index} (category ${q.category}): no usable evidence, not scored`);
+    const where = `conversation ${number} question ${q.index}`;
+    for (const e of q.repaired) notes.push(`${where}: evidence "${e}" read as ${evidenceIds([e]).join(", ")}`);
+    if (q.unknown.length) notes.push(`${where}: evidence ${q.unknown.join(", ")} names no turn`);
+    if (!q.evidence.length) notes.push(`${where} (category ${q.category}): no usable evidence, not scored`);
   }
   const evidence = new Set(conv.questions.flatMap((q) => q.evidence));
   const hidden = [...imported.superseded].filter((id) => evidence.has(id)).length;
