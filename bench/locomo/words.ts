@@ -13,7 +13,7 @@ weren't won won't wouldn wouldn't`;
 
 export const STOPWORDS: ReadonlySet<string> = new Set(NLTK_ENGLISH.split(/\s+/));
 
-/** Lower-cased words split as FTS5's unicode61 tokenizer splits them (letters and digits; "Caroline's" is two words). */
+/** Lower-cased words split as FTS5's unicode61 tokenizer splits them (letters and digits; "Anna's" is two words). */
 export const words = (text: string): string[] => [...new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
 
 export const contentWords = (text: string): string[] => words(text).filter((w) => !STOPWORDS.has(w));
