@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+// `npm run eval:locomo -- --data PATH [--conversations 1-5] [--json OUT] [--params "history=true"]`: recall on the
+// LoCoMo conversations (docs/evaluation.md), inside workerd through bench/locomo/vitest.config.ts. The dataset is
+// CC BY-NC 4.0 and stays outside the repository; so does --json, which is derived from it.
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+
+const USAGE = 'usage: npm run eval:locomo -- --data PATH [--conversations 1-5|6-10|1,3,7] [--json OUT] [--params "history=true&neighbours=false"]';
+const REPO = path.resolve(import.meta.dirname, "..");
+
+function fail(message) {
+  console.error(`eval:locomo: ${message}\n${USAGE}`);
+  process.exit(1);
+}
+
+const inside = (p) => {
+  const rel = path.relative(REPO, p);
+  return !rel.startsWith("..") && !path.isAbsolute(rel);
+};
+
+let values;
+try {
+  ({ values } = parseArgs({ options: { data: { type: "string" }, conversations: { type: "string" }, json: { type: "string" }, params: { type: "string" } } }));
+} catch (err) {
+  fail(err.message);
+}
+
+const data = values.data && path.resolve(values.data);
+if (!data || !existsSync(data)) {
+  fail(
+    `${data ? `no file at ${data}` : "--data is required"}. Download data/locomo10.json from https://github.com/snap-research/LoCoMo ` +
+      "and keep it outside this repository (CC BY-NC 4.0: evaluation only); see docs/evaluation.md.",
+  );
+}
+if (inside(data)) console.warn(`eval:locomo: ${data} is inside the repository; keep LoCoMo outside it (CC BY-NC 4.0), never commit it`);
+let count;
+try {
+  const samples = JSON.parse(readFileSync(data, "utf8"));
+  if (!Array.isArray(samples) || !samples.every((s) => s?.conversation && Array.isArray(s.qa))) throw new Error("not an array of conversations with qa");
+  count = samples.length;
+} catch (err) {
+  fail(`${data} is not LoCoMo's locomo10.json: ${err.message}`);
+}
+
+/** "1-5", "6-10", "1,3,7" or "2": the 1-based conversation numbers, in order. */
+function conversations(spec) {
+  if (!spec) return Array.from({ length: count }, (_, i) => i + 1);
+  const numbers = spec.split(",").flatMap((part) => {
+    const m = /^\s*(\d+)\s*(?:-\s*(\d+))?\s*$/.exec(part);
+    if (!m) fail(`--conversations ${spec}: expected numbers and ranges like 1-5 or 1,3,7`);
+    const [from, to] = [Number(m[1]), Number(m[2] ?? m[1])];
+    return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+  });
+  const wrong = numbers.find((n) => n < 1 || n > count);
+  if (wrong !== undefined || !numbers.length) fail(`--conversations ${spec}: the file has conversations 1-${count}`);
+  return [...new Set(numbers)].sort((a, b) => a - b);
+}
+
+const json = values.json && path.resolve(values.json);
+if (json && inside(json)) fail(`--json ${json} is inside the repository: its figures derive from LoCoMo (CC BY-NC 4.0), write it elsewhere`);
+
+const env = {
+  ...process.env,
+  LOCOMO_DATA: data,
+  LOCOMO_CONVERSATIONS: conversations(values.conversations).join(","),
+  LOCOMO_JSON: json ?? "",
+  LOCOMO_PARAMS: values.params ?? "",
+};
+const t0 = performance.now();
+const run = spawnSync("npx", ["vitest", "run", "-c", "bench/locomo/vitest.config.ts"], { cwd: REPO, env, stdio: "inherit" });
+console.log(
+  `eval:locomo: conversations ${env.LOCOMO_CONVERSATIONS}, total ${((performance.now() - t0) / 1000).toFixed(0)} s${json ? `; per-question ranks in ${json}` : ""}`,
+);
+process.exit(run.status ?? 1);
