@@ -4,7 +4,9 @@ import type { Config } from "../config/config";
 import type { Env } from "../config/env";
 import type { PlanQuotas } from "../config/limits";
 import type { Db } from "../db/client";
-import { type Embedder, localEmbedder, workersAiEmbedder } from "./embed";
+import type { Embedder } from "./embed";
+import { workersAiEmbedder } from "./embed-workers-ai";
+import { localEmbedder } from "./offline-embed";
 import { LocalVectorIndex, type VectorIndex } from "./vector";
 import { FreshOverlayIndex, VectorizeVectorIndex } from "./vector-vectorize";
 
