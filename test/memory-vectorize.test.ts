@@ -5,13 +5,13 @@ import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
 import { memoryDeps } from "../src/memory/deps";
 import { dot, normalize } from "../src/memory/embed";
-import { type TextEmbeddings, workersAiEmbedder } from "../src/memory/embed-workers-ai";
+import { workersAiEmbedder } from "../src/memory/embed-workers-ai";
 import { eraseMemory } from "../src/memory/erase";
 import { deleteFact, importFacts } from "../src/memory/facts";
-import { hashEmbed } from "../src/memory/offline-embed";
 import { searchFacts } from "../src/memory/retrieval";
 import type { VectorIndex } from "../src/memory/vector";
 import { FreshOverlayIndex, OVERLAY_SCORED, OVERLAY_WINDOW_MS, pruneOverlay, VectorizeVectorIndex } from "../src/memory/vector-vectorize";
+import { FakeWorkersAi } from "./fakes/workers-ai";
 import { createUser } from "./helpers";
 import { captured } from "./memory-helpers";
 
@@ -57,26 +57,12 @@ function laggingVectorize() {
   };
 }
 
-/** The local hashing embedder folded into 8 dense dimensions, so the fake index gets dense vectors as Vectorize would. */
-const tinyAi: TextEmbeddings & { batches: number[] } = {
-  batches: [],
-  async run(_model, input) {
-    this.batches.push(input.text.length);
-    return {
-      data: input.text.map((t) => {
-        const v = new Array<number>(8).fill(0);
-        const s = hashEmbed(t);
-        s.indices.forEach((i, k) => (v[i % 8] = (v[i % 8] ?? 0) + (s.values[k] ?? 0)));
-        return v;
-      }),
-    };
-  },
-};
+const ai = new FakeWorkersAi();
 
-/** Memory deps on the production path: Workers AI (tinyAi) and a lagging Vectorize behind the D1 overlay. */
+/** Memory deps on the production path: Workers AI (bge-m3, faked) and a lagging Vectorize behind the D1 overlay. */
 function productionPath() {
   const vectorize = laggingVectorize();
-  const embedder = workersAiEmbedder(tinyAi);
+  const embedder = workersAiEmbedder(ai.binding);
   const base = captured().deps;
   const overlay = new FreshOverlayIndex(new VectorizeVectorIndex(vectorize.index, embedder.dimensions), base.db, base.now);
   return { vectorize, overlay, deps: { ...base, embedder: { ...embedder, minScore: 0 }, vectors: overlay } };
@@ -211,7 +197,7 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
   it("an erase removes from Vectorize the vector of a fact written while the erase was being prepared", async () => {
     const u = await createUser();
     const vectorize = laggingVectorize();
-    const prodEnv = { ...env, VECTORS: vectorize.index, AI: tinyAi as unknown as Ai };
+    const prodEnv = { ...env, VECTORS: vectorize.index, AI: ai.binding };
     const config = { ...loadConfig(env), vectorBackend: "vectorize" as const };
     const db = createDb(env.DB);
     const deps = memoryDeps(prodEnv, config, db);
@@ -233,22 +219,55 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
     expect(await vectorize.index.getByIds([late ?? ""])).toEqual([]);
   });
 
-  it("embeds with Workers AI in batches of 100 and rejects a malformed answer", async () => {
-    tinyAi.batches = [];
-    const out = await workersAiEmbedder(tinyAi).embed(Array.from({ length: 250 }, (_, i) => `text ${i}`));
-    expect(tinyAi.batches).toEqual([100, 100, 50]);
-    expect(out.vectors).toHaveLength(250);
-    const sum = (out.vectors[0]?.values ?? []).reduce((s, v) => s + v * v, 0);
-    expect(sum).toBeCloseTo(1, 6);
-    await expect(workersAiEmbedder({ run: async () => ({ shape: [0] }) }).embed(["x"])).rejects.toThrow(/no embeddings/);
+  it("embeds with each model in calls of at most 100 texts, in its documented input shape and dimension", async () => {
+    for (const [model, dimensions, options] of [
+      ["@cf/baai/bge-m3", 1024, { truncate_inputs: true }],
+      ["@cf/baai/bge-base-en-v1.5", 768, { pooling: "mean" }],
+    ] as const) {
+      const fake = new FakeWorkersAi();
+      const texts = Array.from({ length: 250 }, (_, i) => `text ${i}`);
+      const out = await workersAiEmbedder(fake.binding, model).embed(texts);
+      expect(fake.inputsTo(model)).toEqual([
+        { text: texts.slice(0, 100), ...options },
+        { text: texts.slice(100, 200), ...options },
+        { text: texts.slice(200), ...options },
+      ]);
+      expect(out.vectors).toHaveLength(250);
+      expect(out.vectors.every((v) => v.indices.length > 0 && v.indices.every((i) => i < dimensions))).toBe(true);
+      expect((out.vectors[0]?.values ?? []).reduce((s, v) => s + v * v, 0)).toBeCloseTo(1, 6);
+    }
+  });
+
+  it("embeds a text in any script, and fails clearly on an error or an answer not in the documented shape", async () => {
+    const embedder = workersAiEmbedder(ai.binding);
+    const [tokyo, query] = (await embedder.embed(["彼女は東京に住んでいます", "東京"])).vectors;
+    expect(dot(tokyo ?? { indices: [], values: [] }, query ?? { indices: [], values: [] })).toBeGreaterThan(0.1);
+
+    const answering = (out: unknown) => ({ run: async () => out }) as unknown as Ai;
+    await expect(workersAiEmbedder(answering({ shape: [1, 1024], response: [[0.1]] })).embed(["x"])).rejects.toThrow(
+      "Workers AI @cf/baai/bge-m3 returned no embeddings for 1 texts (keys shape, response)",
+    );
+    await expect(workersAiEmbedder(answering({ shape: [1, 768], data: [new Array(768).fill(0.1)] })).embed(["x"])).rejects.toThrow(
+      "returned embedding 0 that is not 1024 numbers",
+    );
+    const failing = new FakeWorkersAi();
+    failing.failNext(new Error("3040: Capacity temporarily exceeded"));
+    await expect(workersAiEmbedder(failing.binding).embed(["x"])).rejects.toThrow("Workers AI @cf/baai/bge-m3 failed: 3040: Capacity temporarily exceeded");
+    expect(await workersAiEmbedder(failing.binding).embed([])).toEqual({ vectors: [], tokens: 0 });
   });
 
   it("is selected by VECTOR_BACKEND=vectorize when the bindings exist", () => {
     const vectorize = laggingVectorize();
     const config = { ...loadConfig(env), vectorBackend: "vectorize" as const };
-    const deps = memoryDeps({ ...env, VECTORS: vectorize.index, AI: tinyAi as unknown as Ai }, config, createDb(env.DB));
+    const deps = memoryDeps({ ...env, VECTORS: vectorize.index, AI: ai.binding }, config, createDb(env.DB));
     expect(deps.vectors.name).toBe("vectorize+overlay");
-    expect(deps.embedder.model).toBe("@cf/baai/bge-base-en-v1.5");
+    expect(deps.embedder).toMatchObject({ model: "@cf/baai/bge-m3", dimensions: 1024 });
+    const english = memoryDeps(
+      { ...env, VECTORS: vectorize.index, AI: ai.binding },
+      { ...config, embeddingModel: "@cf/baai/bge-base-en-v1.5" },
+      createDb(env.DB),
+    );
+    expect(english.embedder).toMatchObject({ model: "@cf/baai/bge-base-en-v1.5", dimensions: 768 });
     expect(memoryDeps(env, loadConfig(env), createDb(env.DB)).vectors.name).toBe("local");
   });
 });

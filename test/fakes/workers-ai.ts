@@ -2,8 +2,8 @@
  * A fake Workers AI binding for tests (`env.AI.run(model, inputs)`): Workers AI cannot run offline. It serves the
  * models engram calls, checks every input against the JSON Schema on the model's page in Cloudflare's Workers AI
  * catalogue (read November 2026), rejects what does not fit as the real binding does, and answers in the
- * documented output shape. Embeddings are deterministic (hashed words and character trigrams, so any script
- * works) and of the model's real dimension, so search runs end to end through the production code path.
+ * documented output shape. Embeddings are deterministic (hashed words and character bigrams, so any script,
+ * spaced or not, works) and of the model's real dimension, so search runs end to end through the production code path.
  */
 import { EMBEDDING_MODELS } from "../../src/config/workers-ai";
 import { approxTokens, fnv1a } from "../../src/lib/text";
@@ -48,7 +48,7 @@ export class FakeWorkersAi {
   }
 }
 
-/** Deterministic unit vector of `dimensions` for a text: hashed words (1.0) and character trigrams (0.5). */
+/** Deterministic unit vector of `dimensions` for a text: hashed words (1.0) and character bigrams (0.5). */
 export function fakeEmbedding(text: string, dimensions: number): number[] {
   const v = new Array<number>(dimensions).fill(0);
   const add = (feature: string, weight: number) => {
@@ -57,7 +57,7 @@ export function fakeEmbedding(text: string, dimensions: number): number[] {
   };
   for (const w of words(text)) {
     add(`w:${w}`, 1);
-    for (let i = 0; i + 3 <= w.length; i++) add(`t:${w.slice(i, i + 3)}`, 0.5);
+    for (let i = 0; i + 2 <= w.length; i++) add(`b:${w.slice(i, i + 2)}`, 0.5);
   }
   const norm = Math.sqrt(v.reduce((n, x) => n + x * x, 0)) || 1;
   return v.map((x) => x / norm);
