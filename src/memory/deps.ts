@@ -33,7 +33,7 @@ export type MemoryDeps = {
 export function memoryDeps(env: Env, config: Config, db: Db, now: () => number = Date.now): MemoryDeps {
   if (config.vectorBackend === "vectorize" && env.VECTORS && env.AI) {
     const embedder = workersAiEmbedder(env.AI, config.embeddingModel);
-    const vectors = new FreshOverlayIndex(new VectorizeVectorIndex(env.VECTORS, embedder.dimensions), db, now);
+    const vectors = new FreshOverlayIndex(new VectorizeVectorIndex(env.VECTORS, embedder), db, now);
     return { db, embedder, vectors, queue: env.OBSERVATIONS, now, quotas: config.quotas };
   }
   return { db, embedder: localEmbedder, vectors: new LocalVectorIndex(db), queue: env.OBSERVATIONS, now, quotas: config.quotas };

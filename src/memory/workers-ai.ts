@@ -5,14 +5,17 @@
  */
 export type RunModel = (model: string, inputs: Record<string, unknown>) => Promise<unknown>;
 
-/** A failure names the model, so a degraded search or a failed sweep says which call broke. */
+/**
+ * A failure names the model, so a degraded search or a failed sweep says which call broke. No `cause`: the
+ * search's degraded reason shows a cause's message in place of the error's own, which would drop the model.
+ */
 export function runModel(ai: Ai): RunModel {
   const run = ai.run as unknown as RunModel;
   return async (model, inputs) => {
     try {
       return await run.call(ai, model, inputs);
     } catch (err) {
-      throw new Error(`Workers AI ${model} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new Error(`Workers AI ${model} failed: ${err instanceof Error ? err.message : String(err)}`);
     }
   };
 }

@@ -46,6 +46,14 @@ export class FakeVectorize implements Vectorize {
     this.lagging = options.lagging ?? true;
   }
 
+  /**
+   * The fake as the Worker's binding type: `wrangler types` names it `VectorizeIndex` (the beta's type), while a
+   * V2 index's binding is `Vectorize`, which this class implements.
+   */
+  get binding(): VectorizeIndex {
+    return this as unknown as VectorizeIndex;
+  }
+
   /** The index catches up: every accepted write and delete becomes visible to queries. */
   flush(): void {
     for (const apply of this.pending) apply();
