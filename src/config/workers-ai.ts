@@ -16,7 +16,10 @@ export const EMBEDDING_MODEL_IDS = Object.keys(EMBEDDING_MODELS) as [EmbeddingMo
 /** Users write in every language: the multilingual model is the default. */
 export const DEFAULT_EMBEDDING_MODEL: EmbeddingModel = "@cf/baai/bge-m3";
 
-/** A cross-encoder: scores (query, text) pairs directly. Its page documents no batch or length limit. */
+/**
+ * A cross-encoder: scores (query, text) pairs directly. Its page documents no batch or length limit; it was trained
+ * on English and Chinese only (BAAI's model card), unlike bge-m3, one more reason it is off by default.
+ */
 export const RERANK_MODELS = {
   "@cf/baai/bge-reranker-base": { usdPerMillionTokens: 0.0031 },
 } as const;
