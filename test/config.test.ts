@@ -8,6 +8,8 @@ describe("configuration", () => {
   it("defaults to an offline-capable configuration", () => {
     const config = loadConfig({ ...base });
     expect(config).toMatchObject({ anthropicApiKey: undefined, maxIterations: 8, vectorBackend: "local", adminToken: undefined });
+    // Users write in every language: the multilingual model, and no extra Workers AI call per search unless asked.
+    expect(config).toMatchObject({ embeddingModel: "@cf/baai/bge-m3", rerank: false });
     expect(config.chatModel).toMatch(/^claude-/);
   });
 
@@ -22,8 +24,16 @@ describe("configuration", () => {
     [{ ANTHROPIC_BASE_URL: "not a url" }, /ANTHROPIC_BASE_URL must be a URL/],
     [{ ADMIN_TOKEN: "short" }, /ADMIN_TOKEN must be at least 16 characters/],
     [{ VECTOR_BACKEND: "vectorize" }, /needs the VECTORS and AI bindings/],
+    [{ EMBEDDING_MODEL: "@cf/baai/bge-small-en-v1.5" }, /EMBEDDING_MODEL must be one of @cf\/baai\/bge-m3, @cf\/baai\/bge-base-en-v1.5/],
+    [{ RERANK: "yes" }, /RERANK must be "on" or "off"/],
+    [{ RERANK: "on" }, /RERANK=on needs the AI binding/],
   ])("fails clearly on a bad setting %j", (vars, message) => {
     expect(() => loadConfig({ ...base, ...vars } as Env)).toThrow(ConfigError);
     expect(() => loadConfig({ ...base, ...vars } as Env)).toThrow(message);
+  });
+
+  it("takes the English model and the reranker when asked, with the AI binding", () => {
+    const ai = { AI: {}, EMBEDDING_MODEL: "@cf/baai/bge-base-en-v1.5", RERANK: "on" };
+    expect(loadConfig({ ...base, ...ai } as unknown as Env)).toMatchObject({ embeddingModel: "@cf/baai/bge-base-en-v1.5", rerank: true });
   });
 });

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { localEmbedder } from "../src/memory/embed";
 import { importFacts as importInto } from "../src/memory/facts";
+import { localEmbedder } from "../src/memory/offline-embed";
 import { sweepMemory } from "../src/memory/sweep";
 import { count } from "./fault-helpers";
 import { api, chat, createUser, ftsIndexHolds, migrationQueries, runSql, script, textReply } from "./helpers";

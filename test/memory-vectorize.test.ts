@@ -1,84 +1,42 @@
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { eraseUserMemory } from "../src/account/erase";
 import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
 import { memoryDeps } from "../src/memory/deps";
-import { dot, hashEmbed, normalize, type TextEmbeddings, workersAiEmbedder } from "../src/memory/embed";
+import { dot, normalize } from "../src/memory/embed";
+import { workersAiEmbedder } from "../src/memory/embed-workers-ai";
 import { eraseMemory } from "../src/memory/erase";
 import { deleteFact, importFacts } from "../src/memory/facts";
 import { searchFacts } from "../src/memory/retrieval";
 import type { VectorIndex } from "../src/memory/vector";
 import { FreshOverlayIndex, OVERLAY_SCORED, OVERLAY_WINDOW_MS, pruneOverlay, VectorizeVectorIndex } from "../src/memory/vector-vectorize";
+import { FakeVectorize } from "./fakes/vectorize";
+import { FakeWorkersAi } from "./fakes/workers-ai";
 import { createUser } from "./helpers";
 import { captured } from "./memory-helpers";
 
+const ai = new FakeWorkersAi();
+
+/** The environment production runs in: the Vectorize and Workers AI bindings (faked) beside the real D1 and queue. */
+function productionEnv(vectorize: FakeVectorize, workersAi = ai) {
+  return { ...env, VECTORS: vectorize.binding, AI: workersAi.binding };
+}
+
+const productionConfig = () => ({ ...loadConfig(env), vectorBackend: "vectorize" as const });
+
 /**
- * A stand-in for the Vectorize binding (unavailable offline) that behaves like it in the way that matters
- * here: writes become visible to queries only when the index catches up (`flush`).
+ * Memory deps exactly as production builds them (memoryDeps with VECTOR_BACKEND=vectorize and the default model,
+ * bge-m3): Workers AI embeddings of 1024 dimensions into a lagging Vectorize behind the D1 overlay.
  */
-function laggingVectorize() {
-  const visible = new Map<string, VectorizeVector>();
-  let pending: (() => void)[] = [];
-  const calls: { filter?: unknown; topK?: number }[] = [];
-  const index: VectorizeIndex = {
-    describe: async () => ({ id: "fake", name: "engram-facts", config: { dimensions: 8, metric: "cosine" }, vectorsCount: visible.size }),
-    async query(vector, options) {
-      calls.push({ filter: options?.filter, topK: options?.topK });
-      const q = [...vector];
-      const userId = (options?.filter as { user_id?: string } | undefined)?.user_id;
-      const matches = [...visible.values()]
-        .filter((v) => v.metadata?.user_id === userId)
-        .map((v) => ({ id: v.id, score: [...v.values].reduce((s, x, i) => s + x * (q[i] ?? 0), 0) }))
-        .sort((a, b) => b.score - a.score)
-        .slice(0, options?.topK ?? 5);
-      return { matches, count: matches.length };
-    },
-    insert: async () => ({ ids: [], count: 0 }),
-    async upsert(vectors) {
-      pending.push(() => vectors.forEach((v) => visible.set(v.id, v)));
-      return { ids: vectors.map((v) => v.id), count: vectors.length };
-    },
-    async deleteByIds(ids) {
-      pending.push(() => ids.forEach((id) => visible.delete(id)));
-      return { ids, count: ids.length };
-    },
-    getByIds: async (ids) => ids.flatMap((id) => visible.get(id) ?? []),
-  };
-  return {
-    index,
-    calls,
-    flush() {
-      pending.forEach((apply) => apply());
-      pending = [];
-    },
-  };
+function productionPath(vectorize = new FakeVectorize({ dimensions: 1024 })) {
+  const deps = { ...memoryDeps(productionEnv(vectorize), productionConfig(), createDb(env.DB)), queue: captured().deps.queue };
+  const overlay = deps.vectors;
+  return { vectorize, overlay, deps };
 }
 
-/** The local hashing embedder folded into 8 dense dimensions, so the fake index gets dense vectors as Vectorize would. */
-const tinyAi: TextEmbeddings & { batches: number[] } = {
-  batches: [],
-  async run(_model, input) {
-    this.batches.push(input.text.length);
-    return {
-      data: input.text.map((t) => {
-        const v = new Array<number>(8).fill(0);
-        const s = hashEmbed(t);
-        s.indices.forEach((i, k) => (v[i % 8] = (v[i % 8] ?? 0) + (s.values[k] ?? 0)));
-        return v;
-      }),
-    };
-  },
-};
-
-/** Memory deps on the production path: Workers AI (tinyAi) and a lagging Vectorize behind the D1 overlay. */
-function productionPath() {
-  const vectorize = laggingVectorize();
-  const embedder = workersAiEmbedder(tinyAi);
-  const base = captured().deps;
-  const overlay = new FreshOverlayIndex(new VectorizeVectorIndex(vectorize.index, embedder.dimensions), base.db, base.now);
-  return { vectorize, overlay, deps: { ...base, embedder: { ...embedder, minScore: 0 }, vectors: overlay } };
-}
+/** An embedder of 8 dimensions, for the overlay's scoring on hand-made vectors. */
+const tiny = { model: "tiny", dimensions: 8 };
 
 describe("production vectors (Vectorize + Workers AI) behind the same interfaces", () => {
   it("finds a fact by similarity right after it is stored, before Vectorize has indexed it, and forgets it at once", async () => {
@@ -87,7 +45,8 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
     const [fact] = (await importFacts(deps, u.id, [{ text: "User's favourite climbing gym is in Porto" }])).facts;
     const found = await searchFacts(deps, { userId: u.id, query: "favourite climbing gym", k: 5, connectionIds: [], mode: "vector" });
     expect(found.results.map((r) => r.id)).toEqual([fact?.id]);
-    expect(vectorize.calls.at(-1)).toEqual({ filter: { user_id: u.id }, topK: 100 });
+    // The user's own namespace, no filter, as many matches as Vectorize returns without values or metadata.
+    expect(vectorize.queries.at(-1)).toEqual({ topK: 100, namespace: u.id, returnMetadata: "none" });
 
     vectorize.flush();
     expect((await searchFacts(deps, { userId: u.id, query: "climbing gym", k: 5, connectionIds: [], mode: "vector" })).results).toHaveLength(1);
@@ -111,7 +70,7 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
       const vectorsOf = async () => {
         vectorize.flush();
         const rows = await env.DB.prepare("SELECT id FROM local_vectors WHERE user_id = ?").bind(u.id).all<{ id: string }>();
-        return [...rows.results.map((r) => r.id), ...(await vectorize.index.getByIds([old?.id ?? ""])).map((v) => v.id)];
+        return [...rows.results.map((r) => r.id), ...(await vectorize.getByIds([old?.id ?? ""])).map((v) => v.id)];
       };
       expect(await vectorsOf()).toContain(old?.id);
 
@@ -127,7 +86,7 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
     const [fact] = (await importFacts(deps, u.id, [{ text: "My bank PIN is 4921" }])).facts;
     const overlayRows = async () => (await env.DB.prepare("SELECT id FROM local_vectors WHERE user_id = ?").bind(u.id).all<{ id: string }>()).results;
     expect(await overlayRows()).toHaveLength(1);
-    vectorize.index.deleteByIds = () => Promise.reject(new Error("Vectorize unavailable"));
+    vectorize.deleteByIds = () => Promise.reject(new Error("Vectorize unavailable"));
     await deleteFact(deps, u.id, fact?.id ?? "");
     expect(await overlayRows()).toEqual([]);
   });
@@ -168,8 +127,7 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
 
   it("scores the overlay's recent vectors by their exact cosine with the query, the user's own only", async () => {
     const [u, other] = [await createUser(), await createUser()];
-    const vectorize = laggingVectorize();
-    const overlay = new FreshOverlayIndex(new VectorizeVectorIndex(vectorize.index, 8), createDb(env.DB), Date.now);
+    const overlay = new FreshOverlayIndex(new VectorizeVectorIndex(new FakeVectorize({ dimensions: 8 }), tiny), createDb(env.DB), Date.now);
     const vec = (values: number[]) => normalize(new Map(values.map((v, i) => [i, v])));
     // Sparse vectors (stored as pairs) and dense ones (every dimension from 0, as Workers AI's: stored as values).
     const stored = {
@@ -195,9 +153,8 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
   it("prunes only overlay rows past the window, never the local index's own rows", async () => {
     const u = await createUser();
     const db = createDb(env.DB);
-    const vectorize = laggingVectorize();
     const at = Date.now();
-    const overlay = new FreshOverlayIndex(new VectorizeVectorIndex(vectorize.index, 8), db, () => at);
+    const overlay = new FreshOverlayIndex(new VectorizeVectorIndex(new FakeVectorize({ dimensions: 8 }), tiny), db, () => at);
     await overlay.upsert([{ id: `ov-${u.id}`, userId: u.id, vector: { indices: [0], values: [1] }, metadata: {} }]);
     await captured().deps.vectors.upsert([{ id: `lo-${u.id}`, userId: u.id, vector: { indices: [1], values: [1] }, metadata: {} }]);
     expect(await pruneOverlay(db, at + OVERLAY_WINDOW_MS - 1)).toBe(0);
@@ -208,9 +165,9 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
 
   it("an erase removes from Vectorize the vector of a fact written while the erase was being prepared", async () => {
     const u = await createUser();
-    const vectorize = laggingVectorize();
-    const prodEnv = { ...env, VECTORS: vectorize.index, AI: tinyAi as unknown as Ai };
-    const config = { ...loadConfig(env), vectorBackend: "vectorize" as const };
+    const vectorize = new FakeVectorize({ dimensions: 1024 });
+    const prodEnv = productionEnv(vectorize);
+    const config = productionConfig();
     const db = createDb(env.DB);
     const deps = memoryDeps(prodEnv, config, db);
     await importFacts(deps, u.id, [{ text: "I keep my passport in the blue drawer" }]);
@@ -228,25 +185,93 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
     );
     expect(receipt.erased).toMatchObject({ facts: 2, vectors: 2 });
     vectorize.flush();
-    expect(await vectorize.index.getByIds([late ?? ""])).toEqual([]);
+    expect(await vectorize.getByIds([late ?? ""])).toEqual([]);
+    expect(vectorize.idsIn(u.id)).toEqual([]);
   });
 
-  it("embeds with Workers AI in batches of 100 and rejects a malformed answer", async () => {
-    tinyAi.batches = [];
-    const out = await workersAiEmbedder(tinyAi).embed(Array.from({ length: 250 }, (_, i) => `text ${i}`));
-    expect(tinyAi.batches).toEqual([100, 100, 50]);
-    expect(out.vectors).toHaveLength(250);
-    const sum = (out.vectors[0]?.values ?? []).reduce((s, v) => s + v * v, 0);
-    expect(sum).toBeCloseTo(1, 6);
-    await expect(workersAiEmbedder({ run: async () => ({ shape: [0] }) }).embed(["x"])).rejects.toThrow(/no embeddings/);
+  it("embeds with each model in calls of at most 100 texts, in its documented input shape and dimension", async () => {
+    for (const [model, dimensions, options] of [
+      ["@cf/baai/bge-m3", 1024, { truncate_inputs: true }],
+      ["@cf/baai/bge-base-en-v1.5", 768, { pooling: "mean" }],
+    ] as const) {
+      const fake = new FakeWorkersAi();
+      const texts = Array.from({ length: 250 }, (_, i) => `text ${i}`);
+      const out = await workersAiEmbedder(fake.binding, model).embed(texts);
+      expect(fake.inputsTo(model)).toEqual([
+        { text: texts.slice(0, 100), ...options },
+        { text: texts.slice(100, 200), ...options },
+        { text: texts.slice(200), ...options },
+      ]);
+      expect(out.vectors).toHaveLength(250);
+      expect(out.vectors.every((v) => v.indices.length > 0 && v.indices.every((i) => i < dimensions))).toBe(true);
+      expect((out.vectors[0]?.values ?? []).reduce((s, v) => s + v * v, 0)).toBeCloseTo(1, 6);
+    }
+  });
+
+  it("embeds a text in any script, and fails clearly on an error or an answer not in the documented shape", async () => {
+    const embedder = workersAiEmbedder(ai.binding);
+    const [tokyo, query] = (await embedder.embed(["彼女は東京に住んでいます", "東京"])).vectors;
+    expect(dot(tokyo ?? { indices: [], values: [] }, query ?? { indices: [], values: [] })).toBeGreaterThan(0.1);
+
+    const answering = (out: unknown) => ({ run: async () => out }) as unknown as Ai;
+    await expect(workersAiEmbedder(answering({ shape: [1, 1024], response: [[0.1]] })).embed(["x"])).rejects.toThrow(
+      "Workers AI @cf/baai/bge-m3 returned no embeddings for 1 texts (keys shape, response)",
+    );
+    await expect(workersAiEmbedder(answering({ shape: [1, 768], data: [new Array(768).fill(0.1)] })).embed(["x"])).rejects.toThrow(
+      "returned embedding 0 that is not 1024 numbers",
+    );
+    const failing = new FakeWorkersAi();
+    failing.failNext(new Error("3040: Capacity temporarily exceeded"));
+    await expect(workersAiEmbedder(failing.binding).embed(["x"])).rejects.toThrow("Workers AI @cf/baai/bge-m3 failed: 3040: Capacity temporarily exceeded");
+    expect(await workersAiEmbedder(failing.binding).embed([])).toEqual({ vectors: [], tokens: 0 });
+  });
+
+  it("keeps each user's vectors in a Vectorize namespace of their own, with the fact's scope as metadata", async () => {
+    const [u, other] = [await createUser(), await createUser()];
+    const { vectorize, overlay, deps } = productionPath();
+    const [fact] = (await importFacts(deps, u.id, [{ text: "Mi gato se llama Tomás" }])).facts;
+    await importFacts(deps, other.id, [{ text: "Mon chat s'appelle Tomás" }]);
+    vectorize.flush();
+    expect(vectorize.idsIn(u.id)).toEqual([fact?.id]);
+    const [stored] = await vectorize.getByIds([fact?.id ?? ""]);
+    expect(stored).toMatchObject({ namespace: u.id, metadata: { context_type: "user_persistent", source: "user_provided" } });
+    expect(stored?.metadata).not.toHaveProperty("user_id");
+    // Straight to Vectorize, past the overlay: another user's namespace holds none of it.
+    const index = new VectorizeVectorIndex(vectorize, deps.embedder);
+    const [query] = (await deps.embedder.embed(["gato Tomás"])).vectors;
+    const q = query ?? { indices: [], values: [] };
+    expect((await index.query(u.id, q, 10)).map((m) => m.id)).toEqual([fact?.id]);
+    expect((await index.query(other.id, q, 10)).map((m) => m.id)).not.toContain(fact?.id);
+    await expect(index.upsert([{ id: "x", userId: "u".repeat(65), vector: q, metadata: {} }])).rejects.toThrow("longer than Vectorize's 64 bytes");
+    // Storage is shared by this file's tests: the pruning test below counts overlay rows.
+    for (const id of [u.id, other.id]) await overlay.erase(id, []);
+  });
+
+  it("fails clearly when the index was made for another model: imports keep the facts, searches fall back to full text", async () => {
+    const u = await createUser();
+    const vectorize = new FakeVectorize({ dimensions: 768 });
+    const describe = vi.spyOn(vectorize, "describe");
+    const { overlay, deps } = productionPath(vectorize);
+    const why = "the Vectorize index has 768 dimensions but @cf/baai/bge-m3 makes 1024: bind an index created with --dimensions=1024 --metric=cosine";
+    const imported = await importFacts(deps, u.id, [{ text: "The staging database is Postgres 16" }]);
+    expect(imported.facts).toHaveLength(1);
+    expect(imported.indexing).toContain(why);
+    const found = await searchFacts(deps, { userId: u.id, query: "staging database", k: 5, connectionIds: [] });
+    expect(found.degraded).toBe(`vector search unavailable: ${why}`);
+    expect(found.results.map((r) => r.id)).toEqual([imported.facts[0]?.id]);
+    // Asked once for this binding, not once a call.
+    expect(describe).toHaveBeenCalledTimes(1);
+    await overlay.erase(u.id, []);
   });
 
   it("is selected by VECTOR_BACKEND=vectorize when the bindings exist", () => {
-    const vectorize = laggingVectorize();
-    const config = { ...loadConfig(env), vectorBackend: "vectorize" as const };
-    const deps = memoryDeps({ ...env, VECTORS: vectorize.index, AI: tinyAi as unknown as Ai }, config, createDb(env.DB));
+    const vectorize = new FakeVectorize({ dimensions: 1024 });
+    const config = productionConfig();
+    const deps = memoryDeps(productionEnv(vectorize), config, createDb(env.DB));
     expect(deps.vectors.name).toBe("vectorize+overlay");
-    expect(deps.embedder.model).toBe("@cf/baai/bge-base-en-v1.5");
+    expect(deps.embedder).toMatchObject({ model: "@cf/baai/bge-m3", dimensions: 1024 });
+    const english = memoryDeps(productionEnv(vectorize), { ...config, embeddingModel: "@cf/baai/bge-base-en-v1.5" }, createDb(env.DB));
+    expect(english.embedder).toMatchObject({ model: "@cf/baai/bge-base-en-v1.5", dimensions: 768 });
     expect(memoryDeps(env, loadConfig(env), createDb(env.DB)).vectors.name).toBe("local");
   });
 });

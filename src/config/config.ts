@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Env } from "./env";
 import { DEFAULT_COSTS, type PlanQuotas, parsePlanQuotas, type RequestCosts } from "./limits";
 import { DEFAULT_BACKGROUND_MODEL, DEFAULT_CHAT_MODEL, EFFORTS, type Effort, type Prices, type ThinkingDisplay } from "./models";
+import { DEFAULT_EMBEDDING_MODEL, EMBEDDING_MODEL_IDS, type EmbeddingModel } from "./workers-ai";
 
 const optionalSecret = z.string().trim().optional();
 
@@ -38,6 +39,10 @@ const ConfigSchema = z.object({
   MAX_BODY_BYTES: intSetting("MAX_BODY_BYTES", 256 * 1024, 1024, 10 * 1024 * 1024),
   CONTINUATION_TTL_SECONDS: intSetting("CONTINUATION_TTL_SECONDS", 30 * 60, 5, 7 * 24 * 3600),
   VECTOR_BACKEND: z.enum(["local", "vectorize"]).default("local"),
+  // Read with VECTOR_BACKEND=vectorize only; the Vectorize index must have the model's dimensions (docs/memory.md).
+  EMBEDDING_MODEL: z.enum(EMBEDDING_MODEL_IDS, { error: `EMBEDDING_MODEL must be one of ${EMBEDDING_MODEL_IDS.join(", ")}` }).default(DEFAULT_EMBEDDING_MODEL),
+  // One more Workers AI call per search: off unless asked for.
+  RERANK: z.enum(["on", "off"], { error: 'RERANK must be "on" or "off"' }).default("off"),
   HISTORY_BUDGET_TOKENS: intSetting("HISTORY_BUDGET_TOKENS", 16_000, 1_000, 1_000_000),
   DAILY_CHAT_TOKENS: intSetting("DAILY_CHAT_TOKENS", 2_000_000, 0, 1_000_000_000),
   AUDIT_RETENTION_DAYS: intSetting("AUDIT_RETENTION_DAYS", 30, 0, 3650),
@@ -89,6 +94,10 @@ export type Config = {
   /** How long a suspended turn waits for the client's tool result. */
   continuationTtlMs: number;
   vectorBackend: "local" | "vectorize";
+  /** The Workers AI embedding model of the vectorize backend. */
+  embeddingModel: EmbeddingModel;
+  /** Whether fact search reorders its best candidates with the Workers AI reranker. */
+  rerank: boolean;
   /** Estimated tokens of conversation history sent per model call; older turns are summarised. */
   historyBudgetTokens: number;
   /** Chat tokens (input, cache and output) a user may spend per UTC day; 0 means no limit. */
@@ -126,6 +135,7 @@ export function loadConfig(env: Env): Config {
   if (c.VECTOR_BACKEND === "vectorize" && (!env.VECTORS || !env.AI)) {
     throw new ConfigError("invalid configuration: VECTOR_BACKEND=vectorize needs the VECTORS and AI bindings");
   }
+  if (c.RERANK === "on" && !env.AI) throw new ConfigError("invalid configuration: RERANK=on needs the AI binding");
   const config: Config = {
     adminToken: c.ADMIN_TOKEN,
     anthropicApiKey: c.ANTHROPIC_API_KEY,
@@ -141,6 +151,8 @@ export function loadConfig(env: Env): Config {
     maxBodyBytes: c.MAX_BODY_BYTES,
     continuationTtlMs: c.CONTINUATION_TTL_SECONDS * 1000,
     vectorBackend: c.VECTOR_BACKEND,
+    embeddingModel: c.EMBEDDING_MODEL,
+    rerank: c.RERANK === "on",
     historyBudgetTokens: c.HISTORY_BUDGET_TOKENS,
     dailyChatTokens: c.DAILY_CHAT_TOKENS,
     auditRetentionDays: c.AUDIT_RETENTION_DAYS,

@@ -521,7 +521,7 @@ export const usage = sqliteTable(
     userId: text("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
-    kind: text("kind", { enum: ["chat", "consolidation", "embedding", "extraction", "extraction_on_demand", "summary"] }).notNull(),
+    kind: text("kind", { enum: ["chat", "consolidation", "embedding", "extraction", "extraction_on_demand", "rerank", "summary"] }).notNull(),
     model: text("model"),
     /** Uncached input tokens; cache reads and writes are counted apart, as the API reports them. */
     inputTokens: integer("input_tokens").notNull().default(0),

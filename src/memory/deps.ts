@@ -4,7 +4,10 @@ import type { Config } from "../config/config";
 import type { Env } from "../config/env";
 import type { PlanQuotas } from "../config/limits";
 import type { Db } from "../db/client";
-import { type Embedder, localEmbedder, workersAiEmbedder } from "./embed";
+import type { Embedder } from "./embed";
+import { workersAiEmbedder } from "./embed-workers-ai";
+import { localEmbedder } from "./offline-embed";
+import { type Reranker, workersAiReranker } from "./rerank";
 import { LocalVectorIndex, type VectorIndex } from "./vector";
 import { FreshOverlayIndex, VectorizeVectorIndex } from "./vector-vectorize";
 
@@ -26,13 +29,15 @@ export type MemoryDeps = {
   now: () => number;
   /** The plan caps background writes (consolidation) obey; request paths check their own. */
   quotas?: PlanQuotas;
+  /** Reorders a search's best candidates (RERANK=on, Workers AI); none offline, or when off. */
+  reranker?: Reranker;
 };
 
 export function memoryDeps(env: Env, config: Config, db: Db, now: () => number = Date.now): MemoryDeps {
+  const base = { db, queue: env.OBSERVATIONS, now, quotas: config.quotas, ...(config.rerank && env.AI ? { reranker: workersAiReranker(env.AI) } : {}) };
   if (config.vectorBackend === "vectorize" && env.VECTORS && env.AI) {
-    const embedder = workersAiEmbedder(env.AI);
-    const vectors = new FreshOverlayIndex(new VectorizeVectorIndex(env.VECTORS, embedder.dimensions), db, now);
-    return { db, embedder, vectors, queue: env.OBSERVATIONS, now, quotas: config.quotas };
+    const embedder = workersAiEmbedder(env.AI, config.embeddingModel);
+    return { ...base, embedder, vectors: new FreshOverlayIndex(new VectorizeVectorIndex(env.VECTORS, embedder), db, now) };
   }
-  return { db, embedder: localEmbedder, vectors: new LocalVectorIndex(db), queue: env.OBSERVATIONS, now, quotas: config.quotas };
+  return { ...base, embedder: localEmbedder, vectors: new LocalVectorIndex(db) };
 }

@@ -23,22 +23,57 @@ export const OVERLAY_WINDOW_MS = 10 * 60_000;
  */
 export const OVERLAY_SCORED = 32;
 
+/**
+ * The part of the Vectorize binding engram calls. `wrangler types` names the binding `VectorizeIndex` (the beta's
+ * type) while a V2 index's binding is `Vectorize`; both have these methods.
+ */
+export interface VectorizeBinding {
+  upsert(vectors: VectorizeVector[]): Promise<unknown>;
+  query(vector: number[], options?: VectorizeQueryOptions): Promise<VectorizeMatches>;
+  deleteByIds(ids: string[]): Promise<unknown>;
+  describe(): Promise<unknown>;
+}
+
+/** Vectorize limits (its Limits page): ids and namespaces of 64 bytes, topK 100 without values or all metadata. */
+const MAX_ID_BYTES = 64;
+const MAX_TOP_K = 100;
+/** Under the 1,000 vectors a Worker may upsert a call, and well under its 100 MB upload at 1,024 dimensions. */
+const UPSERT_BATCH = 500;
+
+const encoder = new TextEncoder();
+const checkBytes = (what: string, value: string) => {
+  if (encoder.encode(value).length > MAX_ID_BYTES) throw new Error(`${what} ${value.slice(0, 80)} is longer than Vectorize's ${MAX_ID_BYTES} bytes`);
+};
+
+/**
+ * Each user's vectors are a Vectorize namespace named by the user id. A namespace is applied before the vector
+ * search, needs no metadata index (which must exist before the first vector is written, or it never covers it),
+ * and no filter can be left off by mistake. Its limit: 50,000 namespaces an index on Workers Paid (1,000 on Free),
+ * so that many users an index. Metadata keeps the fact's connection, project, type and source, for inspection.
+ */
 export class VectorizeVectorIndex implements VectorIndex {
   readonly name = "vectorize";
   constructor(
-    private readonly index: VectorizeIndex,
-    private readonly dimensions: number,
+    private readonly index: VectorizeBinding,
+    private readonly embedder: { readonly model: string; readonly dimensions: number },
   ) {}
 
   async upsert(records: VectorRecord[]): Promise<void> {
-    for (let i = 0; i < records.length; i += 500) {
-      const batch = records.slice(i, i + 500);
-      await this.index.upsert(batch.map((r) => ({ id: r.id, values: toDense(r.vector, this.dimensions), metadata: { ...r.metadata, user_id: r.userId } })));
+    for (const r of records) {
+      checkBytes("vector id", r.id);
+      checkBytes("user id (a Vectorize namespace)", r.userId);
+    }
+    for (let i = 0; i < records.length; i += UPSERT_BATCH) {
+      const batch = records.slice(i, i + UPSERT_BATCH);
+      const vectors = batch.map((r) => ({ id: r.id, namespace: r.userId, values: toDense(r.vector, this.embedder.dimensions), metadata: r.metadata }));
+      await this.checked("upsert", this.index.upsert(vectors));
     }
   }
 
   async query(userId: string, vector: SparseVector, topK: number): Promise<VectorMatch[]> {
-    const res = await this.index.query(toDense(vector, this.dimensions), { topK: Math.min(topK, 100), filter: { user_id: userId }, returnMetadata: "none" });
+    checkBytes("user id (a Vectorize namespace)", userId);
+    const options = { topK: Math.max(1, Math.min(topK, MAX_TOP_K)), namespace: userId, returnMetadata: "none" } as const;
+    const res = await this.checked("query", this.index.query(toDense(vector, this.embedder.dimensions), options));
     return res.matches.map((m) => ({ id: m.id, score: m.score }));
   }
 
@@ -46,15 +81,59 @@ export class VectorizeVectorIndex implements VectorIndex {
     return matchesOf(await this.query(userId, vector, topK));
   }
 
+  // Vector ids are unique across the index (deleteByIds takes no namespace): fact ids are.
   async delete(_userId: string, ids: string[]): Promise<void> {
-    for (let i = 0; i < ids.length; i += 1000) await this.index.deleteByIds(ids.slice(i, i + 1000));
+    for (let i = 0; i < ids.length; i += 1000) await this.checked("delete", this.index.deleteByIds(ids.slice(i, i + 1000)));
   }
 
+  /**
+   * Vectorize cannot drop a namespace (neither the binding nor wrangler has such an operation), so an erase deletes
+   * by id: the vectors of the facts it deleted. One whose id nobody knows any more stays, unreachable: retrieval
+   * hydrates matches from D1, where its fact is gone.
+   */
   async erase(userId: string, ids: string[]): Promise<number> {
     await this.delete(userId, ids);
     return ids.length;
   }
+
+  /**
+   * Runs a Vectorize call beside a check of the index's dimension (read once per binding and isolate, so it adds
+   * no round trip after the first): an index made for another model fails every call with one clear message.
+   */
+  private async checked<T>(op: string, call: Promise<T>): Promise<T> {
+    const [dimensions, result] = await Promise.allSettled([dimensionsOf(this.index), call]);
+    const actual = dimensions.status === "fulfilled" ? dimensions.value : undefined;
+    const { model, dimensions: expected } = this.embedder;
+    if (actual !== undefined && actual !== expected) {
+      throw new Error(
+        `the Vectorize index has ${actual} dimensions but ${model} makes ${expected}: bind an index created with --dimensions=${expected} --metric=cosine`,
+      );
+    }
+    if (result.status === "fulfilled") return result.value;
+    const why: unknown = result.reason;
+    throw new Error(`Vectorize ${op} failed: ${why instanceof Error ? why.message : String(why)}`);
+  }
 }
+
+const described = new WeakMap<VectorizeBinding, Promise<number | undefined>>();
+
+/** The index's dimension as `describe()` reports it (V2: `dimensions`; the beta: `config.dimensions`); undefined if unknown. */
+function dimensionsOf(index: VectorizeBinding): Promise<number | undefined> {
+  const known = described.get(index);
+  if (known) return known;
+  const read = index.describe().then(
+    (info) => dimensionsIn(info) ?? (info !== null && typeof info === "object" && "config" in info ? dimensionsIn(info.config) : undefined),
+    () => {
+      // Not known this time: the next call asks again.
+      described.delete(index);
+      return undefined;
+    },
+  );
+  described.set(index, read);
+  return read;
+}
+
+const dimensionsIn = (o: unknown) => (o !== null && typeof o === "object" && "dimensions" in o && typeof o.dimensions === "number" ? o.dimensions : undefined);
 
 /** Wraps an eventually consistent index with a read-your-writes overlay of recent vectors in D1. */
 export class FreshOverlayIndex implements VectorIndex {
