@@ -23,6 +23,11 @@ const MAX_TERMS = 32;
  * product always runs with these.
  */
 export type Tuning = {
+  /**
+   * "user": BM25 recomputed over the candidates with the user's own statistics (facts, document frequencies);
+   * "fts5": FTS5's bm25(), whose collection is every user's facts.
+   */
+  lexical: "user" | "fts5";
   /** "sum": full-text BM25 scaled by the query's best plus the vector similarity times its weight; "rrf": reciprocal rank fusion. */
   fusion: "sum" | "rrf";
   /** The vector list's weight in the fusion; undefined: the embedder's own (`Embedder.fusionWeight`). */
@@ -37,6 +42,12 @@ export type Tuning = {
   /** Score factors for facts inside and outside the period the question names. */
   periodIn: number;
   periodOut: number;
+  /**
+   * A turn of a conversation gains this share of the better of its two neighbours' relevance (the turns just
+   * before and after it in its session, when they are candidates too): "What did you paint?" makes sense of the
+   * answer "A lake at sunrise".
+   */
+  neighbourShare: number;
   /** Asked about the present: the newest candidate's score grows by this share, the oldest's by none. */
   latest: number;
   /** Leave the words of the question's time expression out of the full-text query. */
@@ -44,6 +55,7 @@ export type Tuning = {
 };
 
 export const TUNING: Tuning = {
+  lexical: "user",
   fusion: "sum",
   rrfK: 60,
   depth: 400,
@@ -51,8 +63,18 @@ export const TUNING: Tuning = {
   commonFloor: 20,
   periodIn: 1.6,
   periodOut: 0.6,
+  neighbourShare: 0,
   latest: 0.1,
   stripTimePhrase: true,
+};
+
+/**
+ * A word as the full-text index matches it: lower case, without diacritics, Porter's stem (words under three
+ * letters are left whole, as FTS5's porter tokenizer leaves them).
+ */
+export const indexForm = (word: string) => {
+  const plain = word.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
+  return plain.length < 3 ? plain : stem(plain);
 };
 
 /** The query's searchable words, in order, once each: letters and digits of any script. */
@@ -80,7 +102,7 @@ export function planSearch(input: SearchInput, now: number, tuning: Tuning = TUN
   const content = all.filter((t) => !timeWords.has(t));
   const terms = content.length ? content : all;
   const stems = new Map<string, string>();
-  for (const t of terms) if (!stems.has(stem(t))) stems.set(stem(t), t);
+  for (const t of terms) if (!stems.has(indexForm(t))) stems.set(indexForm(t), t);
   return { input, mode: input.mode ?? "hybrid", now, cues, terms, stems, tuning };
 }
 
@@ -97,7 +119,7 @@ export function matchOf(weights: ReadonlyMap<string, number>, text: string): num
   let total = 0;
   for (const w of weights.values()) total += w;
   if (!total) return 0;
-  const present = new Set(words(text).map(stem));
+  const present = new Set(words(text).map(indexForm));
   let got = 0;
   for (const [term, w] of weights) if (present.has(term)) got += w;
   return got / total;
@@ -112,6 +134,44 @@ export type Ranked = {
 
 const eventOf = (c: Candidate) => c.event_at ?? c.created_at;
 
+/** The document frequency over which a word is common for this user (the full-text read applies the same rule in SQL). */
+export const commonLimit = (tuning: Tuning, facts: number) => Math.max(tuning.commonFloor, Math.floor(facts * tuning.commonShare));
+
+const K1 = 1.2;
+const B = 0.75;
+
+/**
+ * Okapi BM25 of each candidate for the query's words, with the user's own statistics: the number of facts the
+ * user has and each word's document frequency among them. FTS5's bm25() counts its rows over every user's facts,
+ * which flattens the difference between a rare and a common word more the more users there are. Document length
+ * is normalised by the candidates' mean length (the user's own mean is not read).
+ */
+export function userBm25(plan: SearchPlan, found: Pick<Candidates, "docFrequency" | "facts">, candidates: readonly Candidate[]): Map<string, number> {
+  const forms = new Map(candidates.map((c) => [c.id, words(c.text).map(indexForm)]));
+  const lengths = [...forms.values()].map((f) => f.length);
+  const avgdl = lengths.reduce((a, b) => a + b, 0) / Math.max(1, lengths.length) || 1;
+  const common = commonLimit(plan.tuning, found.facts);
+  const stems = [...plan.stems.keys()];
+  // The words the full-text query searched: common ones are left out, unless every word is common.
+  const searched = stems.some((t) => (found.docFrequency.get(t) ?? 0) <= common) ? stems.filter((t) => (found.docFrequency.get(t) ?? 0) <= common) : stems;
+  const idf = new Map(
+    searched.map((t) => {
+      const df = found.docFrequency.get(t) ?? 0;
+      const n = Math.max(found.facts, df);
+      return [t, Math.log(1 + (n - df + 0.5) / (df + 0.5))];
+    }),
+  );
+  const out = new Map<string, number>();
+  for (const [id, f] of forms) {
+    const tf = new Map<string, number>();
+    for (const w of f) if (idf.has(w)) tf.set(w, (tf.get(w) ?? 0) + 1);
+    let score = 0;
+    for (const [w, n] of tf) score += ((idf.get(w) ?? 0) * n * (K1 + 1)) / (n + K1 * (1 - B + (B * f.length) / avgdl));
+    out.set(id, score);
+  }
+  return out;
+}
+
 /** Each list's evidence for each candidate, fused into one relevance. */
 function fuse(plan: SearchPlan, found: Candidates, embedder: Pick<Embedder, "minScore" | "fusionWeight">): Map<string, { c: Candidate; relevance: number }> {
   const { mode, tuning } = plan;
@@ -122,13 +182,18 @@ function fuse(plan: SearchPlan, found: Candidates, embedder: Pick<Embedder, "min
     fused.set(c.id, entry);
   };
   const vectorWeight = mode === "vector" ? 1 : (tuning.vectorWeight ?? embedder.fusionWeight ?? 0.5);
+  const bm25 = tuning.lexical === "user" ? userBm25(plan, found, found.text) : null;
+  const text = found.text
+    .map((c) => ({ c, lexical: bm25 ? (bm25.get(c.id) ?? 0) : c.lexical }))
+    .filter((x) => x.lexical > 0)
+    .sort((a, b) => b.lexical - a.lexical);
   if (tuning.fusion === "rrf") {
-    found.text.forEach((c, i) => add(c, 1 / (tuning.rrfK + i + 1)));
+    text.forEach(({ c }, i) => add(c, 1 / (tuning.rrfK + i + 1)));
     found.vector.forEach((c, i) => add(c, vectorWeight / (tuning.rrfK + i + 1)));
     return fused;
   }
-  const best = Math.max(0, ...found.text.map((c) => c.lexical));
-  for (const c of found.text) add(c, best > 0 ? c.lexical / best : 0);
+  const best = Math.max(0, ...text.map((x) => x.lexical));
+  for (const { c, lexical } of text) add(c, best > 0 ? lexical / best : 0);
   for (const c of found.vector) {
     // Only the similarity above the embedder's noise floor is evidence; in vector-only mode the raw cosine ranks.
     add(c, mode === "vector" ? c.cosine : vectorWeight * Math.max(0, (c.cosine - embedder.minScore) / (1 - embedder.minScore)));
@@ -136,9 +201,32 @@ function fuse(plan: SearchPlan, found: Candidates, embedder: Pick<Embedder, "min
   return fused;
 }
 
+/** Where a candidate sits in its conversation: its session and its row (turns of a session are imported in order). */
+function place(c: Candidate): string | null {
+  const session = (JSON.parse(c.metadata) as { session_id?: unknown }).session_id;
+  return typeof session === "string" ? session : null;
+}
+
+/** Each turn gains a share of its better neighbour's relevance (see `Tuning.neighbourShare`). */
+function withNeighbours(fused: Map<string, { c: Candidate; relevance: number }>, share: number) {
+  if (!share) return fused;
+  const at = new Map<string, number>();
+  for (const { c, relevance } of fused.values()) {
+    const session = place(c);
+    if (session !== null) at.set(`${session}\u0000${c.rowid}`, relevance);
+  }
+  const out = new Map<string, { c: Candidate; relevance: number }>();
+  for (const [id, { c, relevance }] of fused) {
+    const session = place(c);
+    const near = session === null ? 0 : Math.max(at.get(`${session}\u0000${c.rowid - 1}`) ?? 0, at.get(`${session}\u0000${c.rowid + 1}`) ?? 0);
+    out.set(id, { c, relevance: relevance + share * near });
+  }
+  return out;
+}
+
 export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pick<Embedder, "minScore" | "fusionWeight">): Ranked {
   const { input, cues, tuning } = plan;
-  const fused = fuse(plan, found, embedder);
+  const fused = withNeighbours(fuse(plan, found, embedder), tuning.neighbourShare);
   const times = [...fused.values()].map(({ c }) => eventOf(c));
   const [oldest, newest] = [Math.min(...times), Math.max(...times)];
   const period = input.after === undefined && input.before === undefined ? cues.range : null;

@@ -13,9 +13,9 @@ import type { Db } from "../db/client";
 import { ownerTag } from "../db/fts-tag";
 import { literalLimit } from "../db/limit";
 import type { MemoryDeps } from "./deps";
-import type { SearchPlan } from "./ranking";
+import { indexForm, type SearchPlan } from "./ranking";
 import type { Candidates, Scored, SearchInput, VectorCandidate } from "./search-types";
-import { stem, words } from "./text";
+import { words } from "./text";
 
 const CANDIDATES = 100;
 
@@ -74,23 +74,24 @@ function fullText(db: Db, plan: SearchPlan): Statement | null {
   return rowsOf(db, query, [...CANDIDATE_KEYS, "lexical"]);
 }
 
-/** Document frequencies above this count as this: rarity barely changes past it, and counting stops there. */
-const DF_CAP = 200;
-
 /**
- * How many of this user's own facts contain each word: the postings of the word tagged with the user's tag.
- * Words are letters and digits only (see `words`), so quoting them needs no escaping.
+ * How many of this user's own facts contain each word (the postings of the word under the user's tag, counted up
+ * to a cap past which rarity barely changes), and, as the row with an empty term, how many facts the user has:
+ * BM25's statistics measured on the user's facts, not the whole table's. Words are letters and digits only (see
+ * `words`), so quoting them needs no escaping.
  */
+const DF_CAP = 2000;
 function docFrequency(db: Db, userId: string, plan: SearchPlan) {
   return rowsOf(
     db,
     sql`SELECT value AS term, (SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH '"' || ${ownerTag(userId)} || value || '"' LIMIT ${literalLimit(DF_CAP)})) AS doc
-      FROM json_each(${JSON.stringify([...plan.stems.values()])})`,
+      FROM json_each(${JSON.stringify([...plan.stems.values()])})
+      UNION ALL SELECT '' AS term, (SELECT count(*) FROM facts WHERE user_id = ${userId}) AS doc`,
     ["term", "doc"],
   );
 }
 
-type Lexical = Pick<Candidates, "text" | "docFrequency">;
+type Lexical = Pick<Candidates, "text" | "docFrequency" | "facts"> & { docFrequency: Map<string, number> };
 
 /**
  * Whether a hit contains one of the query's words as an untagged index would see them (lower case, no
@@ -99,7 +100,7 @@ type Lexical = Pick<Candidates, "text" | "docFrequency">;
  * question's "I" would find a fact for its "is" alone.
  */
 function sharesWord(terms: readonly string[]): (text: string) => boolean {
-  const forms = (text: string) => words(text.normalize("NFD").replace(/\p{M}/gu, "")).map((w) => (w.length < 3 ? w : stem(w)));
+  const forms = (text: string) => words(text).map(indexForm);
   const wanted = new Set(forms(terms.join(" ")));
   return (text) => forms(text).some((f) => wanted.has(f));
 }
@@ -116,11 +117,15 @@ function lexicalReads(db: Db, plan: SearchPlan): { queries: BatchReads; decode(r
   return {
     queries: [first, ...rest],
     decode(results) {
-      const out: Lexical = { text: [], docFrequency: new Map() };
+      const out: Lexical = { text: [], docFrequency: new Map(), facts: 0 };
       named.forEach(([name], i) => {
         const rows = (results[i] ?? []) as unknown[];
-        if (name === "docFrequency") out.docFrequency = new Map((rows as { term: string; doc: number }[]).map((r) => [stem(r.term), r.doc]));
-        else out.text = (rows as Scored[]).filter((row) => found(row.text));
+        if (name === "docFrequency") {
+          for (const r of rows as { term: string; doc: number }[]) {
+            if (r.term) out.docFrequency.set(indexForm(r.term), r.doc);
+            else out.facts = r.doc;
+          }
+        } else out.text = (rows as Scored[]).filter((row) => found(row.text));
       });
       return out;
     },
@@ -178,7 +183,7 @@ export async function readCandidates(deps: MemoryDeps, plan: SearchPlan, read: B
     ) ?? [],
   ]);
   return {
-    ...(lists ?? { text: [], docFrequency: new Map() }),
+    ...(lists ?? { text: [], docFrequency: new Map(), facts: 0 }),
     vector,
     embeddingTokens: tokens,
     degraded,

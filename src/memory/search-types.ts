@@ -79,6 +79,8 @@ export type Candidates = {
   vector: VectorCandidate[];
   /** How many of the user's facts contain each query word (by stem), capped: the rarity of the word. */
   docFrequency: ReadonlyMap<string, number>;
+  /** How many facts the user has (every scope): BM25's collection size. */
+  facts: number;
   embeddingTokens: number;
   degraded: string | null;
 };
