@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
+import { capWords, wordCount } from "../src/lib/text";
 import { thirdPerson } from "../src/lib/third-person";
 import { consolidateUser } from "../src/memory/consolidate";
 import { CONSOLIDATION_FORMAT, consolidationPrompt, mergeScaffold, normalizeJson, parseConsolidationOutput } from "../src/memory/consolidation-schema";
@@ -13,7 +14,7 @@ import { matchOf, planSearch } from "../src/memory/ranking";
 import { ftsQuery, quality } from "../src/memory/retrieval";
 import { askedSlot, questionSlot } from "../src/memory/slot-questions";
 import { slotOf } from "../src/memory/slots";
-import { capWords, stem, wordCount } from "../src/memory/text";
+import { stem } from "../src/memory/text";
 import { MAX_TOMBSTONES, pruneTombstones } from "../src/memory/tiers";
 import { createModelClient } from "../src/model/anthropic";
 import { createUser } from "./helpers";

@@ -26,6 +26,7 @@ import {
   users,
 } from "../db/schema";
 import { cleanMemoryTextOrEmpty } from "../lib/sanitize";
+import { capWords, wordCount } from "../lib/text";
 import type { ModelClient } from "../model/anthropic";
 import { callStructured } from "../model/structured";
 import { recordUsage } from "../usage/record";
@@ -46,7 +47,6 @@ import { ownsAll } from "./facts";
 import { type FactInput, factStatements, indexFacts, prepareFacts, withinFactQuota } from "./facts-write";
 import { canonicalJson } from "./ids";
 import { briefError, searchFacts } from "./retrieval";
-import { capWords, wordCount } from "./text";
 import { dropOldCopies, isTombstone, keyMeta, type Tiers } from "./tiers";
 
 export const BATCH_EVENTS = 50;

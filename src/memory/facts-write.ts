@@ -11,11 +11,11 @@ import { withinQuotaAfter } from "../db/quota";
 import type { JsonObject } from "../db/schema";
 import { facts, usage } from "../db/schema";
 import { cleanMemoryText, SANITIZE_MAX_CHARS } from "../lib/sanitize";
+import { normalizeText } from "../lib/text";
 import type { MemoryDeps } from "./deps";
 import { canonicalJson, uuidv5 } from "./ids";
 import { briefError } from "./retrieval";
 import { slotOf } from "./slots";
-import { normalizeText } from "./text";
 import type { VectorMetadata } from "./vector";
 import { eventTime } from "./when";
 

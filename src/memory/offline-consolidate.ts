@@ -7,10 +7,10 @@
  * profile key Location, and only the observation becomes a fact.
  */
 import type { Json, JsonObject } from "../db/schema";
+import { wordCount } from "../lib/text";
 import { thirdPerson } from "../lib/third-person";
 import type { StructuredSkill } from "../model/offline";
 import { type ConsolidationOutput, type ConsolidationWire, parseConsolidationPrompt, WORKING_MEMORY_WORDS } from "./consolidation-schema";
-import { wordCount } from "./text";
 
 const HEADER = "Recent context (offline consolidation: rule-based, no model):";
 
