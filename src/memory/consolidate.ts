@@ -202,7 +202,7 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
           cap,
         )
       : sql`true`;
-    const writes = factStatements(deps, userId, prepared, guarded ? cap : undefined);
+    const writes = factStatements(deps, userId, prepared, { maxFacts: guarded ? cap : undefined });
     const rev = state.rev + 1;
     const workingMemory = capWords(cleanMemoryTextOrEmpty(output.updated_working_memory), WORKING_MEMORY_WORDS);
     const tiers: Tiers = { workingMemory, scaffold, scaffoldMeta: meta };
