@@ -5,7 +5,15 @@ import { pausingD1 } from "./fault-helpers";
 import { api, createUser } from "./helpers";
 import { captured, getJson, importFacts, search } from "./memory-helpers";
 
-type FactBody = { id: string; text: string; superseded_by: string | null; key: string | null; confidence: number; embedded: boolean; metadata: Record<string, unknown> };
+type FactBody = {
+  id: string;
+  text: string;
+  superseded_by: string | null;
+  key: string | null;
+  confidence: number;
+  embedded: boolean;
+  metadata: Record<string, unknown>;
+};
 
 describe("POST /v1/memory/facts (bulk import)", () => {
   it("stores facts verbatim with deterministic ids and metadata, searchable at once", async () => {
