@@ -57,6 +57,21 @@ describe("supersession by the consolidation model's key", { timeout: 60_000 }, (
     expect(current.replaced.map((f) => f.text)).toEqual(["User lives in Berlin"]);
   });
 
+  it("drops a key the model wrote with nothing visible or too long, and keeps the fact (no failed batch)", async () => {
+    const u = await createUser();
+    await consolidate(u.id, "I live in Berlin and I like jazz", [
+      { text: "User lives in Berlin", key: " User.Home_City\u200b " },
+      { text: "User likes jazz", key: "\u200b" },
+      { text: "User likes techno", key: "k".repeat(150) },
+    ]);
+    const stored = await facts(u.key);
+    expect(stored.map((f) => [f.text, f.key]).sort()).toEqual([
+      ["User likes jazz", null],
+      ["User likes techno", null],
+      ["User lives in Berlin", "user.home_city"],
+    ]);
+  });
+
   it("works the same in French: the key decides, not the words", async () => {
     const u = await createUser();
     await consolidate(u.id, "J'habite à Lyon", [{ text: "L'utilisateur habite à Lyon", key: "user.home_city" }]);
