@@ -342,7 +342,7 @@ describe("API description", () => {
       "/v1/connections/{id}",
     ];
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(paths));
-    expect(Object.keys(doc.paths["/v1/memory/facts/{id}"] ?? {}).sort()).toEqual(["delete", "get"]);
+    expect(Object.keys(doc.paths["/v1/memory/facts/{id}"] ?? {}).sort()).toEqual(["delete", "get", "patch"]);
     expect(Object.keys(doc.paths["/v1/memory/runs/{rev}"] ?? {})).toEqual(["get"]);
     expect(Object.keys(doc.paths["/v1/memory/runs/{rev}/restore"] ?? {})).toEqual(["post"]);
     expect(Object.keys(doc.paths["/v1/memory/runs/copies"] ?? {})).toEqual(["delete"]);

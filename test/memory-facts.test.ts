@@ -5,7 +5,15 @@ import { pausingD1 } from "./fault-helpers";
 import { api, createUser } from "./helpers";
 import { captured, getJson, importFacts, search } from "./memory-helpers";
 
-type FactBody = { id: string; text: string; superseded_by: string | null; confidence: number; embedded: boolean; metadata: Record<string, unknown> };
+type FactBody = {
+  id: string;
+  text: string;
+  superseded_by: string | null;
+  key: string | null;
+  confidence: number;
+  embedded: boolean;
+  metadata: Record<string, unknown>;
+};
 
 describe("POST /v1/memory/facts (bulk import)", () => {
   it("stores facts verbatim with deterministic ids and metadata, searchable at once", async () => {
@@ -203,11 +211,12 @@ describe("retrieval scope", () => {
 });
 
 describe("contradictions, history and forgetting", () => {
-  it("supersedes a contradicted fact, keeps it as history, and retrieves only the latest", async () => {
+  it("supersedes a fact by its key, keeps it as history, and retrieves only the latest", async () => {
     const u = await createUser();
-    const [berlin] = (await importFacts(u.key, [{ text: "User lives in Berlin" }])).facts;
+    const home = "user.home_city";
+    const [berlin] = (await importFacts(u.key, [{ text: "User lives in Berlin", key: home }])).facts;
     await importFacts(u.key, [{ text: "User likes Berlin techno" }]);
-    const paris = await importFacts(u.key, [{ text: "User moved to Paris" }]);
+    const paris = await importFacts(u.key, [{ text: "User moved to Paris", key: home }]);
     expect(paris.superseded).toEqual([berlin?.id]);
     const hits = await search(u.key, "where does the user live, Berlin or Paris?");
     expect(hits.results.map((r) => r.text)).toContain("User moved to Paris");
@@ -224,15 +233,19 @@ describe("contradictions, history and forgetting", () => {
       "User lives in Berlin",
     );
 
-    // Moving back reinstates the old fact and supersedes the newer one.
+    // Moving back reinstates the old fact (it keeps its key) and supersedes the newer one.
     await importFacts(u.key, [{ text: "User lives in Berlin" }]);
+    expect((await getJson<{ fact: FactBody }>(u.key, `/v1/memory/facts/${berlin?.id}`)).fact).toMatchObject({ superseded_by: null, key: home });
     expect((await search(u.key, "where does the user live")).results.map((r) => r.text)).toContain("User lives in Berlin");
     expect((await search(u.key, "where does the user live")).results.map((r) => r.text)).not.toContain("User moved to Paris");
   });
 
-  it("within one import, the last of two contradicting facts wins", async () => {
+  it("within one import, the last of two facts with one key wins", async () => {
     const u = await createUser();
-    const out = await importFacts(u.key, [{ text: "User's favorite color is blue" }, { text: "User's favorite color is green" }]);
+    const out = await importFacts(u.key, [
+      { text: "User's favorite color is blue", key: "user.favorite_color" },
+      { text: "User's favorite color is green", key: "user.favorite_color" },
+    ]);
     expect(out.facts[0]?.superseded_by).toBe(out.facts[1]?.id);
     expect((await search(u.key, "favorite color")).results.map((r) => r.text)).toEqual(["User's favorite color is green"]);
   });

@@ -24,8 +24,8 @@ const toolResults = (events: ChatEvent[]) => events.flatMap((e) => (e.type === "
 
 /** Where the user lived: Berlin, then Lyon (which replaces it). Returns [berlin, lyon] ids. */
 async function moved(key: string): Promise<[string, string]> {
-  const berlin = (await importFacts(key, [{ text: "I live in Berlin", metadata: { date: "2023-01-01" } }])).facts[0]?.id ?? "";
-  const lyon = (await importFacts(key, [{ text: "I live in Lyon", metadata: { date: "2025-01-01" } }])).facts[0]?.id ?? "";
+  const berlin = (await importFacts(key, [{ text: "I live in Berlin", key: "user.home_city", metadata: { date: "2023-01-01" } }])).facts[0]?.id ?? "";
+  const lyon = (await importFacts(key, [{ text: "I live in Lyon", key: "user.home_city", metadata: { date: "2025-01-01" } }])).facts[0]?.id ?? "";
   return [berlin, lyon];
 }
 

@@ -15,7 +15,7 @@ const stored = async (key: string) => (await getJson<{ facts: FactBody[] }>(key,
 
 const texts = (r: { results: { text: string }[] }) => r.results.map((x) => x.text);
 
-/** Where the user lived, each statement replacing the one before: Berlin, then Paris, then Lyon. Returns their ids in that order. */
+/** Where the user lived, each statement replacing the one before (one key): Berlin, then Paris, then Lyon. Returns their ids in that order. */
 async function moves(key: string): Promise<string[]> {
   const ids: string[] = [];
   for (const [city, date] of [
@@ -23,7 +23,7 @@ async function moves(key: string): Promise<string[]> {
     ["Paris", "2024-01-01"],
     ["Lyon", "2025-01-01"],
   ]) {
-    ids.push((await importFacts(key, [{ text: `I live in ${city}`, metadata: { date } }])).facts[0]?.id ?? "");
+    ids.push((await importFacts(key, [{ text: `I live in ${city}`, key: "user.home_city", metadata: { date } }])).facts[0]?.id ?? "");
   }
   return ids;
 }
@@ -191,10 +191,10 @@ describe("forgetting leaves no copy in the per-turn audit rows", () => {
     const [u, other] = [await createUser(), await createUser()];
     await script(u.id, textReply("hello"), textReply("ok"), textReply("ok"));
     await chat(u.key, { message: "hello" });
-    const [old] = (await importFacts(u.key, [{ text: "User's bank PIN is 1357", metadata: { date: "2024-01-01" } }])).facts;
+    const [old] = (await importFacts(u.key, [{ text: "User's bank PIN is 1357", key: "user.bank_pin", metadata: { date: "2024-01-01" } }])).facts;
     await chat(u.key, { message: "What is my bank PIN?" });
     expect(await logs(u.key)).toContain("1357");
-    const [pin] = (await importFacts(u.key, [{ text: "User's bank PIN is 4921", metadata: { date: "2025-01-01" } }])).facts;
+    const [pin] = (await importFacts(u.key, [{ text: "User's bank PIN is 4921", key: "user.bank_pin", metadata: { date: "2025-01-01" } }])).facts;
     expect((await getJson<OneFact>(u.key, `/v1/memory/facts/${pin?.id}`)).replaced.map((f) => f.id)).toEqual([old?.id]);
     await chat(u.key, { message: "What is my bank PIN?" });
     expect(await logs(u.key)).toContain("4921");

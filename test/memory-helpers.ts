@@ -80,7 +80,9 @@ export type SearchBody = { results: { id: string; text: string; score: number; m
 
 export const search = (key: string, q: string, extra = "") => getJson<SearchBody>(key, `/v1/memory/facts/search?q=${encodeURIComponent(q)}${extra}`);
 
-export async function importFacts(key: string, facts: { text: string; metadata?: Record<string, unknown> }[]) {
+export type ImportedFact = { text: string; key?: string; supersedes?: string[]; metadata?: Record<string, unknown> };
+
+export async function importFacts(key: string, facts: ImportedFact[]) {
   const res = await api(key, "POST", "/v1/memory/facts", { facts });
   if (res.status !== 201) throw new Error(`import: ${res.status} ${await res.text()}`);
   return (await res.json()) as {

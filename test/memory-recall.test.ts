@@ -26,6 +26,8 @@ describe("time in questions", () => {
     expect(timeCues("Was habe ich am 3. März 2024 gemacht?", now).range).toMatchObject({ from: day("2024-02-29"), to: day("2024-03-07") });
     expect(timeCues("where do I live now?", now)).toMatchObject({ range: null, current: true });
     expect(timeCues("what is my cat called", now)).toEqual({ range: null, current: false });
+    // A time of day is no period; "now" beside it still asks about the present.
+    expect(timeCues("what do I drink in the morning now?", now)).toEqual({ range: null, current: true });
   });
 });
 

@@ -63,10 +63,10 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
     const { vectorize, deps: production } = productionPath();
     for (const deps of [captured().deps, production]) {
       const u = await createUser();
-      const [old] = (await importFacts(deps, u.id, [{ text: "I live in Porto" }])).facts;
+      const [old] = (await importFacts(deps, u.id, [{ text: "I live in Porto", key: "user.home_city" }])).facts;
       // The index refuses deletes while the new statement replaces the old one: the old vector stays behind.
       const deletesFail = Object.assign(Object.create(deps.vectors) as VectorIndex, { delete: () => Promise.reject(new Error("index unavailable")) });
-      const [current] = (await importFacts({ ...deps, vectors: deletesFail }, u.id, [{ text: "I live in Lisbon" }])).facts;
+      const [current] = (await importFacts({ ...deps, vectors: deletesFail }, u.id, [{ text: "I live in Lisbon", key: "user.home_city" }])).facts;
       const vectorsOf = async () => {
         vectorize.flush();
         const rows = await env.DB.prepare("SELECT id FROM local_vectors WHERE user_id = ?").bind(u.id).all<{ id: string }>();

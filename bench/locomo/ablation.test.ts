@@ -19,19 +19,25 @@ type Variant = { name: string; mode: SearchMode; tuning: Tuning };
 const V = (name: string, change: Partial<Tuning>, mode: SearchMode = "hybrid"): Variant => ({ name, mode, tuning: { ...TUNING, ...change } });
 
 const VARIANTS: Variant[] = [
-  V("w3, share 0.05, nb 0.4", { vectorWeight: 3, commonShare: 0.05, neighbourShare: 0.4 }),
-  V("w3, share 0.1, nb 0.4", { vectorWeight: 3, commonShare: 0.1, neighbourShare: 0.4 }),
-  V("w4, share 0.05, nb 0.3", { vectorWeight: 4, commonShare: 0.05, neighbourShare: 0.3 }),
-  V("w4, share 0.05, nb 0.4", { vectorWeight: 4, commonShare: 0.05, neighbourShare: 0.4 }),
-  V("w4, share 0.1, nb 0.4", { vectorWeight: 4, commonShare: 0.1, neighbourShare: 0.4 }),
-  V("w6, share 0.05, nb 0.4", { vectorWeight: 6, commonShare: 0.05, neighbourShare: 0.4 }),
-  V("w3, share 0.05, nb 0.5", { vectorWeight: 3, commonShare: 0.05, neighbourShare: 0.5 }),
-  V("fulltext share 0.1 nb 0.4", { commonShare: 0.1, neighbourShare: 0.4 }, "fulltext"),
-  V("fulltext share 0.1 nb 0.5", { commonShare: 0.1, neighbourShare: 0.5 }, "fulltext"),
+  V("product (hybrid)", {}),
+  V("full text alone", {}, "fulltext"),
+  V("vector alone", {}, "vector"),
+  V("FTS5's bm25() instead of the user's BM25", { lexical: "fts5" }),
+  V("reciprocal rank fusion (k=60) instead of the weighted sum", { fusion: "rrf" }),
+  V("local embedder weighted 0.25 (before)", { vectorWeight: 0.25 }),
+  V("no common-word pruning", { commonShare: 1, commonFloor: 1e9 }),
+  V("common share 0.1", { commonShare: 0.1 }),
+  V("no neighbour turns", { neighbourShare: 0 }),
+  V("no relevance feedback", { feedback: 0 }),
+  V("relevance feedback 1", { feedback: 1 }),
+  V("no period preference", { periodIn: 1, periodOut: 1 }),
+  V("time phrase searched too", { stripTimePhrase: false }),
+  V("no latest preference", { latest: 0 }),
+  V("depth 100", { depth: 100 }),
 ];
 
 const input = inject("locomo");
-type Row = { conversation: number; category: Category; found: Record<string, number> };
+type Row = { conversation: number; category: Category; found: Record<string, number>; match: number };
 const rows: Row[] = [];
 
 describe.skipIf(!input?.ablate)("LoCoMo ablation", () => {
@@ -44,13 +50,15 @@ describe.skipIf(!input?.ablate)("LoCoMo ablation", () => {
       const fts = await fts5(env.DB, conv.turns, 5);
       for (const q of conv.questions) {
         if (!q.evidence.length) continue;
+        let match = 0;
         const found: Record<string, number> = { "FTS5 bm25, OR of content words": recallAt(await fts.content(q.question), q.evidence, 5) > 0 ? 1 : 0 };
         for (const v of VARIANTS) {
           const r = await searchFacts(deps, { userId: user.id, query: q.question, k: 5, connectionIds: [], mode: v.mode }, undefined, v.tuning);
           const ranked = r.results.map((h) => imported.turnOf.get(h.id) ?? "");
           found[v.name] = recallAt(ranked, q.evidence, 5) > 0 ? 1 : 0;
+          if (v === VARIANTS[0]) match = Math.max(0, ...r.results.map((h) => h.match));
         }
-        rows.push({ conversation: number, category: q.category, found });
+        rows.push({ conversation: number, category: q.category, found, match });
       }
       console.log(`ABLATION conversation ${number}: ${conv.questions.length} questions`);
     }
@@ -66,6 +74,12 @@ describe.skipIf(!input?.ablate)("LoCoMo ablation", () => {
       }),
     ];
     const numbers = [...new Set(rows.map((r) => r.conversation))].join(", ");
+    // How `weak` (the best hit's match under a threshold) would split answerable from adversarial questions.
+    const weakAt = [0.2, 0.25, 0.3, 0.35, 0.4, 0.45].map(
+      (t) =>
+        `| ${t} | ${pct(rows.filter((r) => r.category !== 5).map((r) => (r.match < t ? 1 : 0)))} | ${pct(rows.filter((r) => r.category === 5).map((r) => (r.match < t ? 1 : 0)))} |`,
+    );
+    console.log(`\n| weak under | answerable flagged weak | adversarial flagged weak |\n|---:|---:|---:|\n${weakAt.join("\n")}\n`);
     console.log(`\n## LoCoMo ablation, R@5 (conversations ${numbers})\n\n${lines.join("\n")}\n`);
   });
 });

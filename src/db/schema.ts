@@ -232,8 +232,12 @@ export const facts = sqliteTable(
     supersededBy: text("superseded_by"),
     recallCount: integer("recall_count").notNull().default(0),
     lastRecalledAt: integer("last_recalled_at"),
-    /** What the fact is about ("user live in"): a newer fact with the same slot and scope supersedes it. */
-    slot: text("slot"),
+    /**
+     * The changing single-valued attribute the fact states, subject included ("user.home_city", "sister.employer"),
+     * as the consolidation model or the API caller named it; null when none was named. A newer live fact with the
+     * same key and scope supersedes it (src/memory/facts-write.ts).
+     */
+    key: text("key"),
     /** When its vector reached the index; null until then (a sweep retries). */
     embeddedAt: integer("embedded_at"),
     /** When what it says happened or was said (epoch ms): `metadata.date` when the writer gave one, else the write time. */
@@ -242,7 +246,7 @@ export const facts = sqliteTable(
   },
   (t) => [
     index("facts_user").on(t.userId, t.supersededBy),
-    index("facts_slot").on(t.userId, t.slot),
+    index("facts_key").on(t.userId, t.key),
     index("facts_unembedded").on(t.embeddedAt, t.createdAt),
     index("facts_event").on(t.userId, t.eventAt),
   ],

@@ -6,7 +6,7 @@
  * Learned facts count against the plan's facts quota like imported ones: a run that would pass it applies
  * nothing, and its observations become `failed` with the reason (kept, retryable once there is room).
  */
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import type { Config } from "../config/config";
 import { quotaMessage } from "../config/limits";
 import { changes, isConstraintError, returnedIds, runStatements } from "../db/batch";
@@ -26,6 +26,7 @@ import {
   users,
 } from "../db/schema";
 import { cleanMemoryTextOrEmpty } from "../lib/sanitize";
+import { capWords, wordCount } from "../lib/text";
 import type { ModelClient } from "../model/anthropic";
 import { callStructured } from "../model/structured";
 import { recordUsage } from "../usage/record";
@@ -46,10 +47,11 @@ import { ownsAll } from "./facts";
 import { type FactInput, factStatements, indexFacts, prepareFacts, withinFactQuota } from "./facts-write";
 import { canonicalJson } from "./ids";
 import { briefError, searchFacts } from "./retrieval";
-import { capWords, wordCount } from "./text";
 import { dropOldCopies, isTombstone, keyMeta, type Tiers } from "./tiers";
 
 export const BATCH_EVENTS = 50;
+/** How many of the user's current keys the model is shown for reuse. */
+const KNOWN_KEYS = 100;
 
 export type ConsolidationModel = { client: ModelClient; model: string; prices?: Config["modelPrices"] };
 export type ConsolidationOutcome = { status: "applied" | "nothing" | "deferred" | "refused"; events: number; more: string[]; rev?: number };
@@ -61,7 +63,7 @@ export class ConsolidationConflict extends Error {
 
 async function loadState(deps: MemoryDeps, userId: string) {
   const { db } = deps;
-  const [user, rev, pending, conns] = await db.batch([
+  const [user, rev, pending, conns, keys] = await db.batch([
     db.select().from(users).where(eq(users.id, userId)),
     db
       .select({ rev: sql<number>`coalesce(max(${memoryRuns.rev}), 0)` })
@@ -74,6 +76,11 @@ async function loadState(deps: MemoryDeps, userId: string) {
       .orderBy(asc(contextEvents.createdAt))
       .limit(BATCH_EVENTS + 100),
     db.select({ id: connections.id, active: connections.active }).from(connections).where(eq(connections.userId, userId)),
+    db
+      .selectDistinct({ key: facts.key })
+      .from(facts)
+      .where(and(eq(facts.userId, userId), isNotNull(facts.key), isNull(facts.supersededBy)))
+      .limit(KNOWN_KEYS),
   ]);
   return {
     user: user[0],
@@ -81,7 +88,18 @@ async function loadState(deps: MemoryDeps, userId: string) {
     events: pending.slice(0, BATCH_EVENTS),
     rest: pending.slice(BATCH_EVENTS).map((e) => e.id),
     connections: conns,
+    knownKeys: keys.flatMap((k) => (k.key ? [k.key] : [])),
   };
+}
+
+/** The keys of the related facts (search hits carry none). */
+async function keysOf(db: Db, userId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  if (!ids.length) return new Map();
+  const rows = await db
+    .select({ id: facts.id, key: facts.key })
+    .from(facts)
+    .where(and(eq(facts.userId, userId), inJson(facts.id, ids), isNotNull(facts.key)));
+  return new Map(rows.flatMap((r) => (r.key ? [[r.id, r.key]] : [])));
 }
 
 const callModel = (model: ConsolidationModel, userId: string, prompt: string) =>
@@ -141,10 +159,19 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
       k: 10,
       connectionIds: active,
     });
+    const keys = await keysOf(
+      db,
+      userId,
+      related.results.map((r) => r.id),
+    );
     const prompt = consolidationPrompt({
       working_memory: user.workingMemory,
       scaffold: user.scaffold,
-      related_facts: related.results.map((r) => ({ id: r.id, text: r.text, confidence: r.confidence })),
+      related_facts: related.results.map((r) => {
+        const key = keys.get(r.id);
+        return { id: r.id, text: r.text, confidence: r.confidence, ...(key ? { key } : {}) };
+      }),
+      known_keys: state.knownKeys,
       observations: events.map((e) => ({ id: e.id, type: e.eventType, content: e.content, source: e.sourceMetadata })),
     });
     const reply = await callModel(model, userId, prompt);
@@ -184,6 +211,7 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
       return {
         text: item.text,
         confidence: item.confidence ?? (corrected ? 0.9 : 0.7),
+        key: item.key,
         supersedes: item.supersedes,
         connectionId: item.connection_id && owned.has(item.connection_id) ? item.connection_id : null,
         projectId,
@@ -202,7 +230,7 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
           cap,
         )
       : sql`true`;
-    const writes = factStatements(deps, userId, prepared, guarded ? cap : undefined);
+    const writes = factStatements(deps, userId, prepared, { maxFacts: guarded ? cap : undefined });
     const rev = state.rev + 1;
     const workingMemory = capWords(cleanMemoryTextOrEmpty(output.updated_working_memory), WORKING_MEMORY_WORDS);
     const tiers: Tiers = { workingMemory, scaffold, scaffoldMeta: meta };

@@ -12,9 +12,9 @@ import { insertWhere } from "../db/insert-where";
 import { type Json, type JsonObject, memoryRuns, type ScaffoldMeta, users } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
 import { cleanMemoryTextOrEmpty, cleanText } from "../lib/sanitize";
+import { wordCount } from "../lib/text";
 import { cleanJson } from "./clean";
 import { WORKING_MEMORY_WORDS } from "./consolidation-schema";
-import { wordCount } from "./text";
 import { dropOldCopies, KEPT_COPIES, pruneTombstones, type Tiers } from "./tiers";
 
 /** How large the user's edits may make the scaffold, as JSON (four times what a turn's prompt shows of it). */

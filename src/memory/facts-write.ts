@@ -1,9 +1,11 @@
 /**
- * Writing facts: deterministic ids, slot-based supersession (history kept), reinforcement of facts
- * stated again, and indexing into the vector store after the D1 commit. Used by bulk import and by
- * consolidation, whose statements join the caller's atomic batch.
+ * Writing facts: deterministic ids, supersession by key or by id (history kept), reinforcement of facts stated
+ * again, and indexing into the vector store after the D1 commit. Used by bulk import, corrections and
+ * consolidation, whose statements join the caller's atomic batch. Which fact replaces which is decided by whoever
+ * knows (the consolidation model, the API caller): a key they named (fact-key.ts) or ids they listed. Nothing here
+ * reads meaning into a fact's text.
  */
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { Statement } from "../db/batch";
 import { newId } from "../db/client";
 import { inJson } from "../db/in-json";
@@ -11,11 +13,11 @@ import { withinQuotaAfter } from "../db/quota";
 import type { JsonObject } from "../db/schema";
 import { facts, usage } from "../db/schema";
 import { cleanMemoryText, SANITIZE_MAX_CHARS } from "../lib/sanitize";
+import { normalizeText } from "../lib/text";
 import type { MemoryDeps } from "./deps";
+import { cleanFactKey } from "./fact-key";
 import { canonicalJson, uuidv5 } from "./ids";
 import { briefError } from "./retrieval";
-import { slotOf } from "./slots";
-import { normalizeText } from "./text";
 import type { VectorMetadata } from "./vector";
 import { eventTime } from "./when";
 
@@ -28,8 +30,12 @@ export type FactInput = {
   confidence?: number;
   /** Provenance and anything else the caller knows (message_id, session_id, event_ids, ...). */
   metadata?: JsonObject;
-  /** Ids of existing facts this one contradicts (the consolidation model's judgement). */
+  /** The changing attribute it states ("user.home_city"), as the model or the caller named it (fact-key.ts). */
+  key?: string | null;
+  /** Ids of existing facts this one contradicts (the model's or the caller's judgement). */
   supersedes?: string[];
+  /** Its event time when `metadata.date` gives none (a correction keeps the corrected fact's), epoch ms. */
+  eventAt?: number | null;
 };
 
 export type PreparedFact = {
@@ -40,7 +46,7 @@ export type PreparedFact = {
   context_type: string;
   source: string;
   confidence: number;
-  slot: string | null;
+  key: string | null;
   metadata: JsonObject;
   superseded_by: string | null;
   supersedes: string[];
@@ -48,7 +54,7 @@ export type PreparedFact = {
   event_at?: number | null;
 };
 
-/** Ids derive from the text and its scope (not provenance), so the same fact stated twice is one row. */
+/** Ids derive from the text and its scope (not provenance, not the key), so the same fact stated twice is one row. */
 export async function prepareFacts(userId: string, inputs: readonly FactInput[]): Promise<PreparedFact[]> {
   const prepared = await Promise.all(
     inputs.map(async (f): Promise<PreparedFact> => {
@@ -68,27 +74,26 @@ export async function prepareFacts(userId: string, inputs: readonly FactInput[])
         context_type: scope.context_type,
         source,
         confidence: Math.min(1, Math.max(0, f.confidence ?? 0.7)),
-        // The assistant's echo of a statement ("Congratulations on the new job at Acme!") is not the user saying it.
-        slot: f.metadata?.role === "assistant" ? null : slotOf(text),
+        key: cleanFactKey(f.key),
         metadata: { ...(f.metadata ?? {}), ...scope, source },
         superseded_by: null,
         supersedes: f.supersedes ?? [],
-        event_at: eventTime(f.metadata?.date),
+        event_at: eventTime(f.metadata?.date) ?? f.eventAt ?? null,
       };
     }),
   );
-  // Within one batch, the latest statement of a slot wins (by event time, then by position); earlier ones become its history.
+  // Within one batch, the latest statement of a key wins (by event time, then by position); earlier ones become its history.
   const byId = new Map(prepared.map((p) => [p.id, p]));
-  const latestBySlot = new Map<string, PreparedFact>();
-  const keyOf = (p: PreparedFact) => (p.slot ? canonicalJson([p.slot, p.connection_id, p.project_id]) : null);
+  const latestByKey = new Map<string, PreparedFact>();
+  const scopedKey = (p: PreparedFact) => (p.key ? canonicalJson([p.key, p.connection_id, p.project_id]) : null);
   for (const p of byId.values()) {
-    const key = keyOf(p);
-    const held = key ? latestBySlot.get(key) : undefined;
-    if (key && (!held || (p.event_at ?? Infinity) >= (held.event_at ?? Infinity))) latestBySlot.set(key, p);
+    const k = scopedKey(p);
+    const held = k ? latestByKey.get(k) : undefined;
+    if (k && (!held || (p.event_at ?? Infinity) >= (held.event_at ?? Infinity))) latestByKey.set(k, p);
   }
   return [...byId.values()].map((p) => {
-    const key = keyOf(p);
-    const winner = key ? latestBySlot.get(key)?.id : undefined;
+    const k = scopedKey(p);
+    const winner = k ? latestByKey.get(k)?.id : undefined;
     return winner && winner !== p.id ? { ...p, superseded_by: winner } : p;
   });
 }
@@ -96,61 +101,74 @@ export async function prepareFacts(userId: string, inputs: readonly FactInput[])
 /** The facts quota's guard (history included): see `withinQuotaAfter`. */
 export const withinFactQuota = (userId: string, ids: readonly string[], limit: number) => withinQuotaAfter(facts.id, facts.userId, userId, ids, limit);
 
+export type WriteGuard = {
+  /** The plan's cap on stored facts: every statement is guarded by it, so the batch is written whole or not at all. */
+  maxFacts?: number;
+  /** A condition every statement also requires; the batch must leave its value unchanged (as the quota's). */
+  requires?: SQL;
+};
+
 /**
- * Statements that upsert the facts and supersede what they contradict. `RETURNING id` statements name
- * the facts that were superseded, whose vectors the caller removes after the commit. With `maxFacts`
- * every statement is guarded by the quota, so the batch is written whole or not at all. A fact scoped to a
- * connection that is no longer the user's when the batch runs (deleted during a consolidation's model call,
- * or an import's checks) is not written, and supersedes nothing.
+ * Statements that upsert the facts and supersede what they replace: the older live facts of the user with the same
+ * key and scope (connection, project) whose event time is not later, and the facts each one names in `supersedes`.
+ * A new fact older than a live one of its key becomes that one's history at once. `RETURNING id` statements name the
+ * facts that were superseded, whose vectors the caller removes after the commit. A fact scoped to a connection that
+ * is no longer the user's when the batch runs (deleted during a consolidation's model call, or an import's checks)
+ * is not written, and supersedes nothing.
  */
 export function factStatements(
   deps: MemoryDeps,
   userId: string,
   prepared: readonly PreparedFact[],
-  maxFacts?: number,
+  guard: WriteGuard = {},
 ): { statements: Statement[]; supersedingAt: number[] } {
   if (!prepared.length) return { statements: [], supersedingAt: [] };
   const now = deps.now();
   const ids = prepared.map((p) => p.id);
-  const quota = maxFacts === undefined ? sql`true` : withinFactQuota(userId, ids, maxFacts);
+  const quota = guard.maxFacts === undefined ? sql`true` : withinFactQuota(userId, ids, guard.maxFacts);
+  const held = guard.requires ? sql`(${quota} AND ${guard.requires})` : quota;
   const connectionHeld = sql`(value->>'connection_id' IS NULL OR EXISTS (SELECT 1 FROM connections c WHERE c.id = value->>'connection_id' AND c.user_id = ${userId}))`;
-  const winners = prepared.filter((p) => p.slot && !p.superseded_by).map((p) => [p.id, p.slot, p.connection_id, p.project_id, p.event_at ?? now]);
   const statements: Statement[] = [
-    sql`INSERT INTO facts (id, user_id, text, metadata, connection_id, context_type, source, project_id, confidence, slot, superseded_by, event_at, created_at)
+    // A fact stated again keeps the key it had unless this statement names one.
+    sql`INSERT INTO facts (id, user_id, text, metadata, connection_id, context_type, source, project_id, confidence, key, superseded_by, event_at, created_at)
       SELECT value->>'id', ${userId}, value->>'text', value->'metadata', value->>'connection_id', value->>'context_type', value->>'source',
-        value->>'project_id', value->>'confidence', value->>'slot', value->>'superseded_by', coalesce(value->>'event_at', ${now}), ${now}
-      FROM json_each(${JSON.stringify(prepared)}) WHERE ${connectionHeld} AND ${quota}
+        value->>'project_id', value->>'confidence', value->>'key', value->>'superseded_by', coalesce(value->>'event_at', ${now}), ${now}
+      FROM json_each(${JSON.stringify(prepared)}) WHERE ${connectionHeld} AND ${held}
       ON CONFLICT(id) DO UPDATE SET
         confidence = min(0.99, max(facts.confidence, excluded.confidence) + (1 - max(facts.confidence, excluded.confidence)) * 0.25),
         metadata = json_set(json_patch(facts.metadata, excluded.metadata), '$.connection_id', excluded.connection_id, '$.project_id', excluded.project_id),
+        key = coalesce(excluded.key, facts.key),
         embedded_at = CASE WHEN facts.superseded_by IS NULL THEN facts.embedded_at ELSE NULL END,
         event_at = max(coalesce(facts.event_at, facts.created_at), excluded.event_at),
         superseded_by = excluded.superseded_by
       WHERE facts.user_id = excluded.user_id`,
   ];
   const supersedingAt: number[] = [];
-  if (winners.length) {
-    const w = JSON.stringify(winners);
+  // The batch's live facts as stored (with the key a restated fact kept): only what the batch wrote replaces anything.
+  const winners = JSON.stringify(prepared.filter((p) => !p.superseded_by).map((p) => p.id));
+  if (winners !== "[]") {
     // Only what happened earlier is superseded: an import of older history does not override a newer statement.
-    const sameSlot = sql`j.value->>1 = facts.slot AND j.value->>2 IS facts.connection_id AND j.value->>3 IS facts.project_id AND coalesce(facts.event_at, facts.created_at) <= j.value->>4`;
+    const sameKey = sql`w.user_id = ${userId} AND w.id IN (SELECT value FROM json_each(${winners})) AND w.superseded_by IS NULL
+      AND w.key = facts.key AND w.connection_id IS facts.connection_id AND w.project_id IS facts.project_id
+      AND coalesce(facts.event_at, facts.created_at) <= coalesce(w.event_at, w.created_at)`;
     supersedingAt.push(statements.length);
     statements.push(
-      sql`UPDATE facts SET superseded_by = (SELECT j.value->>0 FROM json_each(${w}) j WHERE ${sameSlot})
-        WHERE user_id = ${userId} AND superseded_by IS NULL AND slot IN (SELECT value->>1 FROM json_each(${w}))
-          AND NOT ${inJson(facts.id, ids)} AND EXISTS (SELECT 1 FROM json_each(${w}) j WHERE ${sameSlot}) AND ${quota}
+      sql`UPDATE facts SET superseded_by = (SELECT w.id FROM facts w WHERE ${sameKey} ORDER BY coalesce(w.event_at, w.created_at) DESC, w.id LIMIT 1)
+        WHERE user_id = ${userId} AND superseded_by IS NULL
+          AND key IN (SELECT w.key FROM facts w WHERE w.user_id = ${userId} AND w.id IN (SELECT value FROM json_each(${winners})))
+          AND NOT ${inJson(facts.id, ids)} AND EXISTS (SELECT 1 FROM facts w WHERE ${sameKey}) AND ${held}
         RETURNING id`,
     );
-    // ...and a new statement older than a live one of the same slot becomes that one's history at once.
-    const newer = sql`SELECT n.id FROM facts n WHERE n.user_id = facts.user_id AND n.slot = facts.slot AND n.connection_id IS facts.connection_id
-      AND n.project_id IS facts.project_id AND n.superseded_by IS NULL AND n.id <> facts.id AND coalesce(n.event_at, n.created_at) > coalesce(facts.event_at, facts.created_at)
-      ORDER BY n.event_at DESC LIMIT 1`;
+    // ...and a new statement older than a live one of the same key becomes that one's history at once.
+    const newer = sql`SELECT n.id FROM facts n WHERE n.user_id = facts.user_id AND n.key = facts.key AND n.connection_id IS facts.connection_id
+      AND n.project_id IS facts.project_id AND n.superseded_by IS NULL AND n.id <> facts.id
+      AND coalesce(n.event_at, n.created_at) > coalesce(facts.event_at, facts.created_at)
+      ORDER BY coalesce(n.event_at, n.created_at) DESC LIMIT 1`;
     supersedingAt.push(statements.length);
     statements.push(
       sql`UPDATE facts SET superseded_by = (${newer})
-        WHERE user_id = ${userId} AND superseded_by IS NULL AND ${inJson(
-          facts.id,
-          winners.map((x) => String(x[0])),
-        )} AND EXISTS (${newer}) AND ${quota}
+        WHERE user_id = ${userId} AND superseded_by IS NULL AND key IS NOT NULL AND id IN (SELECT value FROM json_each(${winners}))
+          AND EXISTS (${newer}) AND ${held}
         RETURNING id`,
     );
   }
@@ -161,7 +179,7 @@ export function factStatements(
     const stored = sql`EXISTS (SELECT 1 FROM facts s WHERE s.id = ${p.id} AND s.user_id = ${userId})`;
     statements.push(
       sql`UPDATE facts SET superseded_by = ${p.id}
-        WHERE user_id = ${userId} AND superseded_by IS NULL AND ${inJson(facts.id, p.supersedes)} AND NOT ${inJson(facts.id, ids)} AND ${stored} AND ${quota}
+        WHERE user_id = ${userId} AND superseded_by IS NULL AND ${inJson(facts.id, p.supersedes)} AND NOT ${inJson(facts.id, ids)} AND ${stored} AND ${held}
         RETURNING id`,
     );
   }

@@ -7,7 +7,7 @@ import type { Db } from "../db/client";
 import { afterCursor } from "../db/cursor";
 import { inJson } from "../db/in-json";
 import { connections, contextLogs, facts, type JsonObject, projects } from "../db/schema";
-import { describeFailure, notFound } from "../lib/errors";
+import { AppError, describeFailure, notFound } from "../lib/errors";
 import type { MemoryDeps } from "./deps";
 import { factStatements, indexFacts, prepareFacts, withinFactQuota } from "./facts-write";
 
@@ -26,6 +26,7 @@ export const publicFact = (f: FactRow) => ({
   source: f.source,
   project_id: f.projectId,
   superseded_by: f.supersededBy,
+  key: f.key,
   recall_count: f.recallCount,
   last_recalled_at: f.lastRecalledAt,
   embedded: f.embeddedAt !== null,
@@ -35,6 +36,10 @@ export const publicFact = (f: FactRow) => ({
 
 export type ImportItem = {
   text: string;
+  /** The changing attribute it states, already validated (FactKey). */
+  key?: string;
+  /** Existing facts of the user's it replaces. */
+  supersedes?: string[];
   metadata?: {
     connection_id?: string;
     project_id?: string;
@@ -68,25 +73,60 @@ export async function requireOwnScope(
 }
 
 /**
- * Stores facts as given. Connection and project ids must be the user's own (404, nothing written).
+ * The facts an import names in `supersedes` must be the user's own: 404 naming the first that is not (another
+ * user's and a missing one alike), before anything is written.
+ */
+async function requireOwnFacts(db: Db, userId: string, items: readonly ImportItem[]): Promise<void> {
+  const named = [...new Set(items.flatMap((i) => i.supersedes ?? []))];
+  if (!named.length) return;
+  const owned = new Set(
+    (
+      await db
+        .select({ id: facts.id })
+        .from(facts)
+        .where(and(eq(facts.userId, userId), inJson(facts.id, named)))
+    ).map((r) => r.id),
+  );
+  for (const [i, item] of items.entries()) {
+    const missing = item.supersedes?.find((id) => !owned.has(id));
+    if (missing) throw new AppError("not_found", `facts.${i}.supersedes: fact ${missing} not found`);
+  }
+}
+
+/**
+ * Stores facts as given. Connection and project ids, and the facts named in `supersedes`, must be the user's own
+ * (404, nothing written). A fact supersedes only what its `key` and `supersedes` say: none given, nothing.
  * Searchable by text at once, by vector once indexed. With `quota`, a batch that would take the user's
  * stored facts past the plan's cap is refused whole (403 `quota_exceeded`, nothing written); facts already
  * stored do not count again.
  */
 export async function importFacts(deps: MemoryDeps, userId: string, items: readonly ImportItem[], quota?: Quota) {
-  await requireOwnScope(
-    deps.db,
-    userId,
-    items.map((i) => i.metadata),
-  );
+  await Promise.all([
+    requireOwnScope(
+      deps.db,
+      userId,
+      items.map((i) => i.metadata),
+    ),
+    requireOwnFacts(deps.db, userId, items),
+  ]);
   const prepared = await prepareFacts(
     userId,
-    items.map(({ text, metadata = {} }) => {
+    items.map(({ text, key, supersedes, metadata = {} }) => {
       const { connection_id, project_id, context_type, source, confidence, ...rest } = metadata;
-      return { text, connectionId: connection_id, projectId: project_id, contextType: context_type, source, confidence: confidence ?? 0.8, metadata: rest };
+      return {
+        text,
+        key,
+        supersedes,
+        connectionId: connection_id,
+        projectId: project_id,
+        contextType: context_type,
+        source,
+        confidence: confidence ?? 0.8,
+        metadata: rest,
+      };
     }),
   );
-  const writes = factStatements(deps, userId, prepared, quota?.limit);
+  const writes = factStatements(deps, userId, prepared, { maxFacts: quota?.limit });
   // Whether the quota let the batch in, read at its end (writing the batch leaves the guard's value unchanged): an
   // import that wrote nothing because its connection was deleted meanwhile is not a refusal.
   const ids = prepared.map((p) => p.id);

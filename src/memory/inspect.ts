@@ -5,7 +5,7 @@ import type { Db } from "../db/client";
 import { afterCursor } from "../db/cursor";
 import { contextLogs, memoryRuns, users } from "../db/schema";
 import { notFound } from "../lib/errors";
-import { wordCount } from "./text";
+import { wordCount } from "../lib/text";
 import { keyMeta, type Tiers } from "./tiers";
 
 export async function readTiers(db: Db, userId: string) {

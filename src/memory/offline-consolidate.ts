@@ -2,15 +2,25 @@
  * Consolidation without a model (no ANTHROPIC_API_KEY): deterministic rules answer the consolidation
  * structured-output request, so `wrangler dev` offline still builds working memory, scaffold and facts.
  * It rewrites first person into third, files preferences and projects in the scaffold, and keeps the
- * most recent observations in the narrative. Contradictions are left to fact slots (slots.ts).
+ * most recent observations in the narrative. A fact that states a changing attribute gets a key by the stand-in's own
+ * rules (offline-keys.ts), and supersedes the related facts that state the same attribute without one, as Claude is
+ * asked to; the key does the rest when the facts are written.
  * One statement is one fact: the offline chat model records "I live in Lisbon" as an observation and as the
  * profile key Location, and only the observation becomes a fact.
  */
 import type { Json, JsonObject } from "../db/schema";
+import { wordCount } from "../lib/text";
 import { thirdPerson } from "../lib/third-person";
 import type { StructuredSkill } from "../model/offline";
-import { type ConsolidationOutput, type ConsolidationWire, parseConsolidationPrompt, WORKING_MEMORY_WORDS } from "./consolidation-schema";
-import { wordCount } from "./text";
+import {
+  type ConsolidationInput,
+  type ConsolidationOutput,
+  type ConsolidationWire,
+  type FactItem,
+  parseConsolidationPrompt,
+  WORKING_MEMORY_WORDS,
+} from "./consolidation-schema";
+import { profileKey, statementKey } from "./offline-keys";
 
 const HEADER = "Recent context (offline consolidation: rule-based, no model):";
 
@@ -46,6 +56,13 @@ const stated = (value: string, statements: readonly string[]) => {
   return value.trim() !== "" && statements.some((s) => re.test(s));
 };
 
+/** A keyed fact replaces the related facts that state its attribute without a key (written before keys, or verbatim). */
+function replacing(f: FactItem, related: ConsolidationInput["related_facts"]): FactItem {
+  if (typeof f === "string" || !f.key) return f;
+  const ids = related.filter((r) => !r.key && statementKey(r.text) === f.key).map((r) => r.id);
+  return ids.length ? { ...f, supersedes: ids } : f;
+}
+
 /** The domain output as the wire shape the model returns. */
 const toWire = (out: ConsolidationOutput): ConsolidationWire => ({
   updated_scaffold: JSON.stringify(out.updated_scaffold),
@@ -53,8 +70,8 @@ const toWire = (out: ConsolidationOutput): ConsolidationWire => ({
   updated_working_memory: out.updated_working_memory,
   facts_to_embed: out.facts_to_embed.map((f) =>
     typeof f === "string"
-      ? { text: f, confidence: 0.7, supersedes: [], connection_id: "" }
-      : { text: f.text, confidence: f.confidence ?? 0.7, supersedes: f.supersedes ?? [], connection_id: f.connection_id ?? "" },
+      ? { text: f, confidence: 0.7, supersedes: [], connection_id: "", key: "" }
+      : { text: f.text, confidence: f.confidence ?? 0.7, supersedes: f.supersedes ?? [], connection_id: f.connection_id ?? "", key: f.key ?? "" },
   ),
 });
 
@@ -84,7 +101,7 @@ function consolidateByRules(req: Parameters<StructuredSkill>[0]): ConsolidationO
         out.updated_scaffold[key] = value;
         // The statement the key came from, in this batch, is already a fact.
         if ((typeof value === "string" || typeof value === "number") && !stated(String(value), statements))
-          out.facts_to_embed.push(profileFact(key, String(value)));
+          out.facts_to_embed.push({ text: profileFact(key, String(value)), key: profileKey(key) });
       }
       lines.push(`- Profile updated: ${Object.keys(parsed).join(", ")}`);
       continue;
@@ -92,9 +109,11 @@ function consolidateByRules(req: Parameters<StructuredSkill>[0]): ConsolidationO
     const said = thirdPerson(o.content);
     if (o.type === "preference") appendUnique(out.updated_scaffold, "Preferences", said);
     if (o.type === "project_details") appendUnique(out.updated_scaffold, "Projects", said);
-    out.facts_to_embed.push(o.type === "correction" ? { text: said, confidence: 0.9 } : said);
+    const key = statementKey(said);
+    out.facts_to_embed.push({ text: said, ...(o.type === "correction" ? { confidence: 0.9 } : {}), ...(key ? { key } : {}) });
     lines.push(`- ${said}`);
   }
+  out.facts_to_embed = out.facts_to_embed.map((f) => replacing(f, input.related_facts));
   // Newest lines win: drop the oldest until the narrative fits.
   while (lines.length > 1 && wordCount([HEADER, ...lines].join("\n")) > WORKING_MEMORY_WORDS) lines.shift();
   out.updated_working_memory = [HEADER, ...lines].join("\n");

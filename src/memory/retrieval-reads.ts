@@ -15,7 +15,7 @@ import { literalLimit } from "../db/limit";
 import type { MemoryDeps } from "./deps";
 import { indexForm, type SearchPlan } from "./ranking";
 import type { Candidates, Scored, SearchInput, VectorCandidate } from "./search-types";
-import { words } from "./text";
+import { stem, words } from "./text";
 
 const CANDIDATES = 100;
 
@@ -100,7 +100,7 @@ type Lexical = Pick<Candidates, "text" | "docFrequency" | "facts"> & { docFreque
  * question's "I" would find a fact for its "is" alone.
  */
 function sharesWord(terms: readonly string[]): (text: string) => boolean {
-  const forms = (text: string) => words(text).map(indexForm);
+  const forms = (text: string) => words(text.normalize("NFD").replace(/\p{M}/gu, "")).map((w) => (w.length < 3 ? w : stem(w)));
   const wanted = new Set(forms(terms.join(" ")));
   return (text) => forms(text).some((f) => wanted.has(f));
 }

@@ -3,9 +3,12 @@ import type { Context } from "hono";
 import { quotaOf } from "../config/limits";
 import { CursorParam, nextCursor } from "../db/cursor";
 import type { AppEnv } from "../http/context";
+import { ErrorBody } from "../http/errors";
 import { errors, json, jsonBody, newRouter, quotaErrors, security } from "../http/openapi";
 import { listConnections } from "./connections";
+import { correctFact } from "./correct";
 import { memoryDeps } from "./deps";
+import { FACT_KEY_CONVENTION, FactKey } from "./fact-key";
 import { CONTEXT_TYPES, deleteFact, getFact, importFacts, listFacts, publicFact, SOURCES } from "./facts";
 import { UUID_RE } from "./ids";
 import { JsonValue } from "./json";
@@ -26,7 +29,8 @@ export const Fact = z
     context_type: z.string(),
     source: z.string(),
     project_id: z.string().nullable(),
-    superseded_by: z.string().nullable(),
+    superseded_by: z.string().nullable().describe("The fact that replaced it (it is history), or null while it is current"),
+    key: z.string().nullable().describe("The changing attribute it states (user.home_city...), as its writer named it; null when none was named"),
     recall_count: z.number(),
     last_recalled_at: z.number().nullable(),
     embedded: z.boolean(),
@@ -44,29 +48,57 @@ const ImportDate = z
   }, "must be an ISO 8601 date or date-time (2024-03-01, 2024-03-01T09:30:00Z), or epoch milliseconds as a number")
   .describe("When it happened or was said: the fact's event time (else the write time)");
 
+const FactIdString = z.string().regex(UUID_RE, "must be a fact id (UUID)");
+
+const ImportMetadata = z
+  .object({
+    connection_id: z.string().min(1).max(100).optional(),
+    project_id: z.string().min(1).max(100).optional(),
+    context_type: z.enum(CONTEXT_TYPES).optional(),
+    source: z.enum(SOURCES).optional(),
+    confidence: z.number().min(0).max(1).optional(),
+    date: ImportDate.optional(),
+  })
+  .catchall(JsonValue);
+
+const FactText = z.string().trim().min(1).max(4000);
+
 const ImportBody = z
   .strictObject({
     facts: z
       .array(
         z.strictObject({
-          text: z.string().trim().min(1).max(4000),
-          metadata: z
-            .object({
-              connection_id: z.string().min(1).max(100).optional(),
-              project_id: z.string().min(1).max(100).optional(),
-              context_type: z.enum(CONTEXT_TYPES).optional(),
-              source: z.enum(SOURCES).optional(),
-              confidence: z.number().min(0).max(1).optional(),
-              date: ImportDate.optional(),
-            })
-            .catchall(JsonValue)
-            .optional(),
+          text: FactText,
+          key: FactKey.optional(),
+          supersedes: z
+            .array(FactIdString)
+            .max(20)
+            .optional()
+            .describe("Ids of your existing facts this one replaces (they become its history); another user's or a missing id is 404, nothing written"),
+          metadata: ImportMetadata.optional(),
         }),
       )
       .min(1)
       .max(1000),
   })
   .openapi("FactImport");
+
+/** The metadata every fact takes from its scope: a correction keeps the corrected fact's. */
+const SCOPE_FIELDS = ["connection_id", "project_id", "context_type"] as const;
+
+const CorrectionBody = z
+  .strictObject({
+    text: FactText.describe("The corrected text"),
+    key: FactKey.optional().describe(`The corrected fact's key; the old fact's when absent. ${FACT_KEY_CONVENTION}`),
+    metadata: ImportMetadata.omit({ connection_id: true, project_id: true, context_type: true })
+      .superRefine((m, ctx) => {
+        for (const field of SCOPE_FIELDS)
+          if (field in m) ctx.addIssue({ code: "custom", path: [field], message: "a correction keeps the fact's scope; import a new fact for another" });
+      })
+      .optional()
+      .describe("Merged over the old fact's metadata; date (else the old fact's event time), source and confidence replace the old fact's"),
+  })
+  .openapi("FactCorrection");
 
 /** An ISO 8601 date or date-time, or epoch milliseconds. */
 const EventTime = z.string().transform((v, ctx) => {
@@ -78,7 +110,7 @@ const EventTime = z.string().transform((v, ctx) => {
   return t;
 });
 
-const FactId = z.object({ id: z.string().regex(UUID_RE, "must be a fact id (UUID)") });
+const FactId = z.object({ id: FactIdString });
 
 const importRoute = createRoute({
   method: "post",
@@ -87,14 +119,14 @@ const importRoute = createRoute({
   tags: ["memory"],
   summary: "Import facts verbatim, in bulk (no model call)",
   description:
-    "All or nothing. Your plan caps the facts you store (history included): an import that would pass the cap is refused whole (403 quota_exceeded, nothing written). A metadata.connection_id or metadata.project_id that is not one of yours is 404, nothing written. Counts as RATE_COST_IMPORT requests against the rate limit.",
+    "All or nothing. A fact replaces only what you say it does: the older facts of yours with the same key and scope (connection, project) whose event time is not later than its own, and the facts its supersedes lists. Without either it replaces nothing. A fact dated before a current one with its key becomes that one's history at once. Your plan caps the facts you store (history included): an import that would pass the cap is refused whole (403 quota_exceeded, nothing written). A metadata.connection_id, metadata.project_id or supersedes id that is not one of yours is 404, nothing written. Counts as RATE_COST_IMPORT requests against the rate limit.",
   security,
   request: jsonBody(ImportBody),
   responses: {
     201: json(
       z.object({
         facts: z.array(z.object({ id: z.string(), text: z.string(), superseded_by: z.string().nullable() })),
-        superseded: z.array(z.string()).describe("Existing facts these contradicted (kept as history)"),
+        superseded: z.array(z.string()).describe("Existing facts these replaced (kept as history)"),
         embedded: z.number(),
         indexing: z.string().optional(),
       }),
@@ -205,6 +237,27 @@ const deleteRoute = createRoute({
   },
 });
 
+const correctRoute = createRoute({
+  method: "patch",
+  path: "/v1/memory/facts/{id}",
+  operationId: "correctFact",
+  tags: ["memory"],
+  summary: "Correct one fact, keeping the old one as history",
+  description:
+    "Writes the corrected text as a new fact (a new id: ids derive from the text and scope) that replaces this one, with its scope (connection, project, context type), key, event time and metadata unless the request gives others. The old fact stays, as the new one's history (GET /v1/memory/facts/{id} lists it under replaced). The same text again keeps the id and changes only the key and metadata. Another user's or a missing fact is 404; a fact already replaced is 409 (conflict), naming the fact that replaced it: correct that one. Nothing is written on any error. Counts against your facts quota like an import (403 quota_exceeded).",
+  security,
+  request: { params: FactId, ...jsonBody(CorrectionBody) },
+  responses: {
+    200: json(
+      z.object({ fact: Fact, replaced: z.array(z.string()).describe("The facts this correction replaced: the corrected one, and any older of the same key") }),
+      "Corrected",
+    ),
+    ...errors,
+    ...quotaErrors,
+    409: json(ErrorBody, "The fact was already replaced by another (conflict)"),
+  },
+});
+
 export const factRoutes = newRouter()
   .openapi(importRoute, async (c) => {
     const quota = quotaOf(c.var.config.quotas, c.var.user.plan, "facts");
@@ -249,6 +302,11 @@ export const factRoutes = newRouter()
   .openapi(getRoute, async (c) => {
     const { fact, replaced, replacedBy } = await getFact(c.var.db, c.var.user.id, c.req.valid("param").id);
     return c.json({ fact: publicFact(fact), replaced: replaced.map(publicFact), replaced_by: replacedBy ? publicFact(replacedBy) : null }, 200);
+  })
+  .openapi(correctRoute, async (c) => {
+    const quota = quotaOf(c.var.config.quotas, c.var.user.plan, "facts");
+    const { fact, replaced } = await correctFact(depsOf(c), c.var.user.id, c.req.valid("param").id, c.req.valid("json"), quota);
+    return c.json({ fact: publicFact(fact), replaced }, 200);
   })
   .openapi(deleteRoute, async (c) => {
     const forgotten = await deleteFact(depsOf(c), c.var.user.id, c.req.valid("param").id);

@@ -81,7 +81,7 @@ export async function sweepMemory(deps: MemoryDeps, now: number) {
       context_type: f.contextType,
       source: f.source,
       confidence: f.confidence,
-      slot: f.slot,
+      key: f.key,
       metadata: f.metadata,
       superseded_by: null,
       supersedes: [],

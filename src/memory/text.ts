@@ -1,6 +1,7 @@
 /**
- * Shared text normalisation for the local embedder, full-text queries and fact slots: word tokens,
+ * English word handling for the local embedder, full-text queries and the offline stand-ins: word tokens,
  * Porter stems and an English stop list (with a few words every memory query carries: "user", "remember"...).
+ * Nothing that writes facts uses it: what a fact means is decided by the model or the caller.
  */
 import { stemmer } from "stemmer";
 
@@ -34,18 +35,5 @@ export function contentTerms(text: string): string[] {
     .map(stem);
 }
 
-/** Collapses whitespace; the canonical form of a fact's text. */
-export const normalizeText = (text: string) => text.replace(/\s+/g, " ").trim();
-
-/** Caps a text at `max` words, keeping the beginning and its line breaks. */
-export function capWords(text: string, max: number): string {
-  const trimmed = text.trim();
-  const re = /\S+/g;
-  let count = 0;
-  for (let m = re.exec(trimmed); m; m = re.exec(trimmed)) {
-    if (++count === max) return trimmed.slice(0, m.index + m[0].length);
-  }
-  return trimmed;
-}
-
-export const wordCount = (text: string) => text.match(/\S+/g)?.length ?? 0;
+/** Whitespace helpers, language-neutral, live in lib/text.ts; this re-export serves the read path until its rewrite. */
+export { normalizeText } from "../lib/text";

@@ -44,13 +44,17 @@ function periodOf(result: chrono.ParsedResult): { from: number; to: number } {
 }
 
 export function timeCues(query: string, now: number): TimeCues {
-  const ref = new Date(now);
+  const ref = { instant: new Date(now), timezone: 0 };
   for (const parser of PARSERS) {
-    const [result] = parser.parse(query, { instant: ref, timezone: 0 });
-    if (!result) continue;
+    const results = parser.parse(query, ref);
+    if (!results.length) continue;
+    const today = Math.floor(now / DAY);
+    const dated = (r: chrono.ParsedResult) => r.start.isCertain("day") || r.start.isCertain("month") || r.start.isCertain("year");
     // "now", "today": the present, which is a preference for what is current, not a period.
-    const current = !result.end && result.start.isCertain("day") && Math.floor(result.start.date().getTime() / DAY) === Math.floor(now / DAY);
-    return { range: current ? null : { ...periodOf(result), phrase: result.text }, current };
+    const isNow = (r: chrono.ParsedResult) => !r.end && r.start.isCertain("day") && Math.floor(r.start.date().getTime() / DAY) === today;
+    // A time of day alone ("in the morning", "at 7") names no period.
+    const period = results.find((r) => dated(r) && !isNow(r));
+    return { range: period ? { ...periodOf(period), phrase: period.text } : null, current: results.some(isNow) };
   }
   return { range: null, current: false };
 }
