@@ -49,7 +49,8 @@ export function citedRecall(said: string, recalled: readonly Recalled[]): WireBl
     recalled.map((r) => ({ ...r, text: r.texts.join(" ") })),
   ).slice(0, MAX_CITED);
   if (!matches.length) return [];
-  const blocks: WireBlock[] = [{ type: "text", text: " What I remember that fits: " }];
+  // On a line of its own: the greeting before it may end with a list of what MEMORY holds.
+  const blocks: WireBlock[] = [{ type: "text", text: "\nWhat I remember that fits: " }];
   matches.forEach((r, i) => {
     if (i > 0) blocks.push({ type: "text", text: "; " });
     const citation = {
