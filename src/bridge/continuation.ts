@@ -47,7 +47,7 @@ const Stored = z.object({
   project_id: z.string().nullable(),
   model: z.string(),
   system: z.string(),
-  /** The turn's evidence (chat/evidence.ts): not in history, so kept here for the requests that resume it. */
+  /** The turn's evidence (core/evidence.ts): not in history, so kept here for the requests that resume it. */
   evidence: z.array(SearchResult).optional(),
   messages: TurnTail,
   /** tool_results already known for the pending assistant message (server tools, earlier answers). */

@@ -7,9 +7,10 @@ import type { BuiltPrompt } from "./prompt";
 
 /**
  * The audit row of one chat turn: exactly what it injected (section names, item ids, the system text itself and
- * the turn's context and evidence, so a user can read what the model was shown) and what it left out, and why. Written only while the session's
- * row exists: a turn still running when its user's memory is erased (a session started during the erase, or one
- * left to the erase's sweep) must not write the memory it was shown back after the erase.
+ * the turn's context and evidence, so a user can read what the model was shown) and what it left out, and why.
+ * Written only while the session's row exists: a turn still running when its user's memory is erased (a session
+ * started during the erase, or one left to the erase's sweep) must not write the memory it was shown back after
+ * the erase.
  */
 export function contextLogInsert(db: Db, userId: string, sessionId: string, prompt: BuiltPrompt) {
   const row = {

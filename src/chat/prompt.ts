@@ -4,7 +4,7 @@
  * a provider marks `stable`: SOUL, BIBLE...), so its prefix is reused; everything that changes per turn
  * goes in the turn's user message: the time and working memory in a context block at its head, and the
  * documents the model may cite (retrieved facts) as `search_result` blocks before the user's words
- * (chat/evidence.ts). Stable sections are placed first in the character budget, so memory never pushes
+ * (core/evidence.ts). Stable sections are placed first in the character budget, so memory never pushes
  * SOUL or BIBLE out. Sections and evidence that do not fit are dropped whole and reported for the audit log.
  */
 import { type ContextPart, type ContextProvider, type ContextSection, isEvidence, type PromptContext } from "../core/context";

@@ -89,7 +89,7 @@ function withoutEvidence(b: Block): Block {
 }
 
 /**
- * The rows with the current turn's evidence (chat/evidence.ts) in its opening user message, before the user's
+ * The rows with the current turn's evidence (core/evidence.ts) in its opening user message, before the user's
  * words. Evidence is never stored in history: each turn's request carries its own, kept with the turn's state
  * (across a suspension too) so that the turn is replayed exactly; earlier turns go without theirs.
  */
