@@ -5,6 +5,7 @@
  * able to produce any of them. Escaping keeps the text readable: a backslash before a line that would
  * be structure, and `‹` for a `<` that opens a tag.
  */
+import { stripInvisible } from "./sanitize";
 
 /** A line that Markdown reads as a header: ATX (`## x`, indented or not) or a setext underline (`===`, `---`). */
 const HEADER_LINE = /^([ \t]*)(#{1,6}(?=[ \t]|$)|=+[ \t]*$|-+[ \t]*$)/gm;
@@ -28,3 +29,10 @@ const BREAKS_AND_CONTROLS = /[\s\p{Cc}]+/gu;
 export function inlinePromptText(value: string): string {
   return escapePromptText(value.replace(BREAKS_AND_CONTROLS, " ").trim());
 }
+
+/**
+ * Untrusted text for a document the model is given as a block of its own (a `search_result`): data that cannot
+ * forge the prompt's structure from there, but it is cleaned as if it could (invisible characters removed, one
+ * line, escaped), so neither what the model reads nor what a citation quotes back carries a smuggled tag.
+ */
+export const documentText = (value: string): string => inlinePromptText(stripInvisible(value));
