@@ -25,6 +25,7 @@ import {
   type ScaffoldMeta,
   users,
 } from "../db/schema";
+import { escapePromptJson } from "../lib/prompt-text";
 import { cleanMemoryTextOrEmpty } from "../lib/sanitize";
 import type { ModelClient } from "../model/anthropic";
 import { callStructured } from "../model/structured";
@@ -33,9 +34,12 @@ import { consolidationBudget, deferredReason } from "./budget";
 import { cleanJsonObject, cleanKey } from "./clean";
 import {
   CONSOLIDATION_SYSTEM,
+  type ConsolidationInput,
   consolidationFormat,
   consolidationPrompt,
   type FactItem,
+  INPUT_CLOSE,
+  INPUT_OPEN,
   MalformedOutput,
   mergeScaffold,
   parseConsolidationOutput,
@@ -82,6 +86,16 @@ async function loadState(deps: MemoryDeps, userId: string) {
     rest: pending.slice(BATCH_EVENTS).map((e) => e.id),
     connections: conns,
   };
+}
+
+/**
+ * The consolidation prompt: the input's JSON escaped inside its block (`escapePromptJson`), so no observation, fact,
+ * metadata or profile string can close the block or hide text in it, and the values read back unchanged. JSON has no
+ * `<` outside its strings, so the block's own tags are the only ones left.
+ */
+export function renderConsolidationPrompt(input: ConsolidationInput): string {
+  const framed = consolidationPrompt(input);
+  return `${INPUT_OPEN}${escapePromptJson(framed.slice(INPUT_OPEN.length, framed.length - INPUT_CLOSE.length))}${INPUT_CLOSE}`;
 }
 
 const callModel = (model: ConsolidationModel, userId: string, prompt: string) =>
@@ -141,7 +155,7 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
       k: 10,
       connectionIds: active,
     });
-    const prompt = consolidationPrompt({
+    const prompt = renderConsolidationPrompt({
       working_memory: user.workingMemory,
       scaffold: user.scaffold,
       related_facts: related.results.map((r) => ({ id: r.id, text: r.text, confidence: r.confidence })),
