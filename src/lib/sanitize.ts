@@ -76,8 +76,10 @@ export function cleanText(raw: string, maxChars = SANITIZE_MAX_CHARS, field = "c
 }
 
 /**
- * `cleanText` for what memory stores (observations, facts, brain documents), with secrets redacted: memory is
- * injected into prompts and shown back to the user, so an API key or a password said in chat never stays in it.
+ * `cleanText` with secrets redacted: the cleaner for every string engram stores and later shows to a model or the
+ * user (observations, facts, brain documents, lessons, and the names of projects, connections, sites and API
+ * keys). Stored text is injected into prompts and shown back, so an API key or a password pasted into it never
+ * stays there.
  */
 export const cleanMemoryText = (raw: string, maxChars = SANITIZE_MAX_CHARS, field = "content"): string => redactSecrets(cleanText(raw, maxChars, field));
 

@@ -15,6 +15,7 @@ import { sessionLive } from "../db/session-live";
 import { AppError, describeFailure } from "../lib/errors";
 import { cleanMemoryText, SANITIZE_MAX_CHARS } from "../lib/sanitize";
 import { type Budget, consolidationBudget, deferredReason } from "./budget";
+import { cleanJson } from "./clean";
 import { CONSOLIDATE_KIND, type MemoryDeps } from "./deps";
 import { canonicalJson } from "./ids";
 
@@ -63,7 +64,13 @@ export async function recordObservations(
   session?: string,
 ): Promise<{ events: EventRow[]; replayed: boolean; budget: Budget }> {
   const { db } = deps;
-  inputs = inputs.map((o) => ({ ...o, content: cleanMemoryText(o.content, SANITIZE_MAX_CHARS, "observation content") }));
+  // Metadata is stored, shown back and sent to the consolidation model like the content: cleaned the same way
+  // (an object cleans to an object).
+  inputs = inputs.map((o) => ({
+    ...o,
+    content: cleanMemoryText(o.content, SANITIZE_MAX_CHARS, "observation content"),
+    sourceMetadata: cleanJson(o.sourceMetadata) as JsonObject,
+  }));
   const budget = await consolidationBudget(db, user.id, user.plan, deps.now());
   const keys = inputs.map((_, i) => (idempotencyKey ? `${idempotencyKey}#${i}` : null));
   const replay = async () => {
