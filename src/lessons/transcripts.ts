@@ -13,9 +13,9 @@ import { afterCursor } from "../db/cursor";
 import { inJson } from "../db/in-json";
 import { transcriptSegments, transcripts } from "../db/schema";
 import { AppError, describeFailure, notFound } from "../lib/errors";
+import { sha256Hex } from "../lib/hash";
 import { cleanMemoryText } from "../lib/sanitize";
 import { EXTRACT_KIND, type LessonsDeps } from "./deps";
-import { sha256Hex } from "./ids";
 import { parseTranscript, type TranscriptEvent } from "./parse";
 
 /** Largest `content` of one upload (UTF-8 bytes); a client sends a bigger file in several uploads. */
