@@ -8,11 +8,12 @@ import { loadConfig } from "../src/config/config";
 import type { ChatEvent } from "../src/core/events";
 import { createDb } from "../src/db/client";
 import { createOfflineFetch, OFFLINE_NOTICE } from "../src/model/offline";
+import type { WireCitation } from "../src/model/wire";
 import { chatTurn, state } from "./bridge-helpers";
-import type { Citation, Step } from "./fake-anthropic/worker";
+import type { Step } from "./fake-anthropic/worker";
 import { api, createUser, script, seen, shape, textReply } from "./helpers";
 
-const citation: Citation = {
+const citation: Extract<WireCitation, { type: "web_search_result_location" }> = {
   type: "web_search_result_location",
   url: "https://example.com/release",
   title: "Release notes",

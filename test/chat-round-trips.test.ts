@@ -3,7 +3,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { meter } from "./d1-meter";
-import { api, chat, createUser, promptOf, readSse, script, seen, textReply } from "./helpers";
+import { api, chat, createUser, readSse, recalledIn, script, seen, textReply } from "./helpers";
 import { getJson, importFacts } from "./memory-helpers";
 
 type ContextLog = { injected: { sections: { name: string; ids: string[] }[] } };
@@ -58,11 +58,10 @@ describe("D1 round trips before the model call", () => {
       // call (src/db/limit.ts): what a turn reads before its model call writes its LIMITs in.
       expect(meter.statements().length).toBeGreaterThan(3);
       expect(meter.statements().filter((text) => /\blimit\s+\?/i.test(text))).toEqual([]);
-      const prompt = promptOf((await seen(u.id)).at(-1));
-      expect(prompt).toContain("Relevant Retrieved Facts");
-      expect(prompt).toContain("User grows tomatoes and basil on a balcony in Lisbon");
+      const recalled = recalledIn((await seen(u.id)).at(-1)).join("\n");
+      expect(recalled).toContain("User grows tomatoes and basil on a balcony in Lisbon");
       // Only what matches: the unrelated facts stay out of this turn's context.
-      expect(prompt).not.toContain("oat milk");
+      expect(recalled).not.toContain("oat milk");
       const log = (await getJson<{ context_logs: ContextLog[] }>(u.key, "/v1/memory/context-logs")).context_logs[0];
       expect(log?.injected.sections.find((s) => s.name === "retrieved_facts")?.ids).toHaveLength(1);
     },

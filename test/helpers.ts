@@ -159,6 +159,15 @@ export function promptOf(r: SeenRequest | undefined): string {
   return `${systemOf(r)}\n\n${typeof context?.text === "string" ? context.text : ""}`;
 }
 
+export type SentSearchResult = { type: "search_result"; source: string; title: string; content: { type: "text"; text: string }[]; citations?: unknown };
+
+/** Every `search_result` block of a request (the memory recalled for its turn), in order. */
+export const searchResultsOf = (r: SeenRequest | undefined): SentSearchResult[] =>
+  (r?.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content.filter((b) => b.type === "search_result") : [])) as SentSearchResult[];
+
+/** The recalled facts of a request as `text (source)` lines, for asserting what the model was shown. */
+export const recalledIn = (r: SeenRequest | undefined): string[] => searchResultsOf(r).map((b) => `${b.content.map((c) => c.text).join("")} (${b.source})`);
+
 export const textOf = (events: ChatEvent[]) => events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
 
 export const textReply = (text: string): Step => ({ reply: { content: [{ type: "text", text }] } });

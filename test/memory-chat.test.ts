@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, chat, createUser, promptOf, script, seen, textReply, toolCall } from "./helpers";
+import { api, chat, createUser, promptOf, recalledIn, script, seen, textReply, toolCall } from "./helpers";
 import { consolidateMessage, consolidation, deliver, getJson, importFacts } from "./memory-helpers";
 
 type Log = { id: string; session_id: string; injected: { sections: { name: string; ids: string[] }[]; skipped: { name: string; reason: string }[] } };
@@ -43,18 +43,15 @@ describe("end to end: tool call -> event -> queue -> consolidation -> injected n
     await script(u.id, textReply("Short version: done."));
     await chat(u.key, { message: "How should you write my emails?" });
     const system = await lastSystem(u.id);
-    const order = [
-      "## Your Context (working memory)\nThe user is busy launching Toolstream this week.",
-      "## Structured Data",
-      '"Toolstream":"launching"',
-      "## Relevant Retrieved Facts\n- User prefers short emails",
-    ];
+    const order = ["## Your Context (working memory)\nThe user is busy launching Toolstream this week.", "## Structured Data", '"Toolstream":"launching"'];
     const at = order.map((s) => system.indexOf(s));
     expect(at.every((i) => i >= 0)).toBe(true);
     expect([...at].sort((a, b) => a - b)).toEqual(at);
 
     const log = await lastLog(u.key);
     const facts = await getJson<{ facts: { id: string }[] }>(u.key, "/v1/memory/facts");
+    // The fact is recalled as a search result the model can cite.
+    expect(recalledIn((await seen(u.id)).at(-1))).toEqual([`User prefers short emails (engram:fact:${facts.facts[0]?.id})`]);
     expect(log?.injected.sections.map((s) => s.name)).toEqual(expect.arrayContaining(["working_memory", "scaffold", "retrieved_facts"]));
     expect(log?.injected.sections.find((s) => s.name === "retrieved_facts")?.ids).toEqual([facts.facts[0]?.id]);
     expect(log?.injected.sections.find((s) => s.name === "scaffold")?.ids).toEqual(expect.arrayContaining(["Projects", "Preferences"]));
@@ -68,7 +65,7 @@ describe("end to end: tool call -> event -> queue -> consolidation -> injected n
     await script(u.id, textReply("Our Lisbon office is the newest one."), textReply("Yes."));
     const first = await chat(u.key, { message: "Which office is the newest?" });
     await chat(u.key, { message: "and there?", session_id: first.sessionId });
-    expect(await lastSystem(u.id)).toContain("- The Lisbon office has a rooftop garden");
+    expect(recalledIn((await seen(u.id)).at(-1))).toEqual([expect.stringMatching(/^The Lisbon office has a rooftop garden \(engram:fact:/)]);
   });
 
   it("cold start: a new user's turn works with every memory tier empty", async () => {
@@ -78,7 +75,7 @@ describe("end to end: tool call -> event -> queue -> consolidation -> injected n
     expect(text).toBe("Hello!");
     const system = await lastSystem(u.id);
     expect(system).not.toContain("working memory");
-    expect(system).not.toContain("Relevant Retrieved Facts");
+    expect(recalledIn((await seen(u.id)).at(-1))).toEqual([]);
     const log = await lastLog(u.key);
     expect(log?.injected.skipped.filter((s) => ["working_memory", "scaffold", "learned_info", "retrieved_facts"].includes(s.name))).toEqual([]);
   });

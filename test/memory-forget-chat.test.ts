@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { ChatEvent } from "../src/core/events";
 import { chatTurn, resume } from "./bridge-helpers";
-import { api, createUser, newSession, promptOf, script, seen, textReply, toolCall, turnWithEnv } from "./helpers";
+import { api, createUser, newSession, recalledIn, script, seen, textReply, toolCall, turnWithEnv } from "./helpers";
 import { getJson, importFacts } from "./memory-helpers";
 
 const T = 60_000;
@@ -37,10 +37,10 @@ describe("forgetting from the chat", () => {
       const [berlin, lyon] = await moved(u.key);
       await importFacts(u.key, [{ text: "I play the cello" }]);
 
-      // The model sees the facts it may name, with their ids.
+      // The model sees the facts it may name, with their ids (in each search result's source).
       await script(u.id, textReply("You live in Lyon."));
       const asked = await chatTurn(u.key, { message: "where do I live?" });
-      expect(promptOf((await seen(u.id)).at(-1))).toContain(`- I live in Lyon (id ${lyon})`);
+      expect(recalledIn((await seen(u.id)).at(-1))).toContain(`I live in Lyon (engram:fact:${lyon})`);
 
       const reason = "You asked me to forget where you live";
       await script(u.id, toolCall("forget_memory", { fact_ids: [lyon], reason }, "toolu_fg1"), textReply("Kept."));

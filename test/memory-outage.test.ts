@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Embedder } from "../src/memory/embed";
 import { searchFacts } from "../src/memory/retrieval";
 import { sweepMemory } from "../src/memory/sweep";
-import { chat, createUser, promptOf, script, seen, textReply } from "./helpers";
+import { chat, createUser, promptOf, script, searchResultsOf, seen, textReply } from "./helpers";
 import { captured, getJson, importFacts, search } from "./memory-helpers";
 
 type Log = { injected: { sections: { name: string }[]; skipped: { name: string; reason: string }[] } };
@@ -32,6 +32,7 @@ describe("graceful degradation", () => {
     const system = promptOf((await seen(u.id))[0]);
     expect(system).toContain("Walks the dog daily.");
     expect(system).not.toContain("Biscuit");
+    expect(searchResultsOf((await seen(u.id))[0])).toEqual([]);
     const log = (await getJson<{ context_logs: Log[] }>(u.key, "/v1/memory/context-logs")).context_logs[0];
     expect(log?.injected.sections.map((s) => s.name)).toContain("working_memory");
     expect(log?.injected.skipped).toContainEqual({

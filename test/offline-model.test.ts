@@ -236,16 +236,16 @@ describe("offline model as a demo", () => {
 
   it("asks to forget what it was shown that the request names, and reports what was forgotten", () => {
     const tools = [...memoryTools, tool("forget_memory")];
-    const system = [
-      "## Structured Data (what you know about the user)",
-      '{"Location":"Lyon","Instrument":"cello"}',
-      "## Relevant Retrieved Facts",
-      "- I live in Lyon (id fct_1)",
-      "- I play the cello (id fct_2)",
-      "- I lived in Lyon as a child (id fct_3, since replaced)",
-      "- I live with two cats (id fct_4)",
-    ].join("\n");
-    const forget = (content: string) => offlineReply({ model: "m", tools, system, messages: [{ role: "user", content }] });
+    const system = ["## Structured Data (what you know about the user)", '{"Location":"Lyon","Instrument":"cello"}'].join("\n");
+    // Recalled facts come as search results, each named by its source.
+    const recalled = [
+      ["fct_1", "I live in Lyon"],
+      ["fct_2", "I play the cello"],
+      ["fct_3", "I lived in Lyon as a child"],
+      ["fct_4", "I live with two cats"],
+    ].map(([id, text]) => ({ type: "search_result", source: `engram:fact:${id}`, title: "Remembered fact", content: [{ type: "text", text }] }));
+    const forget = (content: string) =>
+      offlineReply({ model: "m", tools, system, messages: [{ role: "user", content: [...recalled, { type: "text", text: content }] }] });
     const asked = forget("Please forget that I live in Lyon");
     expect(asked.stop_reason).toBe("tool_use");
     expect(calls(asked)).toEqual([
@@ -264,6 +264,46 @@ describe("offline model as a demo", () => {
     expect(textOfReply(afterResult("forget_memory", "The user denied this tool call.", "x", true))).toContain("I have not forgotten anything");
     // A forget that went through is reported as such, whatever the words of what it removed.
     expect(textOfReply(afterResult("forget_memory", "Removed the profile key denied_claims."))).toContain("Done. Removed the profile key denied_claims.");
+  });
+
+  it("answers from the recalled fact the question is about, citing that search result, through the SDK's stream", async () => {
+    const result = (id: string, text: string) => ({
+      type: "search_result" as const,
+      source: `engram:fact:${id}`,
+      title: "Remembered fact",
+      content: [{ type: "text" as const, text }],
+      citations: { enabled: true },
+    });
+    const stream = client().messages.stream({
+      model: "claude-sonnet-5-5",
+      max_tokens: 1024,
+      messages: [
+        { role: "user", content: [result("fct_old", "I play the cello"), { type: "text", text: "hi" }] },
+        { role: "assistant", content: "Hello." },
+        { role: "user", content: [result("fct_cello", "I play the cello"), result("fct_lyon", "I live in Lyon"), { type: "text", text: "where do I live?" }] },
+      ],
+    });
+    const message = await stream.finalMessage();
+    const cited = message.content.flatMap((b) => (b.type === "text" && b.citations ? b.citations : []));
+    // Indexed among every search result of the request, as the API counts them.
+    expect(cited).toEqual([
+      {
+        type: "search_result_location",
+        source: "engram:fact:fct_lyon",
+        title: "Remembered fact",
+        cited_text: "I live in Lyon",
+        search_result_index: 2,
+        start_block_index: 0,
+        end_block_index: 1,
+      },
+    ]);
+    expect(replyText([{ type: "text", delta: message.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("") }])).toContain("“I live in Lyon”");
+    // Nothing recalled shares a word with the message: nothing is cited.
+    const plain = offlineReply({
+      model: "m",
+      messages: [{ role: "user", content: [result("fct_lyon", "I live in Lyon"), { type: "text", text: "good morning" }] }],
+    });
+    expect(plain.content.some((b) => b.type === "text" && b.citations)).toBe(false);
   });
 
   it("tells the truth about review mode and about what was saved", () => {

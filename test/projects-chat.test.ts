@@ -4,7 +4,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ChatEvent } from "../src/core/events";
 import { chatTurn, resume } from "./bridge-helpers";
-import { api, chat, createUser, history, promptOf, script, seen, textReply, toolCall, turnWithEnv } from "./helpers";
+import { api, chat, createUser, history, promptOf, recalledIn, script, seen, textReply, toolCall, turnWithEnv } from "./helpers";
 import { activityOf, factProject, newProject, projectOfRow, projectsOf } from "./projects-helpers";
 
 const T = 60_000;
@@ -149,7 +149,9 @@ describe("the assistant organises projects", () => {
       const askedIn = async (projectId: string | null) => {
         await script(u.id, textReply("ok"));
         await chat(u.key, { message: "Who is Sam Okafor, and when do I record audio?", ...(projectId ? { project_id: projectId } : {}) });
-        return promptOf((await seen(u.id)).at(-1));
+        const request = (await seen(u.id)).at(-1);
+        // The prompt, and the facts recalled for the turn (search results in its message).
+        return `${promptOf(request)}\n${recalledIn(request).join("\n")}`;
       };
       const inPodcast = await askedIn(podcast.id);
       expect(inPodcast).toContain("co-host is Sam Okafor");

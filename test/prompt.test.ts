@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildSystemPrompt, PROMPT_BUDGET_CHARS } from "../src/chat/prompt";
-import type { ContextProvider } from "../src/core/context";
+import type { ContextProvider, EvidenceDocument } from "../src/core/context";
 import { promptContext } from "./helpers";
 
 const ctx = promptContext;
@@ -9,6 +9,9 @@ const provider = (name: string, body: string, ids: string[] = [], stable = false
   name,
   build: async () => ({ name, title: name.toUpperCase(), body, ids, stable }),
 });
+
+const documents = (name: string, docs: EvidenceDocument[]): ContextProvider => ({ name, build: async () => ({ name, documents: docs }) });
+const fact = (id: string, text: string): EvidenceDocument => ({ kind: "fact", id, title: "Remembered fact", text });
 
 const text = (b: { system: string; turnContext: string }) => `${b.system}\n\n${b.turnContext}`;
 
@@ -59,5 +62,41 @@ describe("system prompt assembly", () => {
     const built = await buildSystemPrompt(ctx(), [provider("memory", "m".repeat(PROMPT_BUDGET_CHARS - 2_000)), provider("soul", "s".repeat(3_000), [], true)]);
     expect(built.system).toContain("s".repeat(3_000));
     expect(built.skipped).toEqual([{ name: "memory", reason: "over the prompt budget" }]);
+  });
+
+  it("turns evidence into search_result blocks with citations on, out of the system prompt and the turn context", async () => {
+    const built = await buildSystemPrompt(ctx(), [
+      provider("soul", "Ana, a baker.", [], true),
+      documents("retrieved_facts", [fact("fct_1", "I live in\nLyon\u200B"), fact("fct_2", "\u200B")]),
+    ]);
+    // A document with nothing readable left is dropped; the text is on one line, cleaned.
+    expect(built.evidence).toEqual([
+      {
+        type: "search_result",
+        source: "engram:fact:fct_1",
+        title: "Remembered fact",
+        content: [{ type: "text", text: "I live in Lyon" }],
+        citations: { enabled: true },
+      },
+    ]);
+    expect(text(built)).not.toContain("Lyon");
+    expect(built.injected.find((s) => s.name === "retrieved_facts")).toEqual({ name: "retrieved_facts", ids: ["fct_1"], chars: 29 });
+  });
+
+  it("keeps the system prompt byte for byte when the evidence changes", async () => {
+    const soul = provider("soul", "Ana, a baker.", [], true);
+    const first = await buildSystemPrompt(ctx(), [soul, documents("retrieved_facts", [fact("fct_1", "I live in Lyon")])]);
+    const later = await buildSystemPrompt(ctx(), [soul, documents("retrieved_facts", [fact("fct_2", "I play the cello")])]);
+    expect(later.system).toBe(first.system);
+    expect(later.evidence[0]?.source).toBe("engram:fact:fct_2");
+  });
+
+  it("drops evidence over the budget whole, after the stable sections, and says why", async () => {
+    const built = await buildSystemPrompt(ctx(), [
+      documents("retrieved_facts", [fact("fct_1", "x".repeat(PROMPT_BUDGET_CHARS - 2_000))]),
+      provider("soul", "s".repeat(3_000), [], true),
+    ]);
+    expect(built.evidence).toEqual([]);
+    expect(built.skipped).toEqual([{ name: "retrieved_facts", reason: "over the prompt budget" }]);
   });
 });

@@ -1,4 +1,6 @@
 /** API keys: `egm_` + 32 random bytes (base64url). Only a SHA-256 hash is stored. */
+import { sha256Hex } from "../lib/hash";
+
 export const KEY_PREFIX = "egm_";
 
 export function generateApiKey(): string {
@@ -12,10 +14,7 @@ export function generateApiKey(): string {
   );
 }
 
-export async function hashApiKey(key: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
+export const hashApiKey = (key: string): Promise<string> => sha256Hex(key);
 
 /** What is shown to identify a key later: its first characters, never the whole key. */
 export const displayPrefix = (key: string) => key.slice(0, KEY_PREFIX.length + 6);

@@ -7,7 +7,7 @@ import { belowQuota } from "../db/quota";
 import { apiKeys, type Plan, users } from "../db/schema";
 import type { AuthedUser } from "../http/context";
 import { AppError, notFound } from "../lib/errors";
-import { cleanText } from "../lib/sanitize";
+import { cleanMemoryText } from "../lib/sanitize";
 import { displayPrefix, generateApiKey, hashApiKey } from "./keys";
 
 export async function createUser(db: Db, input: { name?: string; email?: string; plan?: Plan }) {
@@ -17,7 +17,7 @@ export async function createUser(db: Db, input: { name?: string; email?: string;
   const [user] = await db.batch([
     db
       .insert(users)
-      .values({ id, name: input.name === undefined ? null : cleanText(input.name, 200, "name"), email: input.email ?? null, plan: input.plan ?? "free" })
+      .values({ id, name: input.name === undefined ? null : cleanMemoryText(input.name, 200, "name"), email: input.email ?? null, plan: input.plan ?? "free" })
       .returning(),
     db.insert(apiKeys).values({ id: keyId, userId: id, name: "default", prefix: displayPrefix(key), hash: await hashApiKey(key) }),
   ]);
@@ -49,7 +49,7 @@ export async function issueKey(db: Db, userId: string, quota: Quota, name?: stri
   const row = {
     id,
     userId,
-    name: name === undefined ? null : cleanText(name, 100, "name"),
+    name: name === undefined ? null : cleanMemoryText(name, 100, "name"),
     prefix: displayPrefix(key),
     hash: await hashApiKey(key),
     createdAt: Date.now(),

@@ -3,13 +3,14 @@
  * version row. Optimistic concurrency without transactions: a write is planned from one read and
  * committed in one batch whose document update is conditional on the version read; the version row
  * (unique per document and version) is in the same batch, so a writer that lost a race fails on the
- * constraint and its whole batch rolls back.
+ * constraint and its whole batch rolls back (`LostRace`: a 409 with Retry-After, after a blind write's retries).
  */
 import { and, eq, sql } from "drizzle-orm";
 import { allOf, changes, runBatch, runGuarded } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
+import { LostRace, retryLostRace } from "../db/race";
 import type { Plan } from "../db/schema";
 import { brainDocuments, brainVersions } from "../db/schema";
 import { AppError } from "../lib/errors";
@@ -151,7 +152,14 @@ async function refusal(db: Db, plan: WritePlan): Promise<AppError> {
   const { userId, kind, approves } = plan.input;
   if (approves && !(await isPending(db, userId, approves))) return alreadyDecided();
   if (kind === "bible" && !(await findSite(db, userId, plan.site))) return siteCapError(plan.input.plan);
-  return new AppError("conflict", lostRace(kind));
+  return new LostRace(lostRace(kind));
 }
 
-export const writeDocument = async (db: Db, input: WriteInput): Promise<WriteResult> => commitWrite(db, await planWrite(db, input));
+/**
+ * Plans and commits a write. A blind one (no `expectedVersion`) that loses a race is planned again on top of what
+ * won (`retryLostRace`); one that names the version it read is not, since that version is gone.
+ */
+export async function writeDocument(db: Db, input: WriteInput): Promise<WriteResult> {
+  const write = async () => commitWrite(db, await planWrite(db, input));
+  return input.expectedVersion === undefined ? retryLostRace(write) : write();
+}

@@ -1,8 +1,13 @@
-/** The brain capability's MCP tool: read SOUL, a site's BIBLE or the MEMORY notes from any MCP client. */
+/**
+ * The brain capability's MCP tool: read SOUL, a site's BIBLE or the MEMORY notes from any MCP client. What it
+ * returns goes into the client's model's context, so it is escaped as every prompt text is.
+ */
 import { z } from "zod";
 import { defineMcpTool } from "../core/mcp-tool";
+import { escapePromptText } from "../lib/prompt-text";
 import { findDocument } from "./documents";
 import { listMemory } from "./memory";
+import { inlineText } from "./sanitize";
 
 export const brainRead = defineMcpTool({
   name: "brain_read",
@@ -13,10 +18,10 @@ export const brainRead = defineMcpTool({
   run: async (ctx, input) => {
     if (input.document === "memory") {
       const { entries } = await listMemory(ctx.db, ctx.userId, { limit: 100, ...(input.site ? { site: input.site } : {}) });
-      return { content: entries.length ? entries.map((e) => `- ${e.content}`).join("\n") : "MEMORY is empty." };
+      return { content: entries.length ? entries.map((e) => `- ${inlineText(e.content)}`).join("\n") : "MEMORY is empty." };
     }
     const doc = await findDocument(ctx.db, ctx.userId, input.document, input.site ?? null);
-    return { content: doc?.content.trim() ? doc.content : `${input.document.toUpperCase()} is empty.` };
+    return { content: doc?.content.trim() ? escapePromptText(doc.content) : `${input.document.toUpperCase()} is empty.` };
   },
 });
 

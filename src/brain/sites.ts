@@ -10,7 +10,7 @@ import { insertWhere } from "../db/insert-where";
 import type { Plan } from "../db/schema";
 import { brainDocuments, brainEntries, brainProposals, brainVersions, sites } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
-import { cleanText } from "../lib/sanitize";
+import { cleanMemoryText } from "../lib/sanitize";
 import { BRAIN_LIMITS } from "./limits";
 
 export type SiteRow = typeof sites.$inferSelect;
@@ -52,7 +52,7 @@ export function siteInsert(db: Db, userId: string, plan: Plan, id: string, name:
 }
 
 /** A site's display name goes through the shared sanitizer like every stored name. */
-const cleanName = (name: string | null) => (name === null ? null : cleanText(name, 200, "name"));
+const cleanName = (name: string | null) => (name === null ? null : cleanMemoryText(name, 200, "name"));
 
 export async function createSite(db: Db, userId: string, plan: Plan, input: { id: string; name: string | null }): Promise<SiteRow> {
   const [inserted] = await runBatch(db, siteInsert(db, userId, plan, input.id, cleanName(input.name)));

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { defineTool, type ToolContext, type ToolResult } from "../core/tool";
 import { brainProposals } from "../db/schema";
 import { AppError } from "../lib/errors";
+import { escapePromptText } from "../lib/prompt-text";
 import { DOC_SECTION } from "./context";
 import { type DocKind, type DocumentRow, findDocument, writeDocument } from "./documents";
 import { type BrainTarget, LABEL, maxChars, TURN_COUNTER, TURN_WRITE_CAP } from "./limits";
@@ -55,12 +56,14 @@ function notSeen(ctx: ToolContext, kind: DocKind, seen: Seen, doc: DocumentRow |
   const max = maxChars("pro", kind);
   const text = doc ? clamp(doc.content, max) : "";
   const cut = text !== (doc?.content ?? "");
+  // Escaped as in the prompt's own SOUL and BIBLE sections: the text cannot close the tag it is shown in.
+  const shown = escapePromptText(text);
   if (!cut) ctx.turn.set(seenKey(kind), version);
   const retry = cut
     ? `It is cut at ${max} characters below, so it cannot be replaced whole here; ask the user to edit it.`
     : "If your change still applies, call the tool again with this text and your change applied, keeping everything else.";
   return {
-    content: `${why} Nothing was saved: it would have overwritten text you have not seen. ${retry}\nThe current ${label} (version ${version}):\n<current_${kind}>\n${text || "(empty)"}\n</current_${kind}>`,
+    content: `${why} Nothing was saved: it would have overwritten text you have not seen. ${retry}\nThe current ${label} (version ${version}):\n<current_${kind}>\n${shown || "(empty)"}\n</current_${kind}>`,
     isError: true,
   };
 }

@@ -14,6 +14,13 @@ const MessageShape = z.object({ role: z.enum(["user", "assistant"]), content: z.
 const Message = z.custom<Anthropic.MessageParam>((v) => MessageShape.safeParse(v).success, "not a Messages API message");
 const ToolResultShape = z.looseObject({ type: z.literal("tool_result"), tool_use_id: z.string() });
 const ToolResult = z.custom<Anthropic.ToolResultBlockParam>((v) => ToolResultShape.safeParse(v).success, "not a tool_result block");
+const SearchResultShape = z.looseObject({
+  type: z.literal("search_result"),
+  source: z.string(),
+  title: z.string(),
+  content: z.array(z.object({ type: z.literal("text"), text: z.string() })),
+});
+const SearchResult = z.custom<Anthropic.SearchResultBlockParam>((v) => SearchResultShape.safeParse(v).success, "not a search_result block");
 
 /** The turn's unpersisted messages: the last one is the assistant message whose calls are pending. */
 const TurnTail = z
@@ -40,6 +47,8 @@ const Stored = z.object({
   project_id: z.string().nullable(),
   model: z.string(),
   system: z.string(),
+  /** The turn's evidence (core/evidence.ts): not in history, so kept here for the requests that resume it. */
+  evidence: z.array(SearchResult).optional(),
   messages: TurnTail,
   /** tool_results already known for the pending assistant message (server tools, earlier answers). */
   results: z.array(ToolResult),

@@ -17,6 +17,7 @@ import { nonEmpty, type PendingCalls } from "../bridge/continuation";
 import { dispatchCalls, modelTools, type TurnTools } from "../bridge/toolset";
 import { serverToolEvents } from "../bridge/web-search";
 import { addUsage, type ChatEvent, type Usage, zeroUsage } from "../core/events";
+import { citedEvidence, type EvidenceBlock } from "../core/evidence";
 import type { ToolContext } from "../core/tool";
 import type { ModelClient } from "../model/anthropic";
 import { isAbort, ModelCutOff } from "../model/errors";
@@ -34,6 +35,8 @@ export type LoopInput = {
   maxIterations: number;
   system: string;
   messages: MessageParam[];
+  /** The turn's evidence, already in `messages`: what a citation may name (the `citations` event). */
+  evidence?: readonly EvidenceBlock[];
   /** Indexes in `messages` where earlier turns end (cache breakpoints); see sessions/history.ts. */
   turnEnds?: readonly number[];
   /** Thinking display and effort; default: summarized display, the model's own effort. */
@@ -169,6 +172,12 @@ async function streamMessage(input: LoopInput, messages: MessageParam[], toolDef
       for (const e of serverToolEvents(event, stream.currentMessage)) {
         if (e.type === "tool_use") progress.toolsUsed.push(e.name);
         input.emit(e);
+      }
+      // A text block's citations arrive after its text; once it stops, the documents it cites are known.
+      const done = event.type === "content_block_stop" ? stream.currentMessage?.content[event.index] : undefined;
+      if (done?.type === "text" && input.evidence?.length) {
+        const cited = citedEvidence(done.citations, input.evidence);
+        if (cited.length) input.emit({ type: "citations", cited });
       }
     }
     // A connection that closed mid-reply leaves the SDK a partial message with no stop reason: never taken as an answer.

@@ -1,6 +1,7 @@
 /**
  * What a chat turn is for, and the shape of a context provider: a capability's contribution to the
- * system prompt. Everything tools and providers may read is scoped by the turn's user.
+ * prompt (sections of text) and to the turn's user message (evidence the model can cite). Everything
+ * tools and providers may read is scoped by the turn's user.
  */
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Config } from "../config/config";
@@ -75,7 +76,27 @@ export type ContextSection = {
   stable?: boolean;
 };
 
+/**
+ * A record the model may cite (a retrieved fact): it goes to the model as a document of the turn's user message,
+ * not as prompt text, and an answer that uses it names it back (the `citations` event), by `kind` and `id`.
+ */
+export type EvidenceDocument = {
+  /** What sort of record it is ("fact"): with `id`, it names the document to the model and in citations. */
+  kind: string;
+  id: string;
+  /** A few words the model sees beside the text. Untrusted text is fine in both: prompt assembly cleans them. */
+  title: string;
+  text: string;
+};
+
+/** One provider's documents for the turn, in the order it ranks them. */
+export type ContextEvidence = { name: string; documents: EvidenceDocument[] };
+
+export type ContextPart = ContextSection | ContextEvidence;
+
+export const isEvidence = (part: ContextPart): part is ContextEvidence => "documents" in part;
+
 export interface ContextProvider {
   name: string;
-  build(ctx: PromptContext): Promise<ContextSection | ContextSection[] | null>;
+  build(ctx: PromptContext): Promise<ContextPart | ContextPart[] | null>;
 }

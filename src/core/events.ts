@@ -69,6 +69,9 @@ export const ToolPendingEnvelope = z
   .openapi("ToolPending");
 export type ToolPendingEnvelope = z.infer<typeof ToolPendingEnvelope>;
 
+/** A document of the turn's evidence (a retrieved fact) that the reply cites, and the text it quotes from it. */
+export type CitedSource = { kind: string; id: string; cited_text: string };
+
 export type ChatEvent =
   | { type: "session"; id: string }
   | { type: "text"; delta: string }
@@ -82,7 +85,10 @@ export type ChatEvent =
   | { type: "tool_result"; id: string; name: string; ok: boolean }
   | { type: "memory_saved"; target: string; version?: number; entry_id?: string; truncated?: boolean }
   | { type: "memory_pending"; proposal_id: string; target: string; diff: string }
+  /** A web search result the reply cites. */
   | { type: "citation"; url: string; title: string | null; cited_text: string | null }
+  /** The turn's evidence a block of the reply cites (each document once), sent once that block's text is out. */
+  | { type: "citations"; cited: CitedSource[] }
   | ({ type: "tool_pending" } & ToolPendingEnvelope)
   | { type: "done"; stop_reason: string; usage: Usage; tools_used: string[] }
   | { type: "error"; code: string; message: string };

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { describeFailure } from "../lib/errors";
+import { issueText } from "../lib/issues";
 import { cleanMemoryTextOrEmpty } from "../lib/sanitize";
 import type { TurnScope } from "./context";
 import type { ChatEvent } from "./events";
@@ -91,7 +92,7 @@ export function toAnthropicTool(tool: Tool): AnthropicToolDef {
 export async function runTool(tool: Tool, ctx: ToolContext, rawInput: unknown): Promise<ToolResult> {
   const parsed = tool.input.safeParse(rawInput);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ");
+    const issues = parsed.error.issues.map((i) => issueText(i)).join("; ");
     return { content: `Invalid input for ${tool.name}: ${issues}`, isError: true };
   }
   try {

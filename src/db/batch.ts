@@ -7,8 +7,8 @@
 import { and, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
-import { AppError } from "../lib/errors";
 import type { Db } from "./client";
+import { LostRace } from "./race";
 
 type Item = BatchItem<"sqlite">;
 
@@ -45,12 +45,12 @@ export function isConstraintError(err: unknown, table?: string): boolean {
   return false;
 }
 
-/** Runs a write batch whose statements are guarded by constraints; a violation means someone else wrote first. */
+/** Runs a write batch whose statements are guarded by constraints; a violation means someone else wrote first (`LostRace`). */
 export async function runGuarded(db: Db, conflictMessage: string, first: Item, ...rest: Item[]) {
   try {
     return await runBatch(db, first, ...rest);
   } catch (err) {
-    if (isConstraintError(err)) throw new AppError("conflict", conflictMessage);
+    if (isConstraintError(err)) throw new LostRace(conflictMessage);
     throw err;
   }
 }

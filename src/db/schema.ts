@@ -204,6 +204,8 @@ export const contextEvents = sqliteTable(
     attempts: integer("attempts").notNull().default(0),
     error: text("error"),
     idempotencyKey: text("idempotency_key"),
+    /** SHA-256 of the whole request its idempotency key came with (every observation of it, cleaned). */
+    idempotencyBody: text("idempotency_body"),
     createdAt: createdAt(),
     processedAt: integer("processed_at"),
   },

@@ -1,9 +1,9 @@
-import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import { loadConfig } from "../config/config";
 import { createDb, type Db } from "../db/client";
 import { AppError } from "../lib/errors";
 import { parseGuardedJson } from "../lib/json-guard";
+import { readBodyWithin } from "./body";
 import type { AppEnv } from "./context";
 
 /**
@@ -46,20 +46,13 @@ export const guardBodyWith = (larger: ReadonlyMap<string, number>) =>
     const hasBody = c.req.header("content-length") !== "0" && c.req.raw.body !== null;
     if (hasBody && !isJsonType(type)) throw new AppError("unsupported_media_type", "request body must be application/json");
     const maxSize = Math.max(c.var.config.maxBodyBytes, larger.get(c.req.path) ?? 0);
-    return bodyLimit({
-      maxSize,
-      onError: () => {
-        throw new AppError("payload_too_large", `request body exceeds ${maxSize} bytes`);
-      },
-    })(c, async () => {
-      if (hasBody) {
-        const text = await c.req.text();
-        if (text.trim() !== "") parseGuardedJson(text);
-        // Handlers that read the raw request (not through c.req) still get the body.
-        c.req.raw = new Request(c.req.raw, { body: text });
-      }
-      await next();
-    });
+    if (hasBody) {
+      const text = await readBodyWithin(c.req.raw, maxSize);
+      if (text.trim() !== "") parseGuardedJson(text);
+      // Handlers that read the raw request (not through c.req) still get the body.
+      c.req.raw = new Request(c.req.raw, { body: text });
+    }
+    await next();
   });
 
 export const guardBody = guardBodyWith(new Map());

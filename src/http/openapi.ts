@@ -1,5 +1,6 @@
 import { OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import { AppError } from "../lib/errors";
+import { issueText } from "../lib/issues";
 import type { AppEnv } from "./context";
 import { ErrorBody } from "./errors";
 import { requireJsonBody } from "./middleware";
@@ -21,9 +22,9 @@ export function newRouter() {
       if (!result.success) {
         const issues = result.error.issues.slice(0, 5).map((i) => {
           const key = String(i.path[0] ?? "");
-          // A number read from the query or path arrives as NaN both when it is missing and when it is not a number.
+          // A query parameter that is missing reads as NaN too: say it is required.
           if (result.target === "query" && key && c.req.query(key) === undefined) return `${key}: required`;
-          return `${i.path.join(".") || "body"}: ${/received NaN$/.test(i.message) ? "must be a number" : i.message}`;
+          return issueText(i, "body");
         });
         throw new AppError("invalid_request", issues.join("; "));
       }

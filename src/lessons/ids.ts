@@ -1,9 +1,5 @@
 /** Content-hash ids: the same lesson for the same user and project always gets the same id (idempotent re-syncs). */
-
-export async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
+import { sha256Hex } from "../lib/hash";
 
 /** Case, whitespace and trailing punctuation do not make a lesson new. */
 export const normalizeLesson = (text: string) =>

@@ -9,6 +9,7 @@ import { defineMcpTool } from "../core/mcp-tool";
 import type { ToolContext } from "../core/tool";
 import { transcripts } from "../db/schema";
 import { AppError, describeFailure } from "../lib/errors";
+import { escapePromptText, inlinePromptText } from "../lib/prompt-text";
 import { chatBudgetRefusal } from "../usage/budget";
 import { lessonsDeps } from "./deps";
 import { extractTranscript } from "./extract";
@@ -20,10 +21,15 @@ import type { LessonRow } from "./store";
 
 const Project = z.string().trim().min(1).max(200);
 
+/**
+ * One lesson as the client's model reads it. Its text came from a transcript (a fetched page, a command's output)
+ * through extraction, so it is escaped: it cannot start an entry of its own, close a tag or leave a fence open.
+ */
 export function formatLesson(l: LessonRow): string {
   const flags = l.flags.length ? ` ${l.flags.join(" ")}` : "";
-  const where = l.project ? ` project=${l.project}` : " global";
-  return `- [${l.type} ${l.signal}${flags}] ${l.title}\n  ${l.content.replace(/\n/g, "\n  ")}\n  (id ${l.id};${where}; confirmed ${l.confirmations}x)`;
+  const where = l.project ? ` project=${inlinePromptText(l.project)}` : " global";
+  const content = escapePromptText(l.content).replace(/\n/g, "\n  ");
+  return `- [${l.type} ${l.signal}${flags}] ${inlinePromptText(l.title)}\n  ${content}\n  (id ${l.id};${where}; confirmed ${l.confirmations}x)`;
 }
 
 export const brainRecall = defineMcpTool({

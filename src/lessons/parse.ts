@@ -64,6 +64,16 @@ function toolUseText(name: string, input: unknown): string {
   return `${name}${typeof main === "string" ? `: ${main}` : ""}${extra}`;
 }
 
+/**
+ * Output Claude Code records as a user turn: a command the developer ran in bash mode (`!curl ...`) or a slash
+ * command. The developer typed the command, not what it printed, so its output is a tool result.
+ */
+const COMMAND_OUTPUT = /^\s*<(?:bash-stdout|bash-stderr|local-command-stdout|local-command-stderr)>/;
+
+/** A text block of a `user` or `assistant` record as an event. */
+const textEvent = (kind: "user" | "assistant", text: string, sidechain: { sidechain?: true }): TranscriptEvent =>
+  kind === "user" && COMMAND_OUTPUT.test(text) ? event({ kind: "tool_result", tool: "command", text, ...sidechain }) : event({ kind, text, ...sidechain });
+
 function event(e: TranscriptEvent): TranscriptEvent {
   return { ...e, text: redactCapped(e.text.trim()) };
 }
@@ -71,20 +81,20 @@ function event(e: TranscriptEvent): TranscriptEvent {
 /** Events of one record; unknown shapes give none. */
 export function recordEvents(record: unknown): TranscriptEvent[] {
   if (!isRecord(record)) return [];
-  const sidechain = record.isSidechain === true ? { sidechain: true } : {};
+  const sidechain: { sidechain?: true } = record.isSidechain === true ? { sidechain: true } : {};
   if (record.type === "summary" && typeof record.summary === "string") return [event({ kind: "summary", text: record.summary })];
   if (record.type !== "user" && record.type !== "assistant") return [];
   if (record.isMeta === true) return [];
   const message = isRecord(record.message) ? record.message : {};
   const content = message.content;
   if (typeof content === "string") {
-    return content.trim() ? [event({ kind: record.type, text: content, ...sidechain })] : [];
+    return content.trim() ? [textEvent(record.type, content, sidechain)] : [];
   }
   if (!Array.isArray(content)) return [];
   const out: TranscriptEvent[] = [];
   for (const raw of content as Block[]) {
     if (!isRecord(raw)) continue;
-    if (raw.type === "text" && typeof raw.text === "string" && raw.text.trim()) out.push(event({ kind: record.type, text: raw.text, ...sidechain }));
+    if (raw.type === "text" && typeof raw.text === "string" && raw.text.trim()) out.push(textEvent(record.type, raw.text, sidechain));
     else if (raw.type === "tool_use" && typeof raw.name === "string")
       out.push(event({ kind: "tool_use", tool: raw.name, text: toolUseText(raw.name, raw.input), ...sidechain }));
     else if (raw.type === "tool_result") {

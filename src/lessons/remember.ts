@@ -3,7 +3,8 @@ import { z } from "zod";
 import { type Quota, quotaExceeded } from "../config/limits";
 import type { Db } from "../db/client";
 import { AppError } from "../lib/errors";
-import { cleanText } from "../lib/sanitize";
+import { issueText } from "../lib/issues";
+import { cleanMemoryText } from "../lib/sanitize";
 import { ExtractedLesson, FLAGS, LESSON_TYPES, SIGNALS } from "./extraction-schema";
 import { getLesson, type LessonRow, writeLessons } from "./store";
 
@@ -28,15 +29,19 @@ export async function remember(db: Db, userId: string, raw: RememberInput, now: 
       "invalid_request",
       issues
         .slice(0, 3)
-        .map((i) => `${i.path.join(".") || "input"}: ${i.message}`)
+        .map((i) => issueText(i))
         .join("; ") || "invalid lesson",
     );
   }
   const input = parsed.data;
   const { scope: _scope, ...checkedLesson } = checked.data as ExtractedLesson;
   // Read back into prompts (recall), so cleaned like every other stored text.
-  const lesson = { ...checkedLesson, title: cleanText(checkedLesson.title, 200, "title"), content: cleanText(checkedLesson.content, 4000, "content") };
-  const project = input.project === null ? null : cleanText(input.project, 200, "project");
+  const lesson = {
+    ...checkedLesson,
+    title: cleanMemoryText(checkedLesson.title, 200, "title"),
+    content: cleanMemoryText(checkedLesson.content, 4000, "content"),
+  };
+  const project = input.project === null ? null : cleanMemoryText(input.project, 200, "project");
   const out = await writeLessons(db, userId, [{ ...lesson, project, sourceSession: null, origin: "remembered" }], now, quota.limit);
   if (out.refused) throw quotaExceeded(quota);
   const id = out.ids[0];

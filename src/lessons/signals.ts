@@ -7,6 +7,7 @@
  * - `cor`: a `#cor` marker, the human's explicit "remember this correction": always kept.
  * Moments are then packed into chunks for the model; a chunk never cuts a moment, and every moment is sent.
  */
+import { escapePromptText } from "../lib/prompt-text";
 import type { TranscriptEvent } from "./parse";
 
 export type SignalKind = "error" | "correction" | "completion" | "cor";
@@ -14,6 +15,14 @@ export type SignalKind = "error" | "correction" | "completion" | "cor";
 export type Moment = { kinds: SignalKind[]; events: TranscriptEvent[]; cor: string[] };
 
 export const COR_MARKER = /#cor\b/i;
+const COR_MARKERS = new RegExp(COR_MARKER.source, "gi");
+
+/**
+ * The developer's own words: a user turn of the main thread. Not a tool result (a command's output, a file, a
+ * fetched web page), nor a sub-agent's "user" turn (the main agent prompting it). Only these carry `#cor` and
+ * corrections.
+ */
+export const isHuman = (e: TranscriptEvent) => e.kind === "user" && !e.sidechain;
 
 const STACK_TRACE =
   /Traceback \(most recent call last\)|^\s+at \S.*[(:]\S+:\d+(?::\d+)?\)?$|\b\w*(?:Error|Exception): \S|npm ERR!|\bFAIL(?:ED)?\b|exit(?:ed with)? code [1-9]|panicked at|Segmentation fault|command not found|\bE\d{4}\b|error TS\d+|ERR_[A-Z_]+/m;
@@ -25,7 +34,7 @@ const COMPLETION =
 /** The signal kinds of one event. */
 export function signalsOf(e: TranscriptEvent): SignalKind[] {
   const kinds: SignalKind[] = [];
-  const human = e.kind === "user" && !e.sidechain;
+  const human = isHuman(e);
   if (human && COR_MARKER.test(e.text)) kinds.push("cor");
   if ((e.kind === "tool_result" && e.error) || ((e.kind === "tool_result" || e.kind === "assistant") && STACK_TRACE.test(e.text))) kinds.push("error");
   if (human && CORRECTION.test(e.text.trim())) kinds.push("correction");
@@ -59,7 +68,7 @@ export function findMoments(events: readonly TranscriptEvent[]): Moment[] {
   const flush = () => {
     if (!current) return;
     const slice = events.slice(current.from, current.to + 1);
-    const cor = slice.flatMap((e) => (e.kind === "user" && !e.sidechain ? corTexts(e.text) : []));
+    const cor = slice.flatMap((e) => (isHuman(e) ? corTexts(e.text) : []));
     moments.push({ kinds: [...current.kinds], events: slice, cor });
     current = null;
   };
@@ -89,10 +98,19 @@ const LABEL: Record<TranscriptEvent["kind"], string> = {
   summary: "SUMMARY",
 };
 
+/**
+ * An event's text as the model reads it: escaped, so no line of it reads as another event (`[USER] ...`) and no
+ * tag closes the moment; outside the developer's own words a `#cor` is escaped too, shown as text, not a marker.
+ */
+function eventText(e: TranscriptEvent): string {
+  const text = escapePromptText(e.text);
+  return isHuman(e) ? text : text.replace(COR_MARKERS, "\\$&");
+}
+
 export function renderMoment(m: Moment, index: number): string {
   const lines = m.events.map((e) => {
     const label = `${e.sidechain ? "SUBAGENT " : ""}${LABEL[e.kind]}${e.error ? " (failed)" : ""}`;
-    return `[${label}] ${e.text}`;
+    return `[${label}] ${eventText(e)}`;
   });
   return `<moment n="${index + 1}" signals="${m.kinds.join(",")}">\n${lines.join("\n")}\n</moment>`;
 }

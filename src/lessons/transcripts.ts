@@ -13,9 +13,9 @@ import { afterCursor } from "../db/cursor";
 import { inJson } from "../db/in-json";
 import { transcriptSegments, transcripts } from "../db/schema";
 import { AppError, describeFailure, notFound } from "../lib/errors";
-import { cleanText } from "../lib/sanitize";
+import { sha256Hex } from "../lib/hash";
+import { cleanMemoryText } from "../lib/sanitize";
 import { EXTRACT_KIND, type LessonsDeps } from "./deps";
-import { sha256Hex } from "./ids";
 import { parseTranscript, type TranscriptEvent } from "./parse";
 
 /** Largest `content` of one upload (UTF-8 bytes); a client sends a bigger file in several uploads. */
@@ -133,7 +133,7 @@ export async function ingest(deps: LessonsDeps, userId: string, upload: Upload, 
   const end = upload.offset + bytes;
   const contentHash = await sha256Hex(`${existing?.contentHash ?? ""}${chunkHash}`);
   // The project name is stored and recalled with lessons: cleaned like every stored name.
-  const project = upload.project === undefined ? (existing?.project ?? null) : upload.project === null ? null : cleanText(upload.project, 200, "project");
+  const project = upload.project === undefined ? (existing?.project ?? null) : upload.project === null ? null : cleanMemoryText(upload.project, 200, "project");
   const statements: Statement[] = [];
   if (!existing) {
     const withinQuota = quota ? sql`(SELECT count(*) FROM transcripts WHERE user_id = ${userId}) < ${quota.limit}` : sql`true`;

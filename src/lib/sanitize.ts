@@ -20,7 +20,7 @@ const EMOJI_PRESENTATION = "\uFE0F";
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point: they are removed.
 // biome-ignore lint/suspicious/noMisleadingCharacterClass: single code points (combining marks, variation selectors) are removed one by one.
-const INVISIBLE = /[\0-\x08\x0B-\x1F\x7F-\x9F\p{Cf}\p{Cs}\u034F\u115F\u1160\u3164\uFFA0\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/gu;
+export const INVISIBLE_CHARS = /[\0-\x08\x0B-\x1F\x7F-\x9F\p{Cf}\p{Cs}\u034F\u115F\u1160\u3164\uFFA0\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/gu;
 const LINE_BREAKS = /\r\n?|[\u2028\u2029\x85]/g;
 const ODD_SPACES = /[\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000]/g;
 const EMOJI_BEFORE = /[\p{Extended_Pictographic}\p{Emoji_Modifier}]\uFE0F?$/u;
@@ -60,7 +60,7 @@ export const hasLoneSurrogate = (text: string) => LONE_SURROGATE.test(text);
 export function stripInvisible(raw: string): string {
   return raw
     .replace(LINE_BREAKS, "\n")
-    .replace(INVISIBLE, (ch, offset: number, all: string) => (keep(ch, offset, all) ? ch : ""))
+    .replace(INVISIBLE_CHARS, (ch, offset: number, all: string) => (keep(ch, offset, all) ? ch : ""))
     .replace(ODD_SPACES, " ")
     .normalize("NFC");
 }
@@ -76,8 +76,10 @@ export function cleanText(raw: string, maxChars = SANITIZE_MAX_CHARS, field = "c
 }
 
 /**
- * `cleanText` for what memory stores (observations, facts, brain documents), with secrets redacted: memory is
- * injected into prompts and shown back to the user, so an API key or a password said in chat never stays in it.
+ * `cleanText` with secrets redacted: the cleaner for every string engram stores and later shows to a model or the
+ * user (observations, facts, brain documents, lessons, and the names of projects, connections, sites and API
+ * keys). Stored text is injected into prompts and shown back, so an API key or a password pasted into it never
+ * stays there.
  */
 export const cleanMemoryText = (raw: string, maxChars = SANITIZE_MAX_CHARS, field = "content"): string => redactSecrets(cleanText(raw, maxChars, field));
 

@@ -9,7 +9,7 @@ import { belowQuota } from "../db/quota";
 import { connections, contextEvents, facts, type JsonObject } from "../db/schema";
 import { SESSION_GONE, sessionLive } from "../db/session-live";
 import { AppError, notFound } from "../lib/errors";
-import { cleanText } from "../lib/sanitize";
+import { cleanMemoryText } from "../lib/sanitize";
 import { cleanJsonObject } from "./clean";
 import type { MemoryDeps } from "./deps";
 import { dropVectors, forgetContextLogs, forgetFacts } from "./facts";
@@ -56,7 +56,7 @@ export async function createConnection(db: Db, userId: string, quota: Quota, inp
   const values = {
     id: newId("con"),
     userId,
-    name: cleanText(input.name, 100, "name"),
+    name: cleanMemoryText(input.name, 100, "name"),
     active: input.active ?? true,
     learnedInfo,
     createdAt: Date.now(),
@@ -74,7 +74,7 @@ export async function updateConnection(db: Db, userId: string, id: string, input
   const learnedInfo = input.learnedInfo && cleanJsonObject(input.learnedInfo);
   if (learnedInfo) checkSize(learnedInfo);
   const set = {
-    ...(input.name === undefined ? {} : { name: cleanText(input.name, 100, "name") }),
+    ...(input.name === undefined ? {} : { name: cleanMemoryText(input.name, 100, "name") }),
     ...(input.active === undefined ? {} : { active: input.active }),
     ...(learnedInfo ? { learnedInfo } : {}),
   };

@@ -25,6 +25,7 @@ import {
   type ScaffoldMeta,
   users,
 } from "../db/schema";
+import { escapePromptJson } from "../lib/prompt-text";
 import { cleanMemoryTextOrEmpty } from "../lib/sanitize";
 import { capWords, wordCount } from "../lib/text";
 import type { ModelClient } from "../model/anthropic";
@@ -34,9 +35,12 @@ import { consolidationBudget, deferredReason } from "./budget";
 import { cleanJsonObject, cleanKey } from "./clean";
 import {
   CONSOLIDATION_SYSTEM,
+  type ConsolidationInput,
   consolidationFormat,
   consolidationPrompt,
   type FactItem,
+  INPUT_CLOSE,
+  INPUT_OPEN,
   MalformedOutput,
   mergeScaffold,
   parseConsolidationOutput,
@@ -102,6 +106,16 @@ async function keysOf(db: Db, userId: string, ids: readonly string[]): Promise<M
   return new Map(rows.flatMap((r) => (r.key ? [[r.id, r.key]] : [])));
 }
 
+/**
+ * The consolidation prompt: the input's JSON escaped inside its block (`escapePromptJson`), so no observation, fact,
+ * metadata or profile string can close the block or hide text in it, and the values read back unchanged. JSON has no
+ * `<` outside its strings, so the block's own tags are the only ones left.
+ */
+export function renderConsolidationPrompt(input: ConsolidationInput): string {
+  const framed = consolidationPrompt(input);
+  return `${INPUT_OPEN}${escapePromptJson(framed.slice(INPUT_OPEN.length, framed.length - INPUT_CLOSE.length))}${INPUT_CLOSE}`;
+}
+
 const callModel = (model: ConsolidationModel, userId: string, prompt: string) =>
   callStructured({ client: model.client, model: model.model, system: CONSOLIDATION_SYSTEM, prompt, format: consolidationFormat, maxTokens: 8192, userId });
 
@@ -164,7 +178,7 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
       userId,
       related.results.map((r) => r.id),
     );
-    const prompt = consolidationPrompt({
+    const prompt = renderConsolidationPrompt({
       working_memory: user.workingMemory,
       scaffold: user.scaffold,
       related_facts: related.results.map((r) => {

@@ -5,10 +5,11 @@
  * consolidation that read the revision before it fails on the revision's unique index and is run again on top
  * of the user's version, never over it.
  */
-import { and, eq, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import { changes, isConstraintError, runStatements } from "../db/batch";
 import { type Db, newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
+import { LostRace, retryLostRace } from "../db/race";
 import { type Json, type JsonObject, memoryRuns, type ScaffoldMeta, users } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
 import { cleanMemoryTextOrEmpty, cleanText } from "../lib/sanitize";
@@ -42,12 +43,27 @@ type Revision = { kind: "edit" | "restore"; summary: JsonObject; tiers: Tiers; r
 /** The run a restore starts from, read in the same batch as the tiers and their revision. */
 type SourceRun = { [K in keyof Tiers]: Tiers[K] | null };
 
+/** What committed the latest revision, as a 409's message names it. */
+const WHAT_WON: Record<(typeof memoryRuns.kind.enumValues)[number], string> = {
+  consolidation: "a consolidation of new observations",
+  edit: "another edit of the working memory or scaffold",
+  restore: "a restore of an earlier revision",
+  erase: "an erase of your memory",
+};
+
+/** The 409 of a revision that lost every attempt: what committed the revision it planned on, and that it may be sent again. */
+async function lostTo(db: Db, userId: string): Promise<LostRace> {
+  const last = await db.select({ kind: memoryRuns.kind }).from(memoryRuns).where(eq(memoryRuns.userId, userId)).orderBy(desc(memoryRuns.rev)).limit(1).get();
+  const what = last ? WHAT_WON[last.kind] : "another change of your memory";
+  return new LostRace(`${what} was saved while this change was being written, each time it was tried; nothing was written: send it again`);
+}
+
 /**
  * Reads the tiers and their revision (and the run `sourceRev`, when given) in one batch, computes the revision
  * `plan` makes of them, and commits it: the run, with its snapshot, first, then the user row (and the oldest
- * copy kept drops out). A consolidation or erase that commits a revision between the read and the write makes
- * the batch fail on the run's unique index; the revision is then planned again from what is current, twice at
- * most before a `conflict`.
+ * copy kept drops out). A consolidation, erase or other edit that commits a revision between the read and the
+ * write makes the batch fail on the run's unique index; the revision is then planned again from what is current
+ * (`retryLostRace`), and after the last attempt it is a 409 naming what won.
  */
 async function revise(
   db: Db,
@@ -56,51 +72,58 @@ async function revise(
   plan: (current: Tiers, source: SourceRun | undefined) => Revision,
   sourceRev?: number,
 ): Promise<{ rev: number; tiers: Tiers }> {
-  for (let attempt = 0; ; attempt++) {
-    const tiersRead = db
-      .select({ workingMemory: users.workingMemory, scaffold: users.scaffold, scaffoldMeta: users.scaffoldMeta })
-      .from(users)
-      .where(eq(users.id, userId));
-    const revRead = db
-      .select({ rev: sql<number>`coalesce(max(${memoryRuns.rev}), 0)` })
-      .from(memoryRuns)
-      .where(eq(memoryRuns.userId, userId));
-    const [user, last, source] =
-      sourceRev === undefined
-        ? [...(await db.batch([tiersRead, revRead])), []]
-        : await db.batch([
-            tiersRead,
-            revRead,
-            db
-              .select({ workingMemory: memoryRuns.workingMemory, scaffold: memoryRuns.scaffold, scaffoldMeta: memoryRuns.scaffoldMeta })
-              .from(memoryRuns)
-              .where(and(eq(memoryRuns.userId, userId), eq(memoryRuns.rev, sourceRev))),
-          ]);
-    const current = user[0];
-    if (!current) throw notFound("user");
-    const { kind, summary, tiers, requires } = plan(current, source[0]);
-    const rev = (last[0]?.rev ?? 0) + 1;
-    const run = { id: newId("run"), userId, rev, kind, summary, eventIds: [], model: null, inputTokens: 0, outputTokens: 0, ...tiers, createdAt: now };
-    const holds = requires?.condition ?? sql`true`;
-    try {
-      const results = await runStatements(db, [
-        // First: a revision committed since the read makes the whole batch fail here.
-        insertWhere(db, memoryRuns, run, holds),
-        db
-          .update(users)
-          .set({ ...tiers, updatedAt: now })
-          .where(and(eq(users.id, userId), holds)),
-        dropOldCopies(db, userId, rev, holds),
-      ]);
-      if (requires && changes(results[0]) === 0) throw new AppError("conflict", requires.otherwise);
-      return { rev, tiers };
-    } catch (err) {
-      if (!isConstraintError(err, "memory_runs") || attempt >= 2) {
-        if (isConstraintError(err, "memory_runs")) throw new AppError("conflict", "memory is being consolidated right now; try again in a moment");
-        throw err;
-      }
-    }
+  try {
+    return await retryLostRace(() => reviseOnce(db, userId, now, plan, sourceRev));
+  } catch (err) {
+    throw err instanceof LostRace ? await lostTo(db, userId) : err;
   }
+}
+
+async function reviseOnce(
+  db: Db,
+  userId: string,
+  now: number,
+  plan: (current: Tiers, source: SourceRun | undefined) => Revision,
+  sourceRev?: number,
+): Promise<{ rev: number; tiers: Tiers }> {
+  const tiersRead = db
+    .select({ workingMemory: users.workingMemory, scaffold: users.scaffold, scaffoldMeta: users.scaffoldMeta })
+    .from(users)
+    .where(eq(users.id, userId));
+  const revRead = db
+    .select({ rev: sql<number>`coalesce(max(${memoryRuns.rev}), 0)` })
+    .from(memoryRuns)
+    .where(eq(memoryRuns.userId, userId));
+  const [user, last, source] =
+    sourceRev === undefined
+      ? [...(await db.batch([tiersRead, revRead])), []]
+      : await db.batch([
+          tiersRead,
+          revRead,
+          db
+            .select({ workingMemory: memoryRuns.workingMemory, scaffold: memoryRuns.scaffold, scaffoldMeta: memoryRuns.scaffoldMeta })
+            .from(memoryRuns)
+            .where(and(eq(memoryRuns.userId, userId), eq(memoryRuns.rev, sourceRev))),
+        ]);
+  const current = user[0];
+  if (!current) throw notFound("user");
+  const { kind, summary, tiers, requires } = plan(current, source[0]);
+  const rev = (last[0]?.rev ?? 0) + 1;
+  const run = { id: newId("run"), userId, rev, kind, summary, eventIds: [], model: null, inputTokens: 0, outputTokens: 0, ...tiers, createdAt: now };
+  const holds = requires?.condition ?? sql`true`;
+  const results = await runStatements(db, [
+    // First: a revision committed since the read makes the whole batch fail here.
+    insertWhere(db, memoryRuns, run, holds),
+    db
+      .update(users)
+      .set({ ...tiers, updatedAt: now })
+      .where(and(eq(users.id, userId), holds)),
+    dropOldCopies(db, userId, rev, holds),
+  ]).catch((err: unknown) => {
+    throw isConstraintError(err, "memory_runs") ? new LostRace("memory changed while this change was being written") : err;
+  });
+  if (requires && changes(results[0]) === 0) throw new AppError("conflict", requires.otherwise);
+  return { rev, tiers };
 }
 
 /** Applies `edit` to the current tiers as an `edit` revision. */

@@ -13,8 +13,10 @@ import type { Plan } from "../db/schema";
 import { contextEvents, type JsonObject } from "../db/schema";
 import { sessionLive } from "../db/session-live";
 import { AppError, describeFailure } from "../lib/errors";
+import { sha256Hex } from "../lib/hash";
 import { cleanMemoryText, SANITIZE_MAX_CHARS } from "../lib/sanitize";
 import { type Budget, consolidationBudget, deferredReason } from "./budget";
+import { cleanJson } from "./clean";
 import { CONSOLIDATE_KIND, type MemoryDeps } from "./deps";
 import { canonicalJson } from "./ids";
 
@@ -49,8 +51,15 @@ export async function enqueue(deps: MemoryDeps, userId: string, eventIds: string
 }
 
 /**
- * Records observations. With an idempotency key, a replay returns the original events (and a different
- * body under the same key is a conflict). Over the daily budget, events are stored `deferred`. `session`: made
+ * The hash an idempotency key is bound to: every observation of the request, cleaned, in order. Each row of the
+ * request keeps it, so reusing the key with any other body (one observation fewer included) is told apart.
+ * Cleaned rather than raw: it says no more about the request than the rows themselves (no hash of a redacted secret).
+ */
+const bodyHash = (inputs: readonly ObservationInput[]) => sha256Hex(canonicalJson(inputs.map((o) => [o.type, o.content, o.sourceMetadata])));
+
+/**
+ * Records observations. With an idempotency key, a replay of the same whole body returns the original events, and
+ * any other body under the same key (a subset of it included) is a conflict. Over the daily budget, events are stored `deferred`. `session`: made
  * in that chat session, so written only while its row exists. A turn can outlive an erase or a deleted session
  * (the erase leaves some session objects to the sweep); what it observes then is dropped, not recorded after the
  * erase: `events` is empty.
@@ -63,9 +72,16 @@ export async function recordObservations(
   session?: string,
 ): Promise<{ events: EventRow[]; replayed: boolean; budget: Budget }> {
   const { db } = deps;
-  inputs = inputs.map((o) => ({ ...o, content: cleanMemoryText(o.content, SANITIZE_MAX_CHARS, "observation content") }));
+  // Metadata is stored, shown back and sent to the consolidation model like the content: cleaned the same way
+  // (an object cleans to an object).
+  inputs = inputs.map((o) => ({
+    ...o,
+    content: cleanMemoryText(o.content, SANITIZE_MAX_CHARS, "observation content"),
+    sourceMetadata: cleanJson(o.sourceMetadata) as JsonObject,
+  }));
   const budget = await consolidationBudget(db, user.id, user.plan, deps.now());
   const keys = inputs.map((_, i) => (idempotencyKey ? `${idempotencyKey}#${i}` : null));
+  const body = idempotencyKey ? await bodyHash(inputs) : null;
   const replay = async () => {
     const existing = await db
       .select()
@@ -82,8 +98,11 @@ export async function recordObservations(
       .all();
     if (!existing.length) return null;
     const byKey = new Map(existing.map((e) => [e.idempotencyKey, e]));
+    // Rows stored before requests were hashed are compared one by one.
     const sameAs = (o: ObservationInput, e: EventRow | undefined) =>
-      e?.content === o.content && e.eventType === o.type && canonicalJson(e.sourceMetadata) === canonicalJson(o.sourceMetadata);
+      e?.idempotencyBody === null
+        ? e.content === o.content && e.eventType === o.type && canonicalJson(e.sourceMetadata) === canonicalJson(o.sourceMetadata)
+        : e?.idempotencyBody === body;
     const same = existing.length === inputs.length && inputs.every((o, i) => sameAs(o, byKey.get(keys[i] ?? null)));
     if (!same) throw new AppError("conflict", "this Idempotency-Key was already used with a different body");
     const events = keys.flatMap((k) => byKey.get(k) ?? []);
@@ -107,6 +126,7 @@ export async function recordObservations(
     content: o.content,
     sourceMetadata: o.sourceMetadata,
     idempotencyKey: keys[i] ?? null,
+    idempotencyBody: body,
     status,
     processed: false,
     attempts: 0,

@@ -1,14 +1,16 @@
 /**
  * Context providers, in the seed's injection order: working memory, scaffold, learned info, retrieved
  * facts. The first three are one D1 read shared by the turn; retrieval is hybrid search on the turn's
- * query, whose reads join the same batch. A provider that throws (e.g. the vector index is down) is left out and the audit row says why.
+ * query, whose reads join the same batch. Retrieved facts are evidence (documents the model cites), not
+ * prompt text. A provider that throws (e.g. the vector index is down) is left out and the audit row says why.
  */
 import { and, eq } from "drizzle-orm";
-import { type ContextProvider, type ContextSection, contextRead, type PromptContext } from "../core/context";
+import { type ContextEvidence, type ContextProvider, contextRead, type PromptContext } from "../core/context";
 import { deferOrRun } from "../core/tool";
 import { connections, type JsonObject, type ScaffoldKeyMeta, users } from "../db/schema";
+import { clamp } from "../lib/sanitize";
 import { memoryDeps } from "./deps";
-import { factLine, recallWrites, recordRecall, searchFacts } from "./retrieval";
+import { recallWrites, recordRecall, searchFacts } from "./retrieval";
 import { keyMeta } from "./tiers";
 
 export const SCAFFOLD_CHARS = 4000;
@@ -124,7 +126,7 @@ export const learnedInfoProvider: ContextProvider = {
 
 export const retrievedFactsProvider: ContextProvider = {
   name: "retrieved_facts",
-  async build(ctx): Promise<ContextSection | null> {
+  async build(ctx): Promise<ContextEvidence | null> {
     if (!ctx.query.trim()) return null;
     const deps = memoryDeps(ctx.env, ctx.config, ctx.db);
     // Its reads join the turn's one batch: nothing is awaited before they are queued.
@@ -140,8 +142,14 @@ export const retrievedFactsProvider: ContextProvider = {
     if (ctx.write) ctx.write(recallWrites(deps, ctx.userId, recalled, found.embeddingTokens));
     else await deferOrRun(ctx, () => recordRecall(deps, ctx.userId, recalled, found.embeddingTokens));
     if (!found.results.length) return null;
-    const lines = found.results.map((r) => factLine(r, FACT_CHARS));
-    return { name: "retrieved_facts", title: "Relevant Retrieved Facts", body: lines.join("\n"), ids: found.results.map((r) => r.id) };
+    // The id is in each document's source (engram:fact:<id>): the model names facts by it (forget_memory).
+    const documents = found.results.map((r) => ({
+      kind: "fact",
+      id: r.id,
+      title: r.supersededBy ? "Remembered fact (since replaced)" : "Remembered fact",
+      text: clamp(r.text, FACT_CHARS),
+    }));
+    return { name: "retrieved_facts", documents };
   },
 };
 

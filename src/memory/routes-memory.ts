@@ -74,7 +74,10 @@ const observationsRoute = route({
   },
 });
 
-const Busy = json(ErrorBody, "Memory kept changing while writing (conflict); try again in a moment");
+const Busy = json(
+  ErrorBody,
+  "Another change of memory (an edit, a restore, a consolidation or an erase, named in the message) was saved each time this one was retried (conflict, with Retry-After); nothing was written: send it again",
+);
 
 const WorkingMemory = z.object({ working_memory: z.string(), words: z.number(), updated_at: z.number(), pending_events: z.number() }).openapi("WorkingMemory");
 const ScaffoldObject = z.record(z.string(), z.unknown());

@@ -114,7 +114,7 @@ export const updateConnectionContext = defineTool({
 export const searchMemory = defineTool({
   name: "search_memory",
   description:
-    "Search the user's long-term facts with your own words when the Relevant Retrieved Facts do not answer (try the thing asked about, and other words for it). Each result gives its id. Set history to see statements since replaced (where the user lived or worked before).",
+    "Search the user's long-term facts with your own words when the facts recalled for the turn (search results with source engram:fact:<id>) do not answer (try the thing asked about, and other words for it). Each result gives its id. Set history to see statements since replaced (where the user lived or worked before).",
   input: z.object({
     query: z.string().trim().min(1).max(2000),
     k: z.number().int().min(1).max(20).default(5),
@@ -152,7 +152,7 @@ async function profileKeysHeld(ctx: ToolContext, keys: readonly string[]): Promi
 export const forgetMemory = defineTool({
   name: "forget_memory",
   description:
-    "Forget what the user asks you to forget: facts by id (from Relevant Retrieved Facts or search_memory; each goes with the earlier statements it had replaced) and profile keys (from Structured Data). The user approves every call before anything is removed; a forgotten fact cannot be brought back. It does not change the working-memory narrative: the user can edit that in their memory settings.",
+    "Forget what the user asks you to forget: facts by id (the <id> of a recalled fact's source engram:fact:<id>, or from search_memory; each goes with the earlier statements it had replaced) and profile keys (from Structured Data). The user approves every call before anything is removed; a forgotten fact cannot be brought back. It does not change the working-memory narrative: the user can edit that in their memory settings.",
   input: z
     .object({
       fact_ids: z.array(z.string().min(1).max(100)).max(MAX_FORGET).default([]),

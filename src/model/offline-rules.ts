@@ -164,22 +164,29 @@ const forgetWords = (text: string) =>
 /** How many of the request's words `text` has. */
 const shared = (a: Set<string>, text: string) => [...forgetWords(text)].filter((w) => a.has(w)).length;
 
+/** A fact the model was shown (a recalled memory search result), by id. */
+export type ShownFact = { id: string; text: string };
+
 /**
- * What a request to forget names among what the model was shown: retrieved facts (`- text (id X)` lines) and
- * profile keys (the Structured Data JSON) that share a word with it ("forget that I live in Lyon" -> the fact
- * "User lives in Lyon" and the key Location: "Lyon"). The call waits for the user's approval.
+ * The items that share the most of the message's words ("forget that I live in Lyon" and "where do I live?" name
+ * "I live in Lyon"; "I live in Lyon" names it rather than "I live with two cats"); none when no item shares one.
  */
-function forgetPlan(said: string, tools: ToolDef[], context: string): Plan {
+export function bestMatches<T extends { text: string }>(said: string, items: readonly T[]): T[] {
+  const asked = forgetWords(said);
+  const scored = items.map((item) => ({ item, words: shared(asked, item.text) }));
+  const most = Math.max(0, ...scored.map((s) => s.words));
+  return most ? scored.filter((s) => s.words === most).map((s) => s.item) : [];
+}
+
+/**
+ * What a request to forget names among what the model was shown: recalled facts and profile keys (the
+ * Structured Data JSON) that share a word with it ("forget that I live in Lyon" -> the fact "User lives in Lyon"
+ * and the key Location: "Lyon"). The call waits for the user's approval.
+ */
+function forgetPlan(said: string, tools: ToolDef[], context: string, facts: readonly ShownFact[]): Plan {
   if (!tools.some((t) => t.name === FORGET_TOOL)) return null;
   const asked = forgetWords(said);
-  const facts = [...context.matchAll(/^- (.+) \(id ([\w-]{1,100})(?:, since replaced)?\)$/gm)].map((m) => ({
-    id: m[2] ?? "",
-    words: shared(asked, m[1] ?? ""),
-  }));
-  // The facts that share the most of the request's words: "forget that I live in Lyon" names "I live in Lyon",
-  // not "I live with two cats".
-  const most = Math.max(0, ...facts.map((f) => f.words));
-  const factIds = most ? facts.filter((f) => f.words === most).map((f) => f.id) : [];
+  const factIds = bestMatches(said, facts).map((f) => f.id);
   let profile: Record<string, unknown> = {};
   try {
     profile = JSON.parse(/^## Structured Data[^\n]*\n(\{.*\})$/m.exec(context)?.[1] ?? "{}") as Record<string, unknown>;
@@ -197,9 +204,12 @@ function forgetPlan(said: string, tools: ToolDef[], context: string): Plan {
   };
 }
 
-/** `context`: what the prompt tells the model (the system text and the turn's context), e.g. the user's projects. */
-export function planCalls(said: string, tools: ToolDef[], context = ""): Plan {
-  if (asksToForget(said)) return forgetPlan(said, tools, context);
+/**
+ * `context`: what the prompt tells the model (the system text and the turn's context), e.g. the user's projects;
+ * `facts`: the facts recalled for the turn.
+ */
+export function planCalls(said: string, tools: ToolDef[], context = "", facts: readonly ShownFact[] = []): Plan {
+  if (asksToForget(said)) return forgetPlan(said, tools, context, facts);
   const asked = askedTool(said, tools);
   if (asked)
     return {

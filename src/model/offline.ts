@@ -3,14 +3,26 @@
  * It speaks the Messages API (JSON and SSE) through the real SDK's `fetch` option and says plainly that
  * it is offline. It follows rules (offline-rules.ts, documented in docs/offline-model.md): it records
  * what the user states, saves to MEMORY when asked to remember, calls declared tools the user asks for,
- * answers structured-output requests, and reports tool results truthfully.
+ * answers structured-output requests, reports tool results truthfully, and cites the recalled memory its
+ * answer uses (offline-recall.ts).
  */
 import { approxTokens, fnv1a } from "../lib/text";
+import { citedRecall, recalledResults, shownFacts } from "./offline-recall";
 import { asksToForget, describeOutcome, planCalls, type ToolDef } from "./offline-rules";
 import { schemaInstance } from "./schema-instance";
 import { messageEvents, messageJson, sseResponse, type WireBlock, type WireMessage } from "./wire";
 
-type Block = { type: string; text?: string; content?: unknown; is_error?: boolean; name?: string; id?: string; tool_use_id?: string };
+type Block = {
+  type: string;
+  text?: string;
+  content?: unknown;
+  is_error?: boolean;
+  name?: string;
+  id?: string;
+  tool_use_id?: string;
+  source?: string;
+  title?: string;
+};
 type Msg = { role: "user" | "assistant"; content: string | Block[] };
 export type OfflineRequest = {
   model: string;
@@ -94,9 +106,11 @@ export function offlineReply(req: OfflineRequest, skills: OfflineSkills = {}): P
   const said = last ? textOf(last.content).trim() : "";
   // Results with words after them: a turn stopped after its tools ran, then a new message. Answer the message.
   if (results.length > 0 && said === "") return afterTools(req, results);
-  // MEMORY, the profile and the user's projects reach the model in the system prompt or in the turn's context block.
+  // MEMORY, the profile and the user's projects reach the model in the system prompt or in the turn's context block;
+  // recalled facts as search results.
   const context = `${systemText(req.system)}\n${blocks.map((b) => b.text ?? "").join("\n")}`;
-  const plan = planCalls(said, req.tools ?? [], context);
+  const recalled = recalledResults(req.messages);
+  const plan = planCalls(said, req.tools ?? [], context, shownFacts(recalled));
   if (plan) {
     const content: WireBlock[] = [
       { type: "text", text: plan.lead },
@@ -111,7 +125,7 @@ export function offlineReply(req: OfflineRequest, skills: OfflineSkills = {}): P
     return { content: [{ type: "text", text }], stop_reason: "end_turn" };
   }
   const text = `Hello! I'm engram's assistant ${OFFLINE_NOTICE}. You said: "${said.slice(0, 200)}".${recall(context)}`;
-  return { content: [{ type: "text", text }], stop_reason: "end_turn" };
+  return { content: [{ type: "text", text }, ...citedRecall(said, recalled)], stop_reason: "end_turn" };
 }
 
 /** A `fetch` that answers POST /v1/messages like the Messages API, for the SDK's `fetch` option. */

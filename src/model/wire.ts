@@ -4,8 +4,27 @@
  * (message_start, content_block_start/delta/stop, ping, message_delta with usage, message_stop).
  * https://docs.anthropic.com/en/api/messages-streaming
  */
+/**
+ * A citation on a text block: a web search result the reply cites, or one of the request's `search_result`
+ * blocks (https://platform.claude.com/docs/en/build-with-claude/search-results, "Citation fields").
+ */
+export type WireCitation =
+  | { type: "web_search_result_location"; url: string; title: string | null; cited_text: string; encrypted_index: string }
+  | {
+      type: "search_result_location";
+      source: string;
+      title: string | null;
+      /** The text of `content[start_block_index:end_block_index]` of the cited search result, joined. */
+      cited_text: string;
+      /** Among every `search_result` block of the request, in order across messages and tool results. */
+      search_result_index: number;
+      start_block_index: number;
+      /** Exclusive. */
+      end_block_index: number;
+    };
+
 export type WireBlock =
-  | { type: "text"; text: string }
+  | { type: "text"; text: string; citations?: WireCitation[] }
   | { type: "thinking"; thinking: string; signature: string }
   | { type: "redacted_thinking"; data: string }
   | { type: "tool_use"; id: string; name: string; input: unknown }
@@ -71,6 +90,8 @@ export function messageEvents(msg: WireMessage, chunk = 16): WireEvent[] {
       for (const text of chunks(block.text, chunk)) {
         events.push({ type: "content_block_delta", index, delta: { type: "text_delta", text } });
       }
+      // Each citation is one `citations_delta`, after the text it supports (the Citations page, "Streaming support").
+      for (const citation of block.citations ?? []) events.push({ type: "content_block_delta", index, delta: { type: "citations_delta", citation } });
     } else if (block.type === "thinking") {
       // Text (none when display is omitted), then the signature just before the block stops.
       events.push({ type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } });

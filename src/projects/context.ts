@@ -4,6 +4,7 @@
  * one this conversation belongs to.
  */
 import { type ContextProvider, type ContextSection, contextRead } from "../core/context";
+import { inlinePromptText } from "../lib/prompt-text";
 import { projectsQuery } from "./store";
 import { SUGGESTION_THRESHOLD } from "./suggest";
 
@@ -38,14 +39,16 @@ export const projectsContextProvider: ContextProvider = {
     const current = ctx.projectId ? all.find((p) => p.id === ctx.projectId) : undefined;
     const rows = all.filter((p) => p.archivedAt === null);
     const listed = rows.slice(0, LISTED_PROJECTS);
+    // Names and descriptions are the user's (or an earlier turn's) text: one line each, escaped, so a description
+    // cannot open a code fence or start a line of its own over the projects listed after it.
     const lines = listed.map((p) => {
       const who = p.createdBy === "user" ? "created by the user" : "created by you";
-      const about = p.description ? `: ${p.description.slice(0, DESCRIPTION_CHARS)}` : "";
-      return `- ${p.id} "${p.name}" (${who})${about}`;
+      const about = p.description ? `: ${inlinePromptText(p.description.slice(0, DESCRIPTION_CHARS))}` : "";
+      return `- ${p.id} "${inlinePromptText(p.name)}" (${who})${about}`;
     });
     const more = rows.length > listed.length ? `\n(${rows.length - listed.length} more: call list_projects)` : "";
     const scope = current
-      ? `This conversation belongs to the project "${current.name}" (${current.id})${current.archivedAt ? ", archived" : ""}: you see its memory and user-level memory.`
+      ? `This conversation belongs to the project "${inlinePromptText(current.name)}" (${current.id})${current.archivedAt ? ", archived" : ""}: you see its memory and user-level memory.`
       : "This conversation belongs to no project: you see user-level memory.";
     const body = `${scope}\n${lines.length ? `The user's projects:\n${lines.join("\n")}${more}` : "The user has no projects yet."}`;
     return [guidance, { name: "projects.list", title: "Your projects", body, ids: listed.map((p) => p.id) }];

@@ -12,7 +12,7 @@ import { insertWhere } from "../db/insert-where";
 import { belowQuota } from "../db/quota";
 import { projects, sessions } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
-import { cleanText } from "../lib/sanitize";
+import { cleanMemoryText } from "../lib/sanitize";
 import { type Actor, activityRow } from "./activity-row";
 
 export type ProjectRow = typeof projects.$inferSelect;
@@ -69,9 +69,9 @@ export async function guardName<T>(name: string, write: () => Promise<T>): Promi
 }
 
 /** `quota`: the plan's cap on projects (archived ones count until deleted). */
-/** Names and descriptions go through the shared sanitizer (invisible characters removed) like every stored name. */
-const cleanName = (name: string) => cleanText(name, 80, "name");
-const cleanDescription = (d: string | null) => (d === null || d.trim() === "" ? d : cleanText(d, 1000, "description"));
+/** Names and descriptions go through the shared cleaner (invisible characters removed, secrets redacted) like every stored name. */
+const cleanName = (name: string) => cleanMemoryText(name, 80, "name");
+const cleanDescription = (d: string | null) => (d === null || d.trim() === "" ? d : cleanMemoryText(d, 1000, "description"));
 
 export type CreateInput = Actor & { name: string; description: string | null; reason: string | null; fileSessionId?: string | null; quota: Quota };
 

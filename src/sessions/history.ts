@@ -1,5 +1,6 @@
 import type { MessageParam } from "../chat/loop";
 import { TURN_CONTEXT_TAG } from "../chat/prompt";
+import { citesEvidence, type EvidenceBlock } from "../core/evidence";
 
 export type StoredMessage = { seq: number; role: "user" | "assistant"; content: MessageParam["content"]; created_at: number };
 
@@ -41,7 +42,8 @@ export type ModelHistory = {
  * - Earlier turns are sent the same way on every request, so their prefix stays cached: without their
  *   per-turn context block (it was for that turn only) and without thinking blocks, which are dropped
  *   all together, never one by one (the per-turn context and the system prompt change between turns,
- *   which would invalidate them).
+ *   which would invalidate them); and without their replies' citations of evidence, whose documents were
+ *   that turn's only (`withEvidence`) and may since have been forgotten.
  * - Consecutive messages of one role are merged (a turn that stopped after tool results, or a cancelled
  *   or expired call, followed by a new user message; the halves of a paused server-tool turn), with
  *   tool_result blocks kept first as the API requires. Blocks keep their order otherwise.
@@ -55,7 +57,8 @@ export function modelHistory(rows: readonly StoredMessage[]): ModelHistory {
   const out: { role: "user" | "assistant"; blocks: Block[]; turnEnd: boolean }[] = [];
   rows.forEach((row, i) => {
     let blocks = asBlocks(row.content);
-    if (i < start) blocks = row.role === "assistant" ? blocks.filter((b) => !isThinking(b)) : blocks.filter((b, j, all) => !isTurnContext(b, j, all));
+    if (i < start)
+      blocks = row.role === "assistant" ? blocks.filter((b) => !isThinking(b)).map(withoutEvidence) : blocks.filter((b, j, all) => !isTurnContext(b, j, all));
     if (!blocks.length) return;
     const prev = out.at(-1);
     if (prev && prev.role === row.role) {
@@ -74,6 +77,29 @@ export function modelHistory(rows: readonly StoredMessage[]): ModelHistory {
     messages: out.map((m) => ({ role: m.role, content: m.blocks }) as MessageParam),
     turnEnds: out.flatMap((m, i) => (m.turnEnd && out[i + 1]?.role !== m.role ? [i] : [])),
   };
+}
+
+/** A text block without its citations of evidence (other citations, of web search results, stay). */
+function withoutEvidence(b: Block): Block {
+  if (b.type !== "text" || !b.citations?.length) return b;
+  const kept = b.citations.filter((c) => !citesEvidence(c));
+  if (kept.length === b.citations.length) return b;
+  const { citations: _dropped, ...rest } = b;
+  return kept.length ? { ...rest, citations: kept } : rest;
+}
+
+/**
+ * The rows with the current turn's evidence (core/evidence.ts) in its opening user message, before the user's
+ * words. Evidence is never stored in history: each turn's request carries its own, kept with the turn's state
+ * (across a suspension too) so that the turn is replayed exactly; earlier turns go without theirs.
+ */
+export function withEvidence(rows: readonly StoredMessage[], evidence: readonly EvidenceBlock[]): StoredMessage[] {
+  const start = currentTurnStart(rows);
+  const opening = rows[start];
+  if (!evidence.length || !opening || !opensTurn(opening)) return [...rows];
+  const blocks = asBlocks(opening.content);
+  const content = [...blocks.slice(0, -1), ...evidence, ...blocks.slice(-1)];
+  return rows.map((r, i) => (i === start ? { ...r, content } : r));
 }
 
 /** Short follow-ups ("and the other one?") say little on their own: seed retrieval with the last reply too. */

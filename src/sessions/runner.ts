@@ -19,6 +19,7 @@ import type { Env } from "../config/env";
 import type { Registry } from "../core/capability";
 import type { TurnScope } from "../core/context";
 import { addUsage, type Usage, zeroUsage } from "../core/events";
+import type { EvidenceBlock } from "../core/evidence";
 import { type ToolContext, TURN_BASE } from "../core/tool";
 import { runStatements, type Statement } from "../db/batch";
 import { createDb, type Db } from "../db/client";
@@ -31,7 +32,7 @@ import { budgetOf, overBudget } from "../usage/budget";
 import { usageInsert } from "../usage/record";
 import { addCall, addSpent, noTokens, type SpentTokens } from "../usage/spent";
 import { type EventSink, stoppedByUser } from "./event-stream";
-import { currentTurnStart, followUpQuery, modelHistory, type StoredMessage } from "./history";
+import { currentTurnStart, followUpQuery, modelHistory, type StoredMessage, withEvidence } from "./history";
 import { aheadTrigger, foldDue, latestTurnSeq, liveRows, messageTokens, planFold, summaryRow } from "./history-budget";
 import type { SessionMeta, SessionStorage } from "./storage";
 import { sessionMetaRow, sessionOfUser, touchSession, touchSessionQuery } from "./store";
@@ -68,6 +69,8 @@ type Segment = {
   scope: TurnScope;
   model: string;
   system: string;
+  /** The turn's evidence: sent with every request of the turn, never stored in history (sessions/history.ts). */
+  evidence: readonly EvidenceBlock[];
   tools: TurnTools;
   progress?: Progress;
   counters: Map<string, number>;
@@ -168,7 +171,8 @@ export class TurnRunner {
     let ended = false;
     try {
       const prompt = await building;
-      // The per-turn context heads the user message and is stored with it: the turn is replayed exactly.
+      // The per-turn context heads the user message and is stored with it: the turn is replayed exactly. Its
+      // evidence is not stored: the segment (and a continuation) carries it into each of the turn's requests.
       const content: MessageParam["content"] = [
         { type: "text", text: prompt.turnContext },
         { type: "text", text: input.message },
@@ -185,6 +189,7 @@ export class TurnRunner {
         scope,
         model: scope.config.chatModel,
         system: prompt.system,
+        evidence: prompt.evidence,
         tools: turnTools(this.registry.tools, input.clientTools),
         counters: new Map([[TURN_BASE, base]]),
         injected,
@@ -310,6 +315,7 @@ export class TurnRunner {
       scope: this.scope(caller, s.site_id, s.project_id),
       model: s.model,
       system: s.system,
+      evidence: s.evidence ?? [],
       tools: turnTools(this.registry.tools, s.client_tools, s.server_tools),
       progress: { iterations: s.iterations, usage: addUsage(zeroUsage(), s.usage), toolsUsed: s.tools_used },
       counters: new Map(Object.entries(s.counters)),
@@ -331,7 +337,7 @@ export class TurnRunner {
   /** Runs the loop for one segment and ends it; true when it suspended. `rows`: the live history, when the caller has it. */
   private async run(seg: Segment, sink: EventSink, tally: Tally, rows = this.store.liveMessages()): Promise<boolean> {
     const { scope } = seg;
-    const history = modelHistory(this.requestRows(rows));
+    const history = modelHistory(withEvidence(this.requestRows(rows), seg.evidence));
     const outcome = await runAgentLoop({
       client: createModelClient(scope.config).client,
       model: seg.model,
@@ -339,6 +345,7 @@ export class TurnRunner {
       maxIterations: scope.config.maxIterations,
       system: seg.system,
       messages: history.messages,
+      evidence: seg.evidence,
       turnEnds: history.turnEnds,
       thinking: { effort: scope.config.chatEffort, display: scope.config.thinkingDisplay },
       tools: seg.tools,
@@ -377,6 +384,7 @@ export class TurnRunner {
         project_id: scope.projectId,
         model: seg.model,
         system: seg.system,
+        ...(seg.evidence.length ? { evidence: [...seg.evidence] } : {}),
         messages: outcome.messages,
         results: outcome.results,
         pending: outcome.pending,

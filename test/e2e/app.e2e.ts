@@ -315,6 +315,42 @@ describe("engram web app", () => {
     }
   });
 
+  it("shows which memory an answer used, opens that fact from it, and shows it again after a reload", async () => {
+    const [lyon] = await statedInOrder([["I live in Lyon by the river Saône", "2025-01-01"]]);
+    await say("where do I live?");
+    // The offline model cites the recalled fact the question shares words with, as Claude cites a search result.
+    const used = lastAnswer().locator("details.used-memory");
+    await used.getByText(/^Used memory \(\d+ facts?\)$/).click();
+    const link = used.getByRole("link", { name: "I live in Lyon by the river Saône" });
+    expect(await link.getAttribute("href")).toBe(`#memory/facts/${lyon}`);
+    await browser.shot("22-used-memory");
+    // What it was shown lists the recalled fact as the search result it was given.
+    await lastAnswer().getByRole("button", { name: "What it was shown" }).click();
+    await lastAnswer().getByText(`engram:fact:${lyon}`).waitFor();
+
+    // Read back from the stored history: the reply kept its citations.
+    await page.locator(".sessions li.current .session-open").click();
+    const reloaded = lastAnswer().locator("details.used-memory");
+    await reloaded.getByText(/^Used memory/).click();
+    await reloaded.getByRole("link", { name: "I live in Lyon by the river Saône" }).waitFor();
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await reloaded.scrollIntoViewIfNeeded();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    await browser.shot("23-phone-used-memory");
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    await reloaded.getByRole("link", { name: "I live in Lyon by the river Saône" }).click();
+    const focused = page.locator(".fact-focus");
+    await focused.getByRole("heading", { name: "The fact an answer used" }).waitFor();
+    await focused.locator(`li[data-id="${lyon}"]`).waitFor();
+    await browser.shot("24-fact-from-answer");
+    // Forgotten from there, the fact is gone and the panel says so; later answers do not name it.
+    await focused.getByRole("button", { name: /^Forget fact: I live in Lyon/ }).click();
+    await focused.getByText("That fact is no longer in memory: it was forgotten.").waitFor();
+    expect((await fetch(`${server.origin}/v1/memory/facts/${lyon}`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(404);
+  });
+
   it("shows observations with their status, working memory and the scaffold", async () => {
     await page.getByRole("link", { name: "Observations" }).click();
     await page

@@ -5,6 +5,7 @@
  */
 import { EFFORTS, type Effort, isKnownModel, MODELS } from "../../src/config/models";
 import type { ApiRequest } from "./prefix";
+import { searchResultError } from "./search-results";
 
 export type Rejection = { status: number; type: string; message: string };
 
@@ -81,6 +82,8 @@ export function validate(req: ApiRequest): Rejection | null {
 
   const pairing = toolPairing(req);
   if (pairing) return bad(pairing);
+  const results = searchResultError(req);
+  if (results) return bad(results);
 
   let breakpoints = 0;
   const count = (b: unknown) => {

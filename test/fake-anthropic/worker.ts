@@ -11,22 +11,22 @@
  *   POST /v1/messages                       the API: JSON, or SSE when `stream: true`
  */
 import { approxTokens } from "../../src/lib/text";
-import { errorEvent, messageEvents, messageJson, sseFrame, type WireBlock, type WireEvent, type WireMessage } from "../../src/model/wire";
+import { errorEvent, messageEvents, messageJson, sseFrame, type WireBlock, type WireMessage } from "../../src/model/wire";
 import { account } from "./cache";
 import { type ApiRequest, type Block, type Json, sequence, sign } from "./prefix";
 import { thinkingMode, validate } from "./rules";
+import { type Cite, citationFor } from "./search-results";
 import { defaultStructuredText, formatError, type StructuredRequest, structuredQueue } from "./structured";
 import { remember, verifyThinking } from "./thinking";
 
-export type Citation = { type: "web_search_result_location"; url: string; title: string | null; cited_text: string; encrypted_index: string };
-
 /**
  * A scripted block. Thinking blocks are written without a signature: the fake signs them, and returns
- * their text only when the request asked for `display: "summarized"`.
+ * their text only when the request asked for `display: "summarized"`. A text block `cites` the request's
+ * search results by index; the fake writes the citations the API would (search-results.ts).
  */
 export type FakeBlock =
   | Exclude<WireBlock, { type: "thinking" } | { type: "redacted_thinking" }>
-  | { type: "text"; text: string; citations: Citation[] }
+  | { type: "text"; text: string; cites: Cite[] }
   | { type: "thinking"; thinking: string }
   | { type: "redacted_thinking" };
 
@@ -80,20 +80,7 @@ function searches(content: Block[]): Pick<WireMessage["usage"], "server_tool_use
   return n ? { server_tool_use: { web_search_requests: n } } : {};
 }
 
-const cited = (b: Block | undefined): boolean => b?.type === "text" && Array.isArray(b.citations);
-
-function withCitations(events: WireEvent[], content: Block[]): WireEvent[] {
-  return events.flatMap((e) => {
-    const block = e.type === "content_block_start" && typeof e.index === "number" ? content[e.index] : undefined;
-    if (!block || !cited(block)) return [e];
-    return [
-      e,
-      ...(block.citations as Json[]).map((citation) => ({ type: "content_block_delta", index: e.index, delta: { type: "citations_delta", citation } })),
-    ];
-  });
-}
-
-function stream(events: WireEvent[], step: Extract<Step, { reply: unknown }>): ReadableStream<Uint8Array> {
+function stream(events: ReturnType<typeof messageEvents>, step: Extract<Step, { reply: unknown }>): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let frames = events.map(sseFrame);
   if (step.error_after !== undefined) {
@@ -147,6 +134,22 @@ export function instanceOf(schema: Json): Json {
   if (type === "number" || type === "integer") return typeof schema.minimum === "number" ? schema.minimum : 0;
   if (type === "boolean") return false;
   return null;
+}
+
+/** The step with every `cites` written out as the citations the API returns; a string when the script cites what is not there. */
+function resolveCites(req: ApiRequest, step: Extract<Step, { reply: unknown }>): Extract<Step, { reply: unknown }> | string {
+  const content: FakeBlock[] = [];
+  for (const b of step.reply.content ?? []) {
+    if (!("cites" in b)) {
+      content.push(b);
+      continue;
+    }
+    const citations = b.cites.map((c) => citationFor(req, c));
+    const wrong = citations.find((c) => typeof c === "string");
+    if (wrong !== undefined) return wrong;
+    content.push({ type: "text", text: b.text, citations: citations.filter((c) => typeof c !== "string") });
+  }
+  return step.reply.content ? { ...step, reply: { ...step.reply, content } } : step;
 }
 
 /**
@@ -225,7 +228,9 @@ async function messages(request: Request): Promise<Response> {
   const step = (queue.shift() as Extract<Step, { reply: unknown }> | undefined) ?? fallback;
   const cache = account(seq, body.model);
 
-  const { content, outputTokens } = replyContent(body, step, scope, seq);
+  const cites = resolveCites(body, step);
+  if (typeof cites === "string") return error(500, "api_error", `fake: ${cites}`, requestId);
+  const { content, outputTokens } = replyContent(body, cites, scope, seq);
   remember(content);
   const stop_reason = step.reply.stop_reason ?? (content.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn");
   const msg: WireMessage = {
@@ -243,7 +248,7 @@ async function messages(request: Request): Promise<Response> {
       headers: { "content-type": "application/json", "request-id": requestId },
     });
   if (!body.stream) return Response.json(messageJson(msg), { headers: { "request-id": requestId } });
-  return new Response(stream(withCitations(messageEvents(msg, step.chunk ?? 7), content), step), {
+  return new Response(stream(messageEvents(msg, step.chunk ?? 7), step), {
     headers: { "content-type": "text/event-stream", "request-id": requestId },
   });
 }

@@ -1,16 +1,18 @@
 import { h } from "./dom";
+import { type CitedFact, UsedMemory } from "./used-memory";
 
-/** One assistant answer on screen: text paragraphs with tool actions between them. */
+/** One assistant answer on screen: text paragraphs with tool actions between them, and the memory it used. */
 export class AnswerView {
   readonly el = h("article", { class: "msg assistant", "aria-label": "Assistant" });
   private para: HTMLParagraphElement | null = null;
+  private used: UsedMemory | null = null;
   private thought: HTMLElement | null = null;
   private readonly tools = new Map<string, HTMLElement>();
   readonly reasons = new Map<string, string>();
 
   text(delta: string): void {
     this.thought = null;
-    if (!this.para) this.para = this.el.appendChild(h("p", { class: "text" }));
+    if (!this.para) this.para = this.add(h("p", { class: "text" }));
     this.para.textContent += delta;
   }
 
@@ -26,7 +28,22 @@ export class AnswerView {
   note(text: string, cls = "note"): HTMLElement {
     this.para = null;
     this.thought = null;
-    return this.el.appendChild(h("div", { class: cls }, text));
+    return this.add(h("div", { class: cls }, text));
+  }
+
+  /** The remembered facts the answer cites: listed once each under the answer's text, however many parts cite them. */
+  cite(facts: readonly CitedFact[]): void {
+    if (!facts.length) return;
+    if (!this.used) {
+      this.used = new UsedMemory();
+      this.el.append(this.used.el);
+    }
+    this.used.add(facts);
+  }
+
+  /** The answer's own content goes above the "Used memory" line, which stays under it. */
+  private add<T extends HTMLElement>(node: T): T {
+    return this.el.insertBefore(node, this.used?.el ?? null);
   }
 
   toolUse(id: string, name: string, reason: string): void {

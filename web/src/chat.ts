@@ -9,12 +9,13 @@ import { clientTool, declarations } from "./client-tools";
 import { contextFor } from "./context-log";
 import { button, fill, h } from "./dom";
 import { sessionsList } from "./sessions-list";
+import { citedFacts, storedCitedFacts } from "./used-memory";
 
 /** The memory tool that always asks first: its prompt says what would be forgotten. */
 const FORGET = "forget_memory";
 type PendingCall = { call_id: string; tool_name: string; tool_input: unknown; runs: "client" | "server"; needs_approval: boolean };
 type Envelope = { session_id: string; call_id: string; pending_calls: PendingCall[] };
-type Block = { type: string; text?: string; name?: string };
+type Block = { type: string; text?: string; name?: string; citations?: unknown };
 type Stored = { role: "user" | "assistant"; content: string | Block[]; created_at: number };
 /**
  * `failed`: the turn started and the model failed in it (an `error` event other than a conflict), not a request
@@ -77,6 +78,7 @@ export function chatView(api: Api): HTMLElement {
         view.note(`Proposed a change to ${String(data.target).toUpperCase()}: waiting for your review in Memory → Proposals`, "saved");
       else if (event === "citation")
         view.el.append(h("div", { class: "note" }, "Source: ", h("a", { href: String(data.url), rel: "noreferrer" }, String(data.title ?? data.url))));
+      else if (event === "citations") view.cite(citedFacts(data.cited));
       else if (event === "done") return { kind: "done" };
       else if (event === "tool_pending") return { kind: "pending", envelope: data as unknown as Envelope };
       else if (event === "error") {
@@ -254,12 +256,14 @@ export function chatView(api: Api): HTMLElement {
         : null;
     }
     const view = new AnswerView();
-    for (const b of blocks) {
+    // Text blocks in a row are one reply (the API splits a reply where a citation starts or ends): one paragraph.
+    blocks.forEach((b, i) => {
       if (b.type === "text" && b.text) {
         view.text(b.text);
-        view.note("", "sep");
+        view.cite(storedCitedFacts(b.citations));
+        if (blocks[i + 1]?.type !== "text") view.note("", "sep");
       } else if (b.type === "tool_use") view.note(`Used ${b.name}`, "tool");
-    }
+    });
     addContextButton(view, m.created_at);
     return view.el;
   }

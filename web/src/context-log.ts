@@ -4,15 +4,24 @@ import { explain } from "./api";
 import { h, when } from "./dom";
 
 type Section = { name: string; ids: string[]; chars: number };
+/** A document the turn gave the model to cite (a recalled fact), as the audit row keeps it. */
+type Evidence = { source: string; title: string; text: string };
 export type ContextLog = {
   id: string;
   session_id: string | null;
   created_at: number;
-  injected: { sections?: Section[]; skipped?: { name: string; reason: string }[]; system_chars?: number; system?: string; turn_context?: string };
+  injected: {
+    sections?: Section[];
+    skipped?: { name: string; reason: string }[];
+    system_chars?: number;
+    system?: string;
+    turn_context?: string;
+    evidence?: Evidence[];
+  };
 };
 
 export function renderContextLog(log: ContextLog): HTMLElement {
-  const { sections = [], skipped = [], system, turn_context } = log.injected;
+  const { sections = [], skipped = [], system, turn_context, evidence = [] } = log.injected;
   return h(
     "div",
     { class: "context-log" },
@@ -38,6 +47,16 @@ export function renderContextLog(log: ContextLog): HTMLElement {
     h("h4", null, "Exact text: system prompt"),
     system === undefined ? h("p", { class: "muted" }, "Not recorded for this turn.") : h("pre", { class: "system-text", tabindex: 0 }, system),
     turn_context ? [h("h4", null, "Exact text: this turn's context"), h("pre", { class: "system-text", tabindex: 0 }, turn_context)] : null,
+    evidence.length
+      ? [
+          h("h4", null, "Exact text: memory recalled for this turn (search results it could cite)"),
+          h(
+            "ul",
+            null,
+            evidence.map((d) => h("li", null, h("code", null, d.source), ` ${d.title}: ${d.text}`)),
+          ),
+        ]
+      : null,
   );
 }
 

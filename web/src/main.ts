@@ -68,13 +68,23 @@ const session = (key: string) =>
 
 type Route = { id: string; label: string; render: () => HTMLElement; keep?: boolean };
 
+/** The fact id of `#memory/facts/<id>`; none for a hash without one, or with one that does not decode. */
+function factInHash(): string | undefined {
+  try {
+    return decodeURIComponent(location.hash.split("/")[2] ?? "") || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function start(api: Api): void {
   const memoryTabs: Route[] = [
     { id: "soul", label: "SOUL", render: () => documentEditor(api, "/v1/brain/soul", "SOUL") },
     { id: "sites", label: "BIBLE & HEARTBEAT", render: () => sitesPanel(api) },
     { id: "entries", label: "MEMORY & review", render: () => memoryEntries(api) },
     { id: "working", label: "Working memory & scaffold", render: () => workingAndScaffold(api) },
-    { id: "facts", label: "Facts", render: () => factsPanel(api) },
+    // #memory/facts/<id>: that fact first (where an answer's "Used memory" links).
+    { id: "facts", label: "Facts", render: () => factsPanel(api, factInHash()) },
     { id: "observations", label: "Observations", render: () => observationsPanel(api) },
     { id: "context", label: "Context logs", render: () => contextLogsPanel(api) },
     ...extensionPanels.map((p) => ({ id: p.id, label: p.label, render: () => p.render(api) })),

@@ -1,5 +1,5 @@
 /** MEMORY entries and review proposals, facts and observations (working memory and the scaffold: working-memory.ts). */
-import { type Api, explain, q } from "./api";
+import { type Api, ApiError, explain, q } from "./api";
 import { button, fill, h, newestOnly, when } from "./dom";
 import { asyncPanel } from "./panel";
 
@@ -86,8 +86,11 @@ export const memoryEntries = (api: Api) =>
     ];
   });
 
-export function factsPanel(api: Api): HTMLElement {
+/** `focus`: a fact to show first (an answer's "Used memory" links here), by id. */
+export function factsPanel(api: Api, focus?: string): HTMLElement {
   const results = h("div");
+  const focused = h("div", { class: "fact-focus", tabindex: -1 });
+  const gone = () => fill(focused, h("p", { class: "muted" }, "That fact is no longer in memory: it was forgotten."));
   const qInput = h("input", { type: "search", "aria-label": "Search facts", placeholder: "Search facts (e.g. “where do I live”)" });
   const after = h("input", { type: "date", "aria-label": "From date" });
   const before = h("input", { type: "date", "aria-label": "Until date" });
@@ -131,6 +134,7 @@ export function factsPanel(api: Api): HTMLElement {
           try {
             const out = await api.json<{ forgotten: string[] }>("DELETE", `/v1/memory/facts/${encodeURIComponent(f.id)}`);
             status.textContent = forgotten(out.forgotten);
+            if (focus && out.forgotten.includes(focus)) gone();
             await (qInput.value.trim() ? search() : list());
           } catch (err) {
             results.append(errorLine(err));
@@ -176,8 +180,19 @@ export function factsPanel(api: Api): HTMLElement {
     status.textContent = "";
     void (qInput.value.trim() ? search() : list());
   });
+  async function showFocus(id: string): Promise<void> {
+    try {
+      const { fact } = await api.get<{ fact: Fact }>(`/v1/memory/facts/${encodeURIComponent(id)}`);
+      fill(focused, h("h4", null, "The fact an answer used"), h("ul", { class: "items" }, row(fact)));
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) gone();
+      else fill(focused, errorLine(err));
+    }
+    focused.focus();
+  }
+  if (focus) void showFocus(focus);
   void list();
-  return h("section", { class: "panel", "aria-label": "Facts" }, h("h3", null, "Facts"), form, status, results);
+  return h("section", { class: "panel", "aria-label": "Facts" }, h("h3", null, "Facts"), focused, form, status, results);
 }
 
 export const observationsPanel = (api: Api) =>
