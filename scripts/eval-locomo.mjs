@@ -22,7 +22,9 @@ const inside = (p) => {
 
 let values;
 try {
-  ({ values } = parseArgs({ options: { data: { type: "string" }, conversations: { type: "string" }, json: { type: "string" }, params: { type: "string" }, ablate: { type: "boolean" } } }));
+  ({ values } = parseArgs({
+    options: { data: { type: "string" }, conversations: { type: "string" }, json: { type: "string" }, params: { type: "string" }, ablate: { type: "boolean" } },
+  }));
 } catch (err) {
   fail(err.message);
 }

@@ -80,6 +80,21 @@ describe("POST /v1/memory/facts (bulk import)", () => {
     expect(facts.map((f) => f.fact.event_at)).toEqual([Date.UTC(2024, 2, 10), Date.UTC(2024, 7, 2)]);
   });
 
+  it("cleans metadata like text: no invisible characters in keys or values, secrets redacted", async () => {
+    const u = await createUser();
+    const [fact] = (
+      await importFacts(u.key, [
+        {
+          text: "Deploys go out on Tuesdays",
+          metadata: { "no\u200bte\u0000": "ok\u202e\u2066 fine", api_token: "hunter2", via: "ghp_abcdefghijklmnopqrstuvwxyz0123456789" },
+        },
+      ])
+    ).facts;
+    const stored = await getJson<{ fact: { metadata: Record<string, unknown> } }>(u.key, `/v1/memory/facts/${fact?.id}`);
+    expect(stored.fact.metadata).toMatchObject({ note: "ok fine", api_token: "[REDACTED]", via: "[REDACTED]" });
+    expect(JSON.stringify(stored.fact.metadata)).not.toMatch(/[\u200b\u0000\u202e\u2066]/);
+  });
+
   it("refuses another user's connection id (404) and stores nothing", async () => {
     const a = await createUser();
     const b = await createUser();

@@ -64,5 +64,4 @@ describe("supersession of changing attributes", { timeout: 60_000 }, () => {
     expect(now.results[0]?.text).toBe("These days I get up at half seven, I've given up on early starts.");
     expect(texts(now)).toContain("I get up at six every day, even on weekends.");
   });
-
 });

@@ -9,6 +9,7 @@ import { runStatements, type Statement } from "../db/batch";
 import { newId } from "../db/client";
 import { inJson } from "../db/in-json";
 import { facts, usage } from "../db/schema";
+import { documentText } from "../lib/prompt-text";
 import type { MemoryDeps } from "./deps";
 import { neighboursOf } from "./neighbours";
 import { planSearch, queryTerms, type Ranked, rankCandidates, type SearchPlan, TUNING, type Tuning } from "./ranking";
@@ -97,7 +98,7 @@ export async function searchFacts(deps: MemoryDeps, request: SearchInput, read?:
  * replaced it.
  */
 export const factLine = (hit: Pick<SearchHit, "id" | "text" | "supersededBy">, maxChars = 2000) =>
-  `- ${hit.text.replace(/\s+/g, " ").trim().slice(0, maxChars)} (id ${hit.id}${hit.supersededBy ? ", since replaced" : ""})`;
+  `- ${documentText(hit.text).slice(0, maxChars)} (id ${hit.id}${hit.supersededBy ? ", since replaced" : ""})`;
 
 /** What a search tool answers: the lines, and a warning when even the best match is weak. */
 export const searchAnswer = (found: Pick<SearchResult, "results" | "weak">) =>
