@@ -4,7 +4,8 @@
  * - injection: working memory + scaffold providers (one D1 read) for a user with a full tier
  * - retrieval: hybrid / full-text / vector search for a user with 10,000 facts among 100,000, for two
  *   corpora: a dense, repetitive vocabulary (every query term matches thousands of facts: a worst case) and a
- *   Zipf-distributed vocabulary of 5,000 content words (like natural text without its stopwords). Both live in the same database (200,000 facts).
+ *   Zipf-distributed vocabulary of 5,000 words, its head included (the search keeps no stop list: a word common in
+ *   the user's facts is dropped by measuring it, which costs reads). Both live in the same database (200,000 facts).
  * Timers in workerd advance on I/O, so each figure spans the D1 round trips plus the CPU between them.
  */
 
@@ -34,7 +35,7 @@ const INJECTION = {
     "buildSystemPrompt with the working-memory and scaffold providers for a user with a 500-word working memory and a 30-key scaffold (one D1 read).",
 };
 const HOW =
-  "k=5, `searchFacts` directly (no HTTP). Hybrid = the full-text lists (FTS5 bm25) + the local vector index, fused by score; `fulltext` / `vector`: one half alone. `provider_search_and_recall_update`: the chat turn's retrieved-facts provider, i.e. the search plus counting the recall (a turn defers that write until after the model call). Inside workerd the clock advances only at I/O: these figures are D1's time, not the ranking's CPU.";
+  "k=5, `searchFacts` directly (no HTTP). Hybrid = the full-text list (FTS5 bm25, the user's common words measured and left out) + the local vector index, fused by score; `fulltext` / `vector`: one half alone. `provider_search_and_recall_update`: the chat turn's retrieved-facts provider, i.e. the search plus counting the recall (a turn defers that write until after the model call). Inside workerd the clock advances only at I/O: these figures are D1's time, not the ranking's CPU.";
 const RETRIEVAL = (corpus: string) => ({
   group: `Memory: retrieval among 10,000 facts for the user, 100,000 across users (${corpus} corpus)`,
   target: "p95 <= 30 ms locally (the product budget is 300 ms)",
@@ -42,15 +43,15 @@ const RETRIEVAL = (corpus: string) => ({
   description:
     corpus === "dense"
       ? `Dense, repetitive vocabulary: every query term matches thousands of the user's facts (a worst case). ${HOW}`
-      : `Zipf-distributed vocabulary of 5,000 content words (like natural text without stopwords). ${HOW}`,
+      : `Zipf-distributed vocabulary of 5,000 words, the most frequent ones included (like natural text, function words and all). ${HOW}`,
 });
 
 const QUERIES = [...DENSE_QUERIES];
 const fact = denseFact;
 
 /**
- * Pseudo-words drawn with P(rank r) proportional to 1 / (r + 100)^1.07: Zipf like natural text, without its
- * head of ~100 function words (the, of, and...), which the search drops as stopwords anyway.
+ * Pseudo-words drawn with P(rank r) proportional to 1 / r^1.07: Zipf like natural text, its head of function
+ * words (the, of, and...) included, since the search has no stop list and must measure them.
  */
 function zipfVocabulary(size: number) {
   const syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "de", "po", "an", "el", "or", "us", "im"];
@@ -59,7 +60,7 @@ function zipfVocabulary(size: number) {
   return {
     draw: weightedDraw(
       words,
-      words.map((_, i) => 1 / (i + 101) ** 1.07),
+      words.map((_, i) => 1 / (i + 1) ** 1.07),
       "",
     ),
   };

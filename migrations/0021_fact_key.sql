@@ -10,9 +10,4 @@
 ALTER TABLE `facts` RENAME COLUMN "slot" TO "key";--> statement-breakpoint
 UPDATE `facts` SET `key` = NULL WHERE `key` IS NOT NULL;--> statement-breakpoint
 DROP INDEX `facts_slot`;--> statement-breakpoint
-CREATE INDEX `facts_key` ON `facts` (`user_id`,`key`);--> statement-breakpoint
--- A bridge for the read path (retrieval-reads.ts reads f.slot for the attribute a question asks about) until its
--- rewrite, which drops this column and its index: always NULL, so that read finds nothing (one index probe), as no
--- fact has a slot any more. Not in src/db/schema.ts: nothing writes it.
-ALTER TABLE `facts` ADD COLUMN `slot` TEXT GENERATED ALWAYS AS (NULL) VIRTUAL;--> statement-breakpoint
-CREATE INDEX `facts_slot_bridge` ON `facts` (`user_id`,`slot`);
+CREATE INDEX `facts_key` ON `facts` (`user_id`,`key`);

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 
-const USAGE = 'usage: npm run eval:locomo -- --data PATH [--conversations 1-5|6-10|1,3,7] [--json OUT] [--params "history=true&neighbours=false"]';
+const USAGE = 'usage: npm run eval:locomo -- --data PATH [--conversations 1-5|6-10|1,3,7] [--json OUT] [--params "history=true&neighbours=false"] [--ablate]';
 const REPO = path.resolve(import.meta.dirname, "..");
 
 function fail(message) {
@@ -22,7 +22,9 @@ const inside = (p) => {
 
 let values;
 try {
-  ({ values } = parseArgs({ options: { data: { type: "string" }, conversations: { type: "string" }, json: { type: "string" }, params: { type: "string" } } }));
+  ({ values } = parseArgs({
+    options: { data: { type: "string" }, conversations: { type: "string" }, json: { type: "string" }, params: { type: "string" }, ablate: { type: "boolean" } },
+  }));
 } catch (err) {
   fail(err.message);
 }
@@ -67,6 +69,7 @@ const env = {
   LOCOMO_CONVERSATIONS: conversations(values.conversations).join(","),
   LOCOMO_JSON: json ?? "",
   LOCOMO_PARAMS: values.params ?? "",
+  LOCOMO_ABLATE: values.ablate ? "1" : "",
 };
 const t0 = performance.now();
 const run = spawnSync("npx", ["vitest", "run", "-c", "bench/locomo/vitest.config.ts"], { cwd: REPO, env, stdio: "inherit" });

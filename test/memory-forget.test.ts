@@ -44,7 +44,7 @@ describe("forgetting a fact forgets the history it had replaced", () => {
     // Before: the history is the user's to see, as replaced statements.
     expect(await stored(a.key)).toEqual(["I live in Berlin", "I live in Lyon", "I live in Paris", "I play the cello"]);
     expect((await getJson<OneFact>(a.key, `/v1/memory/facts/${lyon}`)).replaced.map((f) => f.id)).toEqual([paris]);
-    expect(texts(await search(a.key, "Where did I live before?"))).toContain("I live in Paris");
+    expect(texts(await search(a.key, "Where did I live before?", "&history=true"))).toContain("I live in Paris");
     // Another user's row that names this fact as its replacer (not writable through the API) must not be reached.
     await env.DB.prepare("INSERT INTO facts (id, user_id, text, superseded_by) VALUES (?, ?, ?, ?)")
       .bind(crypto.randomUUID(), b.id, "I live in Oslo", lyon)
@@ -54,9 +54,8 @@ describe("forgetting a fact forgets the history it had replaced", () => {
 
     expect(await stored(a.key)).toEqual(["I play the cello"]);
     for (const id of [berlin, paris, lyon]) expect((await api(a.key, "GET", `/v1/memory/facts/${id}`)).status).toBe(404);
-    // (A search fills up to k with any fact, so only the cello can come back.)
     for (const [q, extra] of [
-      ["Where did I live before?", ""],
+      ["Where did I live before?", "&history=true"],
       ["Where do I live now?", ""],
       ["live Berlin Paris", "&history=true"],
     ]) {

@@ -2,11 +2,13 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
-import { memoryDeps } from "../src/memory/deps";
-import { rerankUsage, workersAiReranker } from "../src/memory/rerank";
+import { type MemoryDeps, memoryDeps } from "../src/memory/deps";
+import { type Reranker, rerankUsage, workersAiReranker } from "../src/memory/rerank";
+import { searchFacts } from "../src/memory/retrieval";
 import { FakeVectorize } from "./fakes/vectorize";
 import { FakeWorkersAi } from "./fakes/workers-ai";
 import { createUser } from "./helpers";
+import { captured, importFacts } from "./memory-helpers";
 
 const MODEL = "@cf/baai/bge-reranker-base";
 /** A binding whose every call answers `out`, for answers the documented model would not give. */
@@ -95,5 +97,38 @@ describe("the Workers AI reranker", () => {
     expect(memoryDeps(prod, { ...config, rerank: true }, createDb(env.DB)).reranker?.model).toBe(MODEL);
     expect(memoryDeps(prod, config, createDb(env.DB)).reranker).toBeUndefined();
     expect(memoryDeps(env, loadConfig(env), createDb(env.DB)).reranker).toBeUndefined();
+  });
+});
+
+describe("fact search with a reranker", () => {
+  const texts = ["Our dog is called Biscuit", "The dog park opens at eight", "A dog walker comes on Mondays"];
+  /** Scores the text that names the dog highest: a cross-encoder's judgement, not the words it shares. */
+  const naming: Reranker = { model: MODEL, rerank: async (_q, ts) => ({ scores: ts.map((t) => (t.includes("Biscuit") ? 5 : 0)), tokens: 42 }) };
+  const search = (deps: MemoryDeps, userId: string) => searchFacts(deps, { userId, query: "dog park walker dog", k: 2, connectionIds: [] });
+
+  it("reorders the fused best by the reranker's scores, cuts to k and records its usage", async () => {
+    const u = await createUser();
+    await importFacts(
+      u.key,
+      texts.map((text) => ({ text })),
+    );
+    const plain = await search(captured().deps, u.id);
+    expect(plain.results[0]?.text).not.toBe(texts[0]);
+    const reranked = await search(captured({ reranker: naming }).deps, u.id);
+    expect(reranked.results.map((r) => r.text)).toHaveLength(2);
+    expect(reranked.results[0]?.text).toBe(texts[0]);
+    const rows = await env.DB.prepare("SELECT kind, input_tokens FROM usage WHERE user_id = ?").bind(u.id).all();
+    expect(rows.results).toContainEqual({ kind: "rerank", input_tokens: 42 });
+  });
+
+  it("keeps the fused order when the reranker fails", async () => {
+    const u = await createUser();
+    await importFacts(
+      u.key,
+      texts.map((text) => ({ text })),
+    );
+    const failing: Reranker = { model: MODEL, rerank: async () => Promise.reject(new Error("3040: Capacity temporarily exceeded")) };
+    const plain = await search(captured().deps, u.id);
+    expect((await search(captured({ reranker: failing }).deps, u.id)).results.map((r) => r.id)).toEqual(plain.results.map((r) => r.id));
   });
 });

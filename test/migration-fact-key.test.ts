@@ -1,6 +1,6 @@
 /**
  * Migration 0021: `facts.slot` becomes `facts.key`; the regex slots it held are set to NULL (a word list's guesses,
- * not keys anyone named), what they had superseded stays history, and a NULL `slot` column remains for the read path.
+ * not keys anyone named), and what they had superseded stays history.
  */
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
@@ -18,22 +18,22 @@ it("renames slot to key, forgets the regex slots, keeps their history, and super
     ])
   ).facts;
   // Back to the schema before 0021, with what the regex wrote then: both slotted, Berlin replaced by Paris.
-  await runSql(["DROP INDEX facts_slot_bridge", "ALTER TABLE facts DROP COLUMN slot", "DROP INDEX facts_key", "ALTER TABLE facts RENAME COLUMN key TO slot"]);
+  await runSql(["DROP INDEX facts_key", "ALTER TABLE facts RENAME COLUMN key TO slot"]);
   await runSql(["CREATE INDEX facts_slot ON facts (user_id, slot)"]);
   await env.DB.prepare("UPDATE facts SET slot = 'user|live_in' WHERE user_id = ?").bind(u.id).run();
   await env.DB.prepare("UPDATE facts SET superseded_by = ? WHERE id = ?").bind(paris?.id, berlin?.id).run();
 
   await runSql(migrationQueries("0021_"));
 
-  const rows = await env.DB.prepare("SELECT id, key, slot, superseded_by FROM facts WHERE user_id = ? ORDER BY event_at").bind(u.id).all();
+  const rows = await env.DB.prepare("SELECT id, key, superseded_by FROM facts WHERE user_id = ? ORDER BY event_at").bind(u.id).all();
   expect(rows.results).toEqual([
-    { id: berlin?.id, key: null, slot: null, superseded_by: paris?.id },
-    { id: paris?.id, key: null, slot: null, superseded_by: null },
+    { id: berlin?.id, key: null, superseded_by: paris?.id },
+    { id: paris?.id, key: null, superseded_by: null },
   ]);
   const indexes = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'facts' AND name LIKE 'facts_%'").all<{
     name: string;
   }>();
-  expect(indexes.results.map((r) => r.name)).toEqual(expect.arrayContaining(["facts_key", "facts_slot_bridge"]));
+  expect(indexes.results.map((r) => r.name)).toEqual(expect.arrayContaining(["facts_key"]));
   expect(indexes.results.map((r) => r.name)).not.toContain("facts_slot");
 
   // A keyless restatement of the old regex pair supersedes nothing now; a key does.

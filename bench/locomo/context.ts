@@ -10,6 +10,8 @@ export type LocomoInput = {
   conversations: { number: number; raw: unknown }[];
   /** Set on every engram search URL, over the defaults (--params). */
   params: string;
+  /** Run the ablation (bench/locomo/ablation.test.ts) instead of the comparison (--ablate). */
+  ablate: boolean;
 };
 
 export type QuestionRanks = {

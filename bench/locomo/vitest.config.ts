@@ -17,7 +17,7 @@ function input() {
     const { sample_id, conversation, qa } = samples[number - 1];
     return { number, raw: { sample_id, conversation, qa } };
   });
-  return { conversations, params: process.env.LOCOMO_PARAMS ?? "" };
+  return { conversations, params: process.env.LOCOMO_PARAMS ?? "", ablate: process.env.LOCOMO_ABLATE === "1" };
 }
 
 const writeJson: Reporter = {
@@ -37,7 +37,7 @@ export default defineConfig(async (env) => {
     ...base,
     test: {
       ...base.test,
-      include: ["bench/locomo/**/*.test.ts"],
+      include: [process.env.LOCOMO_ABLATE === "1" ? "bench/locomo/ablation.test.ts" : "bench/locomo/locomo.test.ts"],
       provide: { locomo: input() },
       reporters: ["default", writeJson],
       // Ten conversations on a loaded 2-core machine: far more than one test's usual budget.

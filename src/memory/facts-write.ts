@@ -14,6 +14,7 @@ import type { JsonObject } from "../db/schema";
 import { facts, usage } from "../db/schema";
 import { cleanMemoryText, SANITIZE_MAX_CHARS } from "../lib/sanitize";
 import { normalizeText } from "../lib/text";
+import { cleanJson } from "./clean";
 import type { MemoryDeps } from "./deps";
 import { cleanFactKey } from "./fact-key";
 import { canonicalJson, uuidv5 } from "./ids";
@@ -75,7 +76,8 @@ export async function prepareFacts(userId: string, inputs: readonly FactInput[])
         source,
         confidence: Math.min(1, Math.max(0, f.confidence ?? 0.7)),
         key: cleanFactKey(f.key),
-        metadata: { ...(f.metadata ?? {}), ...scope, source },
+        // Metadata reaches the consolidation model and the client like the text: cleaned the same way.
+        metadata: { ...(cleanJson(f.metadata ?? {}) as JsonObject), ...scope, source },
         superseded_by: null,
         supersedes: f.supersedes ?? [],
         event_at: eventTime(f.metadata?.date) ?? f.eventAt ?? null,

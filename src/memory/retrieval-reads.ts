@@ -10,10 +10,10 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { BatchedRead, BatchReads } from "../core/context";
 import type { Db } from "../db/client";
-import { ownerTag, userMatch } from "../db/fts-tag";
+import { ownerTag } from "../db/fts-tag";
 import { literalLimit } from "../db/limit";
 import type { MemoryDeps } from "./deps";
-import type { SearchPlan } from "./ranking";
+import { indexForm, type SearchPlan } from "./ranking";
 import type { Candidates, Scored, SearchInput, VectorCandidate } from "./search-types";
 import { stem, words } from "./text";
 
@@ -43,125 +43,89 @@ const rowsOf = (db: Db, query: SQL, keys: readonly string[]) =>
 type Statement = ReturnType<typeof rowsOf>;
 
 /**
- * The MATCH for any of the words in the user's own postings (`facts_fts` stores every word tagged with its
- * owner: src/db/fts-tag.ts); null for no words. Quoted: a word is never an FTS5 operator.
+ * The full-text list: FTS5's BM25 over the query's words in the user's own postings (`facts_fts` stores every
+ * word tagged with its owner: src/db/fts-tag.ts), ranked inside that partition first, then scoped and hydrated.
+ *
+ * A word found in more than `commonShare` of the user's facts (and in more than `commonFloor` of them) is left
+ * out of the query, unless every word is: it is what a stop list would drop, measured on the user's own facts
+ * in whatever language they write, and it would otherwise make FTS5 score most of the user's facts. Why here and
+ * not in BM25 alone: FTS5 counts its rows over the whole table, so a word's IDF is measured against every user's
+ * facts and a word common in this user's facts still weighs as if it were rare.
+ *
+ * `bm25(facts_fts)` ordered through SQLite's own sorter measured a third cheaper than FTS5's `ORDER BY rank`
+ * path, which re-reads every row it returns. CROSS JOIN keeps the ranked rows outside: left to itself the planner
+ * walks the user's whole partition on facts_user and probes them. A time filter or history drops many of the
+ * best-ranked rows, so it reads deeper.
  */
-const ftsMatch = (input: SearchInput, words: readonly string[]): SQL | null => (words.length ? userMatch(input.userId, words) : null);
-
-/** A full-text candidate list; `match` is the FTS5 query, bound as a value or an expression that yields one. */
-function fullText(input: SearchInput, match: string | SQL): SQL {
-  // Ranked inside the user's partition first, then scoped and hydrated. A time filter drops many of the
-  // best-ranked rows, so it reads deeper. `bm25(facts_fts)` is the table's rank: ordering by it through
-  // SQLite's own sorter measured a third cheaper than FTS5's `ORDER BY rank` path,
-  // which re-reads every row it returns; same scores, same order. CROSS JOIN keeps the ranked rows outside:
-  // left to itself the planner walks the user's whole partition on facts_user and probes them.
-  const depth = input.after !== undefined || input.before !== undefined || input.history ? CANDIDATES * 20 : CANDIDATES * 4;
-  return sql`SELECT ${columns}, -h.bm25 AS lexical FROM (SELECT rowid, bm25(facts_fts) AS bm25 FROM facts_fts WHERE facts_fts MATCH ${match} ORDER BY bm25 LIMIT ${literalLimit(depth)}) h
+function fullText(db: Db, plan: SearchPlan): Statement | null {
+  const { input, tuning } = plan;
+  if (!plan.terms.length) return null;
+  const filtered = input.after !== undefined || input.before !== undefined || input.history;
+  const depth = literalLimit(filtered ? tuning.depth * 5 : tuning.depth);
+  const query = sql`WITH tag AS (SELECT ${ownerTag(input.userId)} AS tag),
+    cap AS (SELECT max(${tuning.commonFloor}, CAST((SELECT count(*) FROM facts WHERE user_id = ${input.userId}) * ${tuning.commonShare} AS INTEGER)) AS cap),
+    t AS (SELECT j.key AS pos, j.value AS term, (SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH '"' || tag.tag || j.value || '"'
+      LIMIT (SELECT cap + 1 FROM cap))) AS df FROM json_each(${JSON.stringify(plan.terms)}) j, tag),
+    keep AS (SELECT pos, term FROM t WHERE df <= (SELECT cap FROM cap)),
+    m AS (SELECT group_concat('"' || tag.tag || term || '"', ' OR ') AS q
+      FROM (SELECT pos, term FROM keep UNION ALL SELECT pos, term FROM t WHERE NOT EXISTS (SELECT 1 FROM keep) ORDER BY pos), tag)
+    SELECT ${columns}, -h.bm25 AS lexical FROM (SELECT rowid, bm25(facts_fts) AS bm25 FROM facts_fts WHERE facts_fts MATCH (SELECT q FROM m) ORDER BY bm25 LIMIT ${depth}) h
     CROSS JOIN facts f ON f.rowid = h.rowid WHERE ${scoped(input)} ORDER BY h.bm25 LIMIT ${literalLimit(Math.max(CANDIDATES, input.k * 2))}`;
-}
-
-/** The filler MATCH when the filler is not needed: one index lookup (ranking ignores the list then anyway). */
-const NO_MATCH = '"engramnofillerneeded"';
-
-type ListName = "text" | "expanded" | "filler";
-
-/**
- * Every full-text list as one statement, rows tagged with their list. Ranking uses the filler list (every
- * query word, function words too: they match nearly every fact, so it is the costliest scan) only when the
- * content-word lists found fewer than k facts (`needsFiller`). Here those lists are computed once
- * (materialized) and counted, and the filler list's MATCH is a token that matches nothing unless it is
- * needed: the same lists ranking would use, without paying for the filler scan when it would be ignored.
- */
-function fullTextLists(db: Db, plan: SearchPlan): Statement | null {
-  const { input } = plan;
-  const text = ftsMatch(input, plan.terms);
-  const expanded = ftsMatch(input, plan.extra);
-  const filler = plan.everyWord.length > plan.terms.length ? ftsMatch(input, plan.everyWord) : null;
-  const lists: [ListName, SQL][] = [];
-  if (text) lists.push(["text", fullText(input, text)]);
-  if (expanded) lists.push(["expanded", fullText(input, expanded)]);
-  if (!lists.length && !filler) return null;
-  const ctes = lists.map(([name, q]) => sql`${sql.identifier(`l_${name}`)} AS MATERIALIZED (${q})`);
-  const arms = lists.map(([name]) => sql`SELECT ${name} AS list, * FROM ${sql.identifier(`l_${name}`)}`);
-  if (filler) {
-    const found = sql.join(
-      lists.map(([name]) => sql`SELECT id FROM ${sql.identifier(`l_${name}`)}`),
-      sql` UNION `,
-    );
-    const match = lists.length ? sql`CASE WHEN (SELECT count(*) FROM (${found})) < ${input.k} THEN ${filler} ELSE ${NO_MATCH} END` : filler;
-    arms.push(sql`SELECT ${"filler"} AS list, * FROM (${fullText(input, match)})`);
-  }
-  const query = ctes.length ? sql`WITH ${sql.join(ctes, sql`, `)} ${sql.join(arms, sql` UNION ALL `)}` : sql.join(arms, sql` UNION ALL `);
-  return rowsOf(db, query, ["list", ...CANDIDATE_KEYS, "lexical"]);
+  return rowsOf(db, query, [...CANDIDATE_KEYS, "lexical"]);
 }
 
 /**
- * The statements of the user's attribute a question asks about ("Where am I based these days?" -> where the
- * user lives), newest first: the current one even when it shares no word with the question, and with `history`
- * the ones it replaced. One range read on the (user_id, slot) index.
+ * How many of this user's own facts contain each word (the postings of the word under the user's tag, counted up
+ * to a cap past which rarity barely changes), and, as the row with an empty term, how many facts the user has:
+ * BM25's statistics measured on the user's facts, not the whole table's. Words are letters and digits only (see
+ * `words`), so quoting them needs no escaping.
  */
-function slotFacts(db: Db, input: SearchInput, slot: string, fallback: string | null) {
-  // The fallback slot when the user has no fact of the asked one: one more probe of the same index.
-  const which = fallback
-    ? sql`(CASE WHEN EXISTS (SELECT 1 FROM facts WHERE user_id = ${input.userId} AND slot = ${slot}) THEN ${slot} ELSE ${fallback} END)`
-    : sql`${slot}`;
-  return rowsOf(
-    db,
-    sql`SELECT ${columns}, f.slot FROM facts f WHERE f.slot = ${which} AND ${scoped(input)} ORDER BY coalesce(f.event_at, f.created_at) DESC LIMIT 10`,
-    [...CANDIDATE_KEYS, "slot"],
-  );
-}
-
-/** Document frequencies above this count as this: rarity barely changes past it, and counting stops there. */
-const DF_CAP = 200;
-
-/**
- * How many of this user's own facts contain each word: the postings of the word tagged with the user's tag.
- * Words are letters and digits only (see `words`), so quoting them needs no escaping.
- */
+const DF_CAP = 2000;
 function docFrequency(db: Db, userId: string, plan: SearchPlan) {
   return rowsOf(
     db,
     sql`SELECT value AS term, (SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH '"' || ${ownerTag(userId)} || value || '"' LIMIT ${literalLimit(DF_CAP)})) AS doc
-      FROM json_each(${JSON.stringify([...plan.stems.values()])})`,
+      FROM json_each(${JSON.stringify([...plan.stems.values()])})
+      UNION ALL SELECT '' AS term, (SELECT count(*) FROM facts WHERE user_id = ${userId}) AS doc`,
     ["term", "doc"],
   );
 }
 
-type Lexical = Pick<Candidates, "text" | "expanded" | "filler" | "slotted" | "docFrequency">;
+type Lexical = Pick<Candidates, "text" | "docFrequency" | "facts"> & { docFrequency: Map<string, number> };
 
 /**
- * Whether a fill hit contains one of the question's words as an untagged index would see them (lower case, no
+ * Whether a hit contains one of the query's words as an untagged index would see them (lower case, no
  * diacritics, porter stems; words under three letters unstemmed). Tagged, every indexed word is longer than
- * three letters, so porter stems short words too: "is" is indexed as "i", "as" as "a". The fill list matches
- * function words, and without this check the question's "I" would bring back every fact that says "is".
+ * three letters, so porter stems short words too: "is" is indexed as "i", "as" as "a", and without this check a
+ * question's "I" would find a fact for its "is" alone.
  */
-function sharesWord(everyWord: readonly string[]): (text: string) => boolean {
-  const forms = (text: string) => words(text.normalize("NFD").replace(/\p{M}/gu, "")).map(stem);
-  const wanted = new Set(forms(everyWord.join(" ")));
+function sharesWord(terms: readonly string[]): (text: string) => boolean {
+  const forms = (text: string) => words(text.normalize("NFD").replace(/\p{M}/gu, "")).map((w) => (w.length < 3 ? w : stem(w)));
+  const wanted = new Set(forms(terms.join(" ")));
   return (text) => forms(text).some((f) => wanted.has(f));
 }
 
 /** The full-text reads: they need nothing but the plan. Null when the plan calls for none. */
 function lexicalReads(db: Db, plan: SearchPlan): { queries: BatchReads; decode(results: readonly unknown[]): Lexical } | null {
-  const { input, mode } = plan;
   const named: [keyof Lexical, Statement][] = [];
-  const lists = mode === "vector" ? null : fullTextLists(db, plan);
-  if (lists) named.push(["text", lists]);
-  if (plan.slot) named.push(["slotted", slotFacts(db, input, plan.slot, plan.slotFallback)]);
-  if (plan.stems.size) named.push(["docFrequency", docFrequency(db, input.userId, plan)]);
+  const list = plan.mode === "vector" ? null : fullText(db, plan);
+  if (list) named.push(["text", list]);
+  if (plan.stems.size) named.push(["docFrequency", docFrequency(db, plan.input.userId, plan)]);
   const [first, ...rest] = named.map(([, q]) => q);
   if (!first) return null;
-  const fills = sharesWord(plan.everyWord);
+  const found = sharesWord(plan.terms);
   return {
     queries: [first, ...rest],
     decode(results) {
-      const out: Lexical = { text: [], expanded: [], filler: [], slotted: [], docFrequency: new Map() };
-      named.forEach(([name, _], i) => {
+      const out: Lexical = { text: [], docFrequency: new Map(), facts: 0 };
+      named.forEach(([name], i) => {
         const rows = (results[i] ?? []) as unknown[];
-        if (name === "docFrequency") out.docFrequency = new Map((rows as { term: string; doc: number }[]).map((r) => [stem(r.term), r.doc]));
-        else if (name === "slotted") out.slotted = rows as Candidates["slotted"];
-        else for (const { list, ...row } of rows as (Scored & { list: ListName })[]) if (list !== "filler" || fills(row.text)) out[list].push(row);
+        if (name === "docFrequency") {
+          for (const r of rows as { term: string; doc: number }[]) {
+            if (r.term) out.docFrequency.set(indexForm(r.term), r.doc);
+            else out.facts = r.doc;
+          }
+        } else out.text = (rows as Scored[]).filter((row) => found(row.text));
       });
       return out;
     },
@@ -219,7 +183,7 @@ export async function readCandidates(deps: MemoryDeps, plan: SearchPlan, read: B
     ) ?? [],
   ]);
   return {
-    ...(lists ?? { text: [], expanded: [], filler: [], slotted: [], docFrequency: new Map() }),
+    ...(lists ?? { text: [], docFrequency: new Map(), facts: 0 }),
     vector,
     embeddingTokens: tokens,
     degraded,

@@ -9,15 +9,51 @@ import { runStatements, type Statement } from "../db/batch";
 import { newId } from "../db/client";
 import { inJson } from "../db/in-json";
 import { facts, usage } from "../db/schema";
+import { documentText } from "../lib/prompt-text";
 import type { MemoryDeps } from "./deps";
 import { neighboursOf } from "./neighbours";
-import { planSearch, queryTerms, rankCandidates } from "./ranking";
-import { readCandidates } from "./retrieval-reads";
+import { planSearch, queryTerms, type Ranked, rankCandidates, type SearchPlan, TUNING, type Tuning } from "./ranking";
+import { type Reranker, rerankUsage } from "./rerank";
+import { briefError, readCandidates } from "./retrieval-reads";
 import type { SearchHit, SearchInput, SearchResult } from "./search-types";
 
-export { matchOf, quality, queryTerms, WEAK_MATCH } from "./ranking";
+export { matchOf, queryTerms, TUNING, type Tuning, WEAK_MATCH } from "./ranking";
 export { briefError } from "./retrieval-reads";
 export type { Candidate, SearchHit, SearchInput, SearchMode, SearchOrder, SearchResult } from "./search-types";
+
+/** How many of the fused best a reranker reads: a cross-encoder costs per text, and the answer is near the top. */
+const RERANK_DEPTH = 20;
+
+/**
+ * The fused best, reordered by the reranker (production, `RERANK=on`) and cut to k. Its usage is recorded at once
+ * (kind `rerank`). A reranker that fails leaves the fused order: the search degrades, it does not fail.
+ */
+async function rerank(deps: MemoryDeps, reranker: Reranker, plan: SearchPlan, ranked: Ranked): Promise<Ranked> {
+  const cut = (order: number[]): Ranked => ({
+    chosen: order
+      .map((i) => ranked.chosen[i])
+      .filter((x) => x !== undefined)
+      .slice(0, plan.input.k),
+    results: order
+      .map((i) => ranked.results[i])
+      .filter((x) => x !== undefined)
+      .slice(0, plan.input.k),
+    weak: ranked.weak,
+  });
+  const fused = ranked.results.map((_, i) => i);
+  if (ranked.results.length < 2) return cut(fused);
+  try {
+    const { scores, tokens } = await reranker.rerank(
+      plan.input.query,
+      ranked.results.map((r) => r.text),
+    );
+    await rerankUsage(deps.db, { userId: plan.input.userId, model: reranker.model, tokens });
+    return cut(fused.sort((a, b) => (scores[b] ?? 0) - (scores[a] ?? 0) || a - b));
+  } catch (err) {
+    console.warn(JSON.stringify({ event: "rerank_failed", error: briefError(err) }));
+    return cut(fused);
+  }
+}
 
 /** An FTS5 query matching any content word of the text (quoted: no operator injection). */
 export function ftsQuery(text: string): string | null {
@@ -27,15 +63,17 @@ export function ftsQuery(text: string): string | null {
 
 /**
  * `read`: a batch the caller flushes (a chat turn's context read), which these reads join; without it the
- * search reads in one batch of its own.
+ * search reads in one batch of its own. `tuning`: the product's measured choices, unless an evaluation ablates one.
  */
-export async function searchFacts(deps: MemoryDeps, request: SearchInput, read?: BatchedRead): Promise<SearchResult> {
-  const plan = planSearch(request, deps.now());
+export async function searchFacts(deps: MemoryDeps, request: SearchInput, read?: BatchedRead, tuning: Tuning = TUNING): Promise<SearchResult> {
+  const plan = planSearch(request, deps.now(), tuning);
   const batch = read ? { read, flush: async () => {} } : readBatch(deps.db);
   const reading = readCandidates(deps, plan, batch.read);
   await batch.flush();
   const found = await reading;
-  const { chosen, results, weak } = rankCandidates(plan, found, deps.embedder);
+  const reranking = deps.reranker && plan.mode === "hybrid";
+  const ranked = rankCandidates(reranking ? { ...plan, input: { ...plan.input, k: Math.max(plan.input.k, RERANK_DEPTH) } } : plan, found, deps.embedder);
+  const { chosen, results, weak } = reranking && deps.reranker ? await rerank(deps, deps.reranker, plan, ranked) : ranked;
   if (plan.input.neighbours && results.length) {
     const around = await neighboursOf(
       deps.db,
@@ -44,7 +82,14 @@ export async function searchFacts(deps: MemoryDeps, request: SearchInput, read?:
     );
     for (const r of results) r.neighbours = around.get(r.id) ?? [];
   }
-  return { results, degraded: found.degraded, embeddingTokens: found.embeddingTokens, when: plan.cues.range, current: plan.cues.current, weak };
+  return {
+    results,
+    degraded: found.degraded,
+    embeddingTokens: found.embeddingTokens,
+    when: plan.cues.range,
+    current: plan.input.preferLatest ?? plan.cues.current,
+    weak,
+  };
 }
 
 /**
@@ -53,7 +98,7 @@ export async function searchFacts(deps: MemoryDeps, request: SearchInput, read?:
  * replaced it.
  */
 export const factLine = (hit: Pick<SearchHit, "id" | "text" | "supersededBy">, maxChars = 2000) =>
-  `- ${hit.text.replace(/\s+/g, " ").trim().slice(0, maxChars)} (id ${hit.id}${hit.supersededBy ? ", since replaced" : ""})`;
+  `- ${documentText(hit.text).slice(0, maxChars)} (id ${hit.id}${hit.supersededBy ? ", since replaced" : ""})`;
 
 /** What a search tool answers: the lines, and a warning when even the best match is weak. */
 export const searchAnswer = (found: Pick<SearchResult, "results" | "weak">) =>

@@ -142,7 +142,7 @@ const searchRoute = createRoute({
   path: "/v1/memory/facts/search",
   operationId: "searchFacts",
   tags: ["memory"],
-  summary: "Hybrid retrieval (full-text BM25 + vectors, fused by score, time-aware) over your facts",
+  summary: "Hybrid retrieval (full-text BM25 + vectors, fused, time-aware) over your facts",
   security,
   request: {
     query: z
@@ -154,6 +154,10 @@ const searchRoute = createRoute({
         before: EventTime.optional().describe("Only facts whose event time is before this"),
         order: z.enum(["relevance", "newest", "oldest"]).default("relevance").describe("Order of the k best matches"),
         history: z.enum(["true", "false"]).default("false").describe("Include superseded statements (ranked under current ones, with superseded_by set)"),
+        prefer_latest: z
+          .enum(["true", "false"])
+          .optional()
+          .describe('Of near-equal matches, prefer the latest (a question about the present). Default: when the query names the present ("now", "today")'),
         neighbours: z.enum(["true", "false"]).default("false").describe("Attach the turns just before and after each hit in its session"),
       })
       .refine((v) => v.after === undefined || v.before === undefined || v.after < v.before, { message: "after must be before before", path: ["after"] }),
@@ -260,7 +264,7 @@ export const factRoutes = newRouter()
     return c.json(await importFacts(depsOf(c), c.var.user.id, c.req.valid("json").facts, quota), 201);
   })
   .openapi(searchRoute, async (c) => {
-    const { q, k, mode, after, before, order, history, neighbours } = c.req.valid("query");
+    const { q, k, mode, after, before, order, history, neighbours, prefer_latest } = c.req.valid("query");
     const active = (await listConnections(c.var.db, c.var.user.id)).filter((x) => x.active).map((x) => x.id);
     const deps = depsOf(c);
     const found = await searchFacts(deps, {
@@ -274,6 +278,7 @@ export const factRoutes = newRouter()
       order,
       history: history === "true",
       neighbours: neighbours === "true",
+      preferLatest: prefer_latest === undefined ? undefined : prefer_latest === "true",
     });
     // A search is the user looking, not the assistant recalling: only the embedding cost is recorded.
     await recordRecall(deps, c.var.user.id, [], found.embeddingTokens);

@@ -18,6 +18,11 @@ export type SearchInput = {
   order?: SearchOrder;
   /** Superseded statements too (the history of a changing fact), marked by `supersededBy`. */
   history?: boolean;
+  /**
+   * Of near-equal matches, prefer the latest (a question about the present state of something). Undefined:
+   * when the question names the present ("now", "today").
+   */
+  preferLatest?: boolean;
   /** Attach the turns just before and after each hit in its session (`metadata.session_id`). */
   neighbours?: boolean;
   /**
@@ -42,7 +47,7 @@ export type SearchResult = {
   results: SearchHit[];
   degraded: string | null;
   embeddingTokens: number;
-  /** The period read from the query, if any, and whether it asked about the present. */
+  /** The period read from the query, if any, and whether it named the present. */
   when: TimeRange | null;
   current: boolean;
   /** True when even the best hit matches little of the query: likely nothing relevant is stored. */
@@ -69,16 +74,13 @@ export type VectorCandidate = Candidate & { cosine: number };
 
 /** Every candidate list one search read, before ranking. */
 export type Candidates = {
+  /** Full-text matches, best first. */
   text: Scored[];
-  /** Matches of the query's expansion terms (near-synonyms, irregular forms). */
-  expanded: Scored[];
-  /** Matches of every word of the query, function words too (used only when the others are too few). */
-  filler: Scored[];
-  /** The statements of the attribute the question asks about (see slots.ts), newest first, with their slot. */
-  slotted: (Candidate & { slot: string })[];
   vector: VectorCandidate[];
   /** How many of the user's facts contain each query word (by stem), capped: the rarity of the word. */
   docFrequency: ReadonlyMap<string, number>;
+  /** How many facts the user has (every scope): BM25's collection size. */
+  facts: number;
   embeddingTokens: number;
   degraded: string | null;
 };

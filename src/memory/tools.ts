@@ -119,6 +119,7 @@ export const searchMemory = defineTool({
     query: z.string().trim().min(1).max(2000),
     k: z.number().int().min(1).max(20).default(5),
     history: z.boolean().default(false).describe("Include statements a newer one has replaced, marked as such"),
+    current: z.boolean().default(false).describe("The question is about how things stand now: of near-equal matches, prefer the latest"),
   }),
   runs: "server",
   needsApproval: false,
@@ -130,6 +131,7 @@ export const searchMemory = defineTool({
       query: input.query,
       k: input.k,
       history: input.history,
+      preferLatest: input.current || undefined,
       connectionIds: "active",
       projectId: ctx.projectId,
     });

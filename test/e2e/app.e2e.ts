@@ -19,14 +19,17 @@ const api = async <T>(path: string): Promise<T> => {
   return (await res.json()) as T;
 };
 
-/** Imports one statement after another, each said on its date; the later one replaces the earlier. Their ids, in order. */
-async function statedInOrder(statements: [text: string, date: string][]): Promise<string[]> {
+/**
+ * Imports one statement after another, each said on its date, under one key (the attribute they state, as the caller
+ * names it): the later one replaces the earlier. Their ids, in order.
+ */
+async function statedInOrder(statements: [text: string, date: string][], factKey = "user.statement"): Promise<string[]> {
   const ids: string[] = [];
   for (const [text, date] of statements) {
     const res = await fetch(`${server.origin}/v1/memory/facts`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ facts: [{ text, metadata: { date } }] }),
+      body: JSON.stringify({ facts: [{ text, key: factKey, metadata: { date } }] }),
     });
     expect(res.status).toBe(201);
     const body = (await res.json()) as { facts: { id: string }[]; superseded: string[] };
@@ -245,10 +248,13 @@ describe("engram web app", () => {
   });
 
   it("forgets from the chat only once allowed, after showing what would go", async () => {
-    const ids = await statedInOrder([
-      ["My favourite tree is the oak", "2023-01-01"],
-      ["My favourite tree is the birch", "2024-01-01"],
-    ]);
+    const ids = await statedInOrder(
+      [
+        ["My favourite tree is the oak", "2023-01-01"],
+        ["My favourite tree is the birch", "2024-01-01"],
+      ],
+      "user.favourite_tree",
+    );
     await say("Please forget my favourite tree");
     const prompt = page.getByRole("group", { name: "Approve forget_memory" });
     // The model names ids; the prompt shows the user the fact itself and what it had replaced.
@@ -299,10 +305,13 @@ describe("engram web app", () => {
 
   it("says when forgetting a fact also forgot the earlier statement it had replaced", async () => {
     // The second statement replaces the first: the same attribute, stated later.
-    const ids = await statedInOrder([
-      ["My favourite board game is Catan", "2023-01-01"],
-      ["My favourite board game is Azul", "2024-01-01"],
-    ]);
+    const ids = await statedInOrder(
+      [
+        ["My favourite board game is Catan", "2023-01-01"],
+        ["My favourite board game is Azul", "2024-01-01"],
+      ],
+      "user.favourite_board_game",
+    );
     await page.getByLabel("Search facts").fill("favourite board game");
     await page.getByRole("button", { name: "Search", exact: true }).click();
     const azul = page.locator(`.items li[data-id="${ids[1]}"]`);
@@ -316,7 +325,7 @@ describe("engram web app", () => {
   });
 
   it("shows which memory an answer used, opens that fact from it, and shows it again after a reload", async () => {
-    const [lyon] = await statedInOrder([["I live in Lyon by the river Saône", "2025-01-01"]]);
+    const [lyon] = await statedInOrder([["I live in Lyon by the river Saône", "2025-01-01"]], "user.home_city");
     await say("where do I live?");
     // The offline model cites the recalled fact the question shares words with, as Claude cites a search result.
     const used = lastAnswer().locator("details.used-memory");
