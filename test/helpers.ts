@@ -1,4 +1,5 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
+import Anthropic from "@anthropic-ai/sdk";
 import { createParser } from "eventsource-parser";
 import { expect } from "vitest";
 import { loadConfig } from "../src/config/config";
@@ -13,6 +14,15 @@ import type { Step } from "./fake-anthropic/worker";
 import { registry } from "./worker";
 
 export const BASE = "http://engram.test";
+
+/** The real SDK against the fake Messages API, without retries: what a test of the fake's wire talks through. */
+export const fakeClient = () =>
+  new Anthropic({
+    apiKey: "test",
+    baseURL: "http://fake-anthropic.test",
+    maxRetries: 0,
+    fetch: (url: RequestInfo | URL, init?: RequestInit) => env.FAKE_ANTHROPIC.fetch(url, init),
+  });
 
 /** A prompt-building context for a made-up user, at a fixed time: for tests of prompt assembly alone. */
 export const promptContext = (): PromptContext => ({

@@ -4,19 +4,12 @@
  * https://platform.claude.com/docs/en/build-with-claude/search-results
  */
 
-import { env } from "cloudflare:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { WEB_SEARCH_TOOL } from "../src/bridge/web-search";
-import { script } from "./helpers";
+import { fakeClient, script } from "./helpers";
 
-const client = () =>
-  new Anthropic({
-    apiKey: "test",
-    baseURL: "http://fake-anthropic.test",
-    maxRetries: 0,
-    fetch: (url: RequestInfo | URL, init?: RequestInit) => env.FAKE_ANTHROPIC.fetch(url, init),
-  });
+const client = fakeClient;
 
 const user = () => `usr_cite_${crypto.randomUUID().slice(0, 8)}`;
 

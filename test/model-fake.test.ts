@@ -3,20 +3,13 @@
  * the product's tests can fail where the real API would. Driven through the real SDK.
  */
 
-import { env } from "cloudflare:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { MODEL_IDS } from "../src/config/models";
 import { backgroundRequest } from "../src/model/request";
-import { script } from "./helpers";
+import { fakeClient, script } from "./helpers";
 
-const client = () =>
-  new Anthropic({
-    apiKey: "test",
-    baseURL: "http://fake-anthropic.test",
-    maxRetries: 0,
-    fetch: (url: RequestInfo | URL, init?: RequestInit) => env.FAKE_ANTHROPIC.fetch(url, init),
-  });
+const client = fakeClient;
 
 const user = () => `usr_fake_${crypto.randomUUID().slice(0, 8)}`;
 type Params = Anthropic.MessageCreateParamsNonStreaming;
