@@ -85,7 +85,29 @@ const TAG = "10000000";
  * "ine", and "is" becomes "i"). The `stemmer` package and FTS5 agree on 5,393 of the 5,394 distinct words of the
  * LoCoMo conversations written this way, so BM25 computed here counts the words the index matched.
  */
-export const indexForm = (word: string) => stemmer(TAG + word.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase()).slice(TAG.length);
+export const indexForm = (word: string): string => {
+  let form = FORMS.get(word);
+  if (form === undefined) {
+    form = stemmer(TAG + word.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase()).slice(TAG.length);
+    // A search stems every word of up to 200 candidates; an isolate keeps the forms it has seen (bounded).
+    if (FORMS.size >= MAX_FORMS) FORMS.clear();
+    FORMS.set(word, form);
+  }
+  return form;
+};
+const FORMS = new Map<string, string>();
+const MAX_FORMS = 50_000;
+
+/** The words of each candidate as the index stores them, once per search (BM25 and feedback both read them). */
+const formsOf = new WeakMap<Candidate, string[]>();
+const candidateForms = (c: Candidate): string[] => {
+  let forms = formsOf.get(c);
+  if (!forms) {
+    forms = words(c.text).map(indexForm);
+    formsOf.set(c, forms);
+  }
+  return forms;
+};
 
 /** The query's searchable words, in order, once each: letters and digits of any script. */
 export function queryTerms(text: string): string[] {
@@ -157,7 +179,7 @@ const B = 0.75;
  * is normalised by the candidates' mean length (the user's own mean is not read).
  */
 export function userBm25(plan: SearchPlan, found: Pick<Candidates, "docFrequency" | "facts">, candidates: readonly Candidate[]): Map<string, number> {
-  const forms = new Map(candidates.map((c) => [c.id, words(c.text).map(indexForm)]));
+  const forms = new Map(candidates.map((c) => [c.id, candidateForms(c)]));
   const lengths = [...forms.values()].map((f) => f.length);
   const avgdl = lengths.reduce((a, b) => a + b, 0) / Math.max(1, lengths.length) || 1;
   // The index's porter and this one can disagree on a word ("Ines"): a word the candidates contain is in at least
@@ -246,7 +268,7 @@ function withNeighbours(fused: Map<string, { c: Candidate; relevance: number }>,
 function withFeedback(fused: Map<string, { c: Candidate; relevance: number }>, share: number) {
   if (!share || fused.size < 4) return fused;
   const entries = [...fused.values()];
-  const forms = new Map(entries.map(({ c }) => [c.id, new Set(words(c.text).map(indexForm))]));
+  const forms = new Map(entries.map(({ c }) => [c.id, new Set(candidateForms(c))]));
   const df = new Map<string, number>();
   for (const f of forms.values()) for (const w of f) df.set(w, (df.get(w) ?? 0) + 1);
   const top = [...entries].sort((a, b) => b.relevance - a.relevance).slice(0, 3);

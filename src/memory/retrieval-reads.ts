@@ -43,6 +43,14 @@ const rowsOf = (db: Db, query: SQL, keys: readonly string[]) =>
 type Statement = ReturnType<typeof rowsOf>;
 
 /**
+ * `cap(n, cap)`: how many facts the user has, and the document frequency over which a word is common for them
+ * (`commonLimit` in ranking.ts, the same rule).
+ */
+const commonCap = ({ input, tuning }: SearchPlan) =>
+  sql`n AS (SELECT count(*) AS n FROM facts WHERE user_id = ${input.userId}),
+    cap AS (SELECT n, max(${tuning.commonFloor}, CAST(n * ${tuning.commonShare} AS INTEGER)) AS cap FROM n)`;
+
+/**
  * The full-text list: FTS5's BM25 over the query's words in the user's own postings (`facts_fts` stores every
  * word tagged with its owner: src/db/fts-tag.ts), ranked inside that partition first, then scoped and hydrated.
  *
@@ -62,8 +70,7 @@ function fullText(db: Db, plan: SearchPlan): Statement | null {
   if (!plan.terms.length) return null;
   const filtered = input.after !== undefined || input.before !== undefined || input.history;
   const depth = literalLimit(filtered ? tuning.depth * 5 : tuning.depth);
-  const query = sql`WITH tag AS (SELECT ${ownerTag(input.userId)} AS tag),
-    cap AS (SELECT max(${tuning.commonFloor}, CAST((SELECT count(*) FROM facts WHERE user_id = ${input.userId}) * ${tuning.commonShare} AS INTEGER)) AS cap),
+  const query = sql`WITH tag AS (SELECT ${ownerTag(input.userId)} AS tag), ${commonCap(plan)},
     t AS (SELECT j.key AS pos, j.value AS term, (SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH '"' || tag.tag || j.value || '"'
       LIMIT (SELECT cap + 1 FROM cap))) AS df FROM json_each(${JSON.stringify(plan.terms)}) j, tag),
     keep AS (SELECT pos, term FROM t WHERE df <= (SELECT cap FROM cap)),
@@ -75,18 +82,18 @@ function fullText(db: Db, plan: SearchPlan): Statement | null {
 }
 
 /**
- * How many of this user's own facts contain each word (the postings of the word under the user's tag, counted up
- * to a cap past which rarity barely changes), and, as the row with an empty term, how many facts the user has:
- * BM25's statistics measured on the user's facts, not the whole table's. Words are letters and digits only (see
- * `words`), so quoting them needs no escaping.
+ * How many of this user's own facts contain each word (the postings of the word under the user's tag), and, as the
+ * row with an empty term, how many facts the user has: BM25's statistics measured on the user's facts, not the
+ * whole table's. Counting stops one past the common-word limit: a word that common is not scored at all. Words are
+ * letters and digits only (see `words`), so quoting them needs no escaping.
  */
-const DF_CAP = 2000;
-function docFrequency(db: Db, userId: string, plan: SearchPlan) {
+function docFrequency(db: Db, plan: SearchPlan) {
+  const { userId } = plan.input;
   return rowsOf(
     db,
-    sql`SELECT value AS term, (SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH '"' || ${ownerTag(userId)} || value || '"' LIMIT ${literalLimit(DF_CAP)})) AS doc
-      FROM json_each(${JSON.stringify([...plan.stems.values()])})
-      UNION ALL SELECT '' AS term, (SELECT count(*) FROM facts WHERE user_id = ${userId}) AS doc`,
+    sql`WITH ${commonCap(plan)} SELECT value AS term, (SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH '"' || ${ownerTag(userId)} || value || '"'
+      LIMIT (SELECT cap + 1 FROM cap))) AS doc FROM json_each(${JSON.stringify([...plan.stems.values()])})
+      UNION ALL SELECT '' AS term, (SELECT n FROM cap) AS doc`,
     ["term", "doc"],
   );
 }
@@ -110,7 +117,7 @@ function lexicalReads(db: Db, plan: SearchPlan): { queries: BatchReads; decode(r
   const named: [keyof Lexical, Statement][] = [];
   const list = plan.mode === "vector" ? null : fullText(db, plan);
   if (list) named.push(["text", list]);
-  if (plan.stems.size) named.push(["docFrequency", docFrequency(db, plan.input.userId, plan)]);
+  if (plan.stems.size) named.push(["docFrequency", docFrequency(db, plan)]);
   const [first, ...rest] = named.map(([, q]) => q);
   if (!first) return null;
   const found = sharesWord(plan.terms);
