@@ -1,8 +1,9 @@
 /**
  * Dependencies point down: platform (config, db, http, lib, model) <- the chat core (core, usage,
  * bridge, chat, sessions, account, mcp) <- capabilities (brain, memory, builtins, projects, lessons) <- the
- * composition root (app.ts, capabilities.ts, index.ts). `npm run check:deps` also fails on any
- * import cycle between folders (scripts/check-deps.mjs).
+ * composition root (app.ts, capabilities.ts, index.ts). A capability's offline chat rules
+ * (`offline-chat-*.ts`) are imported only by its index.ts and other offline chat modules.
+ * `npm run check:deps` also fails on any import cycle between folders (scripts/check-deps.mjs).
  */
 const PLATFORM = "^src/(config|db|http|lib|model)/";
 const CORE = "^src/(core|bridge|chat|sessions|account|auth|health|usage|overview|mcp)/";
@@ -31,6 +32,15 @@ module.exports = {
       // The bindings type names the session object class (wrangler types writes it the same way).
       from: { path: PLATFORM, pathNot: "^src/config/env\\.ts$" },
       to: { path: [CORE, CAPABILITIES, "^src/(app|capabilities|index)\\.ts$"] },
+    },
+    {
+      name: "offline-rules-through-the-registry",
+      severity: "error",
+      comment:
+        "A capability's offline chat rules (English standing in for Claude) reach the model only through its capability value: " +
+        "nothing but its index.ts and other offline chat modules imports them.",
+      from: { path: "^src/", pathNot: "^src/[^/]+/(index|offline-chat-[^/]+)\\.ts$" },
+      to: { path: "^src/[^/]+/offline-chat-[^/]+\\.ts$" },
     },
     {
       name: "only-the-root-composes",

@@ -8,9 +8,9 @@ import { SANITIZE_MAX_CHARS, sanitizeBrainContent } from "../src/brain/sanitize"
 import { buildSystemPrompt } from "../src/chat/prompt";
 import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
-import { offlineReply } from "../src/model/offline";
 import { call, seedEntries } from "./brain-helpers";
 import { chat, createUser, promptOf, script, seen, textReply } from "./helpers";
+import { offlineReply } from "./offline-helpers";
 
 describe("sanitizeBrainContent", () => {
   const cases: [string, string, string][] = [

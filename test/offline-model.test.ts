@@ -1,7 +1,8 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { replyText } from "../src/core/events";
-import { createOfflineFetch, OFFLINE_NOTICE, offlineReply } from "../src/model/offline";
+import { OFFLINE_NOTICE } from "../src/model/offline";
+import { createOfflineFetch, offlineReply } from "./offline-helpers";
 
 const client = (skills = {}) => new Anthropic({ apiKey: "offline", baseURL: "http://offline.test", fetch: createOfflineFetch(skills), maxRetries: 0 });
 const saveTool = { name: "update_customer_brain", description: "save", input_schema: { type: "object" as const } };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { projectCall } from "../src/model/offline-projects";
-import { planCalls } from "../src/model/offline-rules";
+import { projectCall } from "../src/projects/offline-chat-rules";
+import { planCalls } from "./offline-helpers";
 
 const tools = [{ name: "create_project" }, { name: "record_observation" }];
 

@@ -3,6 +3,7 @@ import { brainContextProvider } from "./context";
 import { staleHeartbeatsJob } from "./cron";
 import { eraseBrain } from "./erase";
 import { brainMcpTools } from "./mcp";
+import { brainOfflineRules } from "./offline-chat-rules";
 import { brainOverview } from "./overview";
 import { brainRoutes } from "./routes";
 import { updateCustomerBrain } from "./tool";
@@ -17,4 +18,5 @@ export const brainCapability: Capability = {
   cronJobs: [staleHeartbeatsJob],
   overview: brainOverview,
   erase: eraseBrain,
+  offline: brainOfflineRules,
 };

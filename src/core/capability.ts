@@ -1,8 +1,9 @@
 /**
  * A capability (brain, memory, projects, lessons...) is one value saying what it adds to engram: tools
  * the model can call, context providers for the system prompt, HTTP routes, queue message kinds, cron
- * jobs and its part of erasing a user. The composition root lists the capabilities; the chat core
- * (loop, sessions, prompt assembly, events) only ever sees the registry built from them.
+ * jobs, its part of erasing a user and the offline model's rules for its tools. The composition root
+ * lists the capabilities; the chat core (loop, sessions, prompt assembly, events) only ever sees the
+ * registry built from them.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Config } from "../config/config";
@@ -10,6 +11,7 @@ import type { Env } from "../config/env";
 import type { Statement } from "../db/batch";
 import type { Db } from "../db/client";
 import type { AppEnv } from "../http/context";
+import { composeOfflineRules, type OfflineRules } from "../model/offline-rule";
 import type { ContextProvider, TurnScope } from "./context";
 import type { CronJob } from "./cron";
 import type { QueueKind } from "./queue";
@@ -70,6 +72,8 @@ export interface Capability {
   bodyLimits?: Readonly<Record<string, number>>;
   /** Its section of the overview; a capability without one is simply absent from it. */
   overview?: OverviewSource;
+  /** How the offline model (no ANTHROPIC_API_KEY) uses its tools: English rules standing in for Claude. */
+  offline?: OfflineRules;
 }
 
 /** What the core runs with: every capability's contributions, merged once. */
@@ -83,6 +87,8 @@ export type Registry = {
   eraseHooks: readonly EraseHook[];
   observers: readonly ObservationSink[];
   bodyLimits: ReadonlyMap<string, number>;
+  /** Every capability's offline-model rules, for the chat model client (one object: clients are kept per set). */
+  offline: OfflineRules;
 };
 
 /** Merges capabilities; two contributions under one name (tool, queue kind, cron job) are a wiring bug. */
@@ -128,6 +134,7 @@ export function composeRegistry(capabilities: readonly Capability[]): Registry {
     eraseHooks: capabilities.flatMap((c) => (c.erase ? [c.erase] : [])),
     observers: capabilities.flatMap((c) => (c.observe ? [c.observe] : [])),
     bodyLimits: new Map(capabilities.flatMap((c) => Object.entries(c.bodyLimits ?? {}))),
+    offline: composeOfflineRules(capabilities.flatMap((c) => (c.offline ? [c.offline] : []))),
   };
 }
 

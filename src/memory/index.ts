@@ -3,6 +3,7 @@ import { memorySweepJob } from "./cron";
 import { CONSOLIDATE_KIND } from "./deps";
 import { eraseMemory } from "./erase";
 import { memoryMcpTools } from "./mcp";
+import { memoryOfflineRules } from "./offline-chat-rules";
 import { memoryOverview } from "./overview";
 import { memoryProviders } from "./providers";
 import { handleConsolidation, markDeadLettered } from "./queue";
@@ -21,4 +22,5 @@ export const memoryCapability: Capability = {
   overview: memoryOverview,
   erase: eraseMemory,
   observe: observeFromCore,
+  offline: memoryOfflineRules,
 };

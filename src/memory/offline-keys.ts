@@ -45,7 +45,7 @@ export function statementKey(text: string): string | null {
   return attribute ? `${noun ?? "user"}.${attribute}` : null;
 }
 
-/** The profile keys the offline chat model fills (offline-rules.ts), by the attribute their facts state. */
+/** The profile keys the offline chat model fills (offline-chat-statements.ts), by the attribute their facts state. */
 const PROFILE_KEYS: Record<string, string> = { Name: "name", Location: "home_city", Employer: "employer", Role: "occupation" };
 
 /** The key of a fact written from a profile key: a profile key holds one value, so it is a changing attribute. */

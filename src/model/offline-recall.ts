@@ -4,7 +4,8 @@
  * search result (https://platform.claude.com/docs/en/build-with-claude/search-results).
  */
 import { parseEvidenceSource } from "../lib/evidence-source";
-import { bestMatches, type ShownFact } from "./offline-rules";
+import type { ShownFact } from "./offline-rule";
+import { bestMatches } from "./offline-words";
 import type { WireBlock } from "./wire";
 
 type Block = { type: string; source?: unknown; title?: unknown; content?: unknown };

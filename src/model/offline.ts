@@ -1,14 +1,15 @@
 /**
  * The offline model: a deterministic stand-in for Claude used when no ANTHROPIC_API_KEY is set.
  * It speaks the Messages API (JSON and SSE) through the real SDK's `fetch` option and says plainly that
- * it is offline. It follows rules (offline-rules.ts, documented in docs/offline-model.md): it records
- * what the user states, saves to MEMORY when asked to remember, calls declared tools the user asks for,
+ * it is offline. What it does with tools comes from the rules each capability registers (offline-rule.ts,
+ * run by offline-plan.ts, documented in docs/offline-model.md): it calls declared tools the user asks for,
  * answers structured-output requests, reports tool results truthfully, and cites the recalled memory its
  * answer uses (offline-recall.ts).
  */
 import { approxTokens, fnv1a } from "../lib/text";
+import { describeOutcome, planReply, recallText } from "./offline-plan";
 import { citedRecall, recalledResults, shownFacts } from "./offline-recall";
-import { asksToForget, describeOutcome, planCalls, type ToolDef } from "./offline-rules";
+import { NO_OFFLINE_RULES, type OfferedTool, type OfflineRules } from "./offline-rule";
 import { schemaInstance } from "./schema-instance";
 import { messageEvents, messageJson, sseResponse, type WireBlock, type WireMessage } from "./wire";
 
@@ -28,7 +29,7 @@ export type OfflineRequest = {
   model: string;
   system?: string | { text: string }[];
   messages: Msg[];
-  tools?: ToolDef[];
+  tools?: OfferedTool[];
   output_config?: { format?: { type: string; schema: Record<string, unknown> } | null };
   stream?: boolean;
 };
@@ -56,44 +57,20 @@ const systemText = (s: OfflineRequest["system"]) => (typeof s === "string" ? s :
 
 const hashId = (s: string) => fnv1a(s).toString(36);
 
-function remembered(system: string): string[] {
-  const m = /<remembered>\n([\s\S]*?)\n<\/remembered>/.exec(system);
-  return m?.[1]
-    ? m[1]
-        .split("\n")
-        .filter((l) => l.trim() !== "")
-        .slice(0, 5)
-    : [];
-}
-
-/** The profile keys the offline model states back, as "Your name is Ana." */
-const PROFILE_SAYS: [key: string, says: string][] = [
-  ["Name", "Your name is"],
-  ["Location", "You live in"],
-  ["Employer", "You work at"],
-  ["Role", "You work as"],
-];
-
-/** What the prompt says about the user: MEMORY entries, and what the profile holds. */
-function recall(system: string): string {
-  const profile = PROFILE_SAYS.flatMap(([key, says]) => {
-    const value = new RegExp(`"${key}":\\s*"([^"]{1,80})"`).exec(system)?.[1];
-    return value ? [` ${says} ${value}.`] : [];
-  });
-  const memory = remembered(system);
-  const parts = [...profile, ...(memory.length ? [` Here is what I remember about you:\n${memory.map((l) => `- ${l.replace(/^- /, "")}`).join("\n")}`] : [])];
-  return parts.join("");
-}
-
-function afterTools(req: OfflineRequest, results: Block[]): Pick<WireMessage, "content" | "stop_reason"> {
+function afterTools(req: OfflineRequest, results: Block[], rules: OfflineRules): Pick<WireMessage, "content" | "stop_reason"> {
   const calls = req.messages.at(-2)?.content;
   const nameOf = (r: Block) => (Array.isArray(calls) ? calls.find((b) => b.type === "tool_use" && b.id === r.tool_use_id)?.name : undefined);
   const asText = (r: Block) => (typeof r.content === "string" ? r.content : JSON.stringify(r.content));
-  const said = results.map((r) => describeOutcome({ name: nameOf(r), content: asText(r), isError: r.is_error === true }));
+  const said = results.map((r) => describeOutcome({ name: nameOf(r), content: asText(r), isError: r.is_error === true }, rules));
   return { content: [{ type: "text", text: `${[...new Set(said)].join(" ")} ${OFFLINE_NOTICE}` }], stop_reason: "end_turn" };
 }
 
-export function offlineReply(req: OfflineRequest, skills: OfflineSkills = {}): Pick<WireMessage, "content" | "stop_reason"> {
+/** The reply to a request; `rules`: the registered chat rules (without them it only answers and calls what is named). */
+export function offlineReply(
+  req: OfflineRequest,
+  skills: OfflineSkills = {},
+  rules: OfflineRules = NO_OFFLINE_RULES,
+): Pick<WireMessage, "content" | "stop_reason"> {
   const format = req.output_config?.format;
   if (format?.type === "json_schema") {
     const title = typeof format.schema.title === "string" ? format.schema.title : "";
@@ -105,12 +82,15 @@ export function offlineReply(req: OfflineRequest, skills: OfflineSkills = {}): P
   const results = blocks.filter((b) => b.type === "tool_result");
   const said = last ? textOf(last.content).trim() : "";
   // Results with words after them: a turn stopped after its tools ran, then a new message. Answer the message.
-  if (results.length > 0 && said === "") return afterTools(req, results);
+  if (results.length > 0 && said === "") return afterTools(req, results, rules);
   // MEMORY, the profile and the user's projects reach the model in the system prompt or in the turn's context block;
   // recalled facts as search results.
   const context = `${systemText(req.system)}\n${blocks.map((b) => b.text ?? "").join("\n")}`;
   const recalled = recalledResults(req.messages);
-  const plan = planCalls(said, req.tools ?? [], context, shownFacts(recalled));
+  const tools = req.tools ?? [];
+  const turn = { said, tools, offers: (name: string) => tools.some((t) => t.name === name), context, facts: shownFacts(recalled) };
+  const plan = planReply(turn, rules);
+  if (plan && "text" in plan) return { content: [{ type: "text", text: plan.text }], stop_reason: "end_turn" };
   if (plan) {
     const content: WireBlock[] = [
       { type: "text", text: plan.lead },
@@ -120,27 +100,23 @@ export function offlineReply(req: OfflineRequest, skills: OfflineSkills = {}): P
     ];
     return { content, stop_reason: "tool_use" };
   }
-  if (asksToForget(said)) {
-    const text = `I couldn't tell what to forget from what I was shown ${OFFLINE_NOTICE}. Name it more precisely, or open Memory → Facts and choose Forget: the earlier values it had replaced go with it.`;
-    return { content: [{ type: "text", text }], stop_reason: "end_turn" };
-  }
-  const text = `Hello! I'm engram's assistant ${OFFLINE_NOTICE}. You said: "${said.slice(0, 200)}".${recall(context)}`;
+  const text = `Hello! I'm engram's assistant ${OFFLINE_NOTICE}. You said: "${said.slice(0, 200)}".${recallText(context, rules)}`;
   return { content: [{ type: "text", text }, ...citedRecall(said, recalled)], stop_reason: "end_turn" };
 }
 
 /** A `fetch` that answers POST /v1/messages like the Messages API, for the SDK's `fetch` option. */
 export const createOfflineFetch =
-  (skills: OfflineSkills = {}) =>
+  (skills: OfflineSkills = {}, rules: OfflineRules = NO_OFFLINE_RULES) =>
   (input: RequestInfo | URL, init?: RequestInit): Promise<Response> =>
-    offlineFetch(input, init, skills);
+    offlineFetch(input, init, skills, rules);
 
-async function offlineFetch(input: RequestInfo | URL, init: RequestInit | undefined, skills: OfflineSkills): Promise<Response> {
+async function offlineFetch(input: RequestInfo | URL, init: RequestInit | undefined, skills: OfflineSkills, rules: OfflineRules): Promise<Response> {
   const request = new Request(input, init);
   if (request.method !== "POST" || !new URL(request.url).pathname.endsWith("/v1/messages")) {
     return Response.json({ type: "error", error: { type: "not_found_error", message: "offline model: only POST /v1/messages" } }, { status: 404 });
   }
   const req = (await request.json()) as OfflineRequest;
-  const reply = offlineReply(req, skills);
+  const reply = offlineReply(req, skills, rules);
   const promptText = systemText(req.system) + JSON.stringify(req.messages);
   const msg: WireMessage = {
     id: `msg_off_${hashId(promptText)}`,

@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import type { Capability } from "../core/capability";
 import { projectActivity, projects } from "../db/schema";
 import { projectsContextProvider } from "./context";
+import { projectsOfflineRules } from "./offline-chat-rules";
 import { projectsOverview } from "./overview";
 import { projectRoutes } from "./routes";
 import { projectTools } from "./tools";
@@ -17,6 +18,7 @@ export const projectsCapability: Capability = {
   contextProviders: [{ ...projectsContextProvider, priority: 20 }],
   routes: projectRoutes,
   overview: projectsOverview,
+  offline: projectsOfflineRules,
   erase: async ({ db, userId }) => ({
     statements: [
       { count: "projects", statement: db.delete(projects).where(eq(projects.userId, userId)).returning({ id: projects.id }) },

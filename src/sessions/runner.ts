@@ -339,7 +339,7 @@ export class TurnRunner {
     const { scope } = seg;
     const history = modelHistory(withEvidence(this.requestRows(rows), seg.evidence));
     const outcome = await runAgentLoop({
-      client: createModelClient(scope.config).client,
+      client: createModelClient(scope.config, undefined, this.registry.offline).client,
       model: seg.model,
       maxTokens: scope.config.maxTokens,
       maxIterations: scope.config.maxIterations,

@@ -1,18 +1,15 @@
 /**
- * The offline model's project rule: a statement that clearly starts a distinct goal ("I'm starting a
- * podcast about true crime") creates a project for it, saying why, unless the user already has a project of
- * that name: then it uses that one. Kept apart from the other rules (offline-rules.ts calls it);
- * docs/offline-model.md describes it.
+ * The offline model's project rule (docs/offline-model.md, rule 4): a statement that clearly starts a distinct
+ * goal ("I'm starting a podcast about true crime") creates a project for it, saying why, unless the user already
+ * has a project of that name: then it uses that one. The stand-in's English, registered through the capability
+ * value; nothing on the production path imports it.
  */
 import { thirdPerson } from "../lib/third-person";
+import type { OfferedTool, OfflineRules, PlannedCall, ToolOutcome } from "../model/offline-rule";
+import { createProjectTool, suggestProjectTool } from "./tools";
 
-// The same shapes as offline-rules.ts's, restated structurally: that file imports this one.
-type ToolDef = { name: string };
-type PlannedCall = { name: string; input: unknown };
-type ToolOutcome = { name: string | undefined; content: string; isError: boolean };
-
-export const CREATE_PROJECT = "create_project";
-const FILE_MEMORY = "suggest_project_for_memory";
+const CREATE_PROJECT = createProjectTool.name;
+const FILE_MEMORY = suggestProjectTool.name;
 
 const STARTS =
   /\b(?:i'm|i am|we're|we are|i've|we've)\s+(?:just\s+)?(?:starting|launching|kicking off|beginning|setting up|started|launched)\s+(?:a|an|my|our)\s+(?:new\s+)?((?:[\p{L}\d'-]+\s*){1,3}?)(?:\s+(about|on|for|called|named)\s+(.+?))?\s*$/iu;
@@ -28,7 +25,7 @@ type Project = { id: string; name: string };
  * The user's projects as the turn's context lists them (`- <id> "<name>" (created by ...)`) and the one this
  * conversation belongs to: what the model is told, read the way a model would read it.
  */
-export function projectsInContext(context: string): { listed: Project[]; current: Project | null } {
+function projectsInContext(context: string): { listed: Project[]; current: Project | null } {
   const listed = [...context.matchAll(/^- (\S+) "(.+)" \(created by (?:the user|you)\)/gm)].map((m) => ({ id: m[1] ?? "", name: m[2] ?? "" }));
   const current = /This conversation belongs to the project "(.+)" \((\S+?)\)(?:, archived)?:/.exec(context);
   return { listed, current: current ? { id: current[2] ?? "", name: current[1] ?? "" } : null };
@@ -37,11 +34,11 @@ export function projectsInContext(context: string): { listed: Project[]; current
 const sameName = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
 
 /**
- * What to do for a message that starts a distinct goal, if it does and create_project is offered: create the
+ * What to do for a message that starts a distinct goal, if it does and project creation is offered: create the
  * project, or, when one of that name exists, use it (`fileStatement`: the statement is saved under it, so the
  * caller records no separate observation of it).
  */
-export function projectCall(said: string, tools: readonly ToolDef[], context = ""): { lead: string; calls: PlannedCall[]; fileStatement: boolean } | null {
+export function projectCall(said: string, tools: readonly OfferedTool[], context = ""): { lead: string; calls: PlannedCall[]; fileStatement: boolean } | null {
   if (!tools.some((t) => t.name === CREATE_PROJECT)) return null;
   for (const raw of said.split(/[.!?\n]+/)) {
     const sentence = raw.trim();
@@ -77,8 +74,8 @@ export function projectCall(said: string, tools: readonly ToolDef[], context = "
   return null;
 }
 
-/** What the offline model says after create_project (or the filing of a statement under a project) ran; null for other tools. */
-export function describeProjectOutcome(o: ToolOutcome): string | null {
+/** What the offline model says after a project is created (or a statement filed under one); null for other tools. */
+function describeProjectOutcome(o: ToolOutcome): string | null {
   if (o.isError) return null;
   if (o.name === FILE_MEMORY) {
     const under = /under project "(.+)"\./.exec(o.content)?.[1];
@@ -89,3 +86,20 @@ export function describeProjectOutcome(o: ToolOutcome): string | null {
   const filed = /filed under it/.test(o.content) ? " This conversation is filed under it." : "";
   return `I've created the project "${name}".${filed} You can rename it, merge it or undo this from your project activity.`;
 }
+
+export const projectsOfflineRules: OfflineRules = {
+  // Empty: the model's own rule for a tool named in the message may still pick one of these ("my project is ..."
+  // has create_project's word "project"), as it always has; listing them here would stop that.
+  tools: [],
+  rules: [
+    {
+      stage: "statement",
+      priority: 10,
+      part: ({ said, tools, context }) => {
+        const project = projectCall(said, tools, context);
+        return project && { lead: project.lead, calls: project.calls, files: project.fileStatement };
+      },
+    },
+    { stage: "outcome", priority: 10, say: describeProjectOutcome },
+  ],
+};
