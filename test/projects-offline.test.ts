@@ -34,6 +34,15 @@ describe("the offline model's project rule", () => {
     expect(projectCall("I'm starting a podcast about true crime", [{ name: "record_observation" }])).toBeNull();
   });
 
+  it("never calls a project tool with nothing in it because the message shares a word with its name", () => {
+    const offered = [...tools, { name: "suggest_project_for_memory" }, { name: "rename_project" }];
+    for (const said of ["I work for Acme", "My project is called Toolstream", "Please rename it"]) {
+      for (const call of planCalls(said, offered)?.calls ?? []) {
+        if (call.name !== "record_observation") expect(call.input).not.toEqual({});
+      }
+    }
+  });
+
   it("uses a project of that name the user already has instead of creating it again", () => {
     const offered = [...tools, { name: "suggest_project_for_memory" }];
     const context = [

@@ -6,7 +6,7 @@
  */
 import { thirdPerson } from "../lib/third-person";
 import type { OfferedTool, OfflineRules, PlannedCall, ToolOutcome } from "../model/offline-rule";
-import { createProjectTool, suggestProjectTool } from "./tools";
+import { createProjectTool, projectTools, suggestProjectTool } from "./tools";
 
 const CREATE_PROJECT = createProjectTool.name;
 const FILE_MEMORY = suggestProjectTool.name;
@@ -88,9 +88,9 @@ function describeProjectOutcome(o: ToolOutcome): string | null {
 }
 
 export const projectsOfflineRules: OfflineRules = {
-  // Empty: the model's own rule for a tool named in the message may still pick one of these ("my project is ..."
-  // has create_project's word "project"), as it always has; listing them here would stop that.
-  tools: [],
+  // Its rules speak for the project tools: the model's own "a tool named in the message" rule leaves them alone, so
+  // "I work for Acme" no longer calls suggest_project_for_memory with nothing in it.
+  tools: projectTools.map((t) => t.name),
   rules: [
     {
       stage: "statement",
