@@ -22,6 +22,7 @@ import type { ToolContext } from "../core/tool";
 import type { ModelClient } from "../model/anthropic";
 import { isAbort, ModelCutOff } from "../model/errors";
 import { chatThinking, type ThinkingSettings, withCacheBreakpoints } from "../model/request";
+import { TurnError } from "./turn-error";
 
 export type MessageParam = Anthropic.MessageParam;
 
@@ -66,6 +67,7 @@ export const freshProgress = (): Progress => ({ iterations: 0, usage: zeroUsage(
 
 const TRUNCATED = new Set(["max_tokens", "model_context_window_exceeded"]);
 
+/** Runs the loop to its outcome; a failure is thrown as a TurnError saying what history already holds of the turn. */
 export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
   const { tools, toolCtx, emit, signal } = input;
   const messages = [...input.messages];
@@ -80,12 +82,13 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
     try {
       message = await streamMessage(input, messages, toolDefs, progress);
     } catch (err) {
-      const partial = (err as { partial?: string }).partial;
-      if (isAbort(err) && partial) {
-        await input.persist([{ role: "assistant", content: [{ type: "text", text: partial }] }]);
+      const failed = TurnError.of(err);
+      // A stopped reply keeps what it had said; any other failure keeps nothing of this call.
+      if (isAbort(failed.cause) && failed.partial) {
+        await input.persist([{ role: "assistant", content: [{ type: "text", text: failed.partial }] }]);
         answered = true;
       }
-      throw Object.assign(err instanceof Error ? err : new Error(String(err)), { answered });
+      throw new TurnError(failed.cause, answered, failed.partial);
     }
     input.onUsage?.(message.usage);
     progress.usage = addUsage(progress.usage, message.usage);
@@ -184,6 +187,6 @@ async function streamMessage(input: LoopInput, messages: MessageParam[], toolDef
     if (!ended) throw new ModelCutOff();
     return await stream.finalMessage();
   } catch (err) {
-    throw Object.assign(err instanceof Error ? err : new Error(String(err)), { partial });
+    throw new TurnError(err, false, partial);
   }
 }
