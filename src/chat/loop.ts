@@ -66,6 +66,8 @@ export type LoopOutcome = Progress & { answered: boolean } & (
 export const freshProgress = (): Progress => ({ iterations: 0, usage: zeroUsage(), toolsUsed: [] });
 
 const TRUNCATED = new Set(["max_tokens", "model_context_window_exceeded"]);
+/** The stop reasons of a reply the output limit (or the context window) cut short. */
+export const cutShort = (stopReason: string) => TRUNCATED.has(stopReason);
 
 /** Runs the loop to its outcome; a failure is thrown as a TurnError saying what history already holds of the turn. */
 export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
@@ -101,7 +103,7 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
     // After a pause the reply continues the paused assistant message: keep it one message.
     const paused = messages.at(-1)?.role === "assistant" ? messages.pop() : undefined;
     let content = message.content as Anthropic.ContentBlockParam[];
-    if (message.stop_reason && TRUNCATED.has(message.stop_reason)) {
+    if (message.stop_reason && cutShort(message.stop_reason)) {
       // A tool call cut mid-input is unusable and must never be stored unanswered: drop it, say why.
       const calls = content.filter((b) => b.type === "tool_use").length;
       content = content.filter((b) => b.type !== "tool_use");

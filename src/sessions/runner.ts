@@ -13,7 +13,7 @@ import { type Continuation, envelopeOf, nonEmpty, type TurnState } from "../brid
 import { answeredWith, type RetryableTurn, retryHint } from "../bridge/retry";
 import { resultBlock, turnTools } from "../bridge/toolset";
 import { contextLogInsert } from "../chat/context-log";
-import { type MessageParam, runAgentLoop } from "../chat/loop";
+import { cutShort, type MessageParam, runAgentLoop } from "../chat/loop";
 import { TurnError } from "../chat/turn-error";
 import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
@@ -31,10 +31,11 @@ import { admit, type TurnInput, type TurnRefusal } from "./admission";
 import { newTally, settle, type Tally } from "./bookkeeping";
 import { type EventSink, stoppedByUser } from "./event-stream";
 import { HistoryFolding } from "./folding";
-import { currentTurnStart, modelHistory, withEvidence } from "./history";
+import { currentTurnStart, modelHistory, opensTurn, type StoredMessage, withEvidence } from "./history";
 import { type Caller, completed, continuationOf, resumedSegment, type Segment } from "./segment";
 import type { SessionStorage } from "./storage";
 import { touchSession } from "./store";
+import { INTERRUPTED, NO_REPLY } from "./unanswered";
 
 export { pendingMessage, type TurnInput, type TurnRefusal } from "./admission";
 
@@ -97,6 +98,7 @@ export class TurnRunner {
     // A failed resume's turn is not continued once the user moves on; its answered round stays in history.
     this.store.saveRetryableTurn(null);
     events.emit({ type: "session", id: input.sessionId });
+    this.closeInterrupted(rows, events);
     let userSeq: number | undefined;
     return this.runSegment(events, {
       scope,
@@ -228,6 +230,7 @@ export class TurnRunner {
     const { scope, tally, toolsUsed } = plan;
     const sink = notingTools(events, toolsUsed);
     let ended = false;
+    this.store.markTurnRunning(true);
     try {
       const seg = await plan.prepare(sink);
       if (seg) {
@@ -240,6 +243,7 @@ export class TurnRunner {
       const then = plan.recover(failure, aborted);
       this.fail(failure.cause, sink, scope.sessionId, { usage: addUsage(plan.carried, tally.spent), toolsUsed }, then);
     } finally {
+      this.store.markTurnRunning(false);
       await handedOver(sink);
       await settle(this.store, scope, plan.model, tally);
     }
@@ -281,6 +285,7 @@ export class TurnRunner {
       return false;
     }
     if (outcome.kind === "done") {
+      this.answerUnanswered(outcome.stopReason);
       // The loop stops after a tool round once aborted; Stop ends it the same way as it does mid-reply.
       const stopReason = outcome.stopReason === "client_disconnected" && stoppedByUser(sink.signal) ? "stopped" : outcome.stopReason;
       sink.emit({ type: "done", stop_reason: stopReason, usage: outcome.usage, tools_used: outcome.toolsUsed });
@@ -290,7 +295,9 @@ export class TurnRunner {
   }
 
   private async suspend(c: Continuation, sink: EventSink): Promise<true> {
+    // One synchronous step, so one write: a suspended turn is not a running one.
     this.store.saveContinuation(c);
+    this.store.markTurnRunning(false);
     await this.alarm.set(c.expires_at);
     sink.emit({ type: "tool_pending", ...envelopeOf(c) });
     return true;
@@ -313,6 +320,26 @@ export class TurnRunner {
       expires_at: this.expiry(),
     });
     return retryHint(call_id, seg.scope.sessionId);
+  }
+
+  /** A turn that ended with nothing stored after its user message answers it with a notice (unanswered.ts). */
+  private answerUnanswered(stopReason: string): void {
+    const last = this.store.lastMessage();
+    if (last && opensTurn(last)) this.store.append([cutShort(stopReason) ? NO_REPLY.truncated : NO_REPLY.empty]);
+  }
+
+  /**
+   * The turn before this one never ended: the Worker was killed while it ran (its mark is still set). If it left the
+   * user's message (or a tool round) unanswered, a notice answers it and the client is told: the model must never
+   * take the old message for part of the new one and act on it.
+   */
+  private closeInterrupted(rows: StoredMessage[], sink: EventSink): void {
+    if (!this.store.turnRunning()) return;
+    this.store.markTurnRunning(false);
+    if (this.store.lastMessage()?.role !== "user") return;
+    const [seq] = this.store.append([NO_REPLY.interrupted]);
+    if (seq !== undefined) rows.push({ seq, ...NO_REPLY.interrupted, created_at: Date.now() });
+    sink.emit(INTERRUPTED);
   }
 
   /** Removes the latest turn: its opening user message and everything after it. */
