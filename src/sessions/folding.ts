@@ -9,7 +9,7 @@ import { isAbort } from "../model/errors";
 import { usageInsert } from "../usage/record";
 import { landWrites, logFailure, newTally, runLater, type Tally } from "./bookkeeping";
 import type { StoredMessage } from "./history";
-import { aheadTrigger, foldDue, latestTurnSeq, liveRows, messageTokens, planFold, summaryRow } from "./history-budget";
+import { aheadTrigger, foldDue, latestTurnSeq, liveRows, planFold, summaryRow, trimFrom, trimmedRow } from "./history-budget";
 import type { SessionStorage } from "./storage";
 import { offlineSummary, SUMMARY_FORMAT, summarise } from "./summarise";
 
@@ -22,18 +22,36 @@ export class HistoryFolding {
     private readonly registry: Registry,
   ) {}
 
-  /** What a model call sees: the running summary, then the messages not folded into it. */
+  /**
+   * What a model call sees: the running summary, then the messages not folded into it, from where the request was
+   * last cut (`fit`) with a note of how many were left out.
+   */
   requestRows(rows: readonly StoredMessage[]): StoredMessage[] {
     const summary = this.store.summary();
     const live = liveRows(rows, summary);
-    return summary ? [summaryRow(summary), ...live] : live;
+    const from = this.store.trimmedFrom();
+    const kept = from === null ? live : live.filter((r) => r.seq >= from);
+    const dropped = live.length - kept.length;
+    return [...(summary ? [summaryRow(summary)] : []), ...(dropped ? [trimmedRow(dropped, Date.now())] : []), ...kept];
+  }
+
+  /**
+   * Before a turn's first model call: folds if the new message takes the history past the budget, and if it is still
+   * past (no summary could be made, or a retry is not due yet), cuts the oldest turns out of the turn's requests.
+   * Decided here only, so every request of a turn, across its suspensions, starts the same way.
+   */
+  async fit(scope: TurnScope, tally: Tally, rows: readonly StoredMessage[], signal: AbortSignal): Promise<void> {
+    await this.fold(scope, tally, rows, "before", signal);
+    const live = liveRows(rows, this.store.summary());
+    const from = this.store.trimmedFrom();
+    const next = trimFrom(live, scope.config.historyBudgetTokens, from);
+    if (next !== from) this.store.saveTrimmedFrom(next);
   }
 
   /**
    * Folds the oldest turns when the history is past the budget. Done `after` a turn, ahead of the next one
-   * (`ahead`), and `before` a model call only when the new message takes the history past the budget. If the
-   * summary cannot be made, the next turn sends the longer history and a later one retries (`foldDue`: the wait
-   * doubles with each consecutive failure).
+   * (`ahead`), and `before` a model call only when the new message takes the history past the budget (`fit`). If
+   * the summary cannot be made, a later turn retries (`foldDue`: the wait doubles with each consecutive failure).
    */
   async fold(scope: TurnScope, tally: Tally, rows: readonly StoredMessage[], when: "before" | "after", signal: AbortSignal): Promise<void> {
     const { config } = scope;
@@ -45,8 +63,7 @@ export class HistoryFolding {
     if (!last) return;
     const failures = this.store.foldFailures();
     const turnSeq = latestTurnSeq(live);
-    const liveTokens = live.reduce((n, r) => n + messageTokens(r), 0);
-    if (!foldDue(failures, turnSeq, liveTokens, budget, when)) return;
+    if (!foldDue(failures, turnSeq, when)) return;
     const model = { client: createModelClient(config, SUMMARY_SKILLS).client, model: config.backgroundModel };
     try {
       const out = await summarise(model, scope.userId, summary?.text ?? "", fold, signal);

@@ -118,7 +118,7 @@ export class TurnRunner {
         [userSeq] = this.store.append([{ role: "user", content }]);
         if (userSeq !== undefined) rows.push({ seq: userSeq, role: "user", content, created_at: Date.now() });
         // Folding is done after turns; before the model call only when this message takes the history past the budget.
-        await this.folding.fold(scope, tally, rows, "before", sink.signal);
+        await this.folding.fit(scope, tally, rows, sink.signal);
         // The audit row goes in the bookkeeping batch after the model call: it must not delay the first byte.
         tally.rows.push(contextLogInsert(scope.db, input.userId, input.sessionId, prompt));
         return {

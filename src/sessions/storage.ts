@@ -200,6 +200,16 @@ export class SessionStorage {
     else if (this.created) this.sql.exec("DELETE FROM state WHERE key = 'turn_running'");
   }
 
+  /** The seq the requests' history starts from while no summary covers what is before it (history-budget.ts, `trimFrom`). */
+  trimmedFrom(): number | null {
+    return this.state<number>("trimmed_from");
+  }
+
+  saveTrimmedFrom(seq: number | null): void {
+    if (seq !== null) this.setState("trimmed_from", seq);
+    else if (this.created) this.sql.exec("DELETE FROM state WHERE key = 'trimmed_from'");
+  }
+
   sessionMeta(): SessionMeta | null {
     return this.state<SessionMeta>("session");
   }
