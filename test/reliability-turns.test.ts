@@ -3,10 +3,11 @@
  * (the model's, or a notice standing in for it), so a later turn never sends it again merged with a new message
  * as if the user had asked both at once.
  */
-import { abortAllDurableObjects } from "cloudflare:test";
+import { abortAllDurableObjects, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/config";
 import type { Step } from "./fake-anthropic/worker";
-import { api, chat, createUser, history, type SeenRequest, saidIn, script, seen, shape, textReply } from "./helpers";
+import { api, chat, createUser, history, parseSse, type SeenRequest, saidIn, script, seen, shape, textReply } from "./helpers";
 
 const T = 60_000;
 
@@ -94,6 +95,57 @@ describe("a turn the Worker was killed in", () => {
       await script(u.id, textReply("Bye."));
       const after = await chat(u.key, { message: "bye", session_id: first.sessionId });
       expect(after.events.some((e) => e.type === "notice")).toBe(false);
+    },
+    T,
+  );
+});
+
+describe("the daily chat token budget", () => {
+  it(
+    "is reserved before each model call: a turn of several calls stops before it would pass the budget, and its calls get only what is left",
+    async () => {
+      const u = await createUser();
+      const limit = loadConfig(env).dailyChatTokens;
+      // Today's first turn leaves 10,000 tokens of the budget.
+      await script(u.id, { reply: { content: [{ type: "text", text: "A long day." }], usage: { input_tokens: limit - 10_000, output_tokens: 0 } } });
+      const first = await chat(u.key, { message: "hello" });
+      // The next turn calls a tool; its first call spends 9,000 tokens, which leaves no room for a second call.
+      await script(
+        u.id,
+        { reply: { content: [{ type: "tool_use", id: "toolu_b1", name: "current_time", input: {} }], usage: { input_tokens: 3_000, output_tokens: 6_000 } } },
+        textReply("never sent"),
+      );
+      const second = await api(u.key, "POST", "/v1/chat", { message: "what time is it?", session_id: first.sessionId });
+      expect(second.status).toBe(200);
+      const events = parseSse(await second.text());
+      const requests = await seen(u.id);
+      // Its only call could not have passed what was left: its output limit was lowered to fit.
+      expect(requests).toHaveLength(2);
+      expect((requests[1] as SeenRequest & { max_tokens: number }).max_tokens).toBeLessThan(10_000);
+      expect(events.at(-1)).toMatchObject({ type: "error", code: "rate_limited", message: expect.stringMatching(/chat budget/) });
+      const usage = (await (await api(u.key, "GET", "/v1/usage")).json()) as { chat_budget: { used: number; limit: number } };
+      expect(usage.chat_budget.used).toBe(limit - 1_000);
+      // The failed turn is taken back like any model failure; its reservation went with its usage row.
+      expect(roles(await history(u.key, first.sessionId))).toEqual(["user", "assistant"]);
+      const held = await env.DB.prepare("SELECT count(*) n FROM chat_reservations WHERE user_id = ?").bind(u.id).first<{ n: number }>();
+      expect(held?.n).toBe(0);
+    },
+    T,
+  );
+
+  it(
+    "refuses a turn before anything is written once what is left cannot hold a model call",
+    async () => {
+      const u = await createUser();
+      const limit = loadConfig(env).dailyChatTokens;
+      await script(u.id, { reply: { content: [{ type: "text", text: "A long day." }], usage: { input_tokens: limit - 500, output_tokens: 0 } } });
+      const first = await chat(u.key, { message: "hello" });
+      const res = await api(u.key, "POST", "/v1/chat", { message: "more?", session_id: first.sessionId });
+      expect(res.status).toBe(429);
+      expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(await res.json()).toMatchObject({ error: { code: "rate_limited", message: expect.stringMatching(/500 tokens left/) } });
+      expect(await seen(u.id)).toHaveLength(1);
+      expect(roles(await history(u.key, first.sessionId))).toEqual(["user", "assistant"]);
     },
     T,
   );

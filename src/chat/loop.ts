@@ -19,6 +19,7 @@ import { serverToolEvents } from "../bridge/web-search";
 import { addUsage, type ChatEvent, type Usage, zeroUsage } from "../core/events";
 import { citedEvidence, type EvidenceBlock } from "../core/evidence";
 import type { ToolContext } from "../core/tool";
+import { approxTokens } from "../lib/text";
 import type { ModelClient } from "../model/anthropic";
 import { isAbort, ModelCutOff } from "../model/errors";
 import { chatThinking, type ThinkingSettings, withCacheBreakpoints } from "../model/request";
@@ -52,6 +53,11 @@ export type LoopInput = {
   persist(messages: MessageParam[]): Promise<void>;
   /** Called with each model call's usage as it completes, so a turn that fails later still accounts for it. */
   onUsage?(usage: Anthropic.Usage): void;
+  /**
+   * Before each model call, with its input (estimated): the output limit the call may use, at most `maxTokens`
+   * (the turn's budget reservation, usage/reservation.ts). Throws when there is no room for the call.
+   */
+  reserve?(inputTokens: number): Promise<number>;
   progress?: Progress;
 };
 
@@ -82,7 +88,8 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
     progress.iterations += 1;
     let message: Anthropic.Message;
     try {
-      message = await streamMessage(input, messages, toolDefs, progress);
+      const maxTokens = input.reserve ? await input.reserve(approxTokens(JSON.stringify([input.system, messages, toolDefs]))) : input.maxTokens;
+      message = await streamMessage(input, messages, toolDefs, progress, maxTokens);
     } catch (err) {
       const failed = TurnError.of(err);
       // A stopped reply keeps what it had said; any other failure keeps nothing of this call.
@@ -148,14 +155,20 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
 }
 
 /** One streamed model call; text, thinking, web searches and citations reach the client as they arrive. */
-async function streamMessage(input: LoopInput, messages: MessageParam[], toolDefs: Anthropic.ToolUnion[], progress: Progress): Promise<Anthropic.Message> {
+async function streamMessage(
+  input: LoopInput,
+  messages: MessageParam[],
+  toolDefs: Anthropic.ToolUnion[],
+  progress: Progress,
+  maxTokens: number,
+): Promise<Anthropic.Message> {
   let partial = "";
   const cached = withCacheBreakpoints(input.system, messages, input.turnEnds ?? []);
   try {
     const stream = input.client.messages.stream(
       {
         model: input.model,
-        max_tokens: input.maxTokens,
+        max_tokens: maxTokens,
         system: cached.system,
         messages: cached.messages,
         tools: toolDefs,

@@ -1,10 +1,12 @@
 /**
  * Whether a new message may start a turn, decided before anything is written: the session must be the user's,
- * with no tool call pending, and today's chat budget not spent. The checks share one D1 round trip with every
- * context provider's reads, so an admitted turn has its prompt on the way.
+ * with no tool call pending, and today's chat budget must have room for the turn's first model call (reserved
+ * then, usage/reservation.ts). The checks share one D1 round trip with every context provider's reads, so an
+ * admitted turn has its prompt on the way.
  */
 import type { Refusal } from "../bridge/answer";
 import type { ClientToolDef } from "../bridge/client-tools";
+import { turnTools } from "../bridge/toolset";
 import type { BuiltPrompt } from "../chat/prompt";
 import { buildSystemPrompt } from "../chat/prompt";
 import { readBatch } from "../chat/read-batch";
@@ -13,9 +15,11 @@ import type { Registry } from "../core/capability";
 import type { TurnScope } from "../core/context";
 import type { Statement } from "../db/batch";
 import type { Db } from "../db/client";
-import { budgetOf, overBudget } from "../usage/budget";
+import { budgetOf, reservationRefusal } from "../usage/budget";
+import { MIN_REPLY_TOKENS, reserveQuery } from "../usage/reservation";
 import { logFailure, newTally, type Tally } from "./bookkeeping";
 import { followUpQuery, type StoredMessage } from "./history";
+import { firstCallInput } from "./reserve";
 import { type Caller, turnScope } from "./segment";
 import type { SessionMeta, SessionStorage } from "./storage";
 import { sessionMetaRow, sessionOfUser } from "./store";
@@ -67,9 +71,27 @@ export async function admit(store: SessionStorage, db: Db, env: Env, registry: R
   // What providers hand over (deferred work, writes) goes out with the turn's bookkeeping.
   const handover = { defer: (work: () => Promise<unknown>) => tally.later.push(work), write: (rows: readonly Statement[]) => tally.rows.push(...rows) };
   const query = followUpQuery(input.message, lastReply);
-  // One D1 round trip before the model call: the session and budget checks and every provider's reads.
+  // One D1 round trip before the model call: the session check, the budget reservation for the first model call
+  // (only if the user still has the session: a refused turn writes nothing) and every provider's reads.
   const reads = readBatch(scope.db);
-  const checks = reads.read([sessionOfUser(scope.db, input.userId, input.sessionId, now)]);
+  const ofUser = sessionOfUser(scope.db, input.userId, input.sessionId, now);
+  const { config } = scope;
+  const firstCall = reserveQuery(scope.db, {
+    reservation: tally.reservation,
+    userId: input.userId,
+    sessionId: input.sessionId,
+    limit: config.dailyChatTokens,
+    spent: 0,
+    input: firstCallInput(rows, store.summary()?.text ?? "", input.message, config.historyBudgetTokens, turnTools(registry.tools, input.clientTools)),
+    maxTokens: config.maxTokens,
+    now,
+    session: true,
+  });
+  const checks = config.dailyChatTokens
+    ? reads.read([ofUser, firstCall]).then(([[session], [reservation]]) => ({ session, reserved: reservation?.tokens ?? 0 }))
+    : reads.read([ofUser]).then(([[session]]) => ({ session, reserved: null }));
+  // Awaited once the batch is flushed, and its failure handled there: until then it must not count as unhandled.
+  checks.catch(() => undefined);
   let building = buildSystemPrompt({ ...scope, query, now, read: reads.read, ...handover }, registry.contextProviders);
   await reads.flush();
   let found: Awaited<typeof checks>;
@@ -79,7 +101,7 @@ export async function admit(store: SessionStorage, db: Db, env: Env, registry: R
     logFailure(input.sessionId, "context")(err);
     return { refusal: INTERNAL };
   }
-  const [[session]] = found;
+  const { session, reserved } = found;
   if (!session) return { refusal: NOT_FOUND };
   if (session.site_id !== meta.site_id || session.project_id !== meta.project_id) {
     // The row moved since this object stored it (a project merged or deleted, a tool filed the conversation):
@@ -93,8 +115,12 @@ export async function admit(store: SessionStorage, db: Db, env: Env, registry: R
       building = buildSystemPrompt({ ...scope, query, now, ...handover }, registry.contextProviders);
     }
   }
-  const refused = scope.config.dailyChatTokens ? overBudget(budgetOf(session.used, scope.config, now), now) : null;
-  if (refused) return { refusal: { code: refused.code, message: refused.message, retryAfter: refused.retryAfterSeconds } };
+  // The over-estimate may not fit where the call itself does: it is then reserved once its input is known (reserve.ts).
+  if (reserved === 0 && config.dailyChatTokens - session.used - session.held < MIN_REPLY_TOKENS) {
+    const refused = reservationRefusal(budgetOf(session.used, config, now), session.held, now);
+    return { refusal: { code: refused.code, message: refused.message, retryAfter: refused.retryAfterSeconds } };
+  }
+  if (reserved) tally.reservation.tokens = reserved;
   if (!store.sessionMeta()) store.saveSessionMeta(meta);
   return { scope, rows, building, tally };
 }

@@ -4,9 +4,10 @@
  */
 import type { TurnScope } from "../core/context";
 import { runStatements, type Statement } from "../db/batch";
-import type { Db } from "../db/client";
+import { type Db, newId } from "../db/client";
 import { describeFailure } from "../lib/errors";
 import { usageInsert } from "../usage/record";
+import { type Reservation, releaseQuery } from "../usage/reservation";
 import { addSpent, noTokens, type SpentTokens } from "../usage/spent";
 import type { SessionStorage } from "./storage";
 import { touchSessionQuery } from "./store";
@@ -16,9 +17,17 @@ import { touchSessionQuery } from "./store";
  * those context providers hand over) go out in one batch after the model call, beside `later` (other
  * deferred work); both are awaited before the stream ends.
  */
-export type Tally = { pending: boolean; rows: Statement[]; later: (() => Promise<unknown>)[]; spent: SpentTokens; calls: number };
+export type Tally = {
+  pending: boolean;
+  rows: Statement[];
+  later: (() => Promise<unknown>)[];
+  spent: SpentTokens;
+  calls: number;
+  /** What the segment holds of today's chat budget (reserve.ts). */
+  reservation: Reservation;
+};
 
-export const newTally = (): Tally => ({ pending: false, rows: [], later: [], spent: noTokens(), calls: 0 });
+export const newTally = (): Tally => ({ pending: false, rows: [], later: [], spent: noTokens(), calls: 0, reservation: { id: newId("rsv"), tokens: 0 } });
 
 /** Logs a failure of the session's work as `{session, [what]: ...}`: bookkeeping is never worth failing a turn for. */
 export const logFailure = (sessionId: string, what: string) => (err: unknown) =>
@@ -42,8 +51,10 @@ export async function settle(store: SessionStorage, scope: TurnScope, model: str
     prices: scope.config.modelPrices,
   });
   const touch = touchSessionQuery(scope.db, scope.userId, scope.sessionId, store.messageCount(), tally.pending);
+  // The reservation goes in the batch that records what was spent: the budget counts the turn once, never twice or not at all.
+  const release = tally.reservation.tokens ? [releaseQuery(scope.db, scope.userId, tally.reservation, Date.now())] : [];
   // Raw statements, not drizzle's batch: providers' writes may be raw SQL with parameters (db/batch.ts).
-  const writes: Statement[] = [touch, ...tally.rows, ...(spent ? [spent] : [])];
+  const writes: Statement[] = [touch, ...tally.rows, ...release, ...(spent ? [spent] : [])];
   // The usage row is the last write: if it did not land, the session keeps the tokens for its next turn.
   const billed = landWrites(scope.db, writes, scope.sessionId).then((landed) => {
     if (spent && landed.at(-1) !== true) store.saveOwedTokens(tally.spent);

@@ -22,7 +22,7 @@ import type { TurnScope } from "../core/context";
 import { addUsage, type Usage, zeroUsage } from "../core/events";
 import { type ToolContext, TURN_BASE } from "../core/tool";
 import { createDb, type Db } from "../db/client";
-import { describeFailure } from "../lib/errors";
+import { AppError, describeFailure } from "../lib/errors";
 import { waitAtMost } from "../lib/wait";
 import { createModelClient } from "../model/anthropic";
 import { isAbort, modelFailure } from "../model/errors";
@@ -32,6 +32,7 @@ import { newTally, settle, type Tally } from "./bookkeeping";
 import { type EventSink, stoppedByUser } from "./event-stream";
 import { HistoryFolding } from "./folding";
 import { currentTurnStart, modelHistory, opensTurn, type StoredMessage, withEvidence } from "./history";
+import { reserveCall } from "./reserve";
 import { type Caller, completed, continuationOf, resumedSegment, type Segment } from "./segment";
 import type { SessionStorage } from "./storage";
 import { touchSession } from "./store";
@@ -276,6 +277,7 @@ export class TurnRunner {
         tally.calls += 1;
         addCall(tally.spent, seg.model, u, scope.config.modelPrices);
       },
+      ...(scope.config.dailyChatTokens ? { reserve: (input: number) => reserveCall(scope, tally, input) } : {}),
       ...(seg.progress ? { progress: seg.progress } : {}),
     });
     if (outcome.kind === "refused") {
@@ -358,7 +360,8 @@ export class TurnRunner {
       if (stoppedByUser(sink.signal)) sink.emit({ type: "done", stop_reason: "stopped", usage: soFar.usage, tools_used: soFar.toolsUsed });
       return;
     }
-    const failure = modelFailure(err);
+    // A model failure, or the budget refusing the next call (reserve.ts).
+    const failure = modelFailure(err) ?? (err instanceof AppError ? { code: err.code, message: err.message } : null);
     if (!failure) console.error(JSON.stringify({ session: sessionId, error: describeFailure(err) }));
     const { code, message } = failure ?? { code: "internal", message: "internal error" };
     sink.emit({ type: "error", code, message: then ? `${message}; ${then}` : message });
