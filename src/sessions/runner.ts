@@ -5,7 +5,7 @@
  * way (`runSegment`): get ready, run the model loop, put history right if that failed; then hand the last event
  * over, settle the bookkeeping and, once the turn has ended, fold history ahead of the next turn. Each segment ends
  * its stream with exactly one of `done`, `tool_pending` (the continuation is stored before the envelope is sent) or
- * `error`.
+ * `error`, and never leaves the user's message without an answer in history (unanswered.ts).
  */
 
 import { type Answer, applyAnswer, type Resolution } from "../bridge/answer";
@@ -13,7 +13,7 @@ import { type Continuation, envelopeOf, nonEmpty, type TurnState } from "../brid
 import { answeredWith, type RetryableTurn, retryHint } from "../bridge/retry";
 import { resultBlock, turnTools } from "../bridge/toolset";
 import { contextLogInsert } from "../chat/context-log";
-import { cutShort, type MessageParam, runAgentLoop } from "../chat/loop";
+import { type MessageParam, runAgentLoop } from "../chat/loop";
 import { TurnError } from "../chat/turn-error";
 import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
@@ -22,21 +22,20 @@ import type { TurnScope } from "../core/context";
 import { addUsage, type Usage, zeroUsage } from "../core/events";
 import { type ToolContext, TURN_BASE } from "../core/tool";
 import { createDb, type Db } from "../db/client";
-import { AppError, describeFailure } from "../lib/errors";
-import { waitAtMost } from "../lib/wait";
 import { createModelClient } from "../model/anthropic";
-import { isAbort, modelFailure } from "../model/errors";
+import { isAbort } from "../model/errors";
 import { addCall } from "../usage/spent";
 import { admit, type TurnInput, type TurnRefusal } from "./admission";
 import { newTally, settle, type Tally } from "./bookkeeping";
 import { type EventSink, stoppedByUser } from "./event-stream";
 import { HistoryFolding } from "./folding";
-import { currentTurnStart, modelHistory, opensTurn, type StoredMessage, withEvidence } from "./history";
+import { currentTurnStart, modelHistory, withEvidence } from "./history";
 import { reserveCall } from "./reserve";
 import { type Caller, completed, continuationOf, resumedSegment, type Segment } from "./segment";
 import type { SessionStorage } from "./storage";
 import { touchSession } from "./store";
-import { INTERRUPTED, NO_REPLY } from "./unanswered";
+import { endWithFailure, handedOver, notingTools } from "./turn-stream";
+import { answerUnanswered, closeInterrupted } from "./unanswered";
 
 export { pendingMessage, type TurnInput, type TurnRefusal } from "./admission";
 
@@ -99,7 +98,7 @@ export class TurnRunner {
     // A failed resume's turn is not continued once the user moves on; its answered round stays in history.
     this.store.saveRetryableTurn(null);
     events.emit({ type: "session", id: input.sessionId });
-    this.closeInterrupted(rows, events);
+    closeInterrupted(this.store, rows, events);
     let userSeq: number | undefined;
     return this.runSegment(events, {
       scope,
@@ -242,7 +241,7 @@ export class TurnRunner {
       const failure = TurnError.of(err);
       const aborted = isAbort(failure.cause) || sink.signal.aborted;
       const then = plan.recover(failure, aborted);
-      this.fail(failure.cause, sink, scope.sessionId, { usage: addUsage(plan.carried, tally.spent), toolsUsed }, then);
+      endWithFailure(failure.cause, sink, scope.sessionId, { usage: addUsage(plan.carried, tally.spent), toolsUsed }, then);
     } finally {
       this.store.markTurnRunning(false);
       await handedOver(sink);
@@ -287,7 +286,7 @@ export class TurnRunner {
       return false;
     }
     if (outcome.kind === "done") {
-      this.answerUnanswered(outcome.stopReason);
+      answerUnanswered(this.store, outcome.stopReason);
       // The loop stops after a tool round once aborted; Stop ends it the same way as it does mid-reply.
       const stopReason = outcome.stopReason === "client_disconnected" && stoppedByUser(sink.signal) ? "stopped" : outcome.stopReason;
       sink.emit({ type: "done", stop_reason: stopReason, usage: outcome.usage, tools_used: outcome.toolsUsed });
@@ -324,47 +323,10 @@ export class TurnRunner {
     return retryHint(call_id, seg.scope.sessionId);
   }
 
-  /** A turn that ended with nothing stored after its user message answers it with a notice (unanswered.ts). */
-  private answerUnanswered(stopReason: string): void {
-    const last = this.store.lastMessage();
-    if (last && opensTurn(last)) this.store.append([cutShort(stopReason) ? NO_REPLY.truncated : NO_REPLY.empty]);
-  }
-
-  /**
-   * The turn before this one never ended: the Worker was killed while it ran (its mark is still set). If it left the
-   * user's message (or a tool round) unanswered, a notice answers it and the client is told: the model must never
-   * take the old message for part of the new one and act on it.
-   */
-  private closeInterrupted(rows: StoredMessage[], sink: EventSink): void {
-    if (!this.store.turnRunning()) return;
-    this.store.markTurnRunning(false);
-    if (this.store.lastMessage()?.role !== "user") return;
-    const [seq] = this.store.append([NO_REPLY.interrupted]);
-    if (seq !== undefined) rows.push({ seq, ...NO_REPLY.interrupted, created_at: Date.now() });
-    sink.emit(INTERRUPTED);
-  }
-
   /** Removes the latest turn: its opening user message and everything after it. */
   private rollbackTurn(): void {
     const rows = this.store.messages();
     for (const row of rows.slice(currentTurnStart(rows))) this.store.deleteMessage(row.seq);
-  }
-
-  /**
-   * Ends a segment that threw. An abort sends nothing (the client is gone), unless the user stopped the turn:
-   * then the client is still reading and the stream ends with `done`, stop_reason "stopped", with what the
-   * turn had spent and called so far. `then`: what the client can do now, added to the error's message.
-   */
-  private fail(err: unknown, sink: EventSink, sessionId: string, soFar: { usage: Usage; toolsUsed: string[] }, then?: string): void {
-    if (isAbort(err) || sink.signal.aborted) {
-      if (stoppedByUser(sink.signal)) sink.emit({ type: "done", stop_reason: "stopped", usage: soFar.usage, tools_used: soFar.toolsUsed });
-      return;
-    }
-    // A model failure, or the budget refusing the next call (reserve.ts).
-    const failure = modelFailure(err) ?? (err instanceof AppError ? { code: err.code, message: err.message } : null);
-    if (!failure) console.error(JSON.stringify({ session: sessionId, error: describeFailure(err) }));
-    const { code, message } = failure ?? { code: "internal", message: "internal error" };
-    sink.emit({ type: "error", code, message: then ? `${message}; ${then}` : message });
   }
 
   private expiry(now = Date.now()): number {
@@ -374,28 +336,4 @@ export class TurnRunner {
   private toolCtx(seg: Segment, sink: EventSink): ToolContext {
     return { ...seg.scope, emit: sink.emit, turn: seg.counters, injected: seg.injected };
   }
-}
-
-/** The sink, noting the name of every tool call it announces (a stopped turn's `done` lists them). */
-function notingTools(sink: EventSink, used: string[]): EventSink {
-  return {
-    ...sink,
-    emit(event) {
-      if (event.type === "tool_use") used.push(event.name);
-      sink.emit(event);
-    },
-  };
-}
-
-/** How long a turn's bookkeeping waits for the reader to take its last event (it is never held longer). */
-const HANDOVER_MS = 2_000;
-
-/**
- * Waits until the reader has taken every event emitted so far, so `done` (or `tool_pending`, or `error`)
- * leaves before the bookkeeping batch rather than behind it; the stream itself still ends after the
- * bookkeeping, so a read made once it has ended sees the turn's usage. Bounded: a reader that stops
- * reading never holds the session's lock.
- */
-async function handedOver(sink: EventSink): Promise<void> {
-  if (sink.drained) await waitAtMost(sink.drained(), HANDOVER_MS);
 }
