@@ -28,6 +28,9 @@ const OUTPUT = {
   facts_to_embed: ["User prefers short emails", { text: "Toolstream is in beta", confidence: 0.8 }],
 };
 
+/** An answer no schema allows (a list, not an object): the consolidation fails and the message is retried. */
+const unusable = consolidation(["not an object"]);
+
 describe("consolidation (queue consumer)", () => {
   it("consolidates a user's pending events with one model call and applies scaffold, working memory and facts", async () => {
     const u = await createUser();
@@ -75,6 +78,17 @@ describe("consolidation (queue consumer)", () => {
     expect(await count("SELECT count(*) n FROM usage WHERE user_id = ? AND kind = 'consolidation'", u.id)).toBe(1);
     const runs = await getJson<{ runs: { rev: number; event_ids: string[] }[] }>(u.key, "/v1/memory/runs");
     expect(runs.runs).toMatchObject([{ rev: 1, event_ids: events.map((e) => e.id) }]);
+  });
+
+  it("applies any answer the wire schema allows in one call: the schema's bare instance (an empty profile string) is not retried", async () => {
+    const u = await createUser();
+    const { sent } = await observe(u.id, [{ type: "fact", content: "I live in Porto" }]);
+    // Nothing scripted: the fake answers with the smallest instance of the schema it was sent.
+    const result = await deliver(sent);
+    expect(result.retryMessages).toEqual([]);
+    expect(result.explicitAcks).toHaveLength(1);
+    expect(await seen(u.id)).toHaveLength(1);
+    expect((await getJson<Events>(u.key, "/v1/memory/events")).events.map((e) => e.status)).toEqual(["processed"]);
   });
 
   it("caps working memory at 500 words and merges the scaffold (null removes a key)", async () => {
@@ -201,7 +215,7 @@ describe("consolidation (queue consumer)", () => {
       ack: () => undefined,
       retry: (options) => delays.push(options?.delaySeconds),
     });
-    await script(u.id, ...[1, 2, 3, 12].map(() => textReply("no tool")));
+    await script(u.id, ...[1, 2, 3, 12].map(() => unusable));
     for (const attempts of [1, 2, 3, 12]) await consolidateMessages(captured().deps, consolidationModel(env), [message(attempts)]);
     expect(delays).toEqual([2, 4, 8, 300]);
   });
@@ -209,7 +223,7 @@ describe("consolidation (queue consumer)", () => {
   it("retries when the model API keeps failing (after the SDK's own retries)", async () => {
     const u = await createUser();
     const { sent } = await observe(u.id, [{ content: "x" }]);
-    await script(u.id, { status: 500 }, { status: 500 }, { status: 500 });
+    await script(u.id, ...[1, 2, 3].map(() => ({ status: 500 as const, structured: true })));
     expect((await deliver(sent)).retryMessages).toHaveLength(1);
   });
 });
@@ -304,7 +318,7 @@ describe("dead letters", () => {
   it("marks the events of a dead-lettered message failed, visibly, and they can be retried", async () => {
     const u = await createUser();
     const { events, sent } = await observe(u.id, [{ content: "x" }, { content: "y" }]);
-    await script(u.id, textReply("no tool"));
+    await script(u.id, unusable);
     await deliver(sent, 5);
     const dlq = await deliver(sent, 1, "engram-observations-dlq");
     expect(dlq.explicitAcks).toHaveLength(1);

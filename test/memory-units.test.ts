@@ -4,7 +4,14 @@ import { loadConfig } from "../src/config/config";
 import { capWords, wordCount } from "../src/lib/text";
 import { thirdPerson } from "../src/lib/third-person";
 import { consolidateUser } from "../src/memory/consolidate";
-import { CONSOLIDATION_FORMAT, consolidationPrompt, mergeScaffold, normalizeJson, parseConsolidationOutput } from "../src/memory/consolidation-schema";
+import {
+  CONSOLIDATION_FORMAT,
+  consolidationFormat,
+  consolidationPrompt,
+  mergeScaffold,
+  normalizeJson,
+  parseConsolidationOutput,
+} from "../src/memory/consolidation-schema";
 import { dot } from "../src/memory/embed";
 import { canonicalJson, uuidv5 } from "../src/memory/ids";
 import { offlineConsolidate } from "../src/memory/offline-consolidate";
@@ -16,6 +23,7 @@ import { ftsQuery } from "../src/memory/retrieval";
 import { stem } from "../src/memory/text";
 import { MAX_TOMBSTONES, pruneTombstones } from "../src/memory/tiers";
 import { createModelClient } from "../src/model/anthropic";
+import { schemaInstance } from "../src/model/schema-instance";
 import { createUser } from "./helpers";
 import { captured, getJson, observe, search } from "./memory-helpers";
 
@@ -59,6 +67,26 @@ describe("consolidation output", () => {
     const out = parseConsolidationOutput('{"updated_scaffold": "{\\"X\\": 1}", "updated_working_memory": "[a narrative]", "facts_to_embed": "[]"}');
     expect(out).toEqual({ updated_scaffold: { X: 1 }, updated_working_memory: "[a narrative]", facts_to_embed: [] });
     expect(() => parseConsolidationOutput(["nope"])).toThrow(/not an object/);
+  });
+
+  it("accepts whatever the wire schema sent to the model allows: an empty profile string, blank facts, more than the caps", () => {
+    const wire = consolidationFormat.schema;
+    expect(parseConsolidationOutput(schemaInstance(wire))).toEqual({
+      updated_scaffold: {},
+      scaffold_confidence: {},
+      updated_working_memory: "",
+      facts_to_embed: [],
+    });
+    const fact = (text: string) => ({ text, confidence: 0.8, supersedes: Array.from({ length: 25 }, (_, i) => `f${i}`), connection_id: "", key: "" });
+    const out = parseConsolidationOutput({
+      updated_scaffold: "  ",
+      scaffold_confidence: [],
+      updated_working_memory: "w",
+      facts_to_embed: [fact(""), fact("   "), fact("x".repeat(1500)), ...Array.from({ length: 60 }, (_, i) => fact(`User fact ${i}`))],
+    });
+    expect(out.updated_scaffold).toEqual({});
+    expect(out.facts_to_embed).toHaveLength(50);
+    expect(out.facts_to_embed[0]).toMatchObject({ text: "User fact 0", supersedes: Array.from({ length: 20 }, (_, i) => `f${i}`) });
   });
 
   it("merges scaffolds deeply; null removes", () => {

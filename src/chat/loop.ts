@@ -19,9 +19,11 @@ import { serverToolEvents } from "../bridge/web-search";
 import { addUsage, type ChatEvent, type Usage, zeroUsage } from "../core/events";
 import { citedEvidence, type EvidenceBlock } from "../core/evidence";
 import type { ToolContext } from "../core/tool";
+import { approxTokens } from "../lib/text";
 import type { ModelClient } from "../model/anthropic";
 import { isAbort, ModelCutOff } from "../model/errors";
 import { chatThinking, type ThinkingSettings, withCacheBreakpoints } from "../model/request";
+import { TurnError } from "./turn-error";
 
 export type MessageParam = Anthropic.MessageParam;
 
@@ -51,6 +53,11 @@ export type LoopInput = {
   persist(messages: MessageParam[]): Promise<void>;
   /** Called with each model call's usage as it completes, so a turn that fails later still accounts for it. */
   onUsage?(usage: Anthropic.Usage): void;
+  /**
+   * Before each model call, with its input (estimated): the output limit the call may use, at most `maxTokens`
+   * (the turn's budget reservation, usage/reservation.ts). Throws when there is no room for the call.
+   */
+  reserve?(inputTokens: number): Promise<number>;
   progress?: Progress;
 };
 
@@ -65,7 +72,10 @@ export type LoopOutcome = Progress & { answered: boolean } & (
 export const freshProgress = (): Progress => ({ iterations: 0, usage: zeroUsage(), toolsUsed: [] });
 
 const TRUNCATED = new Set(["max_tokens", "model_context_window_exceeded"]);
+/** The stop reasons of a reply the output limit (or the context window) cut short. */
+export const cutShort = (stopReason: string) => TRUNCATED.has(stopReason);
 
+/** Runs the loop to its outcome; a failure is thrown as a TurnError saying what history already holds of the turn. */
 export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
   const { tools, toolCtx, emit, signal } = input;
   const messages = [...input.messages];
@@ -78,14 +88,16 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
     progress.iterations += 1;
     let message: Anthropic.Message;
     try {
-      message = await streamMessage(input, messages, toolDefs, progress);
+      const maxTokens = input.reserve ? await input.reserve(approxTokens(JSON.stringify([input.system, messages, toolDefs]))) : input.maxTokens;
+      message = await streamMessage(input, messages, toolDefs, progress, maxTokens);
     } catch (err) {
-      const partial = (err as { partial?: string }).partial;
-      if (isAbort(err) && partial) {
-        await input.persist([{ role: "assistant", content: [{ type: "text", text: partial }] }]);
+      const failed = TurnError.of(err);
+      // A stopped reply keeps what it had said; any other failure keeps nothing of this call.
+      if (isAbort(failed.cause) && failed.partial) {
+        await input.persist([{ role: "assistant", content: [{ type: "text", text: failed.partial }] }]);
         answered = true;
       }
-      throw Object.assign(err instanceof Error ? err : new Error(String(err)), { answered });
+      throw new TurnError(failed.cause, answered, failed.partial);
     }
     input.onUsage?.(message.usage);
     progress.usage = addUsage(progress.usage, message.usage);
@@ -98,7 +110,7 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
     // After a pause the reply continues the paused assistant message: keep it one message.
     const paused = messages.at(-1)?.role === "assistant" ? messages.pop() : undefined;
     let content = message.content as Anthropic.ContentBlockParam[];
-    if (message.stop_reason && TRUNCATED.has(message.stop_reason)) {
+    if (message.stop_reason && cutShort(message.stop_reason)) {
       // A tool call cut mid-input is unusable and must never be stored unanswered: drop it, say why.
       const calls = content.filter((b) => b.type === "tool_use").length;
       content = content.filter((b) => b.type !== "tool_use");
@@ -143,14 +155,20 @@ export async function runAgentLoop(input: LoopInput): Promise<LoopOutcome> {
 }
 
 /** One streamed model call; text, thinking, web searches and citations reach the client as they arrive. */
-async function streamMessage(input: LoopInput, messages: MessageParam[], toolDefs: Anthropic.ToolUnion[], progress: Progress): Promise<Anthropic.Message> {
+async function streamMessage(
+  input: LoopInput,
+  messages: MessageParam[],
+  toolDefs: Anthropic.ToolUnion[],
+  progress: Progress,
+  maxTokens: number,
+): Promise<Anthropic.Message> {
   let partial = "";
   const cached = withCacheBreakpoints(input.system, messages, input.turnEnds ?? []);
   try {
     const stream = input.client.messages.stream(
       {
         model: input.model,
-        max_tokens: input.maxTokens,
+        max_tokens: maxTokens,
         system: cached.system,
         messages: cached.messages,
         tools: toolDefs,
@@ -184,6 +202,6 @@ async function streamMessage(input: LoopInput, messages: MessageParam[], toolDef
     if (!ended) throw new ModelCutOff();
     return await stream.finalMessage();
   } catch (err) {
-    throw Object.assign(err instanceof Error ? err : new Error(String(err)), { partial });
+    throw new TurnError(err, false, partial);
   }
 }

@@ -79,7 +79,7 @@ export type ChatEvent =
   | { type: "thinking"; delta: string }
   /** The model declined (safety classifiers); the turn is not kept in history and the session goes on. */
   | { type: "refusal"; category: string | null; explanation: string | null }
-  /** Something the client should show, e.g. `truncated` when max_tokens cut the reply or a tool call. */
+  /** Something the client should show, e.g. `truncated` when max_tokens cut the reply or a tool call, `interrupted` (docs/api.md). */
   | { type: "notice"; code: string; message: string }
   | { type: "tool_use"; id: string; name: string; input: unknown; reason: string }
   | { type: "tool_result"; id: string; name: string; ok: boolean }

@@ -541,3 +541,23 @@ export const usage = sqliteTable(
   },
   (t) => [index("usage_user").on(t.userId, t.kind, t.createdAt), index("usage_session").on(t.userId, t.sessionId, t.createdAt)],
 );
+
+/**
+ * Chat tokens running turns hold of their user's daily budget (usage/reservation.ts), counted with the usage rows
+ * when a turn reserves room for its next model call. A turn deletes its row when it writes its usage; one a crash
+ * left behind stops counting at `expires_at`.
+ */
+export const chatReservations = sqliteTable(
+  "chat_reservations",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    sessionId: text("session_id").notNull(),
+    /** What the turn has spent so far (not yet in `usage`), its next call's input and that call's output limit. */
+    tokens: integer("tokens").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("chat_reservations_user").on(t.userId, t.expiresAt)],
+);

@@ -12,6 +12,15 @@ import { FACT_KEY_CONVENTION } from "./fact-key";
 export const CONSOLIDATION_FORMAT = "consolidation";
 export const WORKING_MEMORY_WORDS = 500;
 
+/**
+ * Limits the wire schema cannot state (structured outputs take no length constraints): the domain schema enforces
+ * them, and `withinLimits` brings any output the wire allows within them first, so an answer the model was allowed
+ * to give never fails validation (and is never paid for again on a retry).
+ */
+const FACT_CHARS = 1000;
+const MAX_FACTS = 50;
+const MAX_SUPERSEDES = 20;
+
 /** What each fact field means, said once for the domain schema and the wire schema the model is sent. */
 const FACT_FIELDS = {
   text: "A durable, self-contained fact in the third person",
@@ -21,12 +30,14 @@ const FACT_FIELDS = {
   key: FACT_KEY_CONVENTION,
 } as const;
 
+const FactText = z.string().trim().min(1).max(FACT_CHARS);
+
 const FactItem = z.union([
-  z.string().trim().min(1).max(1000),
+  FactText,
   z.object({
-    text: z.string().trim().min(1).max(1000).describe(FACT_FIELDS.text),
+    text: FactText.describe(FACT_FIELDS.text),
     confidence: z.number().min(0).max(1).optional().describe(FACT_FIELDS.confidence),
-    supersedes: z.array(z.string()).max(20).optional().describe(FACT_FIELDS.supersedes),
+    supersedes: z.array(z.string()).max(MAX_SUPERSEDES).optional().describe(FACT_FIELDS.supersedes),
     connection_id: z.string().nullable().optional().describe(`${FACT_FIELDS.connection_id}; only for facts about one`),
     // Cleaned (fact-key.ts) when written: a key too long or invisible is dropped there, not a failed batch here.
     key: z.string().optional().describe(FACT_FIELDS.key),
@@ -39,7 +50,7 @@ export const ConsolidationOutput = z.object({
     .describe("The structured profile: keys you invent (Role, Goals, Projects, Preferences...). Keys you leave out are kept; null removes a key."),
   scaffold_confidence: z.record(z.string(), z.number().min(0).max(1)).optional().describe("Confidence 0-1 for each top-level key you added or changed"),
   updated_working_memory: z.string().describe(`The rewritten narrative of the user's current context, at most ${WORKING_MEMORY_WORDS} words`),
-  facts_to_embed: z.array(FactItem).max(50).default([]).describe("Durable, self-contained facts in the third person"),
+  facts_to_embed: z.array(FactItem).max(MAX_FACTS).default([]).describe("Durable, self-contained facts in the third person"),
 });
 export type ConsolidationOutput = z.infer<typeof ConsolidationOutput>;
 export type FactItem = z.infer<typeof FactItem>;
@@ -69,14 +80,14 @@ export const ConsolidationWire = z.strictObject({
     .array(
       // Structured outputs: every field present, so "none" is an empty string (fromWire maps it back).
       z.strictObject({
-        text: z.string().describe(FACT_FIELDS.text),
+        text: z.string().describe(`${FACT_FIELDS.text}, at most ${FACT_CHARS} characters`),
         confidence: z.number().describe(FACT_FIELDS.confidence),
         supersedes: z.array(z.string()).describe(FACT_FIELDS.supersedes),
         connection_id: z.string().describe(`${FACT_FIELDS.connection_id}, or an empty string`),
         key: z.string().describe(`${FACT_FIELDS.key} An empty string when it has none.`),
       }),
     )
-    .describe("Durable facts worth recalling later"),
+    .describe(`Durable facts worth recalling later, at most ${MAX_FACTS}`),
 });
 export type ConsolidationWire = z.infer<typeof ConsolidationWire>;
 
@@ -199,13 +210,42 @@ function normalizeFacts(value: unknown): unknown {
   });
 }
 
+const factText = (f: unknown) => (typeof f === "string" ? f : f && typeof f === "object" ? (f as { text?: unknown }).text : undefined);
+
+/**
+ * An output the wire allows, within the limits it cannot state: a blank profile string is no change ("{}"), a
+ * blank or overlong fact is no fact, and only the first facts and superseded ids up to the caps are kept.
+ */
+function withinLimits(out: Record<string, unknown>): Record<string, unknown> {
+  const scaffold = out.updated_scaffold;
+  const facts = out.facts_to_embed;
+  return {
+    ...out,
+    ...(typeof scaffold === "string" && !scaffold.trim() ? { updated_scaffold: {} } : {}),
+    ...(Array.isArray(facts)
+      ? {
+          facts_to_embed: facts
+            .filter((f) => {
+              const text = factText(f);
+              return typeof text !== "string" || (text.trim() !== "" && text.trim().length <= FACT_CHARS);
+            })
+            .slice(0, MAX_FACTS)
+            .map((f) => {
+              const supersedes = f && typeof f === "object" ? (f as { supersedes?: unknown }).supersedes : undefined;
+              return Array.isArray(supersedes) ? { ...(f as object), supersedes: supersedes.slice(0, MAX_SUPERSEDES) } : f;
+            }),
+        }
+      : {}),
+  };
+}
+
 /** Validates the model's output (the wire shape, or the domain shape); the narrative and fact texts are never JSON-unwrapped. */
 export function parseConsolidationOutput(raw: unknown): ConsolidationOutput {
   const top = typeof raw === "string" ? (parsedJson(raw) ?? raw) : raw;
   if (!top || typeof top !== "object" || Array.isArray(top)) throw new MalformedOutput("consolidation output is not an object");
   const { updated_working_memory, facts_to_embed, ...rest } = top as Record<string, unknown>;
   const normalized = { ...(normalizeJson(rest) as Record<string, unknown>), facts_to_embed: normalizeFacts(facts_to_embed) };
-  const parsed = ConsolidationOutput.safeParse({ ...fromWire(normalized), updated_working_memory });
+  const parsed = ConsolidationOutput.safeParse({ ...withinLimits(fromWire(normalized)), updated_working_memory });
   if (!parsed.success) {
     throw new MalformedOutput(
       `invalid consolidation output: ${parsed.error.issues

@@ -4,8 +4,10 @@
  * whole turns are folded next, down to half the budget, so summarising happens once every few turns
  * rather than on every turn. Folding is done after a turn, ahead of the next one (`aheadTrigger`), so a
  * turn's first byte does not wait for a summary call; a turn folds before its model call only when its
- * own message takes the history past the budget. A cut is only ever made where a user turn starts (a
- * user message without tool results), so a tool_use is never separated from its tool_result.
+ * own message takes the history past the budget. When no summary can be made (the background model fails,
+ * and retries back off), the request is bounded anyway: the oldest whole turns are left out of it, with a
+ * note saying so (`trimFrom`). A cut is only ever made where a user turn starts (a user message without tool
+ * results), so a tool_use is never separated from its tool_result.
  */
 import type { MessageParam } from "../chat/loop";
 import { approxTokens } from "../lib/text";
@@ -78,21 +80,41 @@ export const latestTurnSeq = (rows: readonly StoredMessage[]) => rows.findLast(o
 
 /**
  * Whether to try folding now, `before` a turn's model call or `after` a turn. Without earlier failures,
- * always. After failures, a retry is made after a turn, off the first byte, and each failure doubles the
- * turns the next try waits (1, 2, 4 ... up to 32 turns, a turn being counted as two messages), so a
- * background model that keeps failing costs neither every turn's first byte nor a call after every turn.
- * Once the history is twice the budget, every turn tries, before its model call too: the request is
- * growing towards the context window.
+ * always. After failures, only after a turn, off the first byte, and each failure doubles the turns the next
+ * try waits (1, 2, 4 ... up to 32 turns, a turn being counted as two messages): a background model that keeps
+ * failing costs neither every turn's first byte nor a call after every turn. Meanwhile `trimFrom` keeps the
+ * request within the budget.
  */
-export function foldDue(failures: FoldFailures | null, turnSeq: number, liveTokens: number, budgetTokens: number, when: "before" | "after"): boolean {
-  if (!failures || liveTokens > 2 * budgetTokens) return true;
+export function foldDue(failures: FoldFailures | null, turnSeq: number, when: "before" | "after"): boolean {
+  if (!failures) return true;
   if (when === "before") return false;
   const wait = Math.min(2 ** (failures.count - 1), RETRY_WAIT_MAX_TURNS);
   return turnSeq - failures.at_seq > 2 * wait;
 }
 
+const tokensOf = (rows: readonly StoredMessage[]) => rows.reduce((n, r) => n + messageTokens(r), 0);
+
+/**
+ * Where a request starts when the live history is past the budget and no summary covers enough of it: the seq of
+ * the turn the request's messages begin with (null: send all of them). A cut already made (`from`) stays while what
+ * follows it fits, so the request's prefix, and the prompt cache built on it, stays put from turn to turn; a new cut
+ * keeps the newest whole turns within half the budget (the turn in progress always), as a fold would.
+ */
+export function trimFrom(live: readonly StoredMessage[], budgetTokens: number, from: number | null): number | null {
+  if (tokensOf(live) <= budgetTokens) return null;
+  if (from !== null && tokensOf(live.filter((r) => r.seq >= from)) <= budgetTokens) return from;
+  const first = planFold(live, budgetTokens).keep[0];
+  return first && first !== live[0] ? first.seq : null;
+}
+
 export const SUMMARY_OPEN = "<conversation_summary>";
 export const SUMMARY_CLOSE = "</conversation_summary>";
+
+/** What stands in for the messages `trimFrom` left out, at the start of the first user message. */
+export function trimmedRow(dropped: number, at: number): StoredMessage {
+  const text = `[${dropped} earlier messages of this conversation are left out here: they could not be summarised yet. Ask the user if you need what they said.]`;
+  return { seq: 0, role: "user", content: [{ type: "text", text }] as MessageParam["content"], created_at: at };
+}
 
 /** The summary as the start of the first user message, so the request still begins with a user turn. */
 export function summaryRow(summary: SessionSummary): StoredMessage {

@@ -234,7 +234,8 @@ export class SessionObject extends DurableObject<Env> {
       let after: Afterwards | undefined;
       try {
         // A turn queued behind `destroy` finds the session gone when its turn comes.
-        after = this.destroyed ? open(GONE) : await work(sink, open);
+        if (this.destroyed) open(GONE);
+        else after = await work(sink, open);
       } finally {
         this.running.delete(turnId);
         sink.close();

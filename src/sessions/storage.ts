@@ -104,10 +104,11 @@ export class SessionStorage {
     return m;
   }
 
-  /** The latest message of `role`, wherever it is in the history. */
-  lastMessage(role: StoredMessage["role"]): StoredMessage | undefined {
+  /** The latest message (of `role`, when given), wherever it is in the history. */
+  lastMessage(role?: StoredMessage["role"]): StoredMessage | undefined {
     if (!this.created) return undefined;
-    const row = this.sql.exec<Row>("SELECT seq, role, content, created_at FROM messages WHERE role = ? ORDER BY seq DESC LIMIT 1", role).toArray()[0];
+    const query = `SELECT seq, role, content, created_at FROM messages ${role ? "WHERE role = ?" : ""} ORDER BY seq DESC LIMIT 1`;
+    const row = this.sql.exec<Row>(query, ...(role ? [role] : [])).toArray()[0];
     return row ? stored(row) : undefined;
   }
 
@@ -184,6 +185,29 @@ export class SessionStorage {
   saveFoldFailures(failures: FoldFailures | null): void {
     if (failures) this.setState("fold_failures", failures);
     else if (this.created) this.sql.exec("DELETE FROM state WHERE key = 'fold_failures'");
+  }
+
+  /**
+   * Set while a turn segment runs, cleared when it ends or suspends. Found set by a later turn (the lock is then
+   * free), it says the Worker was killed mid-turn.
+   */
+  turnRunning(): boolean {
+    return this.state<number>("turn_running") !== null;
+  }
+
+  markTurnRunning(running: boolean): void {
+    if (running) this.setState("turn_running", Date.now());
+    else if (this.created) this.sql.exec("DELETE FROM state WHERE key = 'turn_running'");
+  }
+
+  /** The seq the requests' history starts from while no summary covers what is before it (history-budget.ts, `trimFrom`). */
+  trimmedFrom(): number | null {
+    return this.state<number>("trimmed_from");
+  }
+
+  saveTrimmedFrom(seq: number | null): void {
+    if (seq !== null) this.setState("trimmed_from", seq);
+    else if (this.created) this.sql.exec("DELETE FROM state WHERE key = 'trimmed_from'");
   }
 
   sessionMeta(): SessionMeta | null {

@@ -10,6 +10,7 @@ import { projects, sessions } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
 import { clamp, cleanText } from "../lib/sanitize";
 import { chatSpentQuery } from "../usage/budget";
+import { heldQuery } from "../usage/reservation";
 
 /** The Durable Object of a session. Its name includes the owner, so another user's id reaches a different object. */
 export const sessionStub = (env: Env, userId: string, sessionId: string) => env.SESSIONS.get(env.SESSIONS.idFromName(`${userId}/${sessionId}`));
@@ -88,8 +89,8 @@ export async function touchSession(db: Db, userId: string, id: string, messageCo
 }
 
 /**
- * The user's session (no row: not theirs, or gone) with the chat tokens they spent today (`used`), in one
- * statement: a turn checks both before its model call, in its context batch.
+ * The user's session (no row: not theirs, or gone) with the chat tokens they spent today (`used`) and those their
+ * running turns hold (`held`), in one statement: a turn checks them before its model call, in its context batch.
  */
 export const sessionOfUser = (db: Db, userId: string, id: string, now: number) =>
   db
@@ -98,6 +99,7 @@ export const sessionOfUser = (db: Db, userId: string, id: string, now: number) =
       site_id: sessions.siteId,
       project_id: sessions.projectId,
       used: sql<number>`(${chatSpentQuery(db, userId, now)})`.mapWith(Number),
+      held: sql<number>`(${heldQuery(db, userId, now)})`.mapWith(Number),
     })
     .from(sessions)
     .where(and(eq(sessions.id, id), eq(sessions.userId, userId)));

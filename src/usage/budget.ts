@@ -50,6 +50,27 @@ export function overBudget(budget: ChatBudget, now: number): AppError | null {
   );
 }
 
+/** Seconds to wait when other running turns hold the rest of the budget: they settle to what they spent within a turn. */
+const HELD_RETRY_SECONDS = 10;
+
+/**
+ * Why a turn could not reserve room for a model call (reservation.ts): the budget is used up (`overBudget`), other
+ * turns running now hold the rest of it, or what is left is less than a call needs.
+ */
+export function reservationRefusal(budget: ChatBudget, held: number, now: number): AppError {
+  const spent = overBudget(budget, now);
+  if (spent) return spent;
+  if (held > 0)
+    return new AppError("rate_limited", "other turns running now hold the rest of today's chat budget; try again when they end", undefined, HELD_RETRY_SECONDS);
+  const retryAfter = Math.max(1, Math.ceil((budget.resets_at - now) / 1000));
+  return new AppError(
+    "rate_limited",
+    `today's chat budget has ${budget.remaining} tokens left, too few for a model call; it resets at ${new Date(budget.resets_at).toISOString()}`,
+    undefined,
+    retryAfter,
+  );
+}
+
 /** Why a new chat-model call may not start now (see `overBudget`), or null; no read when there is no limit. */
 export async function chatBudgetRefusal(db: Db, userId: string, config: Config, now = Date.now()): Promise<AppError | null> {
   return config.dailyChatTokens ? overBudget(await chatBudget(db, userId, config, now), now) : null;

@@ -60,7 +60,8 @@ export type Step =
       /** Answer only after this many milliseconds (a model that takes its time). */
       delay_ms?: number;
     }
-  | { status: 429 | 500 | 529 | 400 | 401; error_type?: string; message?: string };
+  /** An HTTP error; `structured`: for the next structured-output request (a background call) instead of a chat call. */
+  | { status: 429 | 500 | 529 | 400 | 401; error_type?: string; message?: string; structured?: boolean };
 
 const scripts = new Map<string, Step[]>();
 const received = new Map<string, unknown[]>();
@@ -260,7 +261,7 @@ export default {
     if (url.pathname === "/__script" && request.method === "POST") {
       const { key, steps } = (await request.json()) as { key: string; steps: Step[] };
       for (const step of steps) {
-        const queue = "reply" in step && step.structured ? structuredQueue(key) : key;
+        const queue = step.structured ? structuredQueue(key) : key;
         scripts.set(queue, [...(scripts.get(queue) ?? []), step]);
       }
       return Response.json({ queued: scripts.get(key)?.length ?? 0 });

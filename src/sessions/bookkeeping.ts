@@ -1,0 +1,92 @@
+/**
+ * A turn segment's bookkeeping: what it spent and the writes it hands over while it runs (`Tally`), written once
+ * its model calls are over (`settle`), in one D1 batch so they cost the turn one round trip.
+ */
+import type { TurnScope } from "../core/context";
+import { runStatements, type Statement } from "../db/batch";
+import { type Db, newId } from "../db/client";
+import { describeFailure } from "../lib/errors";
+import { usageInsert } from "../usage/record";
+import { type Reservation, releaseQuery } from "../usage/reservation";
+import { addSpent, noTokens, type SpentTokens } from "../usage/spent";
+import type { SessionStorage } from "./storage";
+import { touchSessionQuery } from "./store";
+
+/**
+ * What a segment changed and the tokens it spent, and its bookkeeping: `rows` (D1 writes, the segment's and
+ * those context providers hand over) go out in one batch after the model call, beside `later` (other
+ * deferred work); both are awaited before the stream ends.
+ */
+export type Tally = {
+  pending: boolean;
+  rows: Statement[];
+  later: (() => Promise<unknown>)[];
+  spent: SpentTokens;
+  calls: number;
+  /** What the segment holds of today's chat budget (reserve.ts). */
+  reservation: Reservation;
+};
+
+export const newTally = (): Tally => ({ pending: false, rows: [], later: [], spent: noTokens(), calls: 0, reservation: { id: newId("rsv"), tokens: 0 } });
+
+/** Logs a failure of the session's work as `{session, [what]: ...}`: bookkeeping is never worth failing a turn for. */
+export const logFailure = (sessionId: string, what: string) => (err: unknown) =>
+  console.error(JSON.stringify({ session: sessionId, [what]: describeFailure(err) }));
+
+/**
+ * The segment's bookkeeping, after its model calls: one D1 batch (its usage row with the tokens of every
+ * completed call, also before a failure; the audit row; the session row's counters; the writes context
+ * providers handed over, e.g. counting a recall), beside the deferred work.
+ */
+export async function settle(store: SessionStorage, scope: TurnScope, model: string, tally: Tally): Promise<void> {
+  // Tokens an earlier segment could not record go out with this one's (carried once, then cleared).
+  const owed = store.owedTokens();
+  if (owed) addSpent(tally.spent, owed, model, scope.config.modelPrices);
+  const spent = usageInsert(scope.db, {
+    userId: scope.userId,
+    kind: "chat",
+    model,
+    usage: tally.spent,
+    sessionId: scope.sessionId,
+    prices: scope.config.modelPrices,
+  });
+  const touch = touchSessionQuery(scope.db, scope.userId, scope.sessionId, store.messageCount(), tally.pending);
+  // The reservation goes in the batch that records what was spent: the budget counts the turn once, never twice or not at all.
+  const release = tally.reservation.tokens ? [releaseQuery(scope.db, scope.userId, tally.reservation, Date.now())] : [];
+  // Raw statements, not drizzle's batch: providers' writes may be raw SQL with parameters (db/batch.ts).
+  const writes: Statement[] = [touch, ...tally.rows, ...release, ...(spent ? [spent] : [])];
+  // The usage row is the last write: if it did not land, the session keeps the tokens for its next turn.
+  const billed = landWrites(scope.db, writes, scope.sessionId).then((landed) => {
+    if (spent && landed.at(-1) !== true) store.saveOwedTokens(tally.spent);
+    else if (owed) store.saveOwedTokens(null);
+  });
+  await Promise.all([billed, runLater(tally, scope.sessionId)]);
+}
+
+/** The deferred work handed over while the segment ran; a failure is logged, never thrown. */
+export const runLater = (tally: Tally, sessionId: string) => Promise.all(tally.later.map((work) => work().catch(logFailure(sessionId, "deferred"))));
+
+/**
+ * Writes `writes` in one D1 batch; if the batch fails, each write is tried on its own, so one bad row does not
+ * lose the others. Says which landed; failures are logged, never thrown.
+ */
+export async function landWrites(db: Db, writes: readonly Statement[], sessionId: string): Promise<boolean[]> {
+  if (!writes.length) return [];
+  try {
+    await runStatements(db, writes);
+    return writes.map(() => true);
+  } catch (err) {
+    logFailure(sessionId, "bookkeeping_batch")(err);
+    return Promise.all(
+      writes.map((row) =>
+        runStatements(db, [row]).then(
+          () => true,
+          (e: unknown) => {
+            logFailure(sessionId, "bookkeeping")(e);
+            return false;
+          },
+        ),
+      ),
+    );
+  }
+}
