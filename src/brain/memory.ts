@@ -5,11 +5,11 @@
  * past one, and nothing is written when one fails.
  */
 
-import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
+import { and, count, eq, type SQL, sql } from "drizzle-orm";
 import { allOf, changes, runBatch } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
-import { afterCursor, nextCursor } from "../db/cursor";
+import { newestFirst, nextCursor } from "../db/cursor";
 import { insertWhere } from "../db/insert-where";
 import type { Plan } from "../db/schema";
 import { brainEntries } from "../db/schema";
@@ -97,13 +97,9 @@ async function refusal(db: Db, input: Pick<AddInput, "userId" | "plan" | "site" 
 }
 
 export async function listMemory(db: Db, userId: string, q: { site?: string; limit: number; before?: string }) {
-  const rows = await db
-    .select()
-    .from(brainEntries)
-    .where(and(mine(userId), q.site ? eq(brainEntries.site, q.site) : undefined, afterCursor(brainEntries.createdAt, brainEntries.id, q.before)))
-    .orderBy(desc(brainEntries.createdAt), desc(brainEntries.id))
-    .limit(q.limit)
-    .all();
+  const where = and(mine(userId), q.site ? eq(brainEntries.site, q.site) : undefined);
+  const keys = { at: brainEntries.createdAt, id: brainEntries.id };
+  const rows = await newestFirst(db.select().from(brainEntries).$dynamic(), keys, { where, before: q.before, limit: q.limit }).all();
   return { entries: rows, next_before: nextCursor(rows, q.limit, (e) => [e.createdAt, e.id]) };
 }
 

@@ -3,11 +3,11 @@
  * Writing a lesson that already exists changes nothing, except that a lesson which had been recalled and
  * now comes back from another session's transcript counts as confirmed.
  */
-import { and, desc, eq, isNull, or, type SQL, sql } from "drizzle-orm";
+import { and, eq, isNull, or, type SQL, sql } from "drizzle-orm";
 import { type Quota, quotaExceeded } from "../config/limits";
 import { returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
-import { afterCursor } from "../db/cursor";
+import { newestFirst } from "../db/cursor";
 import { belowQuota, withinQuotaAfter } from "../db/quota";
 import { lessons } from "../db/schema";
 import { notFound } from "../lib/errors";
@@ -141,21 +141,14 @@ export type ListInput = { project?: string; type?: LessonType; limit: number; cu
 
 /** Newest first; `project` filters to that project's lessons and the global ones. */
 export async function listLessons(db: Db, userId: string, input: ListInput): Promise<LessonRow[]> {
-  return db
-    .select()
-    .from(lessons)
-    .where(
-      and(
-        eq(lessons.userId, userId),
-        input.includeUnlearned ? undefined : eq(lessons.unlearned, false),
-        input.type ? eq(lessons.type, input.type) : undefined,
-        input.project !== undefined ? or(eq(lessons.project, input.project), isNull(lessons.project)) : undefined,
-        afterCursor(lessons.createdAt, lessons.id, input.cursor),
-      ),
-    )
-    .orderBy(desc(lessons.createdAt), desc(lessons.id))
-    .limit(input.limit)
-    .all();
+  const where = and(
+    eq(lessons.userId, userId),
+    input.includeUnlearned ? undefined : eq(lessons.unlearned, false),
+    input.type ? eq(lessons.type, input.type) : undefined,
+    input.project !== undefined ? or(eq(lessons.project, input.project), isNull(lessons.project)) : undefined,
+  );
+  const keys = { at: lessons.createdAt, id: lessons.id };
+  return newestFirst(db.select().from(lessons).$dynamic(), keys, { where, before: input.cursor, limit: input.limit }).all();
 }
 
 /**

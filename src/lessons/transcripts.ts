@@ -5,11 +5,11 @@
  * segments, and extraction is queued: at once for a new transcript, then each time it has grown by
  * REGROW_BYTES since its last successful extraction. A smaller tail is picked up by the sweep once idle.
  */
-import { and, asc, desc, eq, lt, sql } from "drizzle-orm";
+import { and, asc, eq, lt, sql } from "drizzle-orm";
 import { type Quota, quotaExceeded } from "../config/limits";
 import { runStatements, type Statement } from "../db/batch";
 import { newId } from "../db/client";
-import { afterCursor } from "../db/cursor";
+import { newestFirst } from "../db/cursor";
 import { inJson } from "../db/in-json";
 import { transcriptSegments, transcripts } from "../db/schema";
 import { AppError, describeFailure, notFound } from "../lib/errors";
@@ -89,13 +89,8 @@ export async function getTranscript(deps: LessonsDeps, userId: string, sessionId
 }
 
 export async function listTranscripts(deps: LessonsDeps, userId: string, limit: number, cursor?: string): Promise<TranscriptRow[]> {
-  return deps.db
-    .select()
-    .from(transcripts)
-    .where(and(eq(transcripts.userId, userId), afterCursor(transcripts.updatedAt, transcripts.id, cursor)))
-    .orderBy(desc(transcripts.updatedAt), desc(transcripts.id))
-    .limit(limit)
-    .all();
+  const keys = { at: transcripts.updatedAt, id: transcripts.id };
+  return newestFirst(deps.db.select().from(transcripts).$dynamic(), keys, { where: eq(transcripts.userId, userId), before: cursor, limit }).all();
 }
 
 export async function enqueueExtraction(deps: LessonsDeps, userId: string, transcriptId: string): Promise<boolean> {

@@ -3,10 +3,10 @@
  * message. If the send fails the row stays pending and the sweep enqueues it: nothing is lost.
  */
 
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { isConstraintError, returnedIds, runStatements, type Statement } from "../db/batch";
 import { newId } from "../db/client";
-import { afterCursor } from "../db/cursor";
+import { newestFirst } from "../db/cursor";
 import { inJson } from "../db/in-json";
 import { insertWhere } from "../db/insert-where";
 import type { Plan } from "../db/schema";
@@ -165,19 +165,9 @@ export async function recordObservations(
 }
 
 export async function listEvents(deps: MemoryDeps, userId: string, opts: { status?: EventStatus; limit: number; before?: string }) {
-  return deps.db
-    .select()
-    .from(contextEvents)
-    .where(
-      and(
-        eq(contextEvents.userId, userId),
-        opts.status ? eq(contextEvents.status, opts.status) : undefined,
-        afterCursor(contextEvents.createdAt, contextEvents.id, opts.before),
-      ),
-    )
-    .orderBy(desc(contextEvents.createdAt), desc(contextEvents.id))
-    .limit(opts.limit)
-    .all();
+  const where = and(eq(contextEvents.userId, userId), opts.status ? eq(contextEvents.status, opts.status) : undefined);
+  const keys = { at: contextEvents.createdAt, id: contextEvents.id };
+  return newestFirst(deps.db.select().from(contextEvents).$dynamic(), keys, { where, before: opts.before, limit: opts.limit }).all();
 }
 
 export async function pendingCount(deps: MemoryDeps, userId: string): Promise<number> {

@@ -4,7 +4,7 @@ import { and, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import { type Quota, quotaExceeded } from "../config/limits";
 import { returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
-import { afterCursor } from "../db/cursor";
+import { newestFirst } from "../db/cursor";
 import { inJson } from "../db/in-json";
 import { connections, contextLogs, facts, type JsonObject, projects } from "../db/schema";
 import { AppError, describeFailure, notFound } from "../lib/errors";
@@ -145,13 +145,9 @@ export async function importFacts(deps: MemoryDeps, userId: string, items: reado
 }
 
 export async function listFacts(db: Db, userId: string, opts: { limit: number; before?: string; includeSuperseded: boolean }) {
-  return db
-    .select()
-    .from(facts)
-    .where(and(eq(facts.userId, userId), opts.includeSuperseded ? undefined : isNull(facts.supersededBy), afterCursor(facts.createdAt, facts.id, opts.before)))
-    .orderBy(desc(facts.createdAt), desc(facts.id))
-    .limit(opts.limit)
-    .all();
+  const where = and(eq(facts.userId, userId), opts.includeSuperseded ? undefined : isNull(facts.supersededBy));
+  const keys = { at: facts.createdAt, id: facts.id };
+  return newestFirst(db.select().from(facts).$dynamic(), keys, { where, before: opts.before, limit: opts.limit }).all();
 }
 
 /** One fact with its history: what it replaced, and what replaced it. */

@@ -2,7 +2,7 @@
 
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { afterCursor } from "../db/cursor";
+import { newestFirst } from "../db/cursor";
 import { contextLogs, memoryRuns, users } from "../db/schema";
 import { notFound } from "../lib/errors";
 import { wordCount } from "../lib/text";
@@ -19,19 +19,9 @@ export async function readTiers(db: Db, userId: string) {
 }
 
 export async function listContextLogs(db: Db, userId: string, opts: { limit: number; before?: string; sessionId?: string }) {
-  const rows = await db
-    .select()
-    .from(contextLogs)
-    .where(
-      and(
-        eq(contextLogs.userId, userId),
-        opts.sessionId ? eq(contextLogs.sessionId, opts.sessionId) : undefined,
-        afterCursor(contextLogs.createdAt, contextLogs.id, opts.before),
-      ),
-    )
-    .orderBy(desc(contextLogs.createdAt), desc(contextLogs.id))
-    .limit(opts.limit)
-    .all();
+  const where = and(eq(contextLogs.userId, userId), opts.sessionId ? eq(contextLogs.sessionId, opts.sessionId) : undefined);
+  const keys = { at: contextLogs.createdAt, id: contextLogs.id };
+  const rows = await newestFirst(db.select().from(contextLogs).$dynamic(), keys, { where, before: opts.before, limit: opts.limit }).all();
   return rows.map((r) => ({ id: r.id, session_id: r.sessionId, injected: r.injected, created_at: r.createdAt }));
 }
 
