@@ -11,6 +11,7 @@ import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { newestFirst, nextCursor } from "../db/cursor";
 import { insertWhere } from "../db/insert-where";
+import { snakeRow } from "../db/public-row";
 import type { Plan } from "../db/schema";
 import { brainEntries } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
@@ -20,15 +21,7 @@ import { findSite, siteCapError, siteExists, siteInsert } from "./sites";
 
 export type EntryRow = typeof brainEntries.$inferSelect;
 
-export const publicEntry = (e: EntryRow) => ({
-  id: e.id,
-  content: e.content,
-  site: e.site,
-  project_id: e.projectId,
-  author: e.author,
-  session_id: e.sessionId,
-  created_at: e.createdAt,
-});
+export const publicEntry = (e: EntryRow) => snakeRow(e, ["id", "content", "site", "projectId", "author", "sessionId", "createdAt"]);
 
 const COLLECTION = "memory";
 const mine = (userId: string) => and(eq(brainEntries.userId, userId), eq(brainEntries.collection, COLLECTION));

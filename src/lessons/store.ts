@@ -8,6 +8,7 @@ import { type Quota, quotaExceeded } from "../config/limits";
 import { returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { newestFirst } from "../db/cursor";
+import { snakeRow } from "../db/public-row";
 import { belowQuota, withinQuotaAfter } from "../db/quota";
 import { lessons } from "../db/schema";
 import { notFound } from "../lib/errors";
@@ -19,25 +20,26 @@ import { lessonId, normalizeLesson } from "./ids";
 export type LessonRow = typeof lessons.$inferSelect;
 export type NewLesson = Omit<ExtractedLesson, "scope"> & { project: string | null; sourceSession: string | null; origin: LessonRow["origin"] };
 
-export const publicLesson = (l: LessonRow) => ({
-  id: l.id,
-  type: l.type,
-  signal: l.signal,
-  flags: l.flags,
-  title: l.title,
-  content: l.content,
-  tags: l.tags,
-  project: l.project,
-  source_session: l.sourceSession,
-  origin: l.origin,
-  unlearned: l.unlearned,
-  merged_into: l.mergedInto,
-  confirmations: l.confirmations,
-  recalls: l.recalls,
-  last_recalled_at: l.lastRecalledAt,
-  created_at: l.createdAt,
-  updated_at: l.updatedAt,
-});
+export const publicLesson = (l: LessonRow) =>
+  snakeRow(l, [
+    "id",
+    "type",
+    "signal",
+    "flags",
+    "title",
+    "content",
+    "tags",
+    "project",
+    "sourceSession",
+    "origin",
+    "unlearned",
+    "mergedInto",
+    "confirmations",
+    "recalls",
+    "lastRecalledAt",
+    "createdAt",
+    "updatedAt",
+  ]);
 export type PublicLesson = ReturnType<typeof publicLesson>;
 
 /** The lesson quota's guard: live lessons count, unlearned ones do not (see `withinQuotaAfter`). */

@@ -11,6 +11,7 @@ import { runStatements, type Statement } from "../db/batch";
 import { newId } from "../db/client";
 import { newestFirst } from "../db/cursor";
 import { inJson } from "../db/in-json";
+import { snakeRow } from "../db/public-row";
 import { transcriptSegments, transcripts } from "../db/schema";
 import { AppError, describeFailure, notFound } from "../lib/errors";
 import { sha256Hex } from "../lib/hash";
@@ -30,19 +31,9 @@ const SEGMENT_CHARS = 256 * 1024;
 export type TranscriptRow = typeof transcripts.$inferSelect;
 
 export const publicTranscript = (t: TranscriptRow) => ({
-  session_id: t.sessionId,
-  project: t.project,
-  bytes_received: t.bytesReceived,
+  ...snakeRow(t, ["sessionId", "project", "bytesReceived"]),
   last_synced_bytes: t.bytesSynced,
-  total_bytes: t.totalBytes,
-  status: t.status,
-  attempts: t.attempts,
-  error: t.error,
-  lessons_extracted: t.lessonsExtracted,
-  entries_dropped: t.entriesDropped,
-  synced_at: t.syncedAt,
-  created_at: t.createdAt,
-  updated_at: t.updatedAt,
+  ...snakeRow(t, ["totalBytes", "status", "attempts", "error", "lessonsExtracted", "entriesDropped", "syncedAt", "createdAt", "updatedAt"]),
 });
 
 /** The upload does not start where the server's copy ends; the client resends from `bytesReceived`. */

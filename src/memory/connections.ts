@@ -5,6 +5,7 @@ import { returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
+import { snakeRow } from "../db/public-row";
 import { belowQuota } from "../db/quota";
 import { connections, contextEvents, facts, type JsonObject } from "../db/schema";
 import { SESSION_GONE, sessionLive } from "../db/session-live";
@@ -18,7 +19,7 @@ export const LEARNED_INFO_MAX_CHARS = 2000;
 
 export type ConnectionRow = typeof connections.$inferSelect;
 
-export const publicConnection = (c: ConnectionRow) => ({ id: c.id, name: c.name, active: c.active, learned_info: c.learnedInfo, created_at: c.createdAt });
+export const publicConnection = (c: ConnectionRow) => snakeRow(c, ["id", "name", "active", "learnedInfo", "createdAt"]);
 
 export async function getConnection(db: Db, userId: string, id: string): Promise<ConnectionRow> {
   const row = await db

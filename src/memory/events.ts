@@ -9,6 +9,7 @@ import { newId } from "../db/client";
 import { newestFirst } from "../db/cursor";
 import { inJson } from "../db/in-json";
 import { insertWhere } from "../db/insert-where";
+import { snakeRow } from "../db/public-row";
 import type { Plan } from "../db/schema";
 import { contextEvents, type JsonObject } from "../db/schema";
 import { sessionLive } from "../db/session-live";
@@ -27,17 +28,8 @@ export type EventRow = typeof contextEvents.$inferSelect;
 export type EventStatus = EventRow["status"];
 export type ObservationInput = { type: string; content: string; sourceMetadata: JsonObject };
 
-export const publicEvent = (e: EventRow) => ({
-  id: e.id,
-  event_type: e.eventType,
-  content: e.content,
-  source_metadata: e.sourceMetadata,
-  status: e.status,
-  attempts: e.attempts,
-  error: e.error,
-  created_at: e.createdAt,
-  processed_at: e.processedAt,
-});
+export const publicEvent = (e: EventRow) =>
+  snakeRow(e, ["id", "eventType", "content", "sourceMetadata", "status", "attempts", "error", "createdAt", "processedAt"]);
 
 export async function enqueue(deps: MemoryDeps, userId: string, eventIds: string[]): Promise<boolean> {
   if (!eventIds.length) return true;

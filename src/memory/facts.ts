@@ -6,6 +6,7 @@ import { returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { newestFirst } from "../db/cursor";
 import { inJson } from "../db/in-json";
+import { snakeRow } from "../db/public-row";
 import { connections, contextLogs, facts, type JsonObject, projects } from "../db/schema";
 import { AppError, describeFailure, notFound } from "../lib/errors";
 import type { MemoryDeps } from "./deps";
@@ -17,18 +18,20 @@ export const SOURCES = ["user_provided", "system_learned", "tool_indexed", "tool
 export type FactRow = typeof facts.$inferSelect;
 
 export const publicFact = (f: FactRow) => ({
-  id: f.id,
-  text: f.text,
-  metadata: f.metadata,
-  confidence: f.confidence,
-  connection_id: f.connectionId,
-  context_type: f.contextType,
-  source: f.source,
-  project_id: f.projectId,
-  superseded_by: f.supersededBy,
-  key: f.key,
-  recall_count: f.recallCount,
-  last_recalled_at: f.lastRecalledAt,
+  ...snakeRow(f, [
+    "id",
+    "text",
+    "metadata",
+    "confidence",
+    "connectionId",
+    "contextType",
+    "source",
+    "projectId",
+    "supersededBy",
+    "key",
+    "recallCount",
+    "lastRecalledAt",
+  ]),
   embedded: f.embeddedAt !== null,
   event_at: f.eventAt ?? f.createdAt,
   created_at: f.createdAt,

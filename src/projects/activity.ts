@@ -7,6 +7,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import type { Quota } from "../config/limits";
 import type { Db } from "../db/client";
 import { newestFirst } from "../db/cursor";
+import { snakeRow } from "../db/public-row";
 import { type JsonObject, projectActivity } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
 import { deleteProject, type MemoryKind, restoreProject, setMemoryProject } from "./moves";
@@ -15,17 +16,9 @@ import { getProject, updateProject } from "./store";
 export type ActivityRow = typeof projectActivity.$inferSelect;
 
 export const publicActivity = (a: ActivityRow) => ({
-  id: a.id,
-  project_id: a.projectId,
-  action: a.action,
-  actor: a.actor,
-  reason: a.reason,
-  summary: a.summary,
-  detail: a.detail,
-  session_id: a.sessionId,
+  ...snakeRow(a, ["id", "projectId", "action", "actor", "reason", "summary", "detail", "sessionId"]),
   undoable: a.undo !== null && a.undoneAt === null,
-  undone_at: a.undoneAt,
-  created_at: a.createdAt,
+  ...snakeRow(a, ["undoneAt", "createdAt"]),
 });
 
 export async function listActivity(db: Db, userId: string, opts: { limit: number; before?: string; projectId?: string }) {

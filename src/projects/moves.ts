@@ -12,6 +12,7 @@ import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { inJson } from "../db/in-json";
 import { insertWhere } from "../db/insert-where";
+import { snakeRow } from "../db/public-row";
 import { belowQuota } from "../db/quota";
 import { brainEntries, brainProposals, contextEvents, facts, type JsonObject, lessons, projects, sessions } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
@@ -165,15 +166,7 @@ export const counts = (m: Moved) => ({
   lessons: m.lessons.length,
 });
 
-const rowJson = (p: ProjectRow): JsonObject => ({
-  id: p.id,
-  name: p.name,
-  description: p.description,
-  created_by: p.createdBy,
-  reason: p.reason,
-  archived_at: p.archivedAt,
-  created_at: p.createdAt,
-});
+const rowJson = (p: ProjectRow): JsonObject => snakeRow(p, ["id", "name", "description", "createdBy", "reason", "archivedAt", "createdAt"]);
 
 /**
  * Puts a merged or deleted project back, with exactly the rows that moved out of it. The project counts
