@@ -15,7 +15,7 @@ import { addMemory } from "./memory";
 import { getReviewMode, propose } from "./review";
 import { clamp } from "./sanitize";
 
-// The seed's wire schema has no `additionalProperties`; zod would add `false`, so it is unset here.
+// The documented input schema (docs/brain.md) has no `additionalProperties`; zod would add `false`, so it is unset here.
 export const BrainToolInput = z.object({ target: z.enum(brainProposals.target.enumValues), content: z.string() }).meta({ additionalProperties: undefined });
 
 type Input = z.infer<typeof BrainToolInput>;

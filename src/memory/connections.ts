@@ -92,9 +92,10 @@ export async function updateConnection(db: Db, userId: string, id: string, input
 /**
  * Merges what the assistant learned about one connection into what the row holds when the write lands (null
  * removes a key, at any depth; an object merges into an object; any other value replaces), so an erase or a
- * rename in between is neither undone nor undoes it. Written directly, as the seed's update_connection_context
- * does, with a processed context event as its audit trail: one batch, both guarded by the same condition (the
- * user's connection, the merge within the cap), so the event is there exactly when the update is.
+ * rename in between is neither undone nor undoes it. Written directly, not through consolidation (the tool
+ * update_connection_context saves at once), with a processed context event as its audit trail: one batch, both
+ * guarded by the same condition (the user's connection, the merge within the cap), so the event is there exactly
+ * when the update is.
  */
 export async function learnAboutConnection(db: Db, userId: string, id: string, raw: JsonObject, sessionId: string | null) {
   const updates = cleanJsonObject(raw);
