@@ -34,6 +34,35 @@ describe("secret redaction", () => {
     expect(out).toContain(REDACTED);
   });
 
+  // Every provider prefix the redactor knows, each alone in ordinary text (no secret-sounding name around it).
+  it.each([
+    ["GitHub personal token", "ghp_0123456789abcdefghijABCDEFGHIJ"],
+    ["GitHub OAuth token", "gho_0123456789abcdefghijABCDEFGHIJ"],
+    ["GitHub user-to-server token", "ghu_0123456789abcdefghijABCDEFGHIJ"],
+    ["GitHub server-to-server token", "ghs_0123456789abcdefghijABCDEFGHIJ"],
+    ["GitHub refresh token", "ghr_0123456789abcdefghijABCDEFGHIJ"],
+    ["GitHub fine-grained token", "github_pat_11ABCDEFG0123456789_abcdefghijklmnop"],
+    ["GitLab token", "glpat-0123456789abcdefABCD"],
+    ["Slack bot token", "xoxb-1234567890-abcdefghij"],
+    ["Slack refresh token", "xoxr-1234567890-abcdefghij"],
+    ["AWS access key", "AKIAIOSFODNN7EXAMPLE"],
+    ["AWS temporary access key", "ASIAY34FZKBOKMUTVV7A"],
+    ["Google API key", "AIzaSyA0123456789abcdefghijklmnopqrstu"],
+    ["npm token", "npm_0123456789abcdefghijklmnopqrstuvwxyz"],
+  ])("redacts a %s", (_name, token) => {
+    const out = redactSecrets(`the CI log printed ${token} and went on`);
+    expect(out).toBe(`the CI log printed ${REDACTED} and went on`);
+  });
+
+  it.each([
+    ["an Authorization: Basic credential", "Authorization: Basic dXNlcjpodW50ZXIyLXByb2Q=", "dXNlcjpodW50ZXIyLXByb2Q="],
+    ["a passphrase by its name", "GPG_PASSPHRASE=correct-horse-battery gpg --sign", "correct-horse-battery"],
+  ])("redacts %s", (_name, text, secret) => {
+    const out = redactSecrets(text);
+    expect(out).not.toContain(secret);
+    expect(out).toContain(REDACTED);
+  });
+
   it.each([
     // A Bash command as Claude Code runs it: JSON inside a double-quoted shell string.
     [`curl -X POST -d "{\\"password\\":\\"hunter2secret\\"}" https://api.example.com/login`, "hunter2secret", `\\"password\\":\\"${REDACTED}\\"}"`],
