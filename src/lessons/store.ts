@@ -100,7 +100,8 @@ export async function writeLessons(
     const session = r.sourceSession ?? "";
     // The new row, or (already stored) a confirmation when it had been recalled and this is another session.
     statements.push(sql`INSERT INTO lessons (id, user_id, type, signal, flags, title, content, tags, project, source_session, origin, created_at, updated_at)
-      SELECT ${r.id}, ${userId}, ${r.type}, ${r.signal}, ${JSON.stringify(r.flags)}, ${r.title}, ${r.content}, ${JSON.stringify(r.tags)}, ${r.project}, ${r.sourceSession}, ${r.origin}, ${now}, ${now}
+      SELECT ${r.id}, ${userId}, ${r.type}, ${r.signal}, ${JSON.stringify(r.flags)}, ${r.title}, ${r.content}, ${JSON.stringify(r.tags)},
+        ${r.project}, ${r.sourceSession}, ${r.origin}, ${now}, ${now}
       WHERE ${guard}
       ON CONFLICT(id) DO UPDATE SET confirmations = lessons.confirmations + 1, updated_at = ${now}
       WHERE lessons.user_id = ${userId} AND lessons.recalls > 0 AND coalesce(lessons.source_session, '') <> ${session} AND ${session} <> ''

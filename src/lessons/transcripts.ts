@@ -123,7 +123,8 @@ export async function ingest(deps: LessonsDeps, userId: string, upload: Upload, 
   const statements: Statement[] = [];
   if (!existing) {
     const withinQuota = quota ? sql`(SELECT count(*) FROM transcripts WHERE user_id = ${userId}) < ${quota.limit}` : sql`true`;
-    statements.push(sql`INSERT INTO transcripts (id, user_id, session_id, project, bytes_received, total_bytes, content_hash, last_chunk_hash, status, created_at, updated_at)
+    statements.push(sql`INSERT INTO transcripts
+        (id, user_id, session_id, project, bytes_received, total_bytes, content_hash, last_chunk_hash, status, created_at, updated_at)
       SELECT ${id}, ${userId}, ${upload.sessionId}, ${project}, ${end}, ${upload.totalBytes}, ${contentHash}, ${chunkHash}, 'pending', ${now}, ${now}
       WHERE ${withinQuota}
       ON CONFLICT(user_id, session_id) DO NOTHING`);
