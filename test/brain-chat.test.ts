@@ -8,17 +8,17 @@ import { api, chat, createUser, readSse, script, seen, shape, textReply, toolCal
 const brain = (target: string, content: string, id?: string, text?: string) => toolCall("update_customer_brain", { target, content }, id, text);
 
 describe("update_customer_brain in a chat turn", () => {
-  it("has exactly the seed's input schema, on the wire too", async () => {
-    const seed = {
+  it("has exactly the documented input schema (docs/brain.md), on the wire too", async () => {
+    const documented = {
       type: "object",
       properties: { target: { type: "string", enum: ["soul", "bible", "memory"] }, content: { type: "string" } },
       required: ["target", "content"],
     };
-    expect(toAnthropicTool(updateCustomerBrain).input_schema).toEqual(seed);
+    expect(toAnthropicTool(updateCustomerBrain).input_schema).toEqual(documented);
     const u = await createUser();
     await chat(u.key, { message: "hi" });
     const wire = (await seen(u.id))[0]?.tools?.find((t) => t.name === "update_customer_brain");
-    expect(JSON.stringify(wire?.input_schema)).toBe(JSON.stringify(seed));
+    expect(JSON.stringify(wire?.input_schema)).toBe(JSON.stringify(documented));
   });
 
   it("streams: saves SOUL, the model sees the result and its answer references the save in the same stream", async () => {

@@ -125,7 +125,7 @@ describe("continuation storage", () => {
     });
   });
 
-  it("refuses to store messages that are a string of JSON (the seed's double escape)", async () => {
+  it("refuses to store messages that are a string of JSON (escaped twice)", async () => {
     const stub = env.SESSIONS.get(env.SESSIONS.idFromName("property/double-escape"));
     await runInDurableObject(stub, (_instance, ctx) => {
       new SessionStorage(ctx.storage);

@@ -170,6 +170,7 @@ describe("a pending tool and new chat messages", () => {
 
 describe("client tool declarations are validated at the edge", () => {
   const schema = { type: "object" };
+  const tools = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `tool_${i}`, input_schema: schema }));
   const bad: [string, Record<string, unknown>][] = [
     ["a bad name", { client_tools: [{ name: "has space", input_schema: schema }] }],
     ["a name over 64 characters", { client_tools: [{ name: "x".repeat(65), input_schema: schema }] }],
@@ -181,7 +182,22 @@ describe("client tool declarations are validated at the edge", () => {
     ["an oversize schema", { client_tools: [{ name: "t", input_schema: { type: "object", description: "x".repeat(17_000) } }] }],
     ["an MCP server name with __", { mcp_servers: [{ name: "a__b", tools: [{ name: "t", input_schema: schema }] }] }],
     ["a full MCP name over 64", { mcp_servers: [{ name: "s".repeat(30), tools: [{ name: "t".repeat(30), input_schema: schema }] }] }],
+    ["129 client and MCP tools in all", { client_tools: tools(100), mcp_servers: [{ name: "files", tools: tools(29) }] }],
   ];
+  it("offers the model 128 client and MCP tools, the documented maximum", async () => {
+    const u = await createUser();
+    await script(u.id, textReply("Ready."));
+    const res = await api(u.key, "POST", "/v1/chat", {
+      message: "hi",
+      stream: false,
+      client_tools: tools(100),
+      mcp_servers: [{ name: "files", tools: tools(28) }],
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const offered = (await seen(u.id))[0]?.tools?.map((t) => t.name) ?? [];
+    expect(offered).toEqual(expect.arrayContaining(["tool_99", "mcp__files__tool_27"]));
+  });
+
   for (const [name, extra] of bad) {
     it(`rejects ${name} with 400 and writes nothing`, async () => {
       const u = await createUser();

@@ -394,6 +394,10 @@ describe("where the history is cut", () => {
 
   it("folds nothing while the history fits, and always keeps the turn in progress", () => {
     expect(planFold(rows, 100_000).fold).toEqual([]);
+    // Exactly at the budget still fits.
+    const total = rows.reduce((n, r) => n + messageTokens(r), 0);
+    expect(planFold(rows, total).fold).toEqual([]);
+    expect(planFold(rows, total - 1).fold).not.toEqual([]);
     expect(planFold(rows, 10).keep.map((r) => r.seq)).toEqual([5, 6, 7]);
   });
 });

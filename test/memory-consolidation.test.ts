@@ -507,6 +507,36 @@ describe("the user's own corrections of working memory and scaffold", () => {
     expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({ City: "Porto" });
   });
 
+  it("the user's correction wins over an observation made in the same millisecond", async () => {
+    const u = await createUser();
+    const { events, sent } = await observe(u.id, [{ content: "I live in Porto" }]);
+    expect((await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { City: "Lyon" } })).status).toBe(200);
+    const editedAt = (await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).confidence.City?.updated_at;
+    await env.DB.prepare("UPDATE context_events SET created_at = ? WHERE id = ?").bind(editedAt, events[0]?.id).run();
+    await script(u.id, consolidation({ updated_scaffold: { City: "Porto" }, updated_working_memory: "Lives in Porto.", facts_to_embed: [] }));
+    expect((await deliver(sent)).explicitAcks).toHaveLength(1);
+    const after = await getJson<Scaffold>(u.key, "/v1/memory/scaffold");
+    expect(after.scaffold).toEqual({ City: "Lyon" });
+    expect(after.confidence.City).toMatchObject({ confidence: 1, by: "user" });
+  });
+
+  it("a key the user set keeps their confidence and authorship while later consolidations leave it as it is", async () => {
+    const u = await createUser();
+    expect((await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { Diet: "vegetarian" } })).status).toBe(200);
+    const set = (await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).confidence.Diet;
+    // Said well after the edit, so the edit is not what protects the key.
+    const { events, sent } = await observe(u.id, [{ content: "I live in Porto" }]);
+    await env.DB.prepare("UPDATE context_events SET created_at = ? WHERE id = ?")
+      .bind((set?.updated_at ?? 0) + 60_000, events[0]?.id)
+      .run();
+    await script(u.id, consolidation({ updated_scaffold: { City: "Porto" }, updated_working_memory: "In Porto.", facts_to_embed: [] }));
+    expect((await deliver(sent)).explicitAcks).toHaveLength(1);
+    const after = await getJson<Scaffold>(u.key, "/v1/memory/scaffold");
+    expect(after.scaffold).toEqual({ Diet: "vegetarian", City: "Porto" });
+    expect(after.confidence.Diet).toEqual(set);
+    expect(after.confidence.City).toMatchObject({ confidence: 0.7 });
+  });
+
   it("a key the user removed is not brought back by an observation made before the removal; one made after it can", async () => {
     const u = await createUser();
     const out = (pets: string[]) => consolidation({ updated_scaffold: { City: "Porto", Pets: pets }, updated_working_memory: "In Porto.", facts_to_embed: [] });

@@ -40,6 +40,8 @@ describe("POST /v1/memory/facts (bulk import)", () => {
       message_id: "msg_1",
     });
     expect(emails?.embedded).toBe(true);
+    // Imported once with no confidence given: the documented default (docs/memory.md, "Import").
+    expect(list.facts.find((f) => f.text === "The default Jira project is PROJ")?.confidence).toBe(0.8);
 
     const hits = await search(u.key, "jira project");
     expect(hits.results[0]).toMatchObject({ text: "The default Jira project is PROJ", metadata: { context_type: "tool_persistent" } });

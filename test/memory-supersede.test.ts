@@ -56,6 +56,16 @@ describe("supersession of changing attributes", { timeout: 60_000 }, () => {
     expect(texts(drink)).not.toContain("I'm a black coffee person, three cups before noon.");
   });
 
+  it("lets a statement dated the same day as the current one of its key replace it: the later write wins a tie", async () => {
+    const u = await createUser();
+    const [first] = (await importFacts(u.key, [turn(GYM_OLD, "2024-07-15", "user.gym")])).facts;
+    const later = await importFacts(u.key, [turn(GYM_NEW, "2024-07-15", "user.gym")]);
+    expect(later.superseded).toEqual([first?.id]);
+    const live = await getJson<{ facts: Hit[] }>(u.key, "/v1/memory/facts");
+    expect(live.facts.map((f) => f.text)).toEqual([GYM_NEW]);
+    expect((await find(u.key, "Which gym do I train at?")).results[0]?.text).toBe(GYM_NEW);
+  });
+
   it("lets a newer change statement without any slot outrank an older statement of the same thing", async () => {
     const u = await createUser();
     await importFacts(u.key, [turn("I get up at six every day, even on weekends.", "2024-01-05")]);

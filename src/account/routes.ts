@@ -3,12 +3,12 @@
  * with everything engram holds about them.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { desc, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Context } from "hono";
 import { User } from "../auth/routes";
 import { publicUser } from "../auth/service";
 import type { Registry } from "../core/capability";
-import { afterCursor, CursorParam, nextCursor } from "../db/cursor";
+import { CursorParam, newestFirst, nextCursor } from "../db/cursor";
 import { users } from "../db/schema";
 import type { AppEnv } from "../http/context";
 import { errors, json, newRouter, Slug, security } from "../http/openapi";
@@ -76,12 +76,7 @@ export function accountRoutes(registry: Registry) {
     .openapi(eraseRoute, async (c) => c.json(await eraseUserMemory(...eraseArgs(c, c.var.user.id)), 200))
     .openapi(listUsersRoute, async (c) => {
       const { limit, before } = c.req.valid("query");
-      const rows = await c.var.db
-        .select()
-        .from(users)
-        .where(afterCursor(users.createdAt, users.id, before))
-        .orderBy(desc(users.createdAt), desc(users.id))
-        .limit(limit);
+      const rows = await newestFirst(c.var.db.select().from(users).$dynamic(), { at: users.createdAt, id: users.id }, { before, limit });
       return c.json({ users: rows.map(publicUser), next_before: nextCursor(rows, limit, (u) => [u.createdAt, u.id]) }, 200);
     })
     .openapi(deleteUserRoute, async (c) => {

@@ -3,6 +3,7 @@ import { type Quota, quotaExceeded } from "../config/limits";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
+import { snakeRow } from "../db/public-row";
 import { belowQuota } from "../db/quota";
 import { apiKeys, type Plan, users } from "../db/schema";
 import type { AuthedUser } from "../http/context";
@@ -27,7 +28,7 @@ export async function createUser(db: Db, input: { name?: string; email?: string;
 }
 
 export function publicUser(u: typeof users.$inferSelect) {
-  return { id: u.id, name: u.name, email: u.email, plan: u.plan, review_mode: u.reviewMode, created_at: u.createdAt };
+  return snakeRow(u, ["id", "name", "email", "plan", "reviewMode", "createdAt"]);
 }
 
 /** Resolves a bearer key to its user, or null. Revoked keys resolve to nothing. */
@@ -63,7 +64,7 @@ export async function issueKey(db: Db, userId: string, quota: Quota, name?: stri
 
 export async function listKeys(db: Db, userId: string) {
   const rows = await db.select().from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(apiKeys.createdAt).all();
-  return rows.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, created_at: k.createdAt, revoked_at: k.revokedAt }));
+  return rows.map((k) => snakeRow(k, ["id", "name", "prefix", "createdAt", "revokedAt"]));
 }
 
 /**

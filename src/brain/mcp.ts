@@ -12,7 +12,9 @@ import { inlineText } from "./sanitize";
 export const brainRead = defineMcpTool({
   name: "brain_read",
   description:
-    "Read one of the user's brain documents: SOUL (who the assistant should be for them), BIBLE (the rules of a site or business; give site), or MEMORY (the saved notes). Call it at the start of work that should follow the user's standing instructions.",
+    "Read one of the user's brain documents: SOUL (who the assistant should be for them), BIBLE (the rules " +
+    "of a site or business; give site), or MEMORY (the saved notes). Call it at the start of work that should " +
+    "follow the user's standing instructions.",
   input: z.object({ document: z.enum(["soul", "bible", "memory"]), site: z.string().trim().min(1).max(100).optional().describe("BIBLE only: the site") }),
   describe: (i) => `Reading ${i.document.toUpperCase()}`,
   run: async (ctx, input) => {

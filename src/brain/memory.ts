@@ -5,12 +5,13 @@
  * past one, and nothing is written when one fails.
  */
 
-import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
+import { and, count, eq, type SQL, sql } from "drizzle-orm";
 import { allOf, changes, runBatch } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
-import { afterCursor, nextCursor } from "../db/cursor";
+import { newestFirst, nextCursor } from "../db/cursor";
 import { insertWhere } from "../db/insert-where";
+import { snakeRow } from "../db/public-row";
 import type { Plan } from "../db/schema";
 import { brainEntries } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
@@ -20,15 +21,7 @@ import { findSite, siteCapError, siteExists, siteInsert } from "./sites";
 
 export type EntryRow = typeof brainEntries.$inferSelect;
 
-export const publicEntry = (e: EntryRow) => ({
-  id: e.id,
-  content: e.content,
-  site: e.site,
-  project_id: e.projectId,
-  author: e.author,
-  session_id: e.sessionId,
-  created_at: e.createdAt,
-});
+export const publicEntry = (e: EntryRow) => snakeRow(e, ["id", "content", "site", "projectId", "author", "sessionId", "createdAt"]);
 
 const COLLECTION = "memory";
 const mine = (userId: string) => and(eq(brainEntries.userId, userId), eq(brainEntries.collection, COLLECTION));
@@ -97,13 +90,9 @@ async function refusal(db: Db, input: Pick<AddInput, "userId" | "plan" | "site" 
 }
 
 export async function listMemory(db: Db, userId: string, q: { site?: string; limit: number; before?: string }) {
-  const rows = await db
-    .select()
-    .from(brainEntries)
-    .where(and(mine(userId), q.site ? eq(brainEntries.site, q.site) : undefined, afterCursor(brainEntries.createdAt, brainEntries.id, q.before)))
-    .orderBy(desc(brainEntries.createdAt), desc(brainEntries.id))
-    .limit(q.limit)
-    .all();
+  const where = and(mine(userId), q.site ? eq(brainEntries.site, q.site) : undefined);
+  const keys = { at: brainEntries.createdAt, id: brainEntries.id };
+  const rows = await newestFirst(db.select().from(brainEntries).$dynamic(), keys, { where, before: q.before, limit: q.limit }).all();
   return { entries: rows, next_before: nextCursor(rows, q.limit, (e) => [e.createdAt, e.id]) };
 }
 

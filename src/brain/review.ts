@@ -8,6 +8,7 @@ import { allOf, changes, runBatch } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
+import { snakeRow } from "../db/public-row";
 import type { Plan } from "../db/schema";
 import { brainProposals, users } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
@@ -136,14 +137,6 @@ export async function rejectProposal(db: Db, userId: string, id: string): Promis
 }
 
 export const publicProposal = (p: ProposalRow, diff: string | null) => ({
-  id: p.id,
-  target: p.target,
-  site: p.site,
-  content: p.content,
-  base_version: p.baseVersion,
-  status: p.status,
-  session_id: p.sessionId,
-  created_at: p.createdAt,
-  decided_at: p.decidedAt,
+  ...snakeRow(p, ["id", "target", "site", "content", "baseVersion", "status", "sessionId", "createdAt", "decidedAt"]),
   diff,
 });

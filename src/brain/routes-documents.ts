@@ -28,7 +28,8 @@ const writeErrors = {
   403: json(ErrorBody, "A new site would pass the plan's site limit (quota_exceeded); nothing was written"),
   409: json(
     ErrorBody,
-    "The document changed since expected_version; or, without expected_version, other writes kept winning through every retry (with Retry-After: send it again)",
+    "The document changed since expected_version; or, without expected_version, other writes kept winning " +
+      "through every retry (with Retry-After: send it again)",
   ),
   413: json(ErrorBody, "Over the plan's length limit"),
 };

@@ -7,6 +7,7 @@ import { and, asc, eq, inArray, type SQL, sql } from "drizzle-orm";
 import { allOf, changes, runBatch } from "../db/batch";
 import type { Db } from "../db/client";
 import { insertWhere } from "../db/insert-where";
+import { snakeRow } from "../db/public-row";
 import type { Plan } from "../db/schema";
 import { brainDocuments, brainEntries, brainProposals, brainVersions, sites } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
@@ -15,7 +16,7 @@ import { BRAIN_LIMITS } from "./limits";
 
 export type SiteRow = typeof sites.$inferSelect;
 
-export const publicSite = (s: SiteRow) => ({ id: s.id, name: s.name, synced_at: s.syncedAt, created_at: s.createdAt });
+export const publicSite = (s: SiteRow) => snakeRow(s, ["id", "name", "syncedAt", "createdAt"]);
 
 const mine = (userId: string, id: string) => and(eq(sites.userId, userId), eq(sites.id, id));
 

@@ -15,7 +15,7 @@ import { addMemory } from "./memory";
 import { getReviewMode, propose } from "./review";
 import { clamp } from "./sanitize";
 
-// The seed's wire schema has no `additionalProperties`; zod would add `false`, so it is unset here.
+// The documented input schema (docs/brain.md) has no `additionalProperties`; zod would add `false`, so it is unset here.
 export const BrainToolInput = z.object({ target: z.enum(brainProposals.target.enumValues), content: z.string() }).meta({ additionalProperties: undefined });
 
 type Input = z.infer<typeof BrainToolInput>;
@@ -63,7 +63,9 @@ function notSeen(ctx: ToolContext, kind: DocKind, seen: Seen, doc: DocumentRow |
     ? `It is cut at ${max} characters below, so it cannot be replaced whole here; ask the user to edit it.`
     : "If your change still applies, call the tool again with this text and your change applied, keeping everything else.";
   return {
-    content: `${why} Nothing was saved: it would have overwritten text you have not seen. ${retry}\nThe current ${label} (version ${version}):\n<current_${kind}>\n${shown || "(empty)"}\n</current_${kind}>`,
+    content:
+      `${why} Nothing was saved: it would have overwritten text you have not seen. ${retry}\nThe current ${label} ` +
+      `(version ${version}):\n<current_${kind}>\n${shown || "(empty)"}\n</current_${kind}>`,
     isError: true,
   };
 }
@@ -78,7 +80,8 @@ async function saveDocument(ctx: ToolContext, kind: DocKind, content: string, re
     if (!w.changed) return { content: `${LABEL[kind]} already says exactly this (version ${w.version}); nothing changed.` };
     ctx.emit({ type: "memory_saved", target: kind, version: w.version, ...(w.truncated ? { truncated: true } : {}) });
     const warning = w.truncated
-      ? ` Warning: the new text is less than half as long as the previous one. Version ${w.version - 1} still holds the previous text; if you dropped content by mistake, save the complete document again.`
+      ? ` Warning: the new text is less than half as long as the previous one. Version ${w.version - 1} still ` +
+        `holds the previous text; if you dropped content by mistake, save the complete document again.`
       : "";
     return { content: `Saved ${LABEL[kind]} as version ${w.version}.${warning} Tell the user briefly what you updated.` };
   } catch (err) {
@@ -93,7 +96,9 @@ async function saveDocument(ctx: ToolContext, kind: DocKind, content: string, re
 function proposed(ctx: ToolContext, target: BrainTarget, p: Awaited<ReturnType<typeof propose>>): ToolResult {
   ctx.emit({ type: "memory_pending", proposal_id: p.proposal.id, target, diff: p.diff });
   return {
-    content: `Review mode is on: your ${LABEL[target]} update is proposal ${p.proposal.id}, waiting for the user's approval. It is NOT saved yet; tell the user it awaits their review.`,
+    content:
+      `Review mode is on: your ${LABEL[target]} update is proposal ${p.proposal.id}, waiting for the user's ` +
+      `approval. It is NOT saved yet; tell the user it awaits their review.`,
   };
 }
 

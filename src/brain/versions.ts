@@ -1,6 +1,7 @@
 /** Version history of SOUL and BIBLE: list, read, diff, and roll back (a rollback is a new version). */
 import { and, desc, eq, lt } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { snakeRow } from "../db/public-row";
 import type { Plan } from "../db/schema";
 import { brainVersions } from "../db/schema";
 import { notFound } from "../lib/errors";
@@ -11,11 +12,7 @@ import { LABEL } from "./limits";
 export type VersionRow = typeof brainVersions.$inferSelect;
 
 export const publicVersion = (v: VersionRow) => ({
-  version: v.version,
-  author: v.author,
-  session_id: v.sessionId,
-  truncated: v.truncated,
-  note: v.note,
+  ...snakeRow(v, ["version", "author", "sessionId", "truncated", "note"]),
   chars: v.content.length,
   created_at: v.createdAt,
 });

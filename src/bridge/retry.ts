@@ -42,7 +42,8 @@ export function decodeRetryable(value: unknown): RetryableTurn | null {
 
 /** What the failed answer's error adds to the model's failure: what the client can do now. */
 export const retryHint = (callId: string, sessionId: string) =>
-  `the answer to ${callId} is kept: send it again (POST /v1/sessions/${sessionId}/tool_result) to continue the turn without running the tool again, or send a new message`;
+  `the answer to ${callId} is kept: send it again (POST /v1/sessions/${sessionId}/tool_result) to continue ` +
+  `the turn without running the tool again, or send a new message`;
 
 /** Why a retry is refused, or null when it may go on. Decided on arrival, before anything is written. */
 export function retryRefusal(kept: RetryableTurn, answer: Answer, now: number): Refusal | null {
@@ -50,13 +51,17 @@ export function retryRefusal(kept: RetryableTurn, answer: Answer, now: number): 
   if (kept.expires_at <= now) {
     return {
       code: "continuation_expired",
-      message: `the turn that stopped after the answer to ${call_id} can no longer be continued (the answer is kept in the conversation): send a new message to go on`,
+      message:
+        `the turn that stopped after the answer to ${call_id} can no longer be continued (the answer is kept ` +
+        `in the conversation): send a new message to go on`,
     };
   }
   if (answer.call_id !== call_id) {
     return {
       code: "conflict",
-      message: `call_id ${answer.call_id} is not pending; the turn stopped after the answer to ${call_id}: send that answer again to continue it, or send a new message`,
+      message:
+        `call_id ${answer.call_id} is not pending; the turn stopped after the answer to ${call_id}: send that ` +
+        `answer again to continue it, or send a new message`,
     };
   }
   if (answer.tool_name !== undefined && answer.tool_name !== tool_name) {
@@ -68,7 +73,9 @@ export function retryRefusal(kept: RetryableTurn, answer: Answer, now: number): 
   if (was.action !== is.action || was.is_error !== is.is_error || JSON.stringify(was.content) !== JSON.stringify(is.content)) {
     return {
       code: "conflict",
-      message: `call ${call_id} was already answered and this answer differs: the first one is kept in the conversation (a tool it approved has run); send the same answer again to continue the turn, or send a new message`,
+      message:
+        `call ${call_id} was already answered and this answer differs: the first one is kept in the conversation ` +
+        `(a tool it approved has run); send the same answer again to continue the turn, or send a new message`,
     };
   }
   return null;

@@ -20,7 +20,8 @@ const ModelPrice = z
   .transform((p): Prices => ({ input: p.input, output: p.output, cacheWrite: p.cache_write, cacheRead: p.cache_read }));
 const ModelPrices = z.record(z.string().min(1), ModelPrice);
 
-const ConfigSchema = z.object({
+/** Every setting by its variable name (the README's configuration table lists them all, test/docs-lists.test.ts checks). */
+export const ConfigSchema = z.object({
   ADMIN_TOKEN: optionalSecret.refine((v) => v === undefined || v.length >= 16, {
     message: "ADMIN_TOKEN must be at least 16 characters",
   }),

@@ -1,4 +1,4 @@
-/** The chat stream's events (docs/models.md lists them). A stream always ends with `done`, `tool_pending` or `error`. */
+/** The chat stream's events (docs/api.md lists them). A stream always ends with `done`, `tool_pending` or `error`. */
 import { z } from "@hono/zod-openapi";
 import { type TokenUsage, webSearches } from "../config/models";
 
@@ -92,6 +92,25 @@ export type ChatEvent =
   | ({ type: "tool_pending" } & ToolPendingEnvelope)
   | { type: "done"; stop_reason: string; usage: Usage; tools_used: string[] }
   | { type: "error"; code: string; message: string };
+
+/** Every event type once: the record's type makes the list exactly ChatEvent's (test/docs-lists.test.ts holds the docs to it). */
+const EVENT_TYPES: Record<ChatEvent["type"], true> = {
+  session: true,
+  text: true,
+  thinking: true,
+  refusal: true,
+  notice: true,
+  tool_use: true,
+  tool_result: true,
+  memory_saved: true,
+  memory_pending: true,
+  citation: true,
+  citations: true,
+  tool_pending: true,
+  done: true,
+  error: true,
+};
+export const CHAT_EVENT_TYPES = Object.keys(EVENT_TYPES) as ChatEvent["type"][];
 
 export const isTerminal = (e: ChatEvent) => e.type === "done" || e.type === "error" || e.type === "tool_pending";
 

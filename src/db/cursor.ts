@@ -2,8 +2,8 @@
  * Keyset pagination, newest first, by (timestamp, id). Rows can share a millisecond, so the cursor carries
  * both: a page never skips or repeats a row.
  */
-import { and, eq, lt, or, type SQL } from "drizzle-orm";
-import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteSelect } from "drizzle-orm/sqlite-core";
 import { z } from "zod";
 
 export const CursorParam = z
@@ -20,6 +20,23 @@ export function afterCursor(atCol: SQLiteColumn, idCol: SQLiteColumn, cursor: st
   const sep = cursor.indexOf(":");
   const at = Number(cursor.slice(0, sep));
   return or(lt(atCol, at), and(eq(atCol, at), lt(idCol, cursor.slice(sep + 1))));
+}
+
+/** A list's order: its time column and its id column, both descending. */
+export type Keyset = { at: SQLiteColumn; id: SQLiteColumn };
+
+/** What one page asks for: the rows matching `where` (undefined: all), after `before`, at most `limit`. */
+export type PageQuery = { where?: SQL; before?: string; limit: number };
+
+/**
+ * One page of a list, newest first. `query` is `db.select(...).from(table).$dynamic()`; the page adds its
+ * where, order and limit, so every list pages the same way (and `nextCursor` continues it).
+ */
+export function newestFirst<Q extends SQLiteSelect>(query: Q, keys: Keyset, page: PageQuery) {
+  return query
+    .where(and(page.where, afterCursor(keys.at, keys.id, page.before)))
+    .orderBy(desc(keys.at), desc(keys.id))
+    .limit(page.limit);
 }
 
 /** `next_before` of a page: the last row's cursor when the page is full. */

@@ -1,5 +1,5 @@
 /**
- * The D1 data model for all five seeds. Times are epoch milliseconds; JSON columns hold JSON values.
+ * The D1 data model of every capability. Times are epoch milliseconds; JSON columns hold JSON values.
  * Every user-owned row carries `user_id`, and every query filters by it.
  */
 import { sql } from "drizzle-orm";

@@ -52,7 +52,8 @@ const retryAfter = { "Retry-After": { description: "Seconds to wait before tryin
 /** 429 `rate_limited`: every authenticated route is rate limited per API key and per user (admin routes per client address). */
 export const rateLimited = {
   ...err(
-    "Too many requests (rate_limited) for this API key, user or client address; wait Retry-After seconds. Chat turns and bulk imports count as several requests.",
+    "Too many requests (rate_limited) for this API key, user or client address; wait Retry-After seconds. " +
+      "Chat turns and bulk imports count as several requests.",
   ),
   headers: retryAfter,
 };

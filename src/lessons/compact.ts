@@ -91,9 +91,12 @@ export async function compactLessons(db: Db, userId: string, dryRun: boolean, no
     const ids = JSON.stringify(m.drop);
     // Confirmations and recalls carry over to the kept lesson; its tags gain the dropped ones'.
     statements.push(sql`UPDATE lessons SET
-        confirmations = confirmations + (SELECT coalesce(sum(confirmations), 0) FROM lessons WHERE user_id = ${userId} AND id IN (SELECT value FROM json_each(${ids})) AND unlearned = 0),
-        recalls = recalls + (SELECT coalesce(sum(recalls), 0) FROM lessons WHERE user_id = ${userId} AND id IN (SELECT value FROM json_each(${ids})) AND unlearned = 0),
-        tags = (SELECT json_group_array(DISTINCT value) FROM (SELECT value FROM json_each(lessons.tags) UNION SELECT j.value FROM lessons d, json_each(d.tags) j WHERE d.user_id = ${userId} AND d.id IN (SELECT value FROM json_each(${ids})))),
+        confirmations = confirmations + (SELECT coalesce(sum(confirmations), 0) FROM lessons
+          WHERE user_id = ${userId} AND id IN (SELECT value FROM json_each(${ids})) AND unlearned = 0),
+        recalls = recalls + (SELECT coalesce(sum(recalls), 0) FROM lessons
+          WHERE user_id = ${userId} AND id IN (SELECT value FROM json_each(${ids})) AND unlearned = 0),
+        tags = (SELECT json_group_array(DISTINCT value) FROM (SELECT value FROM json_each(lessons.tags)
+          UNION SELECT j.value FROM lessons d, json_each(d.tags) j WHERE d.user_id = ${userId} AND d.id IN (SELECT value FROM json_each(${ids})))),
         updated_at = ${now}
       WHERE user_id = ${userId} AND id = ${m.keep} AND unlearned = 0`);
     statements.push(sql`UPDATE lessons SET unlearned = 1, merged_into = ${m.keep}, updated_at = ${now}

@@ -23,7 +23,8 @@ export const ExtractionWire = z.strictObject({
         type: z
           .enum(LESSON_TYPES)
           .describe(
-            "lesson: a rule learned; antipattern: what not to do; decision: a choice and why; pattern: a way that works; snippet: a reusable piece of code or command",
+            "lesson: a rule learned; antipattern: what not to do; decision: a choice and why; pattern: a way that " +
+              "works; snippet: a reusable piece of code or command",
           ),
         signal: z.enum(SIGNALS).describe("HIGH: a correction or a costly mistake; MED: a useful fact; LOW: minor"),
         flags: z.array(z.enum(FLAGS)).describe("AVOID: never do this; HARD-WON: took several failed attempts; 10X: large speed-up"),

@@ -35,7 +35,11 @@ export function formatLesson(l: LessonRow): string {
 export const brainRecall = defineMcpTool({
   name: "brain_recall",
   description:
-    "Search the user's coding lessons (corrections, antipatterns, decisions, patterns, snippets learned in earlier sessions). Call it BEFORE writing code, choosing an approach, adding a dependency or debugging an error, with concrete nouns from the task (library, function, error message, tool). Results for the given project come first, then global ones. If a lesson applies, follow it; if it looks stale against the current code, say so.",
+    "Search the user's coding lessons (corrections, antipatterns, decisions, patterns, snippets learned in " +
+    "earlier sessions). Call it BEFORE writing code, choosing an approach, adding a dependency or debugging " +
+    "an error, with concrete nouns from the task (library, function, error message, tool). Results for the " +
+    "given project come first, then global ones. If a lesson applies, follow it; if it looks stale against " +
+    "the current code, say so.",
   input: z.object({
     query: z.string().trim().min(1).max(2000).describe("Concrete nouns from the task: library, function, error text, tool"),
     project: Project.optional().describe("The current project (e.g. the repository folder name): its lessons rank first"),
@@ -58,7 +62,10 @@ export const brainRecall = defineMcpTool({
 export const brainRemember = defineMcpTool({
   name: "brain_remember",
   description:
-    "Save a coding lesson now, without waiting for the end-of-session extraction. Call it when the user corrects you, when a fix finally works after failed attempts, or when a decision is made that future sessions must respect. Write it as a rule with its reason, naming concrete tools, files or functions. Saving the same lesson twice keeps one.",
+    "Save a coding lesson now, without waiting for the end-of-session extraction. Call it when the user corrects " +
+    "you, when a fix finally works after failed attempts, or when a decision is made that future sessions " +
+    "must respect. Write it as a rule with its reason, naming concrete tools, files or functions. Saving " +
+    "the same lesson twice keeps one.",
   input: z.object({
     title: z.string().trim().min(3).max(200).describe("One line naming the rule"),
     content: z.string().trim().min(10).max(4000).describe("The rule and why, self-contained and actionable"),
@@ -143,7 +150,9 @@ async function extractNow(ctx: ToolContext, sessionId: string | undefined) {
 export const brainExtract = defineMcpTool({
   name: "brain_extract",
   description:
-    "Extract lessons now from transcripts already uploaded to engram but not yet processed, with the conversation model instead of waiting for background extraction. Call it when the user asks to learn from a session right away (e.g. before ending it). Give session_id to extract one session.",
+    "Extract lessons now from transcripts already uploaded to engram but not yet processed, with the conversation " +
+    "model instead of waiting for background extraction. Call it when the user asks to learn from a session " +
+    "right away (e.g. before ending it). Give session_id to extract one session.",
   input: z.object({ session_id: z.string().trim().min(1).max(100).optional().describe("A Claude Code session id; omitted: the oldest pending transcripts") }),
   describe: () => "Extracting lessons",
   run: (ctx, input) => extractNow(ctx, input.session_id),

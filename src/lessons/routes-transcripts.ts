@@ -67,7 +67,9 @@ const uploadRoute = createRoute({
   tags: ["lessons"],
   summary: "Upload a Claude Code transcript, whole or from a byte offset; queues lesson extraction",
   description:
-    "Your plan caps how many transcripts you store: the first upload of a new session over the cap is 403 quota_exceeded (nothing written); uploads to a stored one always pass. Counts as RATE_COST_IMPORT requests against the rate limit.",
+    "Your plan caps how many transcripts you store: the first upload of a new session over the cap is 403 " +
+    "quota_exceeded (nothing written); uploads to a stored one always pass. Counts as RATE_COST_IMPORT requests " +
+    "against the rate limit.",
   security,
   request: jsonBody(UploadBody),
   responses: {

@@ -24,12 +24,23 @@ const COR_MARKERS = new RegExp(COR_MARKER.source, "gi");
  */
 export const isHuman = (e: TranscriptEvent) => e.kind === "user" && !e.sidechain;
 
-const STACK_TRACE =
-  /Traceback \(most recent call last\)|^\s+at \S.*[(:]\S+:\d+(?::\d+)?\)?$|\b\w*(?:Error|Exception): \S|npm ERR!|\bFAIL(?:ED)?\b|exit(?:ed with)? code [1-9]|panicked at|Segmentation fault|command not found|\bE\d{4}\b|error TS\d+|ERR_[A-Z_]+/m;
-const CORRECTION =
-  /^(?:no\b|nope\b|wrong\b|stop\b|don'?t\b|do not\b|never\b|not like that|that'?s (?:not|wrong)|actually\b|instead\b|wait\b|please don'?t|you (?:should(?:n'?t)?|need to|must|forgot)|why did you)|\b(?:use \S+(?: \S+){0,3} (?:instead|not)|instead of|rather than|we (?:always|never|don'?t)|that broke|you broke|revert that)\b/i;
-const COMPLETION =
-  /\b(?:(?:all )?tests? (?:now )?pass(?:es|ing)?|works now|that works|that fixed it|fixed it|it works|lgtm|looks good|perfect|ship it|build (?:is )?green|green now)\b/i;
+// Long patterns are written in parts (String.raw keeps each part's backslashes as a regular expression literal would).
+const STACK_TRACE = new RegExp(
+  String.raw`Traceback \(most recent call last\)|^\s+at \S.*[(:]\S+:\d+(?::\d+)?\)?$|\b\w*(?:Error|Exception): \S|npm ERR!|` +
+    String.raw`\bFAIL(?:ED)?\b|exit(?:ed with)? code [1-9]|panicked at|Segmentation fault|command not found|\bE\d{4}\b|error TS\d+|ERR_[A-Z_]+`,
+  "m",
+);
+const CORRECTION = new RegExp(
+  String.raw`^(?:no\b|nope\b|wrong\b|stop\b|don'?t\b|do not\b|never\b|not like that|that'?s (?:not|wrong)|actually\b|instead\b|wait\b|` +
+    String.raw`please don'?t|you (?:should(?:n'?t)?|need to|must|forgot)|why did you)|\b(?:use \S+(?: \S+){0,3} (?:instead|not)|` +
+    String.raw`instead of|rather than|we (?:always|never|don'?t)|that broke|you broke|revert that)\b`,
+  "i",
+);
+const COMPLETION = new RegExp(
+  String.raw`\b(?:(?:all )?tests? (?:now )?pass(?:es|ing)?|works now|that works|that fixed it|fixed it|it works|lgtm|looks good|perfect|` +
+    String.raw`ship it|build (?:is )?green|green now)\b`,
+  "i",
+);
 
 /** The signal kinds of one event. */
 export function signalsOf(e: TranscriptEvent): SignalKind[] {

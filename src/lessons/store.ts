@@ -3,11 +3,12 @@
  * Writing a lesson that already exists changes nothing, except that a lesson which had been recalled and
  * now comes back from another session's transcript counts as confirmed.
  */
-import { and, desc, eq, isNull, or, type SQL, sql } from "drizzle-orm";
+import { and, eq, isNull, or, type SQL, sql } from "drizzle-orm";
 import { type Quota, quotaExceeded } from "../config/limits";
 import { returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
-import { afterCursor } from "../db/cursor";
+import { newestFirst } from "../db/cursor";
+import { snakeRow } from "../db/public-row";
 import { belowQuota, withinQuotaAfter } from "../db/quota";
 import { lessons } from "../db/schema";
 import { notFound } from "../lib/errors";
@@ -19,25 +20,26 @@ import { lessonId, normalizeLesson } from "./ids";
 export type LessonRow = typeof lessons.$inferSelect;
 export type NewLesson = Omit<ExtractedLesson, "scope"> & { project: string | null; sourceSession: string | null; origin: LessonRow["origin"] };
 
-export const publicLesson = (l: LessonRow) => ({
-  id: l.id,
-  type: l.type,
-  signal: l.signal,
-  flags: l.flags,
-  title: l.title,
-  content: l.content,
-  tags: l.tags,
-  project: l.project,
-  source_session: l.sourceSession,
-  origin: l.origin,
-  unlearned: l.unlearned,
-  merged_into: l.mergedInto,
-  confirmations: l.confirmations,
-  recalls: l.recalls,
-  last_recalled_at: l.lastRecalledAt,
-  created_at: l.createdAt,
-  updated_at: l.updatedAt,
-});
+export const publicLesson = (l: LessonRow) =>
+  snakeRow(l, [
+    "id",
+    "type",
+    "signal",
+    "flags",
+    "title",
+    "content",
+    "tags",
+    "project",
+    "sourceSession",
+    "origin",
+    "unlearned",
+    "mergedInto",
+    "confirmations",
+    "recalls",
+    "lastRecalledAt",
+    "createdAt",
+    "updatedAt",
+  ]);
 export type PublicLesson = ReturnType<typeof publicLesson>;
 
 /** The lesson quota's guard: live lessons count, unlearned ones do not (see `withinQuotaAfter`). */
@@ -98,7 +100,8 @@ export async function writeLessons(
     const session = r.sourceSession ?? "";
     // The new row, or (already stored) a confirmation when it had been recalled and this is another session.
     statements.push(sql`INSERT INTO lessons (id, user_id, type, signal, flags, title, content, tags, project, source_session, origin, created_at, updated_at)
-      SELECT ${r.id}, ${userId}, ${r.type}, ${r.signal}, ${JSON.stringify(r.flags)}, ${r.title}, ${r.content}, ${JSON.stringify(r.tags)}, ${r.project}, ${r.sourceSession}, ${r.origin}, ${now}, ${now}
+      SELECT ${r.id}, ${userId}, ${r.type}, ${r.signal}, ${JSON.stringify(r.flags)}, ${r.title}, ${r.content}, ${JSON.stringify(r.tags)},
+        ${r.project}, ${r.sourceSession}, ${r.origin}, ${now}, ${now}
       WHERE ${guard}
       ON CONFLICT(id) DO UPDATE SET confirmations = lessons.confirmations + 1, updated_at = ${now}
       WHERE lessons.user_id = ${userId} AND lessons.recalls > 0 AND coalesce(lessons.source_session, '') <> ${session} AND ${session} <> ''
@@ -141,21 +144,14 @@ export type ListInput = { project?: string; type?: LessonType; limit: number; cu
 
 /** Newest first; `project` filters to that project's lessons and the global ones. */
 export async function listLessons(db: Db, userId: string, input: ListInput): Promise<LessonRow[]> {
-  return db
-    .select()
-    .from(lessons)
-    .where(
-      and(
-        eq(lessons.userId, userId),
-        input.includeUnlearned ? undefined : eq(lessons.unlearned, false),
-        input.type ? eq(lessons.type, input.type) : undefined,
-        input.project !== undefined ? or(eq(lessons.project, input.project), isNull(lessons.project)) : undefined,
-        afterCursor(lessons.createdAt, lessons.id, input.cursor),
-      ),
-    )
-    .orderBy(desc(lessons.createdAt), desc(lessons.id))
-    .limit(input.limit)
-    .all();
+  const where = and(
+    eq(lessons.userId, userId),
+    input.includeUnlearned ? undefined : eq(lessons.unlearned, false),
+    input.type ? eq(lessons.type, input.type) : undefined,
+    input.project !== undefined ? or(eq(lessons.project, input.project), isNull(lessons.project)) : undefined,
+  );
+  const keys = { at: lessons.createdAt, id: lessons.id };
+  return newestFirst(db.select().from(lessons).$dynamic(), keys, { where, before: input.cursor, limit: input.limit }).all();
 }
 
 /**

@@ -5,12 +5,13 @@
  * segments, and extraction is queued: at once for a new transcript, then each time it has grown by
  * REGROW_BYTES since its last successful extraction. A smaller tail is picked up by the sweep once idle.
  */
-import { and, asc, desc, eq, lt, sql } from "drizzle-orm";
+import { and, asc, eq, lt, sql } from "drizzle-orm";
 import { type Quota, quotaExceeded } from "../config/limits";
 import { runStatements, type Statement } from "../db/batch";
 import { newId } from "../db/client";
-import { afterCursor } from "../db/cursor";
+import { newestFirst } from "../db/cursor";
 import { inJson } from "../db/in-json";
+import { snakeRow } from "../db/public-row";
 import { transcriptSegments, transcripts } from "../db/schema";
 import { AppError, describeFailure, notFound } from "../lib/errors";
 import { sha256Hex } from "../lib/hash";
@@ -30,19 +31,9 @@ const SEGMENT_CHARS = 256 * 1024;
 export type TranscriptRow = typeof transcripts.$inferSelect;
 
 export const publicTranscript = (t: TranscriptRow) => ({
-  session_id: t.sessionId,
-  project: t.project,
-  bytes_received: t.bytesReceived,
+  ...snakeRow(t, ["sessionId", "project", "bytesReceived"]),
   last_synced_bytes: t.bytesSynced,
-  total_bytes: t.totalBytes,
-  status: t.status,
-  attempts: t.attempts,
-  error: t.error,
-  lessons_extracted: t.lessonsExtracted,
-  entries_dropped: t.entriesDropped,
-  synced_at: t.syncedAt,
-  created_at: t.createdAt,
-  updated_at: t.updatedAt,
+  ...snakeRow(t, ["totalBytes", "status", "attempts", "error", "lessonsExtracted", "entriesDropped", "syncedAt", "createdAt", "updatedAt"]),
 });
 
 /** The upload does not start where the server's copy ends; the client resends from `bytesReceived`. */
@@ -89,13 +80,8 @@ export async function getTranscript(deps: LessonsDeps, userId: string, sessionId
 }
 
 export async function listTranscripts(deps: LessonsDeps, userId: string, limit: number, cursor?: string): Promise<TranscriptRow[]> {
-  return deps.db
-    .select()
-    .from(transcripts)
-    .where(and(eq(transcripts.userId, userId), afterCursor(transcripts.updatedAt, transcripts.id, cursor)))
-    .orderBy(desc(transcripts.updatedAt), desc(transcripts.id))
-    .limit(limit)
-    .all();
+  const keys = { at: transcripts.updatedAt, id: transcripts.id };
+  return newestFirst(deps.db.select().from(transcripts).$dynamic(), keys, { where: eq(transcripts.userId, userId), before: cursor, limit }).all();
 }
 
 export async function enqueueExtraction(deps: LessonsDeps, userId: string, transcriptId: string): Promise<boolean> {
@@ -137,7 +123,8 @@ export async function ingest(deps: LessonsDeps, userId: string, upload: Upload, 
   const statements: Statement[] = [];
   if (!existing) {
     const withinQuota = quota ? sql`(SELECT count(*) FROM transcripts WHERE user_id = ${userId}) < ${quota.limit}` : sql`true`;
-    statements.push(sql`INSERT INTO transcripts (id, user_id, session_id, project, bytes_received, total_bytes, content_hash, last_chunk_hash, status, created_at, updated_at)
+    statements.push(sql`INSERT INTO transcripts
+        (id, user_id, session_id, project, bytes_received, total_bytes, content_hash, last_chunk_hash, status, created_at, updated_at)
       SELECT ${id}, ${userId}, ${upload.sessionId}, ${project}, ${end}, ${upload.totalBytes}, ${contentHash}, ${chunkHash}, 'pending', ${now}, ${now}
       WHERE ${withinQuota}
       ON CONFLICT(user_id, session_id) DO NOTHING`);

@@ -40,7 +40,8 @@ const PATTERNS: RegExp[] = [
  */
 /** A name that says its value is a secret: `DB_PASSWORD`, `api-key`, `stripe_secret`, `ADMIN_PASS`. */
 const SECRET_NAME =
-  "(?:[A-Za-z0-9_]{0,40}(?:api[_-]?key|secret|token|passw(?:or)?d|passwd|passphrase|credential|private[_-]?key|access[_-]?key)[A-Za-z0-9_]{0,40}|[A-Za-z0-9_]{1,40}[_-]pass)";
+  "(?:[A-Za-z0-9_]{0,40}(?:api[_-]?key|secret|token|passw(?:or)?d|passwd|passphrase|credential|private[_-]?key|access[_-]?key)" +
+  "[A-Za-z0-9_]{0,40}|[A-Za-z0-9_]{1,40}[_-]pass)";
 const ASSIGNMENT = new RegExp(
   String.raw`\b(${SECRET_NAME}(?:\\?["'])?\s{0,16}[:=]\s{0,16})("(?:[^"\\\n]|\\.)+"?|\\"(?:[^"\\\n]|\\[^"\n])+(?:\\")?|'[^'\n]+'?|[^\s"',;]{4,})`,
   "gi",

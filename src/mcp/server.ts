@@ -18,7 +18,9 @@ export function createMcpServer(tools: readonly Tool[], scope: McpScope): Server
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: {} },
     instructions:
-      "engram is the user's long-term memory. Call brain_recall before writing code, choosing an approach or debugging, with concrete nouns from the task; call brain_remember when the user corrects you or a hard-won fix works.",
+      "engram is the user's long-term memory. Call brain_recall before writing code, choosing an approach or " +
+      "debugging, with concrete nouns from the task; call brain_remember when the user corrects you or a hard-won " +
+      "fix works.",
   });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: tools.map((t) => {

@@ -5,6 +5,7 @@ import { returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
+import { snakeRow } from "../db/public-row";
 import { belowQuota } from "../db/quota";
 import { connections, contextEvents, facts, type JsonObject } from "../db/schema";
 import { SESSION_GONE, sessionLive } from "../db/session-live";
@@ -18,7 +19,7 @@ export const LEARNED_INFO_MAX_CHARS = 2000;
 
 export type ConnectionRow = typeof connections.$inferSelect;
 
-export const publicConnection = (c: ConnectionRow) => ({ id: c.id, name: c.name, active: c.active, learned_info: c.learnedInfo, created_at: c.createdAt });
+export const publicConnection = (c: ConnectionRow) => snakeRow(c, ["id", "name", "active", "learnedInfo", "createdAt"]);
 
 export async function getConnection(db: Db, userId: string, id: string): Promise<ConnectionRow> {
   const row = await db
@@ -91,9 +92,10 @@ export async function updateConnection(db: Db, userId: string, id: string, input
 /**
  * Merges what the assistant learned about one connection into what the row holds when the write lands (null
  * removes a key, at any depth; an object merges into an object; any other value replaces), so an erase or a
- * rename in between is neither undone nor undoes it. Written directly, as the seed's update_connection_context
- * does, with a processed context event as its audit trail: one batch, both guarded by the same condition (the
- * user's connection, the merge within the cap), so the event is there exactly when the update is.
+ * rename in between is neither undone nor undoes it. Written directly, not through consolidation (the tool
+ * update_connection_context saves at once), with a processed context event as its audit trail: one batch, both
+ * guarded by the same condition (the user's connection, the merge within the cap), so the event is there exactly
+ * when the update is.
  */
 export async function learnAboutConnection(db: Db, userId: string, id: string, raw: JsonObject, sessionId: string | null) {
   const updates = cleanJsonObject(raw);

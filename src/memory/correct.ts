@@ -62,7 +62,8 @@ export async function correctFact(
   ]);
   if (!fact) throw new Error("correctFact: nothing prepared");
   // Unchanged by the batch itself, which only ever replaces the old fact with this one.
-  const current = sql`EXISTS (SELECT 1 FROM facts o WHERE o.id = ${old.id} AND o.user_id = ${userId} AND (o.superseded_by IS NULL OR o.superseded_by = ${fact.id}))`;
+  const current = sql`EXISTS (SELECT 1 FROM facts o
+    WHERE o.id = ${old.id} AND o.user_id = ${userId} AND (o.superseded_by IS NULL OR o.superseded_by = ${fact.id}))`;
   const writes = factStatements(deps, userId, [fact], { maxFacts: quota?.limit, requires: current });
   const within = quota ? withinFactQuota(userId, [fact.id], quota.limit) : sql`1`;
   const results = await runStatements(deps.db, [...writes.statements, sql`SELECT ${within} AS within, ${current} AS current`]);

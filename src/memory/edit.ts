@@ -180,7 +180,8 @@ export async function restoreRevision(db: Db, userId: string, rev: number, now =
       if (workingMemory === null || scaffold === null || scaffoldMeta === null)
         throw new AppError(
           "conflict",
-          `revision ${rev} keeps no copy of the memory (it was recorded before copies were kept, is older than the latest ${KEPT_COPIES} revisions, or its copy was forgotten), so it cannot be restored`,
+          `revision ${rev} keeps no copy of the memory (it was recorded before copies were kept, is older than ` +
+            `the latest ${KEPT_COPIES} revisions, or its copy was forgotten), so it cannot be restored`,
         );
       // Forgetting the copies (DELETE /v1/memory/runs/copies) writes no revision: a restore that read this copy
       // just before it must not bring the forgotten text back.

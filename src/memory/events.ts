@@ -3,12 +3,13 @@
  * message. If the send fails the row stays pending and the sweep enqueues it: nothing is lost.
  */
 
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { isConstraintError, returnedIds, runStatements, type Statement } from "../db/batch";
 import { newId } from "../db/client";
-import { afterCursor } from "../db/cursor";
+import { newestFirst } from "../db/cursor";
 import { inJson } from "../db/in-json";
 import { insertWhere } from "../db/insert-where";
+import { snakeRow } from "../db/public-row";
 import type { Plan } from "../db/schema";
 import { contextEvents, type JsonObject } from "../db/schema";
 import { sessionLive } from "../db/session-live";
@@ -27,17 +28,8 @@ export type EventRow = typeof contextEvents.$inferSelect;
 export type EventStatus = EventRow["status"];
 export type ObservationInput = { type: string; content: string; sourceMetadata: JsonObject };
 
-export const publicEvent = (e: EventRow) => ({
-  id: e.id,
-  event_type: e.eventType,
-  content: e.content,
-  source_metadata: e.sourceMetadata,
-  status: e.status,
-  attempts: e.attempts,
-  error: e.error,
-  created_at: e.createdAt,
-  processed_at: e.processedAt,
-});
+export const publicEvent = (e: EventRow) =>
+  snakeRow(e, ["id", "eventType", "content", "sourceMetadata", "status", "attempts", "error", "createdAt", "processedAt"]);
 
 export async function enqueue(deps: MemoryDeps, userId: string, eventIds: string[]): Promise<boolean> {
   if (!eventIds.length) return true;
@@ -165,19 +157,9 @@ export async function recordObservations(
 }
 
 export async function listEvents(deps: MemoryDeps, userId: string, opts: { status?: EventStatus; limit: number; before?: string }) {
-  return deps.db
-    .select()
-    .from(contextEvents)
-    .where(
-      and(
-        eq(contextEvents.userId, userId),
-        opts.status ? eq(contextEvents.status, opts.status) : undefined,
-        afterCursor(contextEvents.createdAt, contextEvents.id, opts.before),
-      ),
-    )
-    .orderBy(desc(contextEvents.createdAt), desc(contextEvents.id))
-    .limit(opts.limit)
-    .all();
+  const where = and(eq(contextEvents.userId, userId), opts.status ? eq(contextEvents.status, opts.status) : undefined);
+  const keys = { at: contextEvents.createdAt, id: contextEvents.id };
+  return newestFirst(deps.db.select().from(contextEvents).$dynamic(), keys, { where, before: opts.before, limit: opts.limit }).all();
 }
 
 export async function pendingCount(deps: MemoryDeps, userId: string): Promise<number> {

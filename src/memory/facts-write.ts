@@ -129,7 +129,8 @@ export function factStatements(
   const ids = prepared.map((p) => p.id);
   const quota = guard.maxFacts === undefined ? sql`true` : withinFactQuota(userId, ids, guard.maxFacts);
   const held = guard.requires ? sql`(${quota} AND ${guard.requires})` : quota;
-  const connectionHeld = sql`(value->>'connection_id' IS NULL OR EXISTS (SELECT 1 FROM connections c WHERE c.id = value->>'connection_id' AND c.user_id = ${userId}))`;
+  const connectionHeld = sql`(value->>'connection_id' IS NULL
+    OR EXISTS (SELECT 1 FROM connections c WHERE c.id = value->>'connection_id' AND c.user_id = ${userId}))`;
   const statements: Statement[] = [
     // A fact stated again keeps the key it had unless this statement names one.
     sql`INSERT INTO facts (id, user_id, text, metadata, connection_id, context_type, source, project_id, confidence, key, superseded_by, event_at, created_at)

@@ -4,8 +4,9 @@ import { and, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import { type Quota, quotaExceeded } from "../config/limits";
 import { returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
-import { afterCursor } from "../db/cursor";
+import { newestFirst } from "../db/cursor";
 import { inJson } from "../db/in-json";
+import { snakeRow } from "../db/public-row";
 import { connections, contextLogs, facts, type JsonObject, projects } from "../db/schema";
 import { AppError, describeFailure, notFound } from "../lib/errors";
 import type { MemoryDeps } from "./deps";
@@ -17,18 +18,20 @@ export const SOURCES = ["user_provided", "system_learned", "tool_indexed", "tool
 export type FactRow = typeof facts.$inferSelect;
 
 export const publicFact = (f: FactRow) => ({
-  id: f.id,
-  text: f.text,
-  metadata: f.metadata,
-  confidence: f.confidence,
-  connection_id: f.connectionId,
-  context_type: f.contextType,
-  source: f.source,
-  project_id: f.projectId,
-  superseded_by: f.supersededBy,
-  key: f.key,
-  recall_count: f.recallCount,
-  last_recalled_at: f.lastRecalledAt,
+  ...snakeRow(f, [
+    "id",
+    "text",
+    "metadata",
+    "confidence",
+    "connectionId",
+    "contextType",
+    "source",
+    "projectId",
+    "supersededBy",
+    "key",
+    "recallCount",
+    "lastRecalledAt",
+  ]),
   embedded: f.embeddedAt !== null,
   event_at: f.eventAt ?? f.createdAt,
   created_at: f.createdAt,
@@ -145,13 +148,9 @@ export async function importFacts(deps: MemoryDeps, userId: string, items: reado
 }
 
 export async function listFacts(db: Db, userId: string, opts: { limit: number; before?: string; includeSuperseded: boolean }) {
-  return db
-    .select()
-    .from(facts)
-    .where(and(eq(facts.userId, userId), opts.includeSuperseded ? undefined : isNull(facts.supersededBy), afterCursor(facts.createdAt, facts.id, opts.before)))
-    .orderBy(desc(facts.createdAt), desc(facts.id))
-    .limit(opts.limit)
-    .all();
+  const where = and(eq(facts.userId, userId), opts.includeSuperseded ? undefined : isNull(facts.supersededBy));
+  const keys = { at: facts.createdAt, id: facts.id };
+  return newestFirst(db.select().from(facts).$dynamic(), keys, { where, before: opts.before, limit: opts.limit }).all();
 }
 
 /** One fact with its history: what it replaced, and what replaced it. */

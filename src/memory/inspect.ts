@@ -2,7 +2,8 @@
 
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { afterCursor } from "../db/cursor";
+import { newestFirst } from "../db/cursor";
+import { snakeRow } from "../db/public-row";
 import { contextLogs, memoryRuns, users } from "../db/schema";
 import { notFound } from "../lib/errors";
 import { wordCount } from "../lib/text";
@@ -19,20 +20,10 @@ export async function readTiers(db: Db, userId: string) {
 }
 
 export async function listContextLogs(db: Db, userId: string, opts: { limit: number; before?: string; sessionId?: string }) {
-  const rows = await db
-    .select()
-    .from(contextLogs)
-    .where(
-      and(
-        eq(contextLogs.userId, userId),
-        opts.sessionId ? eq(contextLogs.sessionId, opts.sessionId) : undefined,
-        afterCursor(contextLogs.createdAt, contextLogs.id, opts.before),
-      ),
-    )
-    .orderBy(desc(contextLogs.createdAt), desc(contextLogs.id))
-    .limit(opts.limit)
-    .all();
-  return rows.map((r) => ({ id: r.id, session_id: r.sessionId, injected: r.injected, created_at: r.createdAt }));
+  const where = and(eq(contextLogs.userId, userId), opts.sessionId ? eq(contextLogs.sessionId, opts.sessionId) : undefined);
+  const keys = { at: contextLogs.createdAt, id: contextLogs.id };
+  const rows = await newestFirst(db.select().from(contextLogs).$dynamic(), keys, { where, before: opts.before, limit: opts.limit }).all();
+  return rows.map((r) => snakeRow(r, ["id", "sessionId", "injected", "createdAt"]));
 }
 
 /** A run as listed: what it did, and whether its copy of the tiers can be restored (the copy itself is not listed: it can be large). */
@@ -52,15 +43,7 @@ const runColumns = {
 type RunRow = Omit<typeof memoryRuns.$inferSelect, "userId" | keyof Tiers> & { restorable: number };
 
 const publicRun = (r: RunRow) => ({
-  id: r.id,
-  rev: r.rev,
-  kind: r.kind,
-  event_ids: r.eventIds,
-  summary: r.summary,
-  model: r.model,
-  input_tokens: r.inputTokens,
-  output_tokens: r.outputTokens,
-  created_at: r.createdAt,
+  ...snakeRow(r, ["id", "rev", "kind", "eventIds", "summary", "model", "inputTokens", "outputTokens", "createdAt"]),
   restorable: Boolean(r.restorable),
 });
 

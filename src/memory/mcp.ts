@@ -12,7 +12,9 @@ import { recordRecall, searchAnswer, searchFacts } from "./retrieval";
 export const memorySearch = defineMcpTool({
   name: "memory_search",
   description:
-    "Search what engram knows about the user (facts learned from conversations: preferences, projects, people, decisions), best match first. Call it when the answer depends on the user's own context, before asking them something they may have told you already.",
+    "Search what engram knows about the user (facts learned from conversations: preferences, projects, people, " +
+    "decisions), best match first. Call it when the answer depends on the user's own context, before asking " +
+    "them something they may have told you already.",
   input: z.object({ query: z.string().trim().min(1).max(2000), k: z.number().int().min(1).max(20).default(5) }),
   describe: (i) => `Searching memory for ${i.query.slice(0, 60)}`,
   run: async (ctx, input) => {
@@ -28,7 +30,9 @@ export const memorySearch = defineMcpTool({
 export const memoryRemember = defineMcpTool({
   name: "memory_remember",
   description:
-    "Record something durable about the user (a fact, a preference, project details, or a correction of something known wrongly). It is consolidated into long-term memory in the background. Not for coding rules: use brain_remember for those.",
+    "Record something durable about the user (a fact, a preference, project details, or a correction of something " +
+    "known wrongly). It is consolidated into long-term memory in the background. Not for coding rules: use " +
+    "brain_remember for those.",
   input: z.object({
     content: z.string().trim().min(1).max(2000).describe("Self-contained, e.g. 'Prefers pnpm over npm'"),
     category: z.enum(INTERACTIVE_TYPES).default("fact"),

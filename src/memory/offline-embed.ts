@@ -1,8 +1,9 @@
 /**
  * The offline embedder: the default for `wrangler dev` and the tests, never production. It stands in for a
  * sentence model with feature hashing, and is the one place where embedding knows a language: the English
- * concept list below is a heuristic of the stand-in (ENGINEERING.md, "heuristics belong to the stand-in"); the
- * production embedders (embed-workers-ai.ts) learn nothing from word lists and work in every language.
+ * concept list below is a heuristic of the stand-in (CONTRIBUTING.md: rules that depend on a language live only
+ * in the offline model); the production embedders (embed-workers-ai.ts) learn nothing from word lists and work in
+ * every language.
  */
 import { approxTokens, fnv1a } from "../lib/text";
 import { type Embedder, normalize, type SparseVector } from "./embed";

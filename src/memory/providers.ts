@@ -1,5 +1,5 @@
 /**
- * Context providers, in the seed's injection order: working memory, scaffold, learned info, retrieved
+ * Context providers, in injection order: working memory, scaffold, learned info, retrieved
  * facts. The first three are one D1 read shared by the turn; retrieval is hybrid search on the turn's
  * query, whose reads join the same batch. Retrieved facts are evidence (documents the model cites), not
  * prompt text. A provider that throws (e.g. the vector index is down) is left out and the audit row says why.

@@ -10,9 +10,10 @@
 
 import { stemmer } from "stemmer";
 import type { JsonObject } from "../db/schema";
+import { normalizeText } from "../lib/text";
 import type { Embedder } from "./embed";
 import type { Candidate, Candidates, SearchHit, SearchInput, SearchMode } from "./search-types";
-import { normalizeText, words } from "./text";
+import { words } from "./text";
 import { type TimeCues, timeCues } from "./when";
 
 /** Under this match the best hit is reported as weak: likely nothing relevant is stored. */

@@ -76,7 +76,8 @@ function fullText(db: Db, plan: SearchPlan): Statement | null {
     keep AS (SELECT pos, term FROM t WHERE df <= (SELECT cap FROM cap)),
     m AS (SELECT group_concat('"' || tag.tag || term || '"', ' OR ') AS q
       FROM (SELECT pos, term FROM keep UNION ALL SELECT pos, term FROM t WHERE NOT EXISTS (SELECT 1 FROM keep) ORDER BY pos), tag)
-    SELECT ${columns}, -h.bm25 AS lexical FROM (SELECT rowid, bm25(facts_fts) AS bm25 FROM facts_fts WHERE facts_fts MATCH (SELECT q FROM m) ORDER BY bm25 LIMIT ${depth}) h
+    SELECT ${columns}, -h.bm25 AS lexical
+    FROM (SELECT rowid, bm25(facts_fts) AS bm25 FROM facts_fts WHERE facts_fts MATCH (SELECT q FROM m) ORDER BY bm25 LIMIT ${depth}) h
     CROSS JOIN facts f ON f.rowid = h.rowid WHERE ${scoped(input)} ORDER BY h.bm25 LIMIT ${literalLimit(Math.max(CANDIDATES, input.k * 2))}`;
   return rowsOf(db, query, [...CANDIDATE_KEYS, "lexical"]);
 }

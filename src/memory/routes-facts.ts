@@ -119,7 +119,13 @@ const importRoute = createRoute({
   tags: ["memory"],
   summary: "Import facts verbatim, in bulk (no model call)",
   description:
-    "All or nothing. A fact replaces only what you say it does: the older facts of yours with the same key and scope (connection, project) whose event time is not later than its own, and the facts its supersedes lists. Without either it replaces nothing. A fact dated before a current one with its key becomes that one's history at once. Your plan caps the facts you store (history included): an import that would pass the cap is refused whole (403 quota_exceeded, nothing written). A metadata.connection_id, metadata.project_id or supersedes id that is not one of yours is 404, nothing written. Counts as RATE_COST_IMPORT requests against the rate limit.",
+    "All or nothing. A fact replaces only what you say it does: the older facts of yours with the same key " +
+    "and scope (connection, project) whose event time is not later than its own, and the facts its supersedes " +
+    "lists. Without either it replaces nothing. A fact dated before a current one with its key becomes that " +
+    "one's history at once. Your plan caps the facts you store (history included): an import that would pass " +
+    "the cap is refused whole (403 quota_exceeded, nothing written). A metadata.connection_id, metadata.project_id " +
+    "or supersedes id that is not one of yours is 404, nothing written. Counts as RATE_COST_IMPORT requests " +
+    "against the rate limit.",
   security,
   request: jsonBody(ImportBody),
   responses: {
@@ -222,7 +228,12 @@ const deleteRoute = createRoute({
   tags: ["memory"],
   summary: "Forget one fact, with the earlier statements it had replaced",
   description:
-    "Deletes the fact, its full-text entry and its vector, and with them the statements it had replaced and those they had replaced in turn (the history GET /v1/memory/facts/{id} lists under replaced, one step at a time), and the audit rows (GET /v1/memory/context-logs) of every turn that was shown any of them: no hidden earlier value is left, and none comes back as current. What replaced it stays. So do the sessions' conversations, the working memory, the scaffold and the observation the fact was learnt from, which may still say the same thing (DELETE /v1/memory erases them). Another user's fact is 404.",
+    "Deletes the fact, its full-text entry and its vector, and with them the statements it had replaced and " +
+    "those they had replaced in turn (the history GET /v1/memory/facts/{id} lists under replaced, one step " +
+    "at a time), and the audit rows (GET /v1/memory/context-logs) of every turn that was shown any of them: " +
+    "no hidden earlier value is left, and none comes back as current. What replaced it stays. So do the sessions' " +
+    "conversations, the working memory, the scaffold and the observation the fact was learnt from, which " +
+    "may still say the same thing (DELETE /v1/memory erases them). Another user's fact is 404.",
   security,
   request: { params: FactId },
   responses: {
@@ -244,7 +255,13 @@ const correctRoute = createRoute({
   tags: ["memory"],
   summary: "Correct one fact, keeping the old one as history",
   description:
-    "Writes the corrected text as a new fact (a new id: ids derive from the text and scope) that replaces this one, with its scope (connection, project, context type), key, event time and metadata unless the request gives others. The old fact stays, as the new one's history (GET /v1/memory/facts/{id} lists it under replaced). The same text again keeps the id and changes only the key and metadata. Another user's or a missing fact is 404; a fact already replaced is 409 (conflict), naming the fact that replaced it: correct that one. Nothing is written on any error. Counts against your facts quota like an import (403 quota_exceeded).",
+    "Writes the corrected text as a new fact (a new id: ids derive from the text and scope) that replaces " +
+    "this one, with its scope (connection, project, context type), key, event time and metadata unless the " +
+    "request gives others. The old fact stays, as the new one's history (GET /v1/memory/facts/{id} lists " +
+    "it under replaced). The same text again keeps the id and changes only the key and metadata. Another " +
+    "user's or a missing fact is 404; a fact already replaced is 409 (conflict), naming the fact that replaced " +
+    "it: correct that one. Nothing is written on any error. Counts against your facts quota like an import " +
+    "(403 quota_exceeded).",
   security,
   request: { params: FactId, ...jsonBody(CorrectionBody) },
   responses: {

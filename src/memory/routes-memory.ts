@@ -76,7 +76,8 @@ const observationsRoute = route({
 
 const Busy = json(
   ErrorBody,
-  "Another change of memory (an edit, a restore, a consolidation or an erase, named in the message) was saved each time this one was retried (conflict, with Retry-After); nothing was written: send it again",
+  "Another change of memory (an edit, a restore, a consolidation or an erase, named in the message) was " +
+    "saved each time this one was retried (conflict, with Retry-After); nothing was written: send it again",
 );
 
 const WorkingMemory = z.object({ working_memory: z.string(), words: z.number(), updated_at: z.number(), pending_events: z.number() }).openapi("WorkingMemory");
@@ -107,7 +108,8 @@ const putWorkingRoute = route({
   operationId: "putWorkingMemory",
   summary: "Replace the working-memory narrative with your own text (at most 500 words; empty clears it)",
   description:
-    "Your correction is what later consolidations start from: one already running when you write is redone on top of it. Recorded as an `edit` run in GET /v1/memory/runs.",
+    "Your correction is what later consolidations start from: one already running when you write is redone " +
+    "on top of it. Recorded as an `edit` run in GET /v1/memory/runs.",
   request: jsonBody(z.strictObject({ working_memory: z.string().max(20_000) })),
   responses: { 200: json(WorkingMemory, "Working memory"), ...errors, 409: Busy, 413: json(ErrorBody, "Over 500 words (limit_exceeded)") },
 });
@@ -126,7 +128,9 @@ const patchScaffoldRoute = route({
   operationId: "patchScaffold",
   summary: "Set or remove top-level scaffold keys: a value replaces the key whole, null removes it",
   description:
-    "Keys you set get confidence 1. Observations made before your edit cannot change a key you set, nor bring back one you removed; later ones can. Later consolidations start from your version: one already running when you write is redone on top of it. Recorded as an `edit` run in GET /v1/memory/runs.",
+    "Keys you set get confidence 1. Observations made before your edit cannot change a key you set, nor bring " +
+    "back one you removed; later ones can. Later consolidations start from your version: one already running " +
+    "when you write is redone on top of it. Recorded as an `edit` run in GET /v1/memory/runs.",
   request: jsonBody(
     z.strictObject({
       scaffold: z
@@ -194,7 +198,9 @@ const Run = z
     restorable: z
       .boolean()
       .describe(
-        `the run holds a copy of the working memory and scaffold as they stood after it: the latest ${KEPT_COPIES} runs do, unless their copies were forgotten (DELETE /v1/memory/runs/copies); runs recorded before copies were kept do not`,
+        `the run holds a copy of the working memory and scaffold as they stood after it: the latest ${KEPT_COPIES} ` +
+          `runs do, unless their copies were forgotten (DELETE /v1/memory/runs/copies); runs recorded before copies ` +
+          `were kept do not`,
       ),
   })
   .openapi("MemoryRun");
@@ -231,7 +237,9 @@ const restoreRoute = route({
   operationId: "restoreMemoryRun",
   summary: "Put the working memory and scaffold back as they stood after this run",
   description:
-    "Restores both tiers, each scaffold key with its confidence entry, as a new run of kind `restore` (summary `restored_rev`). Facts are not rolled back: forget them one by one. A consolidation running meanwhile is redone on top of the restored state. Runs from before an erase are gone with it (404).",
+    "Restores both tiers, each scaffold key with its confidence entry, as a new run of kind `restore` (summary " +
+    "`restored_rev`). Facts are not rolled back: forget them one by one. A consolidation running meanwhile " +
+    "is redone on top of the restored state. Runs from before an erase are gone with it (404).",
   request: { params: RunRev },
   responses: {
     200: json(
@@ -246,7 +254,8 @@ const restoreRoute = route({
     ...errors,
     409: json(
       ErrorBody,
-      `The run holds no copy of the tiers (recorded before copies were kept, older than the latest ${KEPT_COPIES} runs, or its copy was forgotten), or memory kept changing while restoring (conflict)`,
+      `The run holds no copy of the tiers (recorded before copies were kept, older than the latest ${KEPT_COPIES} ` +
+        `runs, or its copy was forgotten), or memory kept changing while restoring (conflict)`,
     ),
   },
 });
@@ -257,7 +266,10 @@ const forgetCopiesRoute = route({
   operationId: "forgetMemoryRunCopies",
   summary: "Forget the earlier versions of the working memory and scaffold that runs keep",
   description:
-    "Each run keeps a copy of both tiers as they stood after it, so it can be restored; a correction (PUT /v1/memory/working, PATCH /v1/memory/scaffold) leaves the old text in those copies. This drops every copy but the latest run's (the tiers as they are now): the runs stay listed with `restorable: false`. The current working memory and scaffold are not changed.",
+    "Each run keeps a copy of both tiers as they stood after it, so it can be restored; a correction (PUT " +
+    "/v1/memory/working, PATCH /v1/memory/scaffold) leaves the old text in those copies. This drops every " +
+    "copy but the latest run's (the tiers as they are now): the runs stay listed with `restorable: false`. " +
+    "The current working memory and scaffold are not changed.",
   responses: { 200: json(z.object({ cleared: z.number().int().describe("how many runs' copies were dropped") }), "Forgotten"), ...errors },
 });
 

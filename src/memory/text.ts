@@ -34,6 +34,3 @@ export function contentTerms(text: string): string[] {
     .filter((w) => !STOP.has(w) && (w.length > 1 || /\d/.test(w)))
     .map(stem);
 }
-
-/** Whitespace helpers, language-neutral, live in lib/text.ts; this re-export serves the read path until its rewrite. */
-export { normalizeText } from "../lib/text";

@@ -50,7 +50,9 @@ async function observe(ctx: ToolContext, inputs: ObservationInput[]): Promise<To
 export const recordObservation = defineTool({
   name: "record_observation",
   description:
-    "Record something durable you learned about the user (a fact, a preference, project details, or a correction of something you had wrong). It is consolidated into long-term memory in the background. Use sparingly: only for information worth remembering across conversations.",
+    "Record something durable you learned about the user (a fact, a preference, project details, or a correction " +
+    "of something you had wrong). It is consolidated into long-term memory in the background. Use sparingly: " +
+    "only for information worth remembering across conversations.",
   input: z.object({
     content: z.string().trim().min(1).max(2000).describe("The observation, self-contained"),
     category: z.enum(INTERACTIVE_TYPES),
@@ -64,7 +66,8 @@ export const recordObservation = defineTool({
 export const updateUserContext = defineTool({
   name: "update_user_context",
   description:
-    "For autonomous runs: submit structured profile updates (scaffold_updates: key -> value) and/or learned facts (persistent_info_additions). Each becomes an observation consolidated in the background.",
+    "For autonomous runs: submit structured profile updates (scaffold_updates: key -> value) and/or learned " +
+    "facts (persistent_info_additions). Each becomes an observation consolidated in the background.",
   input: z
     .object({
       scaffold_updates: z.record(z.string().min(1).max(100), z.json()).optional(),
@@ -91,7 +94,8 @@ export const updateUserContext = defineTool({
 export const updateConnectionContext = defineTool({
   name: "update_connection_context",
   description:
-    "Save what you learned about one of the user's tool connections (e.g. its default project), by connection id from the Learned Info section. Keys merge into what is stored; null removes a key.",
+    "Save what you learned about one of the user's tool connections (e.g. its default project), by connection " +
+    "id from the Learned Info section. Keys merge into what is stored; null removes a key.",
   input: z.object({
     connection_id: z.string().min(1).max(100),
     learned_info: z.record(z.string().min(1).max(100), z.json()),
@@ -114,7 +118,9 @@ export const updateConnectionContext = defineTool({
 export const searchMemory = defineTool({
   name: "search_memory",
   description:
-    "Search the user's long-term facts with your own words when the facts recalled for the turn (search results with source engram:fact:<id>) do not answer (try the thing asked about, and other words for it). Each result gives its id. Set history to see statements since replaced (where the user lived or worked before).",
+    "Search the user's long-term facts with your own words when the facts recalled for the turn (search results " +
+    "with source engram:fact:<id>) do not answer (try the thing asked about, and other words for it). Each " +
+    "result gives its id. Set history to see statements since replaced (where the user lived or worked before).",
   input: z.object({
     query: z.string().trim().min(1).max(2000),
     k: z.number().int().min(1).max(20).default(5),
@@ -143,6 +149,9 @@ export const searchMemory = defineTool({
 
 const MAX_FORGET = 20;
 
+/** " and 2 earlier statements they had replaced": what forgetting took with the asked-for facts. */
+const replaced = (earlier: number, asked: number) => ` and ${earlier} earlier statement${earlier === 1 ? "" : "s"} ${asked === 1 ? "it" : "they"} had replaced`;
+
 /** The listed keys the user's profile (scaffold) holds now. */
 async function profileKeysHeld(ctx: ToolContext, keys: readonly string[]): Promise<string[]> {
   const [row] = await ctx.db.select({ scaffold: users.scaffold }).from(users).where(eq(users.id, ctx.userId));
@@ -152,7 +161,11 @@ async function profileKeysHeld(ctx: ToolContext, keys: readonly string[]): Promi
 export const forgetMemory = defineTool({
   name: "forget_memory",
   description:
-    "Forget what the user asks you to forget: facts by id (the <id> of a recalled fact's source engram:fact:<id>, or from search_memory; each goes with the earlier statements it had replaced) and profile keys (from Structured Data). The user approves every call before anything is removed; a forgotten fact cannot be brought back. It does not change the working-memory narrative: the user can edit that in their memory settings.",
+    "Forget what the user asks you to forget: facts by id (the <id> of a recalled fact's source engram:fact:<id>, " +
+    "or from search_memory; each goes with the earlier statements it had replaced) and profile keys (from " +
+    "Structured Data). The user approves every call before anything is removed; a forgotten fact cannot be " +
+    "brought back. It does not change the working-memory narrative: the user can edit that in their memory " +
+    "settings.",
   input: z
     .object({
       fact_ids: z.array(z.string().min(1).max(100)).max(MAX_FORGET).default([]),
@@ -173,9 +186,7 @@ export const forgetMemory = defineTool({
       const asked = forgotten.filter((id) => input.fact_ids.includes(id));
       const earlier = forgotten.length - asked.length;
       if (asked.length)
-        said.push(
-          `Forgot ${asked.length} fact${asked.length === 1 ? "" : "s"} (${asked.join(", ")})${earlier ? ` and ${earlier} earlier statement${earlier === 1 ? "" : "s"} ${asked.length === 1 ? "it" : "they"} had replaced` : ""}.`,
-        );
+        said.push(`Forgot ${asked.length} fact${asked.length === 1 ? "" : "s"} (${asked.join(", ")})${earlier ? replaced(earlier, asked.length) : ""}.`);
       if (missing.length) said.push(`No fact of the user's has the id ${missing.join(", ")}: nothing was removed for ${missing.length === 1 ? "it" : "them"}.`);
     }
     if (input.profile_keys.length) {

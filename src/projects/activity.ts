@@ -3,10 +3,11 @@
  * is claimed with a guarded update before anything changes, so two racing undos cannot both apply) and
  * refuses what later changes made impossible, with a message saying why.
  */
-import { and, desc, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { Quota } from "../config/limits";
 import type { Db } from "../db/client";
-import { afterCursor } from "../db/cursor";
+import { newestFirst } from "../db/cursor";
+import { snakeRow } from "../db/public-row";
 import { type JsonObject, projectActivity } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
 import { deleteProject, type MemoryKind, restoreProject, setMemoryProject } from "./moves";
@@ -15,33 +16,15 @@ import { getProject, updateProject } from "./store";
 export type ActivityRow = typeof projectActivity.$inferSelect;
 
 export const publicActivity = (a: ActivityRow) => ({
-  id: a.id,
-  project_id: a.projectId,
-  action: a.action,
-  actor: a.actor,
-  reason: a.reason,
-  summary: a.summary,
-  detail: a.detail,
-  session_id: a.sessionId,
+  ...snakeRow(a, ["id", "projectId", "action", "actor", "reason", "summary", "detail", "sessionId"]),
   undoable: a.undo !== null && a.undoneAt === null,
-  undone_at: a.undoneAt,
-  created_at: a.createdAt,
+  ...snakeRow(a, ["undoneAt", "createdAt"]),
 });
 
 export async function listActivity(db: Db, userId: string, opts: { limit: number; before?: string; projectId?: string }) {
-  return db
-    .select()
-    .from(projectActivity)
-    .where(
-      and(
-        eq(projectActivity.userId, userId),
-        opts.projectId ? eq(projectActivity.projectId, opts.projectId) : undefined,
-        afterCursor(projectActivity.createdAt, projectActivity.id, opts.before),
-      ),
-    )
-    .orderBy(desc(projectActivity.createdAt), desc(projectActivity.id))
-    .limit(opts.limit)
-    .all();
+  const where = and(eq(projectActivity.userId, userId), opts.projectId ? eq(projectActivity.projectId, opts.projectId) : undefined);
+  const keys = { at: projectActivity.createdAt, id: projectActivity.id };
+  return newestFirst(db.select().from(projectActivity).$dynamic(), keys, { where, before: opts.before, limit: opts.limit }).all();
 }
 
 const str = (v: JsonObject[string] | undefined) => (typeof v === "string" ? v : null);

@@ -26,7 +26,8 @@ export const PROJECT_GUIDANCE = [
   "- say why you created a project, in one sentence;",
   "- ask before significant reorganisation (merging, archiving, moving many memories);",
   "- respect the projects the user created: renaming, merging or archiving one, or moving memory in or out of it, waits for their approval.",
-  `When you save a memory with suggest_project_for_memory, give a project only when you are confident (${SUGGESTION_THRESHOLD} or more); "user" for what cuts across projects.`,
+  `When you save a memory with suggest_project_for_memory, give a project only when you are confident (${SUGGESTION_THRESHOLD} ` +
+    `or more); "user" for what cuts across projects.`,
 ].join("\n");
 
 const guidance: ContextSection = { name: "projects.guidance", title: "Projects", body: PROJECT_GUIDANCE, stable: true };
@@ -48,7 +49,8 @@ export const projectsContextProvider: ContextProvider = {
     });
     const more = rows.length > listed.length ? `\n(${rows.length - listed.length} more: call list_projects)` : "";
     const scope = current
-      ? `This conversation belongs to the project "${inlinePromptText(current.name)}" (${current.id})${current.archivedAt ? ", archived" : ""}: you see its memory and user-level memory.`
+      ? `This conversation belongs to the project "${inlinePromptText(current.name)}" (${current.id})${current.archivedAt ? ", archived" : ""}: ` +
+        `you see its memory and user-level memory.`
       : "This conversation belongs to no project: you see user-level memory.";
     const body = `${scope}\n${lines.length ? `The user's projects:\n${lines.join("\n")}${more}` : "The user has no projects yet."}`;
     return [guidance, { name: "projects.list", title: "Your projects", body, ids: listed.map((p) => p.id) }];

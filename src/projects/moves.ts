@@ -12,6 +12,7 @@ import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { inJson } from "../db/in-json";
 import { insertWhere } from "../db/insert-where";
+import { snakeRow } from "../db/public-row";
 import { belowQuota } from "../db/quota";
 import { brainEntries, brainProposals, contextEvents, facts, type JsonObject, lessons, projects, sessions } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
@@ -72,7 +73,8 @@ function snapshot(userId: string, from: string, lessonsOf: string | null): SQL {
     'facts', json(${idsOf("facts")}),
     'entries', json(${idsOf("brain_entries")}),
     'proposals', json(${idsOf("brain_proposals", sql` AND status = 'pending'`)}),
-    'observations', json((SELECT json_group_array(id) FROM context_events WHERE user_id = ${userId} AND processed = 0 AND json_extract(source_metadata, '$.project_id') = ${from})),
+    'observations', json((SELECT json_group_array(id) FROM context_events
+      WHERE user_id = ${userId} AND processed = 0 AND json_extract(source_metadata, '$.project_id') = ${from})),
     'sessions', json(${idsOf("sessions")}),
     'lessons', json(${lessonIds}))`;
 }
@@ -96,7 +98,8 @@ function movesEntry(
   const moved = snapshot(input.userId, e.project.id, e.lessonsOf);
   const undo = sql`json_patch(${JSON.stringify({ op: "restore", project: rowJson(e.project), ...e.undoExtra })}, json_object('moved', json(m.moved)))`;
   const statement = sql`INSERT INTO project_activity (id, user_id, project_id, action, actor, reason, summary, detail, undo, session_id, undone_at, created_at)
-    SELECT ${id}, ${input.userId}, ${e.logProject}, ${e.action}, ${input.actor}, ${input.reason}, ${e.summary}, ${JSON.stringify(e.detail)}, ${undo}, ${input.sessionId ?? null}, NULL, ${tick()}
+    SELECT ${id}, ${input.userId}, ${e.logProject}, ${e.action}, ${input.actor}, ${input.reason}, ${e.summary}, ${JSON.stringify(e.detail)}, ${undo},
+      ${input.sessionId ?? null}, NULL, ${tick()}
     FROM (SELECT ${moved} AS moved) m
     WHERE EXISTS (SELECT 1 FROM projects WHERE id = ${e.project.id} AND user_id = ${input.userId})`;
   return { id, statement };
@@ -165,15 +168,7 @@ export const counts = (m: Moved) => ({
   lessons: m.lessons.length,
 });
 
-const rowJson = (p: ProjectRow): JsonObject => ({
-  id: p.id,
-  name: p.name,
-  description: p.description,
-  created_by: p.createdBy,
-  reason: p.reason,
-  archived_at: p.archivedAt,
-  created_at: p.createdAt,
-});
+const rowJson = (p: ProjectRow): JsonObject => snakeRow(p, ["id", "name", "description", "createdBy", "reason", "archivedAt", "createdAt"]);
 
 /**
  * Puts a merged or deleted project back, with exactly the rows that moved out of it. The project counts

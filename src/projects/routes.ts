@@ -75,7 +75,9 @@ const mergeRoute = createRoute({
   tags,
   summary: "Merge this project into another",
   description:
-    "Moves this project's facts, MEMORY entries, pending proposals, unconsolidated observations and conversations into `into`, relabels its coding lessons with the target's name, and removes this project. Undoable from the activity log.",
+    "Moves this project's facts, MEMORY entries, pending proposals, unconsolidated observations and conversations " +
+    "into `into`, relabels its coding lessons with the target's name, and removes this project. Undoable " +
+    "from the activity log.",
   security,
   request: { params: ProjectIdParam, ...jsonBody(MergeBody) },
   responses: { 200: json(z.object({ project: Project, moved: Moved }), "Merged; `project` is the target"), ...errors },
@@ -126,7 +128,9 @@ const undoRoute = createRoute({
   tags,
   summary: "Undo one change",
   description:
-    "One-shot. Refused (409) when it was already undone, cannot be undone, or later changes make it impossible (e.g. the name was taken since). Undoing a merge or delete brings the project back: past your plan's project cap it is refused (403 quota_exceeded, nothing changed, still undoable).",
+    "One-shot. Refused (409) when it was already undone, cannot be undone, or later changes make it impossible " +
+    "(e.g. the name was taken since). Undoing a merge or delete brings the project back: past your plan's " +
+    "project cap it is refused (403 quota_exceeded, nothing changed, still undoable).",
   security,
   request: { params: ProjectIdParam },
   responses: { 200: json(Activity, "Undone"), ...errors, ...quotaErrors, ...conflict("Already undone, not undoable, or no longer possible") },

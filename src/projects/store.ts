@@ -9,6 +9,7 @@ import { isConstraintError, runBatch } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
+import { snakeRow } from "../db/public-row";
 import { belowQuota } from "../db/quota";
 import { projects, sessions } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
@@ -18,15 +19,9 @@ import { type Actor, activityRow } from "./activity-row";
 export type ProjectRow = typeof projects.$inferSelect;
 
 export const publicProject = (p: ProjectRow) => ({
-  id: p.id,
-  name: p.name,
-  description: p.description,
-  created_by: p.createdBy,
-  reason: p.reason,
+  ...snakeRow(p, ["id", "name", "description", "createdBy", "reason"]),
   archived: p.archivedAt !== null,
-  archived_at: p.archivedAt,
-  created_at: p.createdAt,
-  updated_at: p.updatedAt,
+  ...snakeRow(p, ["archivedAt", "createdAt", "updatedAt"]),
 });
 
 /** At most this many projects per user: the prompt lists them, and a runaway model must not flood it. */

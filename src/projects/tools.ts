@@ -67,7 +67,9 @@ export const listProjectsTool = defineTool({
 export const createProjectTool = defineTool({
   name: "create_project",
   description:
-    "Create a project when a distinct goal, initiative or domain emerges that deserves its own context. Use sparingly: not for single questions or quick tasks, and not when an existing project fits (check list_projects). When this conversation has no project yet, it is filed under the new one. Tell the user why.",
+    "Create a project when a distinct goal, initiative or domain emerges that deserves its own context. Use " +
+    "sparingly: not for single questions or quick tasks, and not when an existing project fits (check list_projects). " +
+    "When this conversation has no project yet, it is filed under the new one. Tell the user why.",
   input: z.object({
     name: ProjectName.describe("Short, descriptive project name"),
     description: ProjectDescription.optional().describe("Brief description of the project's scope"),
@@ -96,7 +98,10 @@ export const createProjectTool = defineTool({
 
 export const suggestProjectTool = defineTool({
   name: "suggest_project_for_memory",
-  description: `Save a durable memory and say which project it belongs to (a project id from list_projects), or "user" when it cuts across projects. With confidence ${SUGGESTION_THRESHOLD} or more the memory is filed under the project; below that it stays at user level and your suggestion is kept for the user to review.`,
+  description:
+    `Save a durable memory and say which project it belongs to (a project id from list_projects), or "user" ` +
+    `when it cuts across projects. With confidence ${SUGGESTION_THRESHOLD} or more the memory is filed under ` +
+    `the project; below that it stays at user level and your suggestion is kept for the user to review.`,
   input: z.object({
     memory_content: z.string().trim().min(1).max(2000).describe("The memory, self-contained, in the third person"),
     suggested_project_id: ProjectId.describe('A project id, or "user" for user level'),
@@ -119,7 +124,9 @@ export const suggestProjectTool = defineTool({
       if (placed.scoped) return { content: `Saved (${placed.factId}) under project "${placed.projectName}".` };
       if (placed.projectName)
         return {
-          content: `Saved (${placed.factId}) at user level: confidence ${input.confidence} is under ${SUGGESTION_THRESHOLD}, so "${placed.projectName}" is only a suggestion the user can review.`,
+          content:
+            `Saved (${placed.factId}) at user level: confidence ${input.confidence} is under ${SUGGESTION_THRESHOLD}, ` +
+            `so "${placed.projectName}" is only a suggestion the user can review.`,
         };
       return { content: `Saved (${placed.factId}) at user level.` };
     }),
@@ -145,7 +152,9 @@ export const renameProjectTool = defineTool({
 
 export const mergeProjectsTool = defineTool({
   name: "merge_projects",
-  description: `Merge one project into another: its memories, conversations and lessons move to the target and the source project is removed. Only for projects that are clearly the same effort. ${APPROVAL_NOTE}`,
+  description:
+    `Merge one project into another: its memories, conversations and lessons move to the target and the source ` +
+    `project is removed. Only for projects that are clearly the same effort. ${APPROVAL_NOTE}`,
   input: z.object({ source_project_id: ProjectId, target_project_id: ProjectId, reason: Reason }),
   runs: "server",
   needsApproval: async (ctx, input) => (await userMade(ctx, input.source_project_id)) || (await userMade(ctx, input.target_project_id)),

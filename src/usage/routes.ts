@@ -1,6 +1,7 @@
 /** Reading usage and estimated cost: the caller's own rows only, per day, kind and model, or per session turn. */
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, asc, desc, eq, gte, sql } from "drizzle-orm";
+import { snakeRow } from "../db/public-row";
 import { sessions, usage } from "../db/schema";
 import { errors, json, newRouter, security } from "../http/openapi";
 import { notFound } from "../lib/errors";
@@ -131,16 +132,9 @@ export const usageRoutes = newRouter()
       .where(and(eq(usage.userId, user.id), eq(usage.sessionId, session.id)))
       .orderBy(asc(usage.createdAt), asc(usage.id))
       .limit(1000);
-    const turns = rows.map((r) => ({
-      kind: r.kind,
-      model: r.model,
-      input_tokens: r.inputTokens,
-      output_tokens: r.outputTokens,
-      cache_read_tokens: r.cacheReadTokens,
-      cache_creation_tokens: r.cacheCreationTokens,
-      cost_usd: r.costUsd,
-      created_at: r.createdAt,
-    }));
+    const turns = rows.map((r) =>
+      snakeRow(r, ["kind", "model", "inputTokens", "outputTokens", "cacheReadTokens", "cacheCreationTokens", "costUsd", "createdAt"]),
+    );
     const add = (k: "input_tokens" | "output_tokens" | "cache_read_tokens" | "cache_creation_tokens" | "cost_usd") => turns.reduce((n, t) => n + t[k], 0);
     const totals = {
       input_tokens: add("input_tokens"),
