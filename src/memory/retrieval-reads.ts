@@ -92,7 +92,8 @@ function docFrequency(db: Db, plan: SearchPlan) {
   const { userId } = plan.input;
   return rowsOf(
     db,
-    sql`WITH ${commonCap(plan)} SELECT value AS term, (SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH '"' || ${ownerTag(userId)} || value || '"'
+    sql`WITH ${commonCap(plan)} SELECT value AS term,
+      (SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH '"' || ${ownerTag(userId)} || value || '"'
       LIMIT (SELECT cap + 1 FROM cap))) AS doc FROM json_each(${JSON.stringify([...plan.stems.values()])})
       UNION ALL SELECT '' AS term, (SELECT n FROM cap) AS doc`,
     ["term", "doc"],

@@ -44,7 +44,8 @@ export type TurnRefusal = Refusal & { retryAfter?: number };
 export type Admitted = { scope: TurnScope; rows: StoredMessage[]; building: Promise<BuiltPrompt>; tally: Tally };
 
 export const pendingMessage = (sessionId: string) =>
-  `a tool call is pending in this session: answer it with POST /v1/sessions/${sessionId}/tool_result or cancel it with DELETE /v1/sessions/${sessionId}/pending`;
+  `a tool call is pending in this session: answer it with POST /v1/sessions/${sessionId}/tool_result ` +
+  `or cancel it with DELETE /v1/sessions/${sessionId}/pending`;
 
 const INTERNAL: TurnRefusal = { code: "internal", message: "internal error" };
 const NOT_FOUND: TurnRefusal = { code: "not_found", message: "session not found" };

@@ -57,7 +57,8 @@ const chatRoute = createRoute({
   responses: {
     200: {
       description:
-        "SSE events `session`, `text`, `thinking`, `tool_use`, `tool_result`, `memory_saved`, `citation`, `citations`, `refusal`, `notice`, ... ending with `done`, `tool_pending` or `error`; or the turn as JSON",
+        "SSE events `session`, `text`, `thinking`, `tool_use`, `tool_result`, `memory_saved`, `citation`, `citations`, " +
+        "`refusal`, `notice`, ... ending with `done`, `tool_pending` or `error`; or the turn as JSON",
       content: { "text/event-stream": { schema: z.string() }, "application/json": { schema: ChatResponse } },
     },
     ...errors,

@@ -103,7 +103,10 @@ const toolResultRoute = createRoute({
   tags: ["sessions"],
   summary: "Resume a suspended turn with a client tool's result or an approval decision",
   description:
-    "Answers one pending call. The turn continues and ends like a chat turn: a reply, or another tool_pending envelope. SSE or JSON, as the suspended turn was unless `stream` says otherwise. If the model fails after the answer, the answer stays in the conversation and sending the same answer again continues the turn without running the tool again.",
+    "Answers one pending call. The turn continues and ends like a chat turn: a reply, or another tool_pending " +
+    "envelope. SSE or JSON, as the suspended turn was unless `stream` says otherwise. If the model fails after the " +
+    "answer, the answer stays in the conversation and sending the same answer again continues the turn without " +
+    "running the tool again.",
   security,
   request: { params: IdParam, ...jsonBody(ToolResultRequest) },
   responses: {
@@ -132,7 +135,10 @@ const stopRoute = createRoute({
   tags: ["sessions"],
   summary: "Stop the turn this session is answering; what it wrote so far is kept",
   description:
-    "What a Stop button calls. Closing the stream alone does not reliably reach the server, so the turn could run on to its end. The turn stops at its next step (a tool already running finishes first); a client still reading its stream gets `done` with stop_reason `stopped` as the last event. Its partial reply stays in history, and the session takes the next message as usual. `stopped` is 0 when nothing was running.",
+    "What a Stop button calls. Closing the stream alone does not reliably reach the server, so the turn could run " +
+    "on to its end. The turn stops at its next step (a tool already running finishes first); a client still reading " +
+    "its stream gets `done` with stop_reason `stopped` as the last event. Its partial reply stays in history, and " +
+    "the session takes the next message as usual. `stopped` is 0 when nothing was running.",
   security,
   request: { params: IdParam },
   responses: { 200: json(z.object({ ok: z.literal(true), stopped: z.number().int() }), "Stopped"), ...errors },

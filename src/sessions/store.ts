@@ -1,10 +1,11 @@
-import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Env } from "../config/env";
 import { allOf } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
-import { afterCursor } from "../db/cursor";
+import { newestFirst } from "../db/cursor";
 import { insertWhere } from "../db/insert-where";
+import { snakeRow } from "../db/public-row";
 import { belowQuota } from "../db/quota";
 import { projects, sessions } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
@@ -64,13 +65,11 @@ export async function createSessionWithinBudget(
 }
 
 export async function listSessions(db: Db, userId: string, limit: number, before?: string) {
-  return db
-    .select()
-    .from(sessions)
-    .where(and(eq(sessions.userId, userId), afterCursor(sessions.updatedAt, sessions.id, before)))
-    .orderBy(desc(sessions.updatedAt), desc(sessions.id))
-    .limit(limit)
-    .all();
+  return newestFirst(
+    db.select().from(sessions).$dynamic(),
+    { at: sessions.updatedAt, id: sessions.id },
+    { where: eq(sessions.userId, userId), before, limit },
+  ).all();
 }
 
 /**
@@ -139,16 +138,7 @@ export async function deleteSessionRow(db: Db, userId: string, id: string) {
   await db.delete(sessions).where(and(eq(sessions.id, id), eq(sessions.userId, userId)));
 }
 
-export const publicSession = (s: SessionRow) => ({
-  id: s.id,
-  title: s.title,
-  site_id: s.siteId,
-  project_id: s.projectId,
-  message_count: s.messageCount,
-  pending: s.pending,
-  created_at: s.createdAt,
-  updated_at: s.updatedAt,
-});
+export const publicSession = (s: SessionRow) => snakeRow(s, ["id", "title", "siteId", "projectId", "messageCount", "pending", "createdAt", "updatedAt"]);
 
 /** A session may be filed under a project the user owns and has not archived; another user's project is a 404. */
 export async function requireProject(db: Db, userId: string, id: string) {
