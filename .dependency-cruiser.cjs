@@ -43,6 +43,13 @@ module.exports = {
       to: { path: "^src/[^/]+/offline-chat-[^/]+\\.ts$" },
     },
     {
+      name: "stop-list-only-offline",
+      severity: "error",
+      comment: "The English stop list serves the offline stand-ins (offline-*.ts) only: production ranking measures common words per user.",
+      from: { path: "^src/", pathNot: "^src/[^/]+/offline-[^/]+\\.ts$" },
+      to: { path: "^src/memory/offline-terms\\.ts$" },
+    },
+    {
       name: "only-the-root-composes",
       severity: "error",
       comment: "Nothing imports the composition root.",

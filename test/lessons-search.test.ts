@@ -54,6 +54,17 @@ describe("lessons full-text index", () => {
     expect(await search(u.key, "😀".repeat(300))).toEqual([]);
   });
 
+  it("leaves out the words common in the user's own lessons, in any language, unless the query has nothing else", async () => {
+    const u = await createUser();
+    const topics = ["la base", "le cache", "les logs", "le déploiement", "la revue", "les branches", "le linter", "la CI"];
+    for (let i = 0; i < 24; i++) await remember(u.key, { title: `Règle ${i}`, content: `Pour ${topics[i % topics.length]}, voir la page ${i} du wiki.` });
+    const tests = await remember(u.key, { title: "Lancer les tests", content: "Pour les tests, lancer pnpm test dans le dossier racine." });
+    // "pour" and "la" are in more than 20 of the user's 25 lessons: only "tests" is searched.
+    expect(await search(u.key, "pour la tests")).toEqual([tests.id]);
+    // A query of common words only still searches them.
+    expect((await search(u.key, "pour la")).length).toBeGreaterThan(1);
+  });
+
   it("keeps users apart even when their ids give the same index tag", async () => {
     const a = await createUser();
     // The tag comes from the id's characters 5-10: this user's id shares them with a's.

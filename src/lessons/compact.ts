@@ -7,7 +7,7 @@ import { and, desc, eq, sql } from "drizzle-orm";
 import { runStatements, type Statement } from "../db/batch";
 import type { Db } from "../db/client";
 import { lessons } from "../db/schema";
-import { isStopword, stem, words } from "../memory/text";
+import { stem, words } from "../memory/text";
 import type { LessonRow } from "./store";
 
 /** Jaccard similarity of content words at or above which two lessons are the same lesson. */
@@ -17,7 +17,19 @@ export const COMPACT_WINDOW = 2000;
 
 export type Merge = { keep: string; drop: string[]; reason: string };
 
-const termSet = (l: LessonRow) => new Set(words(`${l.title} ${l.content}`).flatMap((w) => (isStopword(w) ? [] : [stem(w)])));
+const stems = (text: string) => new Set(words(text).map(stem));
+
+/**
+ * No stop list: a word found in more than 5% of the lessons compared (and in more than 20 of them) says nothing
+ * about whether two lessons are the same, whatever the language, and is left out of both the comparison and the
+ * blocking.
+ */
+function uncommon(rows: readonly LessonRow[]): (terms: Set<string>) => Set<string> {
+  const df = new Map<string, number>();
+  for (const l of rows) for (const t of stems(`${l.title} ${l.content}`)) df.set(t, (df.get(t) ?? 0) + 1);
+  const cap = Math.max(20, Math.floor(rows.length * 0.05));
+  return (terms) => new Set([...terms].filter((t) => (df.get(t) ?? 0) <= cap));
+}
 
 function jaccard(a: Set<string>, b: Set<string>): number {
   let inter = 0;
@@ -30,16 +42,12 @@ const better = (a: LessonRow, b: LessonRow) =>
   b.confirmations - a.confirmations || b.recalls - a.recalls || SIGNAL_RANK[b.signal] - SIGNAL_RANK[a.signal] || a.createdAt - b.createdAt;
 
 export function findMerges(rows: readonly LessonRow[]): Merge[] {
-  const sets = rows.map(termSet);
+  const keep = uncommon(rows);
+  const sets = rows.map((l) => keep(stems(`${l.title} ${l.content}`)));
   // Candidate pairs share a title word (blocking), so the comparison is not all pairs.
   const byWord = new Map<string, number[]>();
   rows.forEach((l, i) => {
-    for (const w of new Set(
-      words(l.title)
-        .filter((x) => !isStopword(x))
-        .map(stem),
-    ))
-      byWord.set(w, [...(byWord.get(w) ?? []), i]);
+    for (const w of keep(stems(l.title))) byWord.set(w, [...(byWord.get(w) ?? []), i]);
   });
   const parent = rows.map((_, i) => i);
   const find = (i: number): number => {

@@ -7,7 +7,8 @@
  * Deterministic, so the evaluation can score it and the whole path runs without a key.
  */
 
-import { isStopword, words } from "../memory/text";
+import { isStopword } from "../memory/offline-terms";
+import { words } from "../memory/text";
 import type { OfflineRequest } from "../model/offline";
 import { type ExtractionWire, MOMENTS_CLOSE, MOMENTS_OPEN } from "./extraction-schema";
 import type { TranscriptEvent } from "./parse";

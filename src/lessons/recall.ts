@@ -10,22 +10,29 @@ import { deferOrRun, type ToolContext } from "../core/tool";
 import { runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { newId } from "../db/client";
-import { userMatch } from "../db/fts-tag";
+import { ownerTag, uncommonTerms } from "../db/fts-tag";
 import { literalLimit } from "../db/limit";
 import { lessonRecalls } from "../db/schema";
 import { redactSecrets } from "../lib/redact";
 import { clamp } from "../lib/sanitize";
-import { isStopword, words } from "../memory/text";
+import { words } from "../memory/text";
 import type { LessonType } from "./extraction-schema";
 import type { LessonRow } from "./store";
 
 export type RecallInput = { userId: string; query: string; project?: string | null; type?: LessonType; limit: number };
 export type RecallHit = { lesson: LessonRow; score: number; tier: 0 | 1 | 2 };
 
-/** Content words of a query; at most 24 (a pasted stack trace is not 500 OR terms). */
+/**
+ * The words of a query, each once; at most 32 (a pasted stack trace is not 500 OR terms). No stop list: the
+ * words common in the user's own lessons are left out in SQL (`uncommonTerms`), in whatever language they write.
+ */
 export function recallTerms(text: string): string[] {
-  return [...new Set(words(text).filter((w) => !isStopword(w) && (w.length > 1 || /\d/.test(w))))].slice(0, 24);
+  return [...new Set(words(text).filter((w) => w.length > 1 || /\d/.test(w)))].slice(0, 32);
 }
+
+/** A word in more than this share of the user's lessons, and in more than COMMON_FLOOR of them, is not searched. */
+const COMMON_SHARE = 0.05;
+const COMMON_FLOOR = 20;
 
 /** Ranking: relevance (BM25 relative to the best candidate) times signal, confirmations (+15% each, up to 5) and recency. */
 const SIGNAL_WEIGHT = { HIGH: 1, MED: 0.85, LOW: 0.7 } as const;
@@ -76,9 +83,12 @@ function candidates(input: RecallInput): SQL | null {
     // bm25() called with its weights rather than the configured `rank`: same order, ~30% less time in FTS5.
     // CROSS JOIN keeps the FTS5 hits as the outer loop: left to itself the planner walks the user's 10,000 rows by
     // index and probes the hits (measured 2-3x slower in this statement).
-    return sql`SELECT ${RANKED}, -h.bm AS lexical
+    return sql`WITH tag AS (SELECT ${ownerTag(input.userId)} AS tag),
+        cap AS (SELECT max(${COMMON_FLOOR}, CAST(count(*) * ${COMMON_SHARE} AS INTEGER)) AS cap FROM lessons WHERE user_id = ${input.userId}),
+        ${uncommonTerms("lessons_fts", terms)}
+      SELECT ${RANKED}, -h.bm AS lexical
       FROM (SELECT rowid, bm25(lessons_fts, ${BM25_WEIGHTS}) AS bm FROM lessons_fts
-        WHERE lessons_fts MATCH ${userMatch(input.userId, terms)}
+        WHERE lessons_fts MATCH (SELECT q FROM m)
         ORDER BY bm LIMIT ${literalLimit(DEPTH)}) h
       CROSS JOIN lessons l ON l.rowid = h.rowid WHERE ${filters(input)}`;
   }

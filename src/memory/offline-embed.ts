@@ -7,7 +7,7 @@
  */
 import { approxTokens, fnv1a } from "../lib/text";
 import { type Embedder, normalize, type SparseVector } from "./embed";
-import { contentTerms } from "./text";
+import { contentTerms } from "./offline-terms";
 
 /**
  * A few broad concept groups, so that "where does she live" meets "moved to Lisbon". Not a thesaurus:

@@ -10,7 +10,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { BatchedRead, BatchReads } from "../core/context";
 import type { Db } from "../db/client";
-import { ownerTag } from "../db/fts-tag";
+import { ownerTag, uncommonTerms } from "../db/fts-tag";
 import { literalLimit } from "../db/limit";
 import type { MemoryDeps } from "./deps";
 import { indexForm, type SearchPlan } from "./ranking";
@@ -70,12 +70,7 @@ function fullText(db: Db, plan: SearchPlan): Statement | null {
   if (!plan.terms.length) return null;
   const filtered = input.after !== undefined || input.before !== undefined || input.history;
   const depth = literalLimit(filtered ? tuning.depth * 5 : tuning.depth);
-  const query = sql`WITH tag AS (SELECT ${ownerTag(input.userId)} AS tag), ${commonCap(plan)},
-    t AS (SELECT j.key AS pos, j.value AS term, (SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH '"' || tag.tag || j.value || '"'
-      LIMIT (SELECT cap + 1 FROM cap))) AS df FROM json_each(${JSON.stringify(plan.terms)}) j, tag),
-    keep AS (SELECT pos, term FROM t WHERE df <= (SELECT cap FROM cap)),
-    m AS (SELECT group_concat('"' || tag.tag || term || '"', ' OR ') AS q
-      FROM (SELECT pos, term FROM keep UNION ALL SELECT pos, term FROM t WHERE NOT EXISTS (SELECT 1 FROM keep) ORDER BY pos), tag)
+  const query = sql`WITH tag AS (SELECT ${ownerTag(input.userId)} AS tag), ${commonCap(plan)}, ${uncommonTerms("facts_fts", plan.terms)}
     SELECT ${columns}, -h.bm25 AS lexical
     FROM (SELECT rowid, bm25(facts_fts) AS bm25 FROM facts_fts WHERE facts_fts MATCH (SELECT q FROM m) ORDER BY bm25 LIMIT ${depth}) h
     CROSS JOIN facts f ON f.rowid = h.rowid WHERE ${scoped(input)} ORDER BY h.bm25 LIMIT ${literalLimit(Math.max(CANDIDATES, input.k * 2))}`;
