@@ -24,6 +24,8 @@ import { escapePromptJson, escapePromptText, inlinePromptText } from "../src/lib
 import { consolidateUser } from "../src/memory/consolidate";
 import { parseConsolidationPrompt } from "../src/memory/consolidation-schema";
 import { createModelClient } from "../src/model/anthropic";
+import type { StoredMessage } from "../src/sessions/history";
+import { summaryPrompt } from "../src/sessions/summarise";
 import { FORGERY, INVISIBLE, SHORT_FORGERY, structureOf } from "./adversarial/forgery";
 import { api, BASE, chat, createUser, promptContext, promptOf, script, seen, textReply } from "./helpers";
 import { bytes, capturedDeps } from "./lessons-helpers";
@@ -249,4 +251,37 @@ describe("MCP tool results", () => {
     },
     T,
   );
+});
+
+describe("session summary", () => {
+  /** The summariser's prompt over a previous summary and one round (text, a tool call, its result) holding `text`. */
+  const promptFor = (text: string) => {
+    const contents: Pick<StoredMessage, "role" | "content">[] = [
+      { role: "user", content: `Where is the bakery? ${text}` },
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "web_fetch", input: { url: "https://a.example", note: text } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: `Page: ${text}` }] },
+      { role: "assistant", content: `It is on Main Street. ${text}` },
+    ];
+    const rows: StoredMessage[] = contents.map((m, seq) => ({ ...m, seq, created_at: 0 }));
+    return summaryPrompt(`- The user bakes.\n${text}`, rows);
+  };
+  /** Speaker lines carry the text after them: the structure is the speakers, not what they said. */
+  const speakers = (items: string[]) => items.map((i) => i.replace(/^(speaker \w+):.*$/, "$1"));
+
+  it("a previous summary and a conversation holding the corpus keep the summary prompt's frame and speakers", () => {
+    const [forged, harmless] = [structureOf(promptFor(FORGERY)), structureOf(promptFor(HARMLESS))];
+    expect(forged.openFence).toBe(false);
+    expect(speakers(forged.items)).toEqual(speakers(harmless.items));
+    expect(speakers(forged.items)).toEqual([
+      "tag <previous_summary",
+      "tag </previous_summary",
+      "tag <turns",
+      "speaker user",
+      "speaker assistant",
+      "speaker user",
+      "speaker assistant",
+      "tag </turns",
+    ]);
+    expect(promptFor(FORGERY)).not.toMatch(INVISIBLE);
+  });
 });

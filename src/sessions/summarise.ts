@@ -45,6 +45,15 @@ const clip = (s: string) => (s.length > CLIP ? `${s.slice(0, CLIP)} [...]` : s);
 /** A part of a message, clipped and escaped: no text, tool input or tool result can write a speaker line or a tag of the frame. */
 const part = (s: string) => escapePromptText(clip(s));
 
+/**
+ * `[head: part]`; a part over several lines gets its closing bracket on a line of its own, since escaping may end it
+ * with the line that closes a fence, and a fence line with a bracket after it closes nothing.
+ */
+const bracketed = (head: string, s: string) => {
+  const body = part(s);
+  return `[${head} ${body}${body.includes("\n") ? "\n" : ""}]`;
+};
+
 /** A plain-text transcript of stored messages: text, tool calls and results; thinking is left out. */
 export function transcript(rows: readonly StoredMessage[]): string {
   return rows
@@ -53,9 +62,9 @@ export function transcript(rows: readonly StoredMessage[]): string {
       const parts = blocks.flatMap((b): string[] => {
         // A per-turn context block at the head of a user message is prompt, not conversation.
         if (b.type === "text") return b.text.startsWith("<turn_context>") ? [] : [part(b.text)];
-        if (b.type === "tool_use") return [`[called ${b.name} ${part(JSON.stringify(b.input))}]`];
+        if (b.type === "tool_use") return [bracketed(`called ${b.name}`, JSON.stringify(b.input))];
         if (b.type === "tool_result")
-          return [`[tool result${b.is_error ? " (error)" : ""}: ${part(typeof b.content === "string" ? b.content : JSON.stringify(b.content))}]`];
+          return [bracketed(`tool result${b.is_error ? " (error)" : ""}:`, typeof b.content === "string" ? b.content : JSON.stringify(b.content))];
         return [];
       });
       return parts.length ? `${r.role}: ${parts.join("\n")}` : "";
@@ -69,8 +78,9 @@ const TURNS_CLOSE = "</turns>";
 const PREVIOUS_OPEN = "<previous_summary>";
 const PREVIOUS_CLOSE = "</previous_summary>";
 
+/** The previous summary is the background model's text, stored: escaped like the turns, so it cannot open a fence or a frame. */
 export function summaryPrompt(previous: string, rows: readonly StoredMessage[]): string {
-  return `${PREVIOUS_OPEN}\n${previous || "(none yet)"}\n${PREVIOUS_CLOSE}\n${TURNS_OPEN}\n${transcript(rows)}\n${TURNS_CLOSE}`;
+  return `${PREVIOUS_OPEN}\n${previous ? escapePromptText(previous) : "(none yet)"}\n${PREVIOUS_CLOSE}\n${TURNS_OPEN}\n${transcript(rows)}\n${TURNS_CLOSE}`;
 }
 
 /** The tags that frame a summary in a prompt (the model request's and the history's): never inside one. */
