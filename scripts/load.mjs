@@ -1,24 +1,31 @@
 #!/usr/bin/env node
-// `npm run load [-- --duration 60 --concurrency 8 --observe-every 2000 --tokens 120 --drain 120 --write]`
+// `npm run load [-- --duration 60 --rounds 1 --concurrency 8 --observe-every 2000 --tokens 120 --drain 120
+//   --heap-dir DIR --write]`
 //
 // A load run on loopback only: engram under `wrangler dev` (scripts/local-worker.mjs: fresh local D1, Durable
 // Objects, queues) against the fake Messages API (scripts/bench.mjs `serveFake`) behind a pacing proxy that
 // answers like a real model: the first byte after --ttft ms (300), then text at --tps tokens per second (40).
 // N sessions (each its own user and key) chat turn after turn for --duration seconds while each user also posts
 // an observation every --observe-every ms. Then it waits (at most --drain seconds) for the queue to consolidate
-// every observation and accounts for each one by id. It prints turns/s, p50/p95 time to first byte and to first
+// every observation and accounts for each one by id. With --rounds N it does that N times with the same users, and
+// after start-up and each round it reads the Worker's memory (scripts/worker-memory.mjs: workerd's resident size and
+// the isolate's heap after a full collection; --heap-dir keeps a heap snapshot of each). It prints turns/s, p50/p95 time to first byte and to first
 // token, errors and lost observations; it exits 1 when there were errors or lost observations. --write puts the
 // figures in BENCHMARKS.md (section `load`). Everything stops by itself: the server is stopped in every case.
 import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import os from "node:os";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { serveFake } from "./bench.mjs";
 import { startLocalWorker } from "./local-worker.mjs";
+import { workerdRssMiB, workerHeapMiB } from "./worker-memory.mjs";
 
 const { values: opt } = parseArgs({
   options: {
     duration: { type: "string", default: "60" },
+    rounds: { type: "string", default: "1" },
+    "heap-dir": { type: "string" },
     concurrency: { type: "string", default: "8" },
     "observe-every": { type: "string", default: "2000" },
     tokens: { type: "string", default: "120" },
@@ -35,6 +42,7 @@ const num = (name) => {
 };
 const cfg = {
   durationMs: num("duration") * 1000,
+  rounds: Math.max(1, Math.floor(num("rounds"))),
   concurrency: Math.max(1, Math.floor(num("concurrency"))),
   observeEveryMs: num("observe-every"),
   tokens: Math.max(1, Math.floor(num("tokens"))),
@@ -43,7 +51,7 @@ const cfg = {
   drainMs: num("drain") * 1000,
 };
 // The whole run is bounded whatever the flags say.
-const HARD_STOP_MS = Math.min(cfg.durationMs + cfg.drainMs + 6 * 60_000, 20 * 60_000);
+const HARD_STOP_MS = Math.min(cfg.rounds * (cfg.durationMs + cfg.drainMs + 60_000) + 5 * 60_000, 40 * 60_000);
 
 const ADMIN = "load-admin-token-0123456789";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -228,7 +236,7 @@ function writeSection(figures, machine, command) {
     "",
     `Target: no errors and no lost observations with ${cfg.concurrency} concurrent sessions against a model answering at ${cfg.ttftMs} ms to first token and ${cfg.tps} tokens/s.`,
     "",
-    `engram under \`wrangler dev\` (local D1, Durable Objects, queues) on loopback; ${cfg.concurrency} sessions (one user each) chat turn after turn for ${cfg.durationMs / 1000} s with ${cfg.tokens}-token replies, while each user posts an observation every ${cfg.observeEveryMs} ms; then the queue drains (at most ${cfg.drainMs / 1000} s) and every observation is looked up by id. TTFB: the chat response's first byte; TTFT: its first text event (the model's 300 ms included).`,
+    `engram under \`wrangler dev\` (local D1, Durable Objects, queues) on loopback; ${cfg.concurrency} sessions (one user each) chat turn after turn for ${cfg.rounds > 1 ? `${cfg.rounds} rounds of ` : ""}${cfg.durationMs / 1000} s with ${cfg.tokens}-token replies, while each user posts an observation every ${cfg.observeEveryMs} ms; then the queue drains (at most ${cfg.drainMs / 1000} s) and every observation is looked up by id. TTFB: the chat response's first byte; TTFT: its first text event (the model's 300 ms included).`,
     "",
     `Measured ${new Date().toISOString().slice(0, 10)} by \`${command}\` (${machine}).`,
     "",
@@ -243,6 +251,8 @@ function writeSection(figures, machine, command) {
     `| observations sent / consolidated | ${figures.observations.sent} / ${figures.observations.processed} |`,
     `| observations pending / deferred / failed after the drain | ${figures.observations.pending} / ${figures.observations.deferred} / ${figures.observations.failed} |`,
     `| lost observations | ${figures.observations.lost} (target 0) |`,
+    `| workerd resident MiB: ${figures.memory.map((m) => m.at).join(" / ")} | ${figures.memory.map((m) => m.workerdRss ?? "n/a").join(" / ")} |`,
+    `| Worker heap MiB after a full collection, same points | ${figures.memory.map((m) => m.heap).join(" / ")} |`,
     `| drain after the last observation (s) | ${(figures.drainMs / 1000).toFixed(1)} |`,
     `| machine load average (1 / 5 min) at the end | ${figures.loadavg.map((v) => v.toFixed(2)).join(" / ")} on ${os.cpus().length} cores |`,
     "<!-- bench:end load -->",
@@ -253,6 +263,13 @@ function writeSection(figures, machine, command) {
   const at = /<!-- bench:begin load -->[\s\S]*?<!-- bench:end load -->/;
   writeFileSync(file, at.test(current) ? current.replace(at, section) : `${current.trimEnd()}\n\n${section}\n`);
   console.log(`load: wrote the load section of ${file}`);
+}
+
+/** The Worker's memory now (MiB): workerd's resident size and the isolate's heap after a full collection. */
+async function memoryOf(engram, label) {
+  const snapshot = opt["heap-dir"] ? path.join(opt["heap-dir"], `${label.replace(/ /g, "-")}.heapsnapshot`) : undefined;
+  const heap = await workerHeapMiB(engram.inspector, snapshot).catch((err) => `unreadable: ${err.message}`);
+  return { at: label, workerdRss: workerdRssMiB(engram.pid), heap };
 }
 
 async function main() {
@@ -270,14 +287,25 @@ async function main() {
     const users = [];
     for (let i = 0; i < cfg.concurrency; i++) users.push(await api.user(i));
     const out = { turns: 0, ttfb: [], ttft: [], turnMs: [], errors: [], observed: new Map(users.map((u) => [u.key, new Set()])) };
-    console.log(`load: ${cfg.concurrency} sessions for ${cfg.durationMs / 1000} s, an observation per user every ${cfg.observeEveryMs} ms ...`);
-    const started = performance.now();
-    const deadline = Date.now() + cfg.durationMs;
-    await Promise.all(users.flatMap((u) => [chatter(api, u, deadline, out), ...(cfg.observeEveryMs > 0 ? [observer(api, u, deadline, out)] : [])]));
-    const elapsed = (performance.now() - started) / 1000;
-    const drainStart = performance.now();
-    console.log("load: waiting for the queue to consolidate every observation ...");
-    const observations = await account(api, out);
+    const memory = [await memoryOf(engram, "start")];
+    let elapsed = 0;
+    let drainMs = 0;
+    let observations;
+    for (let round = 1; round <= cfg.rounds; round++) {
+      console.log(
+        `load: round ${round} of ${cfg.rounds}: ${cfg.concurrency} sessions for ${cfg.durationMs / 1000} s, an observation per user every ${cfg.observeEveryMs} ms ...`,
+      );
+      const started = performance.now();
+      const deadline = Date.now() + cfg.durationMs;
+      await Promise.all(users.flatMap((u) => [chatter(api, u, deadline, out), ...(cfg.observeEveryMs > 0 ? [observer(api, u, deadline, out)] : [])]));
+      elapsed += (performance.now() - started) / 1000;
+      const drainStart = performance.now();
+      console.log("load: waiting for the queue to consolidate every observation ...");
+      observations = await account(api, out);
+      drainMs = performance.now() - drainStart;
+      memory.push(await memoryOf(engram, `round ${round}`));
+      console.log(`load: memory ${JSON.stringify(memory.at(-1))}`);
+    }
     const figures = {
       turns: out.turns,
       turnsPerSecond: out.turns / elapsed,
@@ -286,7 +314,8 @@ async function main() {
       turn: stats(out.turnMs),
       errors: out.errors.length,
       observations,
-      drainMs: performance.now() - drainStart,
+      drainMs,
+      memory,
       // The machine is shared: the figures mean little without how busy it was.
       loadavg: os.loadavg().slice(0, 2),
     };

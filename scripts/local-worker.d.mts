@@ -15,6 +15,10 @@ export type LocalWorker = {
   /** http://127.0.0.1:<port> */
   origin: string;
   port: number;
+  /** The port of the Worker's DevTools inspector (scripts/worker-memory.mjs reads the heap through it). */
+  inspector: number;
+  /** wrangler's pid, which is also its process group (workerd is in it). */
+  pid: number;
   /** The local state folder (D1, Durable Objects), removed by stop(). */
   persist: string;
   /** Ends wrangler and workerd (the whole process group) and removes the state folder. Safe to call twice. */
