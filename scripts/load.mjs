@@ -253,6 +253,7 @@ function writeSection(figures, machine, command) {
     `| lost observations | ${figures.observations.lost} (target 0) |`,
     `| workerd resident MiB: ${figures.memory.map((m) => m.at).join(" / ")} | ${figures.memory.map((m) => m.workerdRss ?? "n/a").join(" / ")} |`,
     `| Worker heap MiB after a full collection, same points | ${figures.memory.map((m) => m.heap).join(" / ")} |`,
+    `| Worker buffers MiB (ArrayBuffers, runtime objects), same points | ${figures.memory.map((m) => m.buffers).join(" / ")} |`,
     `| drain after the last observation (s) | ${(figures.drainMs / 1000).toFixed(1)} |`,
     `| machine load average (1 / 5 min) at the end | ${figures.loadavg.map((v) => v.toFixed(2)).join(" / ")} on ${os.cpus().length} cores |`,
     "<!-- bench:end load -->",
@@ -268,8 +269,8 @@ function writeSection(figures, machine, command) {
 /** The Worker's memory now (MiB): workerd's resident size and the isolate's heap after a full collection. */
 async function memoryOf(engram, label) {
   const snapshot = opt["heap-dir"] ? path.join(opt["heap-dir"], `${label.replace(/ /g, "-")}.heapsnapshot`) : undefined;
-  const heap = await workerHeapMiB(engram.inspector, snapshot).catch((err) => `unreadable: ${err.message}`);
-  return { at: label, workerdRss: workerdRssMiB(engram.pid), heap };
+  const isolate = await workerHeapMiB(engram.inspector, snapshot).catch((err) => ({ heap: `unreadable: ${err.message}`, buffers: "n/a" }));
+  return { at: label, workerdRss: workerdRssMiB(engram.pid), ...isolate };
 }
 
 async function main() {

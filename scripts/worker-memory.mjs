@@ -69,8 +69,10 @@ async function devtools(port) {
 }
 
 /**
- * The isolate's JavaScript heap in MiB after a full collection; with `snapshot`, also writes the .heapsnapshot
- * there. The collection is the heap snapshot's own: workerd never answers HeapProfiler.collectGarbage.
+ * The isolate's memory in MiB after a full collection: `heap`, V8's JavaScript heap, and `buffers`, the memory
+ * behind ArrayBuffers and the runtime's own objects (stream chunks, request bodies held by JavaScript). With
+ * `snapshot`, also writes the .heapsnapshot there. The collection is the heap snapshot's own: workerd never answers
+ * HeapProfiler.collectGarbage.
  */
 export async function workerHeapMiB(port, snapshot) {
   const dt = await devtools(port);
@@ -82,8 +84,9 @@ export async function workerHeapMiB(port, snapshot) {
     });
     await dt.send("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
     if (snapshot) writeFileSync(snapshot, chunks.join(""));
-    const { usedSize } = await dt.send("Runtime.getHeapUsage");
-    return Math.round((usedSize / 2 ** 20) * 10) / 10;
+    const { usedSize, embedderHeapUsedSize = 0, backingStorageSize = 0 } = await dt.send("Runtime.getHeapUsage");
+    const mib = (bytes) => Math.round((bytes / 2 ** 20) * 10) / 10;
+    return { heap: mib(usedSize), buffers: mib(embedderHeapUsedSize + backingStorageSize) };
   } finally {
     dt.close();
   }
