@@ -5,9 +5,9 @@
 import type { McpAccess, McpTool } from "../core/mcp-tool";
 
 export const SCOPES = {
-  "memory:read": "Read your memory: search facts, read SOUL, BIBLE and MEMORY, recall coding lessons. Nothing is changed.",
-  "memory:write": "Read and change your memory: everything read-only allows, and remember facts and coding lessons.",
-  lessons: "Coding lessons only: recall, remember and extract lessons. Nothing else of your memory is reachable.",
+  "memory:read": "Search your facts, read SOUL, BIBLE and MEMORY, recall coding lessons. It cannot change anything.",
+  "memory:write": "Everything read-only allows, and remember facts and coding lessons.",
+  lessons: "Recall, remember and extract coding lessons. Nothing else of your memory is reachable.",
 } as const;
 
 export type Scope = keyof typeof SCOPES;

@@ -1,0 +1,131 @@
+/**
+ * Connecting an app through OAuth in a real browser against `wrangler dev`: the app (played by this test, with
+ * PKCE) sends the user to /authorize; the user signs in to the web app, reads the consent page, picks read-only
+ * memory and allows it; the app exchanges the code and its token reaches only the read tools. Then the Account
+ * page lists the app by name and disconnects it, and the token stops working.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Browser, openBrowser } from "./browser";
+import { createUser, type DevServer, startDevServer } from "./server";
+
+let server: DevServer;
+let browser: Browser;
+let page: Page;
+let key: string;
+let token = "";
+
+/** Where the app listens for the browser coming back: intercepted in the browser, nothing serves it. */
+const CALLBACK = "http://127.0.0.1:33418/callback";
+const verifier = randomBytes(32).toString("base64url");
+const challenge = createHash("sha256").update(verifier).digest("base64url");
+
+const mcpTools = async (bearer: string) => {
+  const res = await fetch(`${server.origin}/mcp`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+  });
+  return { status: res.status, names: res.ok ? ((await res.json()) as { result: { tools: { name: string }[] } }).result.tools.map((t) => t.name).sort() : [] };
+};
+
+const noOverflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+
+beforeAll(async () => {
+  server = await startDevServer();
+  key = await createUser(server.origin, "oauth@example.com");
+  browser = await openBrowser(server.origin);
+  page = browser.page;
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+describe("connecting an app with OAuth", () => {
+  it("signs in, shows who asks and what it may do, and sends a code back once allowed", async () => {
+    const registered = await fetch(`${server.origin}/oauth/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ client_name: "Claude", redirect_uris: [CALLBACK], token_endpoint_auth_method: "none" }),
+    });
+    expect(registered.status).toBe(201);
+    const { client_id } = (await registered.json()) as { client_id: string };
+
+    const authorize = new URL("/authorize", server.origin);
+    for (const [k, v] of Object.entries({
+      response_type: "code",
+      client_id,
+      redirect_uri: CALLBACK,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+      state: "st-1",
+      scope: "memory:write",
+      resource: `${server.origin}/mcp`,
+    }))
+      authorize.searchParams.set(k, v);
+    await page.goto(authorize.href);
+    await page.getByText("An app asks to connect to your engram").waitFor();
+    await page.getByLabel("API key").fill(key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+
+    await page.getByRole("heading", { name: "Connect Claude to your engram?" }).waitFor();
+    await page.getByText("engram cannot verify its name").waitFor();
+    await page.getByText("an app on your computer").waitFor();
+    // The app asked for read-write: that is the choice selected at first.
+    expect(await page.getByLabel(/Read and write memory/).isChecked()).toBe(true);
+    await browser.shot("oauth-consent-1280");
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await noOverflow()).toBeLessThanOrEqual(0);
+    await browser.shot("oauth-consent-390");
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    await page.getByLabel(/Read-only memory/).check();
+    const back = page.waitForRequest((r) => r.url().startsWith(CALLBACK));
+    await page.route(`${CALLBACK}**`, (route) => route.fulfill({ status: 200, contentType: "text/plain", body: "back in the app" }));
+    await page.getByRole("button", { name: "Allow" }).click();
+    const returned = new URL((await back).url());
+    expect(returned.searchParams.get("state")).toBe("st-1");
+
+    const exchanged = await fetch(`${server.origin}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        code: returned.searchParams.get("code") ?? "",
+        redirect_uri: CALLBACK,
+        client_id,
+        code_verifier: verifier,
+        resource: `${server.origin}/mcp`,
+      }),
+    });
+    expect(exchanged.status).toBe(200);
+    const tokens = (await exchanged.json()) as { access_token: string; scope: string };
+    expect(tokens.scope).toBe("memory:read");
+    token = tokens.access_token;
+    expect(await mcpTools(token)).toEqual({ status: 200, names: ["brain_read", "brain_recall", "memory_search"] });
+  });
+
+  it("lists the app on the Account page and disconnects it: its token stops working", async () => {
+    await page.goto(`${server.origin}/#account`);
+    const apps = page.getByRole("list", { name: "Connected apps" });
+    await apps.getByText("Claude").waitFor();
+    await apps.getByText(/read-only memory · connected/).waitFor();
+    await browser.shot("oauth-account-1280");
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await noOverflow()).toBeLessThanOrEqual(0);
+    await browser.shot("oauth-account-390");
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    await page.getByRole("button", { name: "Disconnect Claude" }).click();
+    await page.getByText("No apps connected.").waitFor();
+    expect((await mcpTools(token)).status).toBe(401);
+  });
+
+  it("made no request outside its origin but the way back to the app, and logged no console errors", () => {
+    expect(browser.foreign.filter((url) => !url.startsWith(CALLBACK))).toEqual([]);
+    expect(browser.errors).toEqual([]);
+  });
+});
