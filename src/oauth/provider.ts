@@ -41,6 +41,8 @@ function newProvider(origin: string, app: FetchHandler): OAuthProvider<Env> | nu
       // Clients identified by an https URL serving their metadata (MCP's preferred registration) as well as DCR.
       clientIdMetadataDocumentEnabled: true,
       scopesSupported: SCOPE_NAMES,
+      // A connection in use stays connected: each refresh moves its expiry 30 days on; one idle that long ends.
+      refreshTokenIdleTTL: 30 * 24 * 60 * 60,
       resourceMetadata: { resource: `${origin}${MCP_PATH}`, authorization_servers: [origin], resource_name: "engram memory" },
       // An engram API key is recognised by its shape only: the app's middleware checks it (revoked, unknown)
       // and answers in engram's error shape, exactly as on origins without OAuth.
