@@ -7,7 +7,7 @@
  *
  * OAuth runs on https, or plain http on a loopback host: these tests use http://localhost.
  */
-import { SELF } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -225,6 +225,18 @@ describe("OAuth for /mcp", () => {
       expect(after.status).toBe(401);
       expect(after.headers.get("www-authenticate")).toContain('error="invalid_token"');
       expect(await countOf(u, "/v1/oauth/grants", "grants")).toBe(0);
+    },
+    T,
+  );
+
+  it(
+    "a deleted account's token gets 401",
+    async () => {
+      const u = await createUser();
+      const { token } = await connectWithOAuth(u, "memory:read");
+      const deleted = await SELF.fetch(`${ORIGIN}/v1/admin/users/${u.id}`, { method: "DELETE", headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` } });
+      expect(deleted.status).toBe(200);
+      expect((await mcpPost(token, listTools)).status).toBe(401);
     },
     T,
   );

@@ -14,16 +14,15 @@ export type Scope = keyof typeof SCOPES;
 
 export const SCOPE_NAMES = Object.keys(SCOPES) as [Scope, ...Scope[]];
 
-/** Whether a token holding `granted` may make a call with this access. `memory:write` includes `memory:read`. */
-export function permits(granted: readonly string[], access: McpAccess): boolean {
-  if (granted.includes("memory:write")) return true;
+/**
+ * Whether a request may make a call with this access: an API key (`granted` null) always; an OAuth token when its
+ * scopes allow it (`memory:write` includes `memory:read`). The one rule for tools, and for anything else /mcp serves.
+ */
+export function allows(granted: readonly string[] | null, access: McpAccess): boolean {
+  if (granted === null || granted.includes("memory:write")) return true;
   if (granted.includes("memory:read") && !access.writes) return true;
   return granted.includes("lessons") && access.area === "lessons";
 }
 
-/**
- * The tools a request may see and call: all of them for an API key (`granted` null), else those its scopes
- * allow. A tool left out answers as unknown, so a read-only token can never reach a write.
- */
-export const toolsFor = (tools: readonly McpTool[], granted: readonly string[] | null): readonly McpTool[] =>
-  granted === null ? tools : tools.filter((t) => permits(granted, t.access));
+/** The tools a request may see and call. A tool left out answers as unknown, so a read-only token never reaches a write. */
+export const toolsFor = (tools: readonly McpTool[], granted: readonly string[] | null): readonly McpTool[] => tools.filter((t) => allows(granted, t.access));
