@@ -15,6 +15,8 @@ let browser: Browser;
 let page: Page;
 let key: string;
 let token = "";
+/** The consent page's address (`/#consent/<handle>`), to open it again once answered. */
+let consentUrl = "";
 
 /** Where the app listens for the browser coming back: intercepted in the browser, nothing serves it. */
 const CALLBACK = "http://127.0.0.1:33418/callback";
@@ -68,6 +70,8 @@ describe("connecting an app with OAuth", () => {
       authorize.searchParams.set(k, v);
     await page.goto(authorize.href);
     await page.getByText("An app asks to connect to your engram").waitFor();
+    consentUrl = page.url();
+    await browser.shot("oauth-signin-1280");
     await page.getByLabel("API key").fill(key);
     await page.getByRole("button", { name: "Sign in" }).click();
 
@@ -108,6 +112,12 @@ describe("connecting an app with OAuth", () => {
     expect(await mcpTools(token)).toEqual({ status: 200, names: ["brain_read", "brain_recall", "memory_search"] });
   });
 
+  it("says so when a consent page already answered is opened again", async () => {
+    await page.goto(consentUrl);
+    await page.getByRole("alert").filter({ hasText: "expired or was already answered" }).waitFor();
+    await browser.shot("oauth-consent-answered");
+  });
+
   it("lists the app on the Account page and disconnects it: its token stops working", async () => {
     await page.goto(`${server.origin}/#account`);
     const apps = page.getByRole("list", { name: "Connected apps" });
@@ -126,6 +136,7 @@ describe("connecting an app with OAuth", () => {
 
   it("made no request outside its origin but the way back to the app, and logged no console errors", () => {
     expect(browser.foreign.filter((url) => !url.startsWith(CALLBACK))).toEqual([]);
-    expect(browser.errors).toEqual([]);
+    // The one deliberate refusal: the answered consent page's request (404); Chromium logs it without its URL too.
+    expect(browser.errors.filter((e) => !/HTTP 404 GET .*\/v1\/oauth\/consent\/[\w-]+$|status of 404/.test(e))).toEqual([]);
   });
 });
