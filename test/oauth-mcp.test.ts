@@ -230,13 +230,29 @@ describe("OAuth for /mcp", () => {
   );
 
   it(
-    "a deleted account's token gets 401",
+    "deleting an account revokes its apps' grants: the token gets 401 and its refresh token no longer works",
     async () => {
       const u = await createUser();
-      const { token } = await connectWithOAuth(u, "memory:read");
-      const deleted = await SELF.fetch(`${ORIGIN}/v1/admin/users/${u.id}`, { method: "DELETE", headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` } });
+      const { token, provider } = await connectWithOAuth(u, "memory:read");
+      // Deleted over another origin than the one that issued the grant: grants are the user's, wherever issued.
+      const deleted = await SELF.fetch(`http://engram.test/v1/admin/users/${u.id}`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${env.ADMIN_TOKEN}` },
+      });
       expect(deleted.status).toBe(200);
-      expect((await mcpPost(token, listTools)).status).toBe(401);
+      const refused = await mcpPost(token, listTools);
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get("www-authenticate")).toContain('error="invalid_token"');
+      const refresh = await SELF.fetch(`${ORIGIN}/oauth/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          grant_type: "refresh_token",
+          refresh_token: provider.tokens()?.refresh_token ?? "",
+          client_id: provider.clientInformation()?.client_id ?? "",
+        }),
+      });
+      expect(refresh.status).toBe(400);
     },
     T,
   );

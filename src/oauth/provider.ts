@@ -11,7 +11,7 @@
  * setting and a token is only ever accepted on the origin that issued it. OAuth requires https; plain http is
  * accepted on a loopback host only (`wrangler dev`, tests). On any other origin /mcp takes API keys only.
  */
-import { type OAuthHelpers, OAuthProvider, type OAuthResourceAuth } from "@cloudflare/workers-oauth-provider";
+import { getOAuthApi, type OAuthHelpers, OAuthProvider, type OAuthProviderOptions, type OAuthResourceAuth } from "@cloudflare/workers-oauth-provider";
 import { KEY_PREFIX } from "../auth/keys";
 import type { Env } from "../config/env";
 import { SCOPE_NAMES } from "./scopes";
@@ -29,31 +29,42 @@ export const oauthHelpers = (env: Env): OAuthHelpers | undefined => (env as OAut
 /** Where a client learns how to get a token for /mcp on this origin (RFC 9728). */
 export const resourceMetadataUrl = (origin: string) => `${origin}/.well-known/oauth-protected-resource${MCP_PATH}`;
 
+function options(origin: string, app: FetchHandler): OAuthProviderOptions<Env> {
+  return {
+    apiRoute: MCP_PATH,
+    apiHandler: app,
+    defaultHandler: app,
+    authorizeEndpoint: AUTHORIZE_PATH,
+    tokenEndpoint: "/oauth/token",
+    clientRegistrationEndpoint: "/oauth/register",
+    // Clients identified by an https URL serving their metadata (MCP's preferred registration) as well as DCR.
+    clientIdMetadataDocumentEnabled: true,
+    scopesSupported: SCOPE_NAMES,
+    // A connection in use stays connected: each refresh moves its expiry 30 days on; one idle that long ends.
+    refreshTokenIdleTTL: 30 * 24 * 60 * 60,
+    resourceMetadata: { resource: `${origin}${MCP_PATH}`, authorization_servers: [origin], resource_name: "engram memory" },
+    // An engram API key is recognised by its shape only: the app's middleware checks it (revoked, unknown)
+    // and answers in engram's error shape, exactly as on origins without OAuth.
+    resolveExternalToken: async ({ token }) => (token.startsWith(KEY_PREFIX) ? { props: { apiKey: true }, audience: `${origin}${MCP_PATH}` } : null),
+  };
+}
+
 function newProvider(origin: string, app: FetchHandler): OAuthProvider<Env> | null {
   try {
-    return new OAuthProvider<Env>({
-      apiRoute: MCP_PATH,
-      apiHandler: app,
-      defaultHandler: app,
-      authorizeEndpoint: AUTHORIZE_PATH,
-      tokenEndpoint: "/oauth/token",
-      clientRegistrationEndpoint: "/oauth/register",
-      // Clients identified by an https URL serving their metadata (MCP's preferred registration) as well as DCR.
-      clientIdMetadataDocumentEnabled: true,
-      scopesSupported: SCOPE_NAMES,
-      // A connection in use stays connected: each refresh moves its expiry 30 days on; one idle that long ends.
-      refreshTokenIdleTTL: 30 * 24 * 60 * 60,
-      resourceMetadata: { resource: `${origin}${MCP_PATH}`, authorization_servers: [origin], resource_name: "engram memory" },
-      // An engram API key is recognised by its shape only: the app's middleware checks it (revoked, unknown)
-      // and answers in engram's error shape, exactly as on origins without OAuth.
-      resolveExternalToken: async ({ token }) => (token.startsWith(KEY_PREFIX) ? { props: { apiKey: true }, audience: `${origin}${MCP_PATH}` } : null),
-    });
+    return new OAuthProvider<Env>(options(origin, app));
   } catch (err) {
     // The provider refuses an origin OAuth cannot run on (plain http on a public host): API keys only there.
     if (err instanceof TypeError) return null;
     throw err;
   }
 }
+
+/**
+ * A user's grants, to list and revoke: KV keeps them by user, whichever origin issued them, so any valid
+ * configuration reads them (a loopback one here) and no request origin is needed (the Account page, account deletion).
+ */
+export const grantStore = (env: Env): Pick<OAuthHelpers, "listUserGrants" | "revokeGrant"> =>
+  getOAuthApi(options("http://localhost", { fetch: () => new Response(null, { status: 404 }) }), env);
 
 /** Origins seen by this isolate, bounded: a Worker is reached on a handful (custom domains, workers.dev). */
 const MAX_ORIGINS = 16;

@@ -15,6 +15,7 @@ import type { AppEnv } from "../http/context";
 import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
 import { AppError, notFound } from "../lib/errors";
 import { sha256Hex } from "../lib/hash";
+import { revokeUserGrant, userGrants } from "./grants";
 import { AUTHORIZE_PATH, oauthHelpers } from "./provider";
 import { SCOPE_NAMES, SCOPES } from "./scopes";
 
@@ -140,17 +141,6 @@ function withHeaders(c: Context<AppEnv>, headers: Headers) {
   c.header("Cache-Control", "no-store");
 }
 
-async function allGrants(oauth: OAuthHelpers, userId: string) {
-  const grants = [];
-  let cursor: string | undefined;
-  do {
-    const page = await oauth.listUserGrants(userId, { limit: 1000, cursor });
-    grants.push(...page.items);
-    cursor = page.cursor;
-  } while (cursor);
-  return grants;
-}
-
 export const oauthRoutes = newRouter()
   .openapi(consentRoute, async (c) => {
     const stored = await c.env.OAUTH_KV.get(await viewKey(c.req.valid("param").handle));
@@ -186,7 +176,7 @@ export const oauthRoutes = newRouter()
     }
   })
   .openapi(listRoute, async (c) => {
-    const grants = await allGrants(helpers(c.env), c.var.user.id);
+    const grants = await userGrants(c.env, c.var.user.id);
     grants.sort((a, b) => b.createdAt - a.createdAt);
     return c.json(
       {
@@ -203,11 +193,7 @@ export const oauthRoutes = newRouter()
     );
   })
   .openapi(revokeRoute, async (c) => {
-    const oauth = helpers(c.env);
-    const { id } = c.req.valid("param");
-    // Grants are stored under their user: another user's grant id is simply not among this user's.
-    if (!(await allGrants(oauth, c.var.user.id)).some((g) => g.id === id)) throw notFound("grant");
-    await oauth.revokeGrant(id, c.var.user.id);
+    if (!(await revokeUserGrant(c.env, c.var.user.id, c.req.valid("param").id))) throw notFound("grant");
     return c.json({ ok: true as const }, 200);
   })
   .get(AUTHORIZE_PATH, async (c) => {
