@@ -290,6 +290,9 @@ describe("OAuth for /mcp", () => {
       await expect(new Client({ name: "oauth-test", version: "1.0.0" }).connect(transportFor(provider))).rejects.toThrow(UnauthorizedError);
       const { handle, cookie } = await openConsent(provider.authorizationUrl as URL);
 
+      expect((await get(`/v1/oauth/consent/${handle}`, u.key)).status).toBe(200);
+      expect((await get("/v1/oauth/consent/not*a*handle", u.key)).status).toBe(400);
+      expect((await get(`/v1/oauth/consent/${"x".repeat(43)}`, u.key)).status).toBe(404);
       expect((await post(`/v1/oauth/consent/${handle}`, u.key, { decision: "approve" }, cookie)).status).toBe(400);
       expect((await post(`/v1/oauth/consent/${handle}`, u.key, { decision: "approve", scope: "admin" }, cookie)).status).toBe(400);
       const otherBrowser = await post(`/v1/oauth/consent/${handle}`, u.key, { decision: "approve", scope: "memory:read" });
@@ -302,6 +305,26 @@ describe("OAuth for /mcp", () => {
       expect(back.searchParams.get("error")).toBe("access_denied");
       expect((await post(`/v1/oauth/consent/${handle}`, u.key, { decision: "approve", scope: "memory:read" }, cookie)).status).toBe(400);
       expect(await countOf(u, "/v1/oauth/grants", "grants")).toBe(0);
+    },
+    T,
+  );
+
+  it(
+    "never redirects to an address it has not validated: an unknown client or a foreign redirect URI is answered here",
+    async () => {
+      const provider = new TestClientProvider();
+      await expect(new Client({ name: "oauth-test", version: "1.0.0" }).connect(transportFor(provider))).rejects.toThrow(UnauthorizedError);
+      const genuine = provider.authorizationUrl as URL;
+      const unknownClient = new URL(genuine);
+      unknownClient.searchParams.set("client_id", "no-such-client");
+      const foreignRedirect = new URL(genuine);
+      foreignRedirect.searchParams.set("redirect_uri", "https://attacker.example/callback");
+      for (const url of [unknownClient, foreignRedirect]) {
+        const res = await SELF.fetch(url, { redirect: "manual" });
+        expect(res.status, url.search).toBe(400);
+        expect(res.headers.get("location")).toBeNull();
+        expect(res.headers.getSetCookie()).toEqual([]);
+      }
     },
     T,
   );
