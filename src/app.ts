@@ -12,6 +12,8 @@ import { guardBodyWith, requestContext } from "./http/middleware";
 import { newRouter } from "./http/openapi";
 import { rateLimitAdmin, rateLimitUser } from "./http/rate-limit";
 import { mcpRoutes } from "./mcp/routes";
+import { withOAuth } from "./oauth/provider";
+import { oauthRoutes } from "./oauth/routes";
 import { overviewRoutes } from "./overview/routes";
 import { sessionErasureSweep } from "./sessions/erasure";
 import { sessionRoutes } from "./sessions/routes";
@@ -46,6 +48,7 @@ export function createApp(registry: Registry) {
   app.route("/", overviewRoutes(registry));
   for (const capability of registry.capabilities) if (capability.routes) app.route("/", capability.routes);
   app.route("/", mcpRoutes(registry));
+  app.route("/", oauthRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
@@ -61,11 +64,11 @@ export function createApp(registry: Registry) {
   return app;
 }
 
-/** The Worker's handlers for one registry: HTTP, the observation queue and cron. */
+/** The Worker's handlers for one registry: HTTP (OAuth for /mcp in front of the app), the observation queue and cron. */
 export function createWorker(registry: Registry) {
   const app = createApp(registry);
   return {
-    fetch: app.fetch,
+    fetch: withOAuth(app),
     queue: (batch, env) => handleQueue(registry.queueKinds, batch, env),
     scheduled: async (controller, env, ctx) => {
       ctx.waitUntil(runScheduled([...registry.cronJobs, contextLogRetention, sessionErasureSweep], env, controller.scheduledTime));

@@ -1,7 +1,7 @@
 /**
- * Deleting a user's account (the admin's call): the keys stop working first, then the memory is erased
- * (`eraseUserMemory`, with its receipt), then one batch deletes the account; keys, usage and settings go with it
- * (foreign keys cascade), and an audit row without content stays.
+ * Deleting a user's account (the admin's call): the keys and connected apps' OAuth grants stop working first,
+ * then the memory is erased (`eraseUserMemory`, with its receipt), then one batch deletes the account; keys, usage
+ * and settings go with it (foreign keys cascade), and an audit row without content stays.
  *
  * A request that passed authentication before the keys were revoked can still start a session after the erase's
  * batch. The users cascade would delete that session's row, and nothing would destroy its object (the stored
@@ -13,6 +13,7 @@ import type { EraseContext, EraseHook } from "../core/capability";
 import { runStatements } from "../db/batch";
 import { newId } from "../db/client";
 import { apiKeys, auditLogs, sessionErasures, users } from "../db/schema";
+import { revokeAllUserGrants } from "../oauth/grants";
 import { type DestroySession, recordSessionErasures } from "../sessions/erasure";
 import { type EraseReceipt, eraseUserMemory, pendingWarning } from "./erase";
 
@@ -30,6 +31,7 @@ export async function deleteUserAccount(
     .update(apiKeys)
     .set({ revokedAt: now })
     .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)));
+  await revokeAllUserGrants(ctx.env, userId);
   const receipt = await eraseUserMemory(hooks, ctx, destroySession, requestId);
   const pendingNow = sql`SELECT count(*) AS n FROM ${sessionErasures} WHERE ${sessionErasures.userId} = ${userId}`;
   const [, pending] = await runStatements(db, [

@@ -11,6 +11,7 @@ import { inlineText } from "./sanitize";
 
 export const brainRead = defineMcpTool({
   name: "brain_read",
+  access: { writes: false, area: "memory" },
   description:
     "Read one of the user's brain documents: SOUL (who the assistant should be for them), BIBLE (the rules " +
     "of a site or business; give site), or MEMORY (the saved notes). Call it at the start of work that should " +

@@ -14,6 +14,7 @@ import type { AppEnv } from "../http/context";
 import { composeOfflineRules, type OfflineRules } from "../model/offline-rule";
 import type { ContextProvider, TurnScope } from "./context";
 import type { CronJob } from "./cron";
+import type { McpTool } from "./mcp-tool";
 import type { QueueKind } from "./queue";
 import type { Tool } from "./tool";
 
@@ -61,7 +62,7 @@ export interface Capability {
   observe?: ObservationSink;
   tools?: readonly Tool[];
   /** Tools offered to MCP clients at /mcp (they run outside any chat session: sessionId "mcp"). */
-  mcpTools?: readonly Tool[];
+  mcpTools?: readonly McpTool[];
   /** Injected into the system prompt in ascending `priority` (ties: registry order). */
   contextProviders?: readonly (ContextProvider & { priority: number })[];
   routes?: OpenAPIHono<AppEnv>;
@@ -80,7 +81,7 @@ export interface Capability {
 export type Registry = {
   capabilities: readonly Capability[];
   tools: readonly Tool[];
-  mcpTools: readonly Tool[];
+  mcpTools: readonly McpTool[];
   contextProviders: readonly ContextProvider[];
   queueKinds: ReadonlyMap<string, QueueKind>;
   cronJobs: readonly CronJob[];

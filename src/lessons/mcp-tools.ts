@@ -34,6 +34,7 @@ export function formatLesson(l: LessonRow): string {
 
 export const brainRecall = defineMcpTool({
   name: "brain_recall",
+  access: { writes: false, area: "lessons" },
   description:
     "Search the user's coding lessons (corrections, antipatterns, decisions, patterns, snippets learned in " +
     "earlier sessions). Call it BEFORE writing code, choosing an approach, adding a dependency or debugging " +
@@ -61,6 +62,7 @@ export const brainRecall = defineMcpTool({
 
 export const brainRemember = defineMcpTool({
   name: "brain_remember",
+  access: { writes: true, area: "lessons" },
   description:
     "Save a coding lesson now, without waiting for the end-of-session extraction. Call it when the user corrects " +
     "you, when a fix finally works after failed attempts, or when a decision is made that future sessions " +
@@ -149,6 +151,7 @@ async function extractNow(ctx: ToolContext, sessionId: string | undefined) {
 
 export const brainExtract = defineMcpTool({
   name: "brain_extract",
+  access: { writes: true, area: "lessons" },
   description:
     "Extract lessons now from transcripts already uploaded to engram but not yet processed, with the conversation " +
     "model instead of waiting for background extraction. Call it when the user asks to learn from a session " +

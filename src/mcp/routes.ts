@@ -1,28 +1,22 @@
 /**
  * `/mcp`: MCP Streamable HTTP, stateless (a new server and transport per request; nothing is kept between
- * requests, which suits Workers). Authenticated like the API: `Authorization: Bearer <the user's API key>`,
- * and every tool runs scoped to that user. Replies are JSON (no server-initiated streams), so GET has nothing
- * to serve (405, as the transport specification allows).
+ * requests, which suits Workers). Authenticated by a bearer API key, or an OAuth token limited to the tools
+ * its scopes allow (src/oauth/); every tool runs scoped to that user. Replies are JSON (no server-initiated
+ * streams), so GET has nothing to serve (405, as the transport specification allows).
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Hono } from "hono";
-import { requireUser } from "../auth/middleware";
 import type { Registry } from "../core/capability";
 import { afterResponse } from "../http/after-response";
 import type { AppEnv } from "../http/context";
-import { rateLimitUser } from "../http/rate-limit";
 import { AppError } from "../lib/errors";
+import { authenticateMcp, grantedScopes } from "../oauth/mcp-auth";
+import { toolsFor } from "../oauth/scopes";
 import { createMcpServer } from "./server";
 
 export function mcpRoutes(registry: Registry) {
   const app = new Hono<AppEnv>();
-  app.use("/mcp", async (c, next) => {
-    // RFC 9728-style hint for MCP clients: the credential is a bearer API key.
-    c.header("WWW-Authenticate", 'Bearer realm="engram"');
-    return requireUser(c, async () => {
-      await rateLimitUser(c, next);
-    });
-  });
+  app.use("/mcp", authenticateMcp);
   app.post("/mcp", async (c) => {
     // One JSON-RPC message a request, as MCP 2025-06-18 requires: the SDK still runs a batch array (up to 100
     // messages), which would let one request, charged once by the rate limit, run a hundred tool calls.
@@ -34,7 +28,7 @@ export function mcpRoutes(registry: Registry) {
     }
     if (Array.isArray(body)) return jsonRpcError(-32600, "Invalid Request: JSON-RPC batches are not supported; send one message per POST");
     const user = c.var.user;
-    const server = createMcpServer(registry.mcpTools, {
+    const server = createMcpServer(toolsFor(registry.mcpTools, grantedScopes(c)), {
       db: c.var.db,
       env: c.env,
       config: c.var.config,

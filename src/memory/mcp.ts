@@ -11,6 +11,7 @@ import { recordRecall, searchAnswer, searchFacts } from "./retrieval";
 
 export const memorySearch = defineMcpTool({
   name: "memory_search",
+  access: { writes: false, area: "memory" },
   description:
     "Search what engram knows about the user (facts learned from conversations: preferences, projects, people, " +
     "decisions), best match first. Call it when the answer depends on the user's own context, before asking " +
@@ -29,6 +30,7 @@ export const memorySearch = defineMcpTool({
 
 export const memoryRemember = defineMcpTool({
   name: "memory_remember",
+  access: { writes: true, area: "memory" },
   description:
     "Record something durable about the user (a fact, a preference, project details, or a correction of something " +
     "known wrongly). It is consolidated into long-term memory in the background. Not for coding rules: use " +

@@ -3,6 +3,8 @@ import { contextLogsPanel, erasePanel, usagePanel } from "./account-panels";
 import { Api, explain } from "./api";
 import { clearKey, storedKey, storeKey } from "./auth";
 import { chatView } from "./chat";
+import { connectedAppsPanel } from "./connected-apps";
+import { consentHandle, consentView } from "./consent";
 import { documentEditor, sitesPanel } from "./documents";
 import { button, fill, h } from "./dom";
 import { extensionPanels } from "./extensions";
@@ -99,7 +101,17 @@ function start(api: Api): void {
     { id: "chat", label: "Chat", render: () => chatView(api), keep: true },
     { id: "memory", label: "Memory", render: () => memoryView() },
     { id: "usage", label: "Usage", render: () => usagePanel(api) },
-    { id: "account", label: "Account", render: () => erasePanel(api, () => kept.delete("chat")) },
+    {
+      id: "account",
+      label: "Account",
+      render: () =>
+        h(
+          "div",
+          { class: "stack" },
+          connectedAppsPanel(api),
+          erasePanel(api, () => kept.delete("chat")),
+        ),
+    },
   ];
   const kept = new Map<string, HTMLElement>();
   const main = h("main", { id: "main", tabindex: -1 });
@@ -133,6 +145,13 @@ function start(api: Api): void {
   }
 
   function route(): void {
+    // An app asking to connect (OAuth consent): the page of its own, outside the sections.
+    const handle = consentHandle(location.hash);
+    if (handle) {
+      fill(main, consentView(api, handle));
+      document.title = "Connect an app · engram";
+      return;
+    }
     const id = location.hash.slice(1).split("/")[0] || "overview";
     const r = routes.find((x) => x.id === id) ?? (routes[0] as Route);
     for (const a of nav.querySelectorAll("a")) {
@@ -172,4 +191,4 @@ function start(api: Api): void {
 applyTheme();
 const key = storedKey();
 if (key) start(session(key));
-else signIn();
+else signIn(consentHandle(location.hash) ? "An app asks to connect to your engram: sign in to review it." : "");
