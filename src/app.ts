@@ -7,6 +7,7 @@ import type { Registry } from "./core/capability";
 import { runScheduled } from "./core/cron";
 import { handleQueue, type QueueMessage } from "./core/queue";
 import { healthRoutes } from "./health/routes";
+import { cors } from "./http/cors";
 import { onError, onNotFound } from "./http/errors";
 import { guardBodyWith, requestContext } from "./http/middleware";
 import { newRouter } from "./http/openapi";
@@ -23,6 +24,8 @@ export const VERSION = "0.1.0";
 export function createApp(registry: Registry) {
   const app = newRouter();
   app.use("*", requestContext);
+  // Before auth: a browser's preflight carries no credentials.
+  app.use("*", cors);
   app.use("*", guardBodyWith(registry.bodyLimits));
   // Every /v1 route is authenticated: admin routes by ADMIN_TOKEN (rate limited per client address first),
   // all others by a user's key (then rate limited per key and per user).
