@@ -14,7 +14,10 @@ const Origins = z
   .string()
   .optional()
   .transform((v, ctx) => {
-    const origins = (v ?? "").split(",").map((o) => o.trim()).filter(Boolean);
+    const origins = (v ?? "")
+      .split(",")
+      .map((o) => o.trim())
+      .filter(Boolean);
     for (const o of origins) {
       const origin = URL.canParse(o) ? new URL(o).origin : "null";
       if (origin !== o || !/^https?:/.test(o)) {
