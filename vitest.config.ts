@@ -13,7 +13,7 @@ export default defineConfig(async () => {
     plugins: [
       cloudflareTest({
         // The production configuration, with the test Worker (production capabilities + a test capability) as main.
-        main: "./test/worker.ts",
+        main: "./test/contract/checked-worker.ts",
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
           bindings: {

@@ -10,7 +10,7 @@ import { healthRoutes } from "./health/routes";
 import { cors } from "./http/cors";
 import { onError, onNotFound } from "./http/errors";
 import { guardBodyWith, requestContext } from "./http/middleware";
-import { newRouter } from "./http/openapi";
+import { declareSharedResponses, newRouter } from "./http/openapi";
 import { rateLimitAdmin, rateLimitUser } from "./http/rate-limit";
 import { mcpRoutes } from "./mcp/routes";
 import { overviewRoutes } from "./overview/routes";
@@ -56,11 +56,14 @@ export function createApp(registry: Registry) {
     description: "A user's API key, or ADMIN_TOKEN for /v1/admin/*",
   });
   // `servers` is the origin that served the document, so a client generated from it talks to the same deployment.
-  app.doc31("/openapi.json", (c) => ({
-    openapi: "3.1.0",
-    info: { title: "engram", version: VERSION, description: "Memory layer and chat backend for Claude-based assistants." },
-    servers: [{ url: new URL(c.req.url).origin, description: "The deployment that served this document" }],
-  }));
+  app.get("/openapi.json", (c) => {
+    const doc = app.getOpenAPI31Document({
+      openapi: "3.1.0",
+      info: { title: "engram", version: VERSION, description: "Memory layer and chat backend for Claude-based assistants." },
+      servers: [{ url: new URL(c.req.url).origin, description: "The deployment that served this document" }],
+    });
+    return c.json(declareSharedResponses(doc));
+  });
   return app;
 }
 
