@@ -20,7 +20,6 @@ export const FACT_KEY_CONVENTION =
 /** Keys compare after NFC and lower-casing (locale-independent), so "User.Home_City" is "user.home_city". */
 const normalizeKey = (key: string) => key.normalize("NFC").trim().toLowerCase();
 
-
 /** A key from an API caller: refused (400) rather than cleaned, so the key stored is the one they sent. */
 export const FactKey = z
   .string()

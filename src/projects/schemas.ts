@@ -1,16 +1,12 @@
 /** The projects API's shapes, written once: tools, routes, OpenAPI and responses use these. */
 import { z } from "@hono/zod-openapi";
-import { NO_FORMAT_CHARS, VISIBLE_LINE } from "../lib/visible";
 import { CursorParam } from "../db/cursor";
 import { PROJECT_ACTIONS } from "../db/schema";
+import { NO_FORMAT_CHARS, VISIBLE_LINE } from "../lib/visible";
 
 /** One line of visible text: control and format characters would hide what a name really is. */
 export const ProjectName = z.string().trim().min(1, "name is required").max(80).regex(VISIBLE_LINE, "may not contain control characters");
-export const ProjectDescription = z
-  .string()
-  .trim()
-  .max(1000)
-  .regex(NO_FORMAT_CHARS, "may not contain invisible characters");
+export const ProjectDescription = z.string().trim().max(1000).regex(NO_FORMAT_CHARS, "may not contain invisible characters");
 
 export const ProjectIdParam = z.object({
   id: z

@@ -18,12 +18,15 @@ export const counted = { checked: 0 };
 let checker: Promise<ResponseChecker> | undefined;
 
 async function check(request: Request, response: Response, env: Env, ctx: ExecutionContext): Promise<void> {
-  checker ??= worker
-    .fetch(new Request("http://engram.test/openapi.json"), env, ctx)
-    .then(async (r) => new ResponseChecker((await r.json()) as OpenApiDoc));
+  checker ??= worker.fetch(new Request("http://engram.test/openapi.json"), env, ctx).then(async (r) => new ResponseChecker((await r.json()) as OpenApiDoc));
   const type = response.headers.get("content-type");
   // A JSON body is complete when the response is returned: read a copy. Streams are checked by their type only.
-  const body = type?.startsWith("application/json") ? await response.clone().json().catch(() => "(not JSON)") : undefined;
+  const body = type?.startsWith("application/json")
+    ? await response
+        .clone()
+        .json()
+        .catch(() => "(not JSON)")
+    : undefined;
   const wrong = (await checker).check(request.method, new URL(request.url).pathname, response.status, type, body);
   counted.checked++;
   if (wrong) mismatches.push(wrong);

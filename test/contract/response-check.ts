@@ -20,7 +20,12 @@ const OUTSIDE = [/^\/mcp$/, /^\/openapi\.json$/];
 
 /** A document path template (`/v1/sessions/{id}`) as a regular expression over request paths. */
 const templateRe = (template: string) =>
-  new RegExp(`^${template.split("/").map((s) => (s.startsWith("{") ? "[^/]+" : s.replace(/[.*+?^$()|[\]\\]/g, "\\$&"))).join("/")}$`);
+  new RegExp(
+    `^${template
+      .split("/")
+      .map((s) => (s.startsWith("{") ? "[^/]+" : s.replace(/[.*+?^$()|[\]\\]/g, "\\$&")))
+      .join("/")}$`,
+  );
 
 const pointer = (...parts: string[]) => parts.map((p) => p.replaceAll("~", "~0").replaceAll("/", "~1")).join("/");
 
@@ -71,8 +76,9 @@ export class ResponseChecker {
       return wrong ? `${what}: no operation in the document; body is not the Error shape: ${wrong}` : null;
     }
     const declared = op.responses[String(status)] ?? op.responses.default;
-    if (!declared) return `${what}: status ${status} is not declared for ${method.toUpperCase()} ${template} (declared: ${Object.keys(op.responses).join(", ")})`;
-    if (method === "HEAD" || status === 204 || body === undefined && !media) return null;
+    if (!declared)
+      return `${what}: status ${status} is not declared for ${method.toUpperCase()} ${template} (declared: ${Object.keys(op.responses).join(", ")})`;
+    if (method === "HEAD" || status === 204 || (body === undefined && !media)) return null;
     const content = declared.content ?? {};
     if (!content[media]) return `${what}: content type ${media || "(none)"} is not declared (declared: ${Object.keys(content).join(", ") || "none"})`;
     if (media !== "application/json") return null;
