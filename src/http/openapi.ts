@@ -80,8 +80,7 @@ export const security = [{ bearer: [] }];
  */
 export const orNull = <T extends z.ZodType>(schema: T) => z.union([schema, z.null()]);
 
-type DocOperation = { responses?: Record<string, unknown>; requestBody?: unknown };
-type Doc = { paths?: Record<string, Record<string, DocOperation | unknown> | undefined> };
+type DocOperation = { responses?: Record<string, unknown> };
 
 const OPERATION_METHODS = new Set(["get", "put", "post", "delete", "patch", "head", "options", "trace"]);
 
@@ -90,8 +89,8 @@ const OPERATION_METHODS = new Set(["get", "put", "post", "delete", "patch", "hea
  * handler, where the route did not declare them itself: 401 and 429 on /v1 (auth, rate limits), 400/413/415 on
  * writes (body guard), 500 everywhere.
  */
-export function declareSharedResponses<D extends Doc>(doc: D): D {
-  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+export function declareSharedResponses<D extends { paths?: object }>(doc: D): D {
+  for (const [path, item] of Object.entries(doc.paths ?? {}) as [string, object | undefined][]) {
     for (const [method, value] of Object.entries(item ?? {})) {
       if (!OPERATION_METHODS.has(method)) continue;
       const op = value as DocOperation;

@@ -12,13 +12,16 @@ export { SessionDO } from "../worker";
 
 /** What the checker found since the last test ended. */
 export const mismatches: string[] = [];
-/** Responses checked and responses outside the document, for the suite's figures. */
-export const counted = { checked: 0 };
-
 let checker: Promise<ResponseChecker> | undefined;
 
+/** The document this Worker serves, read once through the unchecked Worker. */
+async function loadChecker(env: Env, ctx: ExecutionContext): Promise<ResponseChecker> {
+  const res = await worker.fetch(new Request("http://engram.test/openapi.json"), env, ctx);
+  return new ResponseChecker((await res.json()) as OpenApiDoc);
+}
+
 async function check(request: Request, response: Response, env: Env, ctx: ExecutionContext): Promise<void> {
-  checker ??= worker.fetch(new Request("http://engram.test/openapi.json"), env, ctx).then(async (r) => new ResponseChecker((await r.json()) as OpenApiDoc));
+  checker ??= loadChecker(env, ctx);
   const type = response.headers.get("content-type");
   // A JSON body is complete when the response is returned: read a copy. Streams are checked by their type only.
   const body = type?.startsWith("application/json")
@@ -28,7 +31,6 @@ async function check(request: Request, response: Response, env: Env, ctx: Execut
         .catch(() => "(not JSON)")
     : undefined;
   const wrong = (await checker).check(request.method, new URL(request.url).pathname, response.status, type, body);
-  counted.checked++;
   if (wrong) mismatches.push(wrong);
 }
 
