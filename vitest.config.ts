@@ -12,8 +12,9 @@ export default defineConfig(async () => {
   return {
     plugins: [
       cloudflareTest({
-        // The production configuration, with the test Worker (production capabilities + a test capability) as main.
-        main: "./test/worker.ts",
+        // The production configuration, with the test Worker (production capabilities + a test capability) as main,
+        // every response it gives checked against its /openapi.json (test/contract/checked-worker.ts).
+        main: "./test/contract/checked-worker.ts",
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
           bindings: {

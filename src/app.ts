@@ -7,9 +7,10 @@ import type { Registry } from "./core/capability";
 import { runScheduled } from "./core/cron";
 import { handleQueue, type QueueMessage } from "./core/queue";
 import { healthRoutes } from "./health/routes";
+import { cors } from "./http/cors";
 import { onError, onNotFound } from "./http/errors";
 import { guardBodyWith, requestContext } from "./http/middleware";
-import { newRouter } from "./http/openapi";
+import { declareSharedResponses, newRouter } from "./http/openapi";
 import { rateLimitAdmin, rateLimitUser } from "./http/rate-limit";
 import { mcpRoutes } from "./mcp/routes";
 import { withOAuth } from "./oauth/provider";
@@ -25,6 +26,8 @@ export const VERSION = "0.1.0";
 export function createApp(registry: Registry) {
   const app = newRouter();
   app.use("*", requestContext);
+  // Before auth: a browser's preflight carries no credentials.
+  app.use("*", cors);
   app.use("*", guardBodyWith(registry.bodyLimits));
   // Every /v1 route is authenticated: admin routes by ADMIN_TOKEN (rate limited per client address first),
   // all others by a user's key (then rate limited per key and per user).
@@ -56,11 +59,14 @@ export function createApp(registry: Registry) {
     description: "A user's API key, or ADMIN_TOKEN for /v1/admin/*",
   });
   // `servers` is the origin that served the document, so a client generated from it talks to the same deployment.
-  app.doc31("/openapi.json", (c) => ({
-    openapi: "3.1.0",
-    info: { title: "engram", version: VERSION, description: "Memory layer and chat backend for Claude-based assistants." },
-    servers: [{ url: new URL(c.req.url).origin, description: "The deployment that served this document" }],
-  }));
+  app.get("/openapi.json", (c) => {
+    const doc = app.getOpenAPI31Document({
+      openapi: "3.1.0",
+      info: { title: "engram", version: VERSION, description: "Memory layer and chat backend for Claude-based assistants." },
+      servers: [{ url: new URL(c.req.url).origin, description: "The deployment that served this document" }],
+    });
+    return c.json(declareSharedResponses(doc));
+  });
   return app;
 }
 

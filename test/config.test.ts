@@ -27,9 +27,18 @@ describe("configuration", () => {
     [{ EMBEDDING_MODEL: "@cf/baai/bge-small-en-v1.5" }, /EMBEDDING_MODEL must be one of @cf\/baai\/bge-m3, @cf\/baai\/bge-base-en-v1.5/],
     [{ RERANK: "yes" }, /RERANK must be "on" or "off"/],
     [{ RERANK: "on" }, /RERANK=on needs the AI binding/],
+    [{ CORS_ORIGINS: "https://app.example.com/" }, /CORS_ORIGINS: "https:\/\/app.example.com\/" is not an origin/],
+    [{ CORS_ORIGINS: "app.example.com" }, /CORS_ORIGINS: "app.example.com" is not an origin/],
+    [{ CORS_ORIGINS: "ftp://files.example.com" }, /is not an origin/],
   ])("fails clearly on a bad setting %j", (vars, message) => {
     expect(() => loadConfig({ ...base, ...vars } as Env)).toThrow(ConfigError);
     expect(() => loadConfig({ ...base, ...vars } as Env)).toThrow(message);
+  });
+
+  it("reads CORS_ORIGINS as a set of exact origins, none by default", () => {
+    expect(loadConfig({ ...base }).corsOrigins.size).toBe(0);
+    const config = loadConfig({ ...base, CORS_ORIGINS: " https://app.example.com, http://localhost:5173 ,," } as Env);
+    expect([...config.corsOrigins]).toEqual(["https://app.example.com", "http://localhost:5173"]);
   });
 
   it("takes the English model and the reranker when asked, with the AI binding", () => {

@@ -1,3 +1,13 @@
 import { applyD1Migrations, env } from "cloudflare:test";
+import { afterAll, afterEach } from "vitest";
+import { mismatches } from "./contract/checked-worker";
 
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+
+// Every response the Worker gave during a test (or the hooks before it) matched /openapi.json, or the test fails.
+const failOnMismatch = () => {
+  const found = mismatches.splice(0);
+  if (found.length) throw new Error(`responses that do not match /openapi.json:\n- ${found.join("\n- ")}`);
+};
+afterEach(failOnMismatch);
+afterAll(failOnMismatch);

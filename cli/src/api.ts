@@ -1,26 +1,19 @@
+/**
+ * The CLI's calls to engram, through the typed client (client/): every path, query and body is checked against
+ * the API's OpenAPI document at build time. Here: the configured server and key, a timeout per request, and
+ * the CLI's own error kinds.
+ */
+import { createEngramClient, type EngramClient, EngramError } from "../../client/src/index.js";
 import { CliError, EXIT } from "./command.js";
 import type { Config } from "./config.js";
-import { isObject } from "./jsonfile.js";
 
-/** An HTTP error answer from the server, with its `{error: {code, message}}` body. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly body: unknown,
-  ) {
-    super(message);
-  }
-}
+export { EngramError, ok } from "../../client/src/index.js";
 
 /** The server could not be reached (DNS, refused, timeout). */
 export class NetworkError extends Error {}
 
-export type RequestOptions = {
-  body?: unknown;
+export type CallOptions = {
   timeoutMs?: number;
-  query?: Record<string, string | number | undefined>;
   /** Names the caller in the server's recall log (`x-engram-client`). */
   client?: string;
 };
@@ -31,52 +24,32 @@ export class Api {
     readonly defaultTimeoutMs = 15_000,
   ) {}
 
-  url(path: string, query?: RequestOptions["query"]): string {
-    const u = new URL(this.config.url + path);
-    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== "") u.searchParams.set(k, String(v));
-    return u.href;
-  }
-
-  async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.config.apiKey}`, accept: "application/json" };
-    if (opts.body !== undefined) headers["content-type"] = "application/json";
-    if (opts.client) headers["x-engram-client"] = opts.client;
-    let res: Response;
-    try {
-      res = await fetch(this.url(path, opts.query), {
-        method,
-        headers,
-        ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
-        signal: AbortSignal.timeout(opts.timeoutMs ?? this.defaultTimeoutMs),
-      });
-    } catch (err) {
-      const cause = (err as Error & { cause?: Error }).cause;
-      const why = (err as Error).name === "TimeoutError" ? "timed out" : (cause?.message ?? (err as Error).message);
-      throw new NetworkError(`cannot reach ${this.config.url}: ${why}`);
-    }
-    const text = await res.text();
-    let body: unknown;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = undefined;
-    }
-    if (!res.ok) {
-      const err = isObject(body) && isObject(body.error) ? body.error : {};
-      const code = typeof err.code === "string" ? err.code : `http_${res.status}`;
-      const message = typeof err.message === "string" ? err.message : `HTTP ${res.status}`;
-      throw new ApiError(res.status, code, message, body);
-    }
-    return body as T;
+  /** The typed client for one or more calls: `await ok(api.client().GET("/v1/keys"))`. */
+  client(opts: CallOptions = {}): EngramClient {
+    const timeoutMs = opts.timeoutMs ?? this.defaultTimeoutMs;
+    return createEngramClient({
+      baseUrl: this.config.url,
+      apiKey: this.config.apiKey,
+      headers: { accept: "application/json", ...(opts.client ? { "x-engram-client": opts.client } : {}) },
+      fetch: async (request) => {
+        try {
+          return await fetch(request, { signal: AbortSignal.timeout(timeoutMs) });
+        } catch (err) {
+          const cause = (err as Error & { cause?: Error }).cause;
+          const why = (err as Error).name === "TimeoutError" ? "timed out" : (cause?.message ?? (err as Error).message);
+          throw new NetworkError(`cannot reach ${this.config.url}: ${why}`);
+        }
+      },
+    });
   }
 }
 
 /** Turns API and network failures into CLI errors with the right exit code and a hint. */
 export function toCliError(err: unknown): unknown {
   if (err instanceof NetworkError) return new CliError(err.message, EXIT.unreachable, "check the URL (`engram doctor`) and that the server is running");
-  if (err instanceof ApiError) {
+  if (err instanceof EngramError) {
     if (err.status === 401) return new CliError("the server refused the API key", EXIT.unauthorized, "run `engram login` with a valid key");
-    const rid = isObject(err.body) && isObject(err.body.error) && typeof err.body.error.request_id === "string" ? ` [${err.body.error.request_id}]` : "";
+    const rid = err.requestId ? ` [${err.requestId}]` : "";
     return new CliError(`server error ${err.status} ${err.code}: ${err.message}${rid}`, EXIT.failure);
   }
   return err;

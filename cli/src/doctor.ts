@@ -1,5 +1,5 @@
 import { access, stat } from "node:fs/promises";
-import { Api, ApiError, NetworkError } from "./api.js";
+import { Api, EngramError, NetworkError, ok } from "./api.js";
 import { CliError, type Command, EXIT } from "./command.js";
 import { loadConfig } from "./config.js";
 import { installedState } from "./install.js";
@@ -10,7 +10,7 @@ import { pendingSessions, readState } from "./state.js";
 type Check = { name: string; ok: boolean; warn?: boolean; detail: string; fix?: string };
 
 const explain = (err: unknown) =>
-  err instanceof CliError ? err.message : err instanceof ApiError ? `HTTP ${err.status} ${err.code}: ${err.message}` : (err as Error).message;
+  err instanceof CliError ? err.message : err instanceof EngramError ? `HTTP ${err.status} ${err.code}: ${err.message}` : (err as Error).message;
 
 /** The script a hook command runs, when it names one by absolute path (the default install). */
 const scriptOf = (command: string) => /"([^"]+engram\.js)"|(\S+engram\.js)/.exec(command)?.slice(1).find(Boolean);
@@ -79,10 +79,10 @@ export async function runChecks(): Promise<Check[]> {
   }
   if (config.url && config.apiKey) {
     try {
-      await new Api({ url: config.url, apiKey: config.apiKey }, 10_000).request("GET", "/v1/keys");
+      await ok(new Api({ url: config.url, apiKey: config.apiKey }, 10_000).client().GET("/v1/keys"));
       checks.push({ name: "api key", ok: true, detail: "accepted" });
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401)
+      if (err instanceof EngramError && err.status === 401)
         checks.push({ name: "api key", ok: false, detail: "the server refused the key", fix: "engram login with a valid key" });
       else if (!(err instanceof NetworkError)) checks.push({ name: "api key", ok: false, detail: explain(err), fix: "check the server's logs" });
     }

@@ -33,7 +33,8 @@ const quote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `"${s.replace(/([
 
 /** The command Claude Code runs: this Node and this CLI by absolute path, so it works whatever the hook's PATH. */
 export function defaultHookCommand(): string {
-  const bin = fileURLToPath(new URL("../bin/engram.js", import.meta.url));
+  // This module runs as cli/dist/cli/src/install.js (the build keeps the repository's layout, client/ beside cli/).
+  const bin = fileURLToPath(new URL("../../../bin/engram.js", import.meta.url));
   return `${quote(process.execPath)} ${quote(bin)} hook`;
 }
 

@@ -1,4 +1,5 @@
-import { Api, toCliError } from "./api.js";
+import type { operations } from "../../client/src/index.js";
+import { Api, ok, toCliError } from "./api.js";
 import { type Command, EXIT, positiveInt, str, UsageError, type Values } from "./command.js";
 import { requireConfig } from "./config.js";
 import { isObject, type JsonObject } from "./jsonfile.js";
@@ -38,6 +39,10 @@ function printList(values: Values, res: unknown, empty: string): number {
   return EXIT.ok;
 }
 
+type LessonType = NonNullable<NonNullable<operations["listLessons"]["parameters"]["query"]>["type"]>;
+/** `--type` as given: the server judges it (a wrong one is its 400, naming the types). */
+const lessonType = (v: Parameters<typeof str>[0]) => str(v) as LessonType | undefined;
+
 const filters = {
   project: { type: "string", value: "NAME", help: "Only lessons of this project" },
   type: { type: "string", value: "TYPE", help: "lesson, antipattern, decision, pattern or snippet" },
@@ -55,7 +60,7 @@ export const searchCommand: Command = {
     if (!q) throw new UsageError("the search query is empty");
     const limit = positiveInt(str(values.limit), "-n", 10, 100);
     const res = await call((api) =>
-      api.request("GET", "/v1/lessons", { client: "cli", query: { q, limit, project: str(values.project), type: str(values.type) } }),
+      ok(api.client({ client: "cli" }).GET("/v1/lessons", { params: { query: { q, limit, project: str(values.project), type: lessonType(values.type) } } })),
     );
     return printList(values, res, "no lessons match");
   },
@@ -69,7 +74,9 @@ export const lastCommand: Command = {
   positionals: [0, 1],
   run: async (values, positionals) => {
     const limit = positiveInt(positionals[0], "N", 10, 100);
-    const res = await call((api) => api.request("GET", "/v1/lessons", { query: { limit, project: str(values.project), type: str(values.type) } }));
+    const res = await call((api) =>
+      ok(api.client().GET("/v1/lessons", { params: { query: { limit, project: str(values.project), type: lessonType(values.type) } } })),
+    );
     return printList(values, res, "no lessons yet");
   },
 };
@@ -82,7 +89,7 @@ export const recallLogCommand: Command = {
   positionals: [0, 1],
   run: async (values, positionals) => {
     const limit = positiveInt(positionals[0], "N", 20, 100);
-    const res = await call((api) => api.request<unknown>("GET", "/v1/lessons/recalls", { query: { limit } }));
+    const res = await call((api) => ok(api.client().GET("/v1/lessons/recalls", { params: { query: { limit } } })));
     if (values.json === true) {
       process.stdout.write(`${JSON.stringify(res, null, 2)}\n`);
       return EXIT.ok;
@@ -106,7 +113,7 @@ export const compactCommand: Command = {
   options: { "dry-run": { type: "boolean", help: "Show what would merge, change nothing" }, json: { type: "boolean", help: "The server's JSON answer" } },
   run: async (values) => {
     const dryRun = values["dry-run"] === true;
-    const res = await call((api) => api.request<unknown>("POST", "/v1/lessons/compact", { body: { dry_run: dryRun }, timeoutMs: 60_000 }));
+    const res = await call((api) => ok(api.client({ timeoutMs: 60_000 }).POST("/v1/lessons/compact", { body: { dry_run: dryRun } })));
     if (values.json === true) {
       process.stdout.write(`${JSON.stringify(res, null, 2)}\n`);
       return EXIT.ok;
@@ -130,7 +137,7 @@ export const unlearnCommand: Command = {
   options: { json: { type: "boolean", help: "The server's JSON answer" } },
   positionals: [1, 1],
   run: async (values, [id]) => {
-    const res = await call((api) => api.request<unknown>("DELETE", `/v1/lessons/${encodeURIComponent(id as string)}`));
+    const res = await call((api) => ok(api.client().DELETE("/v1/lessons/{id}", { params: { path: { id: id as string } } })));
     if (values.json === true) process.stdout.write(`${JSON.stringify(res ?? { id, unlearned: true })}\n`);
     else process.stdout.write(`unlearned ${id} (undo: POST /v1/lessons/${id}/restore)\n`);
     return EXIT.ok;

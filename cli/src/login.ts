@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline/promises";
-import { Api, toCliError } from "./api.js";
+import { Api, ok, toCliError } from "./api.js";
 import { CliError, type Command, EXIT, str } from "./command.js";
 import { deleteConfig, loadConfig, normaliseUrl, saveConfig } from "./config.js";
 
@@ -45,7 +45,7 @@ export const loginCommand: Command = {
     const api = new Api({ url, apiKey: key }, 10_000);
     let keys: number;
     try {
-      const res = await api.request<{ keys?: unknown[] }>("GET", "/v1/keys");
+      const res = await ok(api.client().GET("/v1/keys"));
       keys = res.keys?.length ?? 0;
     } catch (err) {
       throw toCliError(err);

@@ -1,6 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { Api, toCliError } from "./api.js";
+import { Api, ok, toCliError } from "./api.js";
 import { type Command, EXIT, str } from "./command.js";
 import { requireConfig } from "./config.js";
 import { readStats, renderDashboard, type Stats } from "./dashboard.js";
@@ -40,7 +40,7 @@ export const statsCommand: Command = {
     const api = new Api(config);
     let raw: unknown;
     try {
-      raw = await api.request("GET", "/v1/lessons/stats");
+      raw = await ok(api.client().GET("/v1/lessons/stats"));
     } catch (err) {
       throw toCliError(err);
     }

@@ -1,5 +1,5 @@
 import { open } from "node:fs/promises";
-import { type Api, ApiError } from "./api.js";
+import { type Api, EngramError, ok } from "./api.js";
 import { isObject } from "./jsonfile.js";
 import { type SessionState, updateSession } from "./state.js";
 
@@ -43,7 +43,7 @@ async function readChunk(file: Awaited<ReturnType<typeof open>>, offset: number,
   }
 }
 
-const mismatchOffset = (err: ApiError): number | undefined =>
+const mismatchOffset = (err: EngramError): number | undefined =>
   err.status === 409 && isObject(err.body) && typeof err.body.bytes_received === "number" ? err.body.bytes_received : undefined;
 
 /**
@@ -98,25 +98,26 @@ export async function uploadTranscript(api: Api, sessionId: string, prev: Sessio
       const timeoutMs = Math.max(1000, Math.min(opts.requestTimeoutMs ?? 30_000, (opts.deadline ?? Number.POSITIVE_INFINITY) - Date.now()));
       try {
         requests += 1;
-        await api.request("POST", "/v1/transcripts", {
-          body: { session_id: sessionId, project: prev.project, offset, content: piece.content, total_bytes: size },
-          timeoutMs,
-        });
+        await ok(
+          api.client({ timeoutMs }).POST("/v1/transcripts", {
+            body: { session_id: sessionId, project: prev.project, offset, content: piece.content, total_bytes: size },
+          }),
+        );
         offset += piece.bytes;
         sent += piece.bytes;
         await save(offset >= size ? "synced" : "pending");
       } catch (err) {
-        const serverOffset = err instanceof ApiError ? mismatchOffset(err) : undefined;
+        const serverOffset = err instanceof EngramError ? mismatchOffset(err) : undefined;
         if (serverOffset !== undefined && mismatches < 3) {
           mismatches += 1;
           offset = serverOffset; // the server says where it is: resend from there (or skip what it already has)
           continue;
         }
-        if (err instanceof ApiError && err.status === 413 && chunk > MIN_CHUNK_BYTES) {
+        if (err instanceof EngramError && err.status === 413 && chunk > MIN_CHUNK_BYTES) {
           chunk = Math.max(MIN_CHUNK_BYTES, Math.floor(chunk / 2));
           continue;
         }
-        error = err instanceof ApiError ? `server answered ${err.status} ${err.code}: ${err.message}` : (err as Error).message;
+        error = err instanceof EngramError ? `server answered ${err.status} ${err.code}: ${err.message}` : (err as Error).message;
         break;
       }
     }

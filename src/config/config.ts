@@ -6,6 +6,28 @@ import { DEFAULT_EMBEDDING_MODEL, EMBEDDING_MODEL_IDS, type EmbeddingModel } fro
 
 const optionalSecret = z.string().trim().optional();
 
+/**
+ * Origins a browser may call the API from, comma-separated (`https://app.example.com,http://localhost:5173`):
+ * each exactly an origin (scheme, host, port), so a typo never widens the list.
+ */
+const Origins = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const origins = (v ?? "")
+      .split(",")
+      .map((o) => o.trim())
+      .filter(Boolean);
+    for (const o of origins) {
+      const origin = URL.canParse(o) ? new URL(o).origin : "null";
+      if (origin !== o || !/^https?:/.test(o)) {
+        ctx.addIssue({ code: "custom", message: `"${o}" is not an origin like https://app.example.com (scheme, host, optional port; no path)` });
+        return z.NEVER;
+      }
+    }
+    return new Set(origins) as ReadonlySet<string>;
+  });
+
 const intSetting = (name: string, fallback: number, min: number, max: number) =>
   z.coerce
     .number({ error: `${name} must be a number` })
@@ -48,6 +70,7 @@ export const ConfigSchema = z.object({
   DAILY_CHAT_TOKENS: intSetting("DAILY_CHAT_TOKENS", 2_000_000, 0, 1_000_000_000),
   AUDIT_RETENTION_DAYS: intSetting("AUDIT_RETENTION_DAYS", 30, 0, 3650),
   // "off" skips the request rate limits (a local load test from one key); quotas always hold.
+  CORS_ORIGINS: Origins,
   RATE_LIMITS: z.enum(["on", "off"], { error: 'RATE_LIMITS must be "on" or "off"' }).default("on"),
   RATE_COST_TURN: intSetting("RATE_COST_TURN", DEFAULT_COSTS.turn, 1, 100),
   RATE_COST_IMPORT: intSetting("RATE_COST_IMPORT", DEFAULT_COSTS.import, 1, 100),
@@ -107,6 +130,8 @@ export type Config = {
   auditRetentionDays: number;
   /** Price overrides by model id, on top of the built-in prices. */
   modelPrices: Record<string, Prices>;
+  /** Origins allowed to call the API from a browser (CORS); empty: none. */
+  corsOrigins: ReadonlySet<string>;
   /** Whether requests are rate limited at all (the bindings' limits apply when on). */
   rateLimits: boolean;
   /** What a chat turn and a bulk import count as against the request rate limits. */
@@ -158,6 +183,7 @@ export function loadConfig(env: Env): Config {
     dailyChatTokens: c.DAILY_CHAT_TOKENS,
     auditRetentionDays: c.AUDIT_RETENTION_DAYS,
     modelPrices: c.MODEL_PRICES,
+    corsOrigins: c.CORS_ORIGINS,
     rateLimits: c.RATE_LIMITS === "on",
     requestCosts: { turn: c.RATE_COST_TURN, import: c.RATE_COST_IMPORT },
     quotas: c.PLAN_QUOTAS,

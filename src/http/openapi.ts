@@ -73,6 +73,48 @@ export const quotaErrors = {
 
 export const security = [{ bearer: [] }];
 
+/**
+ * `schema` or null. For a registered schema (`.openapi("Name")`) use this, not `.nullable()`: the generator
+ * (@asteasolutions/zod-to-openapi 9.1) writes a nullable reference as the bare `$ref`, dropping the null
+ * (upstream asteasolutions/zod-to-openapi#387); a union is written `anyOf: [$ref, {type: "null"}]`.
+ */
+export const orNull = <T extends z.ZodType>(schema: T) => z.union([schema, z.null()]);
+
+type DocOperation = { responses?: Record<string, unknown> };
+
+const OPERATION_METHODS = new Set(["get", "put", "post", "delete", "patch", "head", "options", "trace"]);
+
+/**
+ * Declares on every operation the statuses the app's shared middleware (src/app.ts) answers before or around its
+ * handler, where the route did not declare them itself: 401 and 429 on /v1 (auth, rate limits), 400/413/415 on
+ * writes (body guard), 500 everywhere.
+ */
+export function declareSharedResponses<D extends { paths?: object }>(doc: D): D {
+  for (const [path, item] of Object.entries(doc.paths ?? {}) as [string, object | undefined][]) {
+    for (const [method, value] of Object.entries(item ?? {})) {
+      if (!OPERATION_METHODS.has(method)) continue;
+      const op = value as DocOperation;
+      const responses = (op.responses ??= {});
+      const add = (status: number, response: unknown) => {
+        responses[String(status)] ??= response;
+      };
+      if (path.startsWith("/v1/")) {
+        add(401, errorResponse("Missing or invalid credentials (unauthorized)"));
+        add(429, { ...errorResponse(rateLimited.description), headers: rateLimited.headers });
+      }
+      if (method === "post" || method === "put" || method === "patch") {
+        add(400, errorResponse("Invalid request: malformed or too deeply nested JSON, or a field that fails validation (invalid_request)"));
+        add(413, errorResponse("The body is larger than MAX_BODY_BYTES (payload_too_large)"));
+        add(415, errorResponse("A body that is not application/json, or none where one is required (unsupported_media_type)"));
+      }
+      add(500, errorResponse("An internal error or an invalid configuration (internal, config_error); quote the request id"));
+    }
+  }
+  return doc;
+}
+
+const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } });
+
 /** A caller-chosen identifier (site, project, session): safe in paths, logs and Durable Object names. */
 export const Slug = z
   .string()

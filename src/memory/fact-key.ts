@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { stripInvisible } from "../lib/sanitize";
+import { VISIBLE_LINE } from "../lib/visible";
 
 export const FACT_KEY_MAX_CHARS = 100;
 
@@ -19,16 +20,13 @@ export const FACT_KEY_CONVENTION =
 /** Keys compare after NFC and lower-casing (locale-independent), so "User.Home_City" is "user.home_city". */
 const normalizeKey = (key: string) => key.normalize("NFC").trim().toLowerCase();
 
-/** One line of visible text: control and format characters would hide what a key really is. */
-const VISIBLE = /^[^\p{Cc}\p{Cf}]*$/u;
-
 /** A key from an API caller: refused (400) rather than cleaned, so the key stored is the one they sent. */
 export const FactKey = z
   .string()
   .trim()
   .min(1)
   .max(FACT_KEY_MAX_CHARS)
-  .regex(VISIBLE, "may not contain invisible or control characters")
+  .regex(VISIBLE_LINE, "may not contain invisible or control characters")
   .transform(normalizeKey)
   .describe(FACT_KEY_CONVENTION);
 

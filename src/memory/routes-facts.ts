@@ -4,7 +4,7 @@ import { quotaOf } from "../config/limits";
 import { CursorParam, nextCursor } from "../db/cursor";
 import type { AppEnv } from "../http/context";
 import { ErrorBody } from "../http/errors";
-import { errors, json, jsonBody, newRouter, quotaErrors, security } from "../http/openapi";
+import { errors, json, jsonBody, newRouter, orNull, quotaErrors, security } from "../http/openapi";
 import { listConnections } from "./connections";
 import { correctFact } from "./correct";
 import { memoryDeps } from "./deps";
@@ -218,7 +218,7 @@ const getRoute = createRoute({
   summary: "One fact, with what it replaced and what replaced it",
   security,
   request: { params: FactId },
-  responses: { 200: json(z.object({ fact: Fact, replaced: z.array(Fact), replaced_by: Fact.nullable() }), "Fact"), ...errors },
+  responses: { 200: json(z.object({ fact: Fact, replaced: z.array(Fact), replaced_by: orNull(Fact) }), "Fact"), ...errors },
 });
 
 const deleteRoute = createRoute({

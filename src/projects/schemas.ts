@@ -2,16 +2,11 @@
 import { z } from "@hono/zod-openapi";
 import { CursorParam } from "../db/cursor";
 import { PROJECT_ACTIONS } from "../db/schema";
+import { NO_FORMAT_CHARS, VISIBLE_LINE } from "../lib/visible";
 
 /** One line of visible text: control and format characters would hide what a name really is. */
-const visible = /^[^\p{Cc}\p{Cf}]*$/u;
-
-export const ProjectName = z.string().trim().min(1, "name is required").max(80).regex(visible, "may not contain control characters");
-export const ProjectDescription = z
-  .string()
-  .trim()
-  .max(1000)
-  .regex(/^[^\p{Cf}]*$/u, "may not contain invisible characters");
+export const ProjectName = z.string().trim().min(1, "name is required").max(80).regex(VISIBLE_LINE, "may not contain control characters");
+export const ProjectDescription = z.string().trim().max(1000).regex(NO_FORMAT_CHARS, "may not contain invisible characters");
 
 export const ProjectIdParam = z.object({
   id: z

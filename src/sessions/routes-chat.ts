@@ -46,6 +46,15 @@ export const ChatResponse = z
   .extend(ToolPendingEnvelope.partial().shape)
   .openapi("ChatTurn");
 
+/** What starting or continuing a turn can answer besides the shared errors (a stream reports later faults as `error` events). */
+export const turnErrors = {
+  409: json(ErrorBody, "The session is answering another turn (session_busy), or waits for a tool result (tool_pending)"),
+  413: json(ErrorBody, "The body is larger than MAX_BODY_BYTES (payload_too_large)"),
+  429: json(ErrorBody, "Today's chat token budget is used up, or too many requests for this key or user (rate_limited, with Retry-After)"),
+  502: json(ErrorBody, "The model failed (model_error; JSON mode)"),
+  503: json(ErrorBody, "The model is overloaded (model_overloaded; JSON mode): try again shortly"),
+} as const;
+
 const chatRoute = createRoute({
   method: "post",
   path: "/v1/chat",
@@ -62,9 +71,8 @@ const chatRoute = createRoute({
       content: { "text/event-stream": { schema: z.string() }, "application/json": { schema: ChatResponse } },
     },
     ...errors,
+    ...turnErrors,
     403: json(ErrorBody, "A new session would exceed the plan's session quota (quota_exceeded); nothing was written"),
-    429: json(ErrorBody, "Today's chat token budget is used up, or too many requests for this key or user (rate_limited, with Retry-After)"),
-    502: json(ErrorBody, "The model failed (JSON mode)"),
   },
 });
 

@@ -3,11 +3,11 @@ import { ToolResultRequest } from "../bridge/answer";
 import { ToolPendingEnvelope } from "../core/events";
 import { CursorParam, nextCursor } from "../db/cursor";
 import { ErrorBody } from "../http/errors";
-import { errors, json, jsonBody, newRouter, Ok, security } from "../http/openapi";
+import { errors, json, jsonBody, newRouter, Ok, orNull, security } from "../http/openapi";
 import { AppError, notFound } from "../lib/errors";
 import type { StoredMessage } from "./history";
 import type { SessionSummary } from "./history-budget";
-import { ChatResponse, turnResponse } from "./routes-chat";
+import { ChatResponse, turnErrors, turnResponse } from "./routes-chat";
 import type { PendingView } from "./session-do";
 import { deleteSessionRow, destroySessionObject, getSession, listSessions, publicSession, reconcileSession, renameSession, sessionStub } from "./store";
 
@@ -69,7 +69,7 @@ const getRoute = createRoute({
   security,
   request: { params: IdParam },
   responses: {
-    200: json(z.object({ session: Session, messages: z.array(Message), pending: Pending.nullable(), summary: Summary.nullable() }), "Session"),
+    200: json(z.object({ session: Session, messages: z.array(Message), pending: orNull(Pending), summary: orNull(Summary) }), "Session"),
     ...errors,
   },
 });
@@ -112,6 +112,7 @@ const toolResultRoute = createRoute({
   responses: {
     200: { description: "The resumed turn", content: { "text/event-stream": { schema: z.string() }, "application/json": { schema: ChatResponse } } },
     ...errors,
+    ...turnErrors,
     ...conflict,
     410: json(ErrorBody, "The pending call expired, or the turn the model failed can no longer be continued (continuation_expired)"),
   },

@@ -1,11 +1,10 @@
 /** Usage and cost per day (an inline SVG chart), all context logs, and erasing everything. */
-import { type Api, explain } from "./api";
-import { type ContextLog, renderContextLog } from "./context-log";
+import { type Api, explain, ok } from "./api";
+import { renderContextLog } from "./context-log";
 import { fill, h, svg, when } from "./dom";
 import { asyncPanel } from "./panel";
 
 type Day = { day: string; cost_usd: number; input_tokens: number; output_tokens: number; calls: number };
-type Usage = { totals: Day; by_day: Day[]; chat_budget: Record<string, unknown> };
 
 const usd = (n: number) => `$${n.toFixed(n < 1 ? 4 : 2)}`;
 
@@ -40,7 +39,7 @@ export function costChart(byDay: Day[], days: number, today = new Date()): SVGSV
 
 export const usagePanel = (api: Api) =>
   asyncPanel("Usage", async () => {
-    const u = await api.get<Usage>("/v1/usage?days=30");
+    const u = await ok(api.GET("/v1/usage", { params: { query: { days: 30 } } }));
     return [
       h("h3", null, "Usage and cost, last 30 days"),
       h(
@@ -75,7 +74,7 @@ export const usagePanel = (api: Api) =>
 
 export const contextLogsPanel = (api: Api) =>
   asyncPanel("Context logs", async () => {
-    const { context_logs } = await api.get<{ context_logs: ContextLog[] }>("/v1/memory/context-logs?limit=20");
+    const { context_logs } = await ok(api.GET("/v1/memory/context-logs", { params: { query: { limit: 20 } } }));
     return [
       h("h3", null, "What each answer was shown"),
       context_logs.length
@@ -113,7 +112,7 @@ export function erasePanel(api: Api, onErased: () => void): HTMLElement {
     if (submit.disabled) return;
     submit.disabled = true;
     try {
-      const r = await api.json<{ erased: Record<string, number | boolean>; kept: string[]; erased_at: number; warnings?: string[] }>("DELETE", "/v1/memory");
+      const r = await ok(api.DELETE("/v1/memory"));
       input.value = "";
       fill(
         out,

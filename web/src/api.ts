@@ -1,23 +1,19 @@
 /**
- * The public HTTP API, nothing else: JSON calls with the user's key, the one error shape, and chat
- * turns as Server-Sent Events parsed with eventsource-parser's stream (a few hundred bytes minified).
+ * The public HTTP API, nothing else: engram's typed client (client/) with the user's key, the one error shape,
+ * and chat turns as Server-Sent Events parsed with eventsource-parser's stream (a few hundred bytes minified).
+ * Every call names a path of the OpenAPI document, so a drift between the server and this app breaks its build.
  */
 import { EventSourceParserStream } from "eventsource-parser/stream";
+import { createEngramClient, type EngramClient, EngramError } from "../../client/src/index";
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly requestId: string | null,
-  ) {
-    super(message);
-  }
-}
+export { ok, type operations, type Schemas } from "../../client/src/index";
+/** An error answer of the API (status, code, message, request id). */
+export { EngramError as ApiError };
 
 /** What to tell a person about an error code: plain words and what to do next. */
 export function explain(err: unknown): string {
-  if (!(err instanceof ApiError)) return `Could not reach engram (${err instanceof Error ? err.message : String(err)}). Check your connection and try again.`;
+  if (!(err instanceof EngramError))
+    return `Could not reach engram (${err instanceof Error ? err.message : String(err)}). Check your connection and try again.`;
   const advice: Record<string, string> = {
     unauthorized: "Your API key was not accepted. Sign out and sign in with a valid key.",
     rate_limited: "Too many requests right now. Wait a little and send again.",
@@ -34,59 +30,47 @@ export function explain(err: unknown): string {
   return `${err.message}. ${advice[err.code] ?? ""}${ref}`.replace(/\.\s*\./, ".").trim();
 }
 
+/** An error event of a chat stream, as the error a call would have thrown. */
+export const streamError = (code: string, message: string) => new EngramError(0, code as EngramError["code"], message, null, null, null);
+
 export type StreamEvent = { event: string; data: Record<string, unknown> };
 
-export class Api {
-  /** `onUnauthorized`: the key stopped working (revoked, rotated, erased user); the app signs out. */
-  constructor(
-    private readonly key: string,
-    private readonly onUnauthorized?: () => void,
-  ) {}
+/** The API as this page's user: `ok(api.GET("/v1/sessions"))`. */
+export type Api = EngramClient;
 
-  private async request(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.key}` };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
-    if (res.ok) return res;
-    const parsed = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string; request_id?: string } } | null;
-    const e = parsed?.error;
-    if (res.status === 401) this.onUnauthorized?.();
-    throw new ApiError(res.status, e?.code ?? "internal", e?.message ?? `HTTP ${res.status}`, e?.request_id ?? res.headers.get("x-request-id"));
-  }
-
-  async json<T>(method: string, path: string, body?: unknown): Promise<T> {
-    return (await (await this.request(method, path, body)).json()) as T;
-  }
-
-  get = <T>(path: string) => this.json<T>("GET", path);
-
-  /** A streamed turn (chat or resume): yields each SSE event until the server closes the stream. */
-  async *stream(path: string, body: unknown, signal: AbortSignal): AsyncGenerator<StreamEvent> {
-    const res = await this.request("POST", path, body, signal);
-    if (!res.body) return;
-    const events = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
-    const reader = events.getReader();
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        let data: Record<string, unknown> = {};
-        try {
-          data = JSON.parse(value.data) as Record<string, unknown>;
-        } catch {
-          data = { raw: value.data };
-        }
-        yield { event: value.event ?? "message", data };
-      }
-    } finally {
-      reader.releaseLock();
-    }
-  }
+/** `onUnauthorized`: the key stopped working (revoked, rotated, erased user); the app signs out. */
+export function connect(key: string, onUnauthorized?: () => void): Api {
+  const api = createEngramClient({ baseUrl: location.origin, apiKey: key });
+  api.use({
+    onResponse: ({ response }) => {
+      if (response.status === 401) onUnauthorized?.();
+    },
+  });
+  return api;
 }
 
-export const q = (params: Record<string, string | number | undefined | null>): string => {
-  const s = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") s.set(k, String(v));
-  const text = s.toString();
-  return text ? `?${text}` : "";
-};
+/**
+ * A streamed turn (chat or resume), asked for with `parseAs: "stream"`: yields each SSE event until the server
+ * closes the stream. An error answer throws before the first event.
+ */
+export async function* stream(call: Promise<{ data?: ReadableStream<Uint8Array> | null; error?: unknown; response: Response }>): AsyncGenerator<StreamEvent> {
+  const { data, error, response } = await call;
+  if (!response.ok) throw EngramError.from(response, error);
+  if (!data) return;
+  const reader = (data as ReadableStream<Uint8Array<ArrayBuffer>>).pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      let parsed: Record<string, unknown> = {};
+      try {
+        parsed = JSON.parse(value.data) as Record<string, unknown>;
+      } catch {
+        parsed = { raw: value.data };
+      }
+      yield { event: value.event ?? "message", data: parsed };
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}

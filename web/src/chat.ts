@@ -4,7 +4,7 @@
  */
 
 import { AnswerView, SAVED } from "./answer-view";
-import { type Api, ApiError, explain, type StreamEvent } from "./api";
+import { type Api, explain, ok, type Schemas, type StreamEvent, stream, streamError } from "./api";
 import { clientTool, declarations } from "./client-tools";
 import { contextFor } from "./context-log";
 import { button, fill, h } from "./dom";
@@ -13,7 +13,7 @@ import { citedFacts, storedCitedFacts } from "./used-memory";
 
 /** The memory tool that always asks first: its prompt says what would be forgotten. */
 const FORGET = "forget_memory";
-type PendingCall = { call_id: string; tool_name: string; tool_input: unknown; runs: "client" | "server"; needs_approval: boolean };
+type PendingCall = { call_id: string; tool_name: string; tool_input?: unknown; runs: "client" | "server"; needs_approval: boolean };
 type Envelope = { session_id: string; call_id: string; pending_calls: PendingCall[] };
 type Block = { type: string; text?: string; name?: string; citations?: unknown };
 type Stored = { role: "user" | "assistant"; content: string | Block[]; created_at: number };
@@ -55,7 +55,7 @@ export function chatView(api: Api): HTMLElement {
   function stopTurn(): void {
     if (!controller) return;
     if (document.activeElement === stop) input.focus();
-    if (sessionId) stopping = api.json("POST", `/v1/sessions/${encodeURIComponent(sessionId)}/stop`).catch(() => undefined);
+    if (sessionId) stopping = ok(api.POST("/v1/sessions/{id}/stop", { params: { path: { id: sessionId } } })).catch(() => undefined);
     controller.abort();
   }
   const scroll = () => log.lastElementChild?.scrollIntoView({ block: "end" });
@@ -82,7 +82,7 @@ export function chatView(api: Api): HTMLElement {
       else if (event === "done") return { kind: "done" };
       else if (event === "tool_pending") return { kind: "pending", envelope: data as unknown as Envelope };
       else if (event === "error") {
-        view.error(explain(new ApiError(0, String(data.code), String(data.message), null)));
+        view.error(explain(streamError(String(data.code), String(data.message))));
         return { kind: "error", failed: data.code !== "conflict" };
       }
       scroll();
@@ -90,14 +90,21 @@ export function chatView(api: Api): HTMLElement {
     return { kind: "cut" };
   }
 
+  /** A new message, or the answer that resumes a session's pending call. */
+  type Turn = { chat: Schemas["ChatRequest"] } | { resume: string; answer: Schemas["ToolResultRequest"] };
+  const start = (turn: Turn, signal: AbortSignal) =>
+    "chat" in turn
+      ? api.POST("/v1/chat", { body: turn.chat, parseAs: "stream", signal })
+      : api.POST("/v1/sessions/{id}/tool_result", { params: { path: { id: turn.resume } }, body: turn.answer, parseAs: "stream", signal });
+
   /** Runs one streamed request into an answer view, then whatever the outcome asks for. */
-  async function run(path: string, body: unknown, view: AnswerView): Promise<void> {
+  async function run(turn: Turn, view: AnswerView): Promise<void> {
     await stopping;
     controller = new AbortController();
     busy(true);
     let outcome: Outcome;
     try {
-      outcome = await consume(api.stream(path, body, controller.signal), view);
+      outcome = await consume(stream(start(turn, controller.signal)), view);
     } catch (err) {
       if (controller.signal.aborted) outcome = { kind: "cut" };
       else {
@@ -111,12 +118,12 @@ export function chatView(api: Api): HTMLElement {
     controller = null;
     if (outcome.kind === "done") addContextButton(view, Date.now());
     else if (outcome.kind === "pending") await answerPending(outcome.envelope, view);
-    else if (outcome.kind === "error" && outcome.failed && path.endsWith("/tool_result")) {
+    else if (outcome.kind === "error" && outcome.failed && "resume" in turn) {
       // The model failed after the answer: the server kept it, and the same answer continues the turn
       // (a tool is not run again).
       const again = button("Send the answer again", () => {
         again.remove();
-        void run(path, body, view);
+        void run(turn, view);
       });
       view.el.append(again);
     } else if (outcome.kind === "cut") {
@@ -158,7 +165,7 @@ export function chatView(api: Api): HTMLElement {
     const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
     const facts = await Promise.all(
       strings(fact_ids).map((id) =>
-        api.get<{ fact: { text: string }; replaced: unknown[] }>(`/v1/memory/facts/${encodeURIComponent(id)}`).then(
+        ok(api.GET("/v1/memory/facts/{id}", { params: { path: { id } } })).then(
           (r) => `${r.fact.text}${r.replaced.length ? ` (and ${r.replaced.length} earlier statement${r.replaced.length === 1 ? "" : "s"} it replaced)` : ""}`,
           () => `${id}: not found, nothing to forget`,
         ),
@@ -177,7 +184,7 @@ export function chatView(api: Api): HTMLElement {
     const call = envelope.pending_calls.find((c) => c.call_id === envelope.call_id) ?? envelope.pending_calls[0];
     if (!call) return;
     const sid = envelope.session_id;
-    const resume = (body: Record<string, unknown>) => run(`/v1/sessions/${encodeURIComponent(sid)}/tool_result`, { call_id: call.call_id, ...body }, view);
+    const resume = (body: Record<string, unknown>) => run({ resume: sid, answer: { call_id: call.call_id, ...body } as Schemas["ToolResultRequest"] }, view);
     const tool = call.runs === "client" ? clientTool(call.tool_name) : undefined;
     const runClient = async (): Promise<{ content: string; is_error?: boolean }> => {
       if (!tool) return { content: `this page has no tool named ${call.tool_name}`, is_error: true };
@@ -225,7 +232,7 @@ export function chatView(api: Api): HTMLElement {
     log.append(view.el);
     scroll();
     const body = { message: text, stream: true, client_tools: declarations(), ...(sessionId ? { session_id: sessionId } : {}) };
-    await run("/v1/chat", body, view);
+    await run({ chat: body }, view);
   }
 
   form.addEventListener("submit", (e) => {
@@ -272,8 +279,11 @@ export function chatView(api: Api): HTMLElement {
     sessionId = id;
     fill(log, h("p", { class: "muted" }, "Loading…"));
     try {
-      const s = await api.get<{ messages: Stored[]; pending: (Envelope & { messages: unknown[] }) | null }>(`/v1/sessions/${encodeURIComponent(id)}`);
-      fill(log, s.messages.map(renderStored));
+      const s = await ok(api.GET("/v1/sessions/{id}", { params: { path: { id } } }));
+      fill(
+        log,
+        s.messages.map((m) => renderStored(m as Stored)),
+      );
       if (s.pending) {
         const view = new AnswerView();
         log.append(view.el);

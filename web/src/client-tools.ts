@@ -6,7 +6,7 @@
 export type ClientTool = {
   name: string;
   description: string;
-  input_schema: Record<string, unknown>;
+  input_schema: { type: "object"; [key: string]: unknown };
   needs_approval?: boolean;
   run: () => Promise<string>;
 };

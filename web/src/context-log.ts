@@ -1,6 +1,6 @@
 /** "Why did it say that": the context log of one answer, with the exact system text the model was shown. */
 import type { Api } from "./api";
-import { explain } from "./api";
+import { explain, ok } from "./api";
 import { h, when } from "./dom";
 
 type Section = { name: string; ids: string[]; chars: number };
@@ -63,7 +63,7 @@ export function renderContextLog(log: ContextLog): HTMLElement {
 /** The log of the turn that produced an answer: the newest log of the session written at or before `at`. */
 export async function contextFor(api: Api, sessionId: string, at: number): Promise<HTMLElement> {
   try {
-    const { context_logs } = await api.get<{ context_logs: ContextLog[] }>(`/v1/memory/context-logs?session_id=${encodeURIComponent(sessionId)}&limit=100`);
+    const { context_logs } = await ok(api.GET("/v1/memory/context-logs", { params: { query: { session_id: sessionId, limit: 100 } } }));
     const log = context_logs.find((l) => l.created_at <= at) ?? context_logs[context_logs.length - 1];
     return log ? renderContextLog(log) : h("p", { class: "muted" }, "No context log for this answer.");
   } catch (err) {

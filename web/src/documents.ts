@@ -1,12 +1,34 @@
 /** SOUL and BIBLE: read, edit (version-checked), history, diff against the current text, rollback. HEARTBEAT: read. */
-import { type Api, explain } from "./api";
+import { type Api, ok as answer, explain, type Schemas } from "./api";
 import { button, fill, h, when } from "./dom";
 
 type Doc = { kind: string; site: string | null; content: string; version: number; stale: boolean; updated_at: number | null };
-type Version = { version: number; author: string; note: string | null; chars: number; created_at: number; truncated: boolean };
 
-/** `base` is the document's path: /v1/brain/soul or /v1/sites/{site}/bible. */
-export function documentEditor(api: Api, base: string, label: string): HTMLElement {
+/** The typed calls of one document: SOUL (`site` null) or a site's BIBLE. */
+function documentCalls(api: Api, site: string | null) {
+  type Write = Schemas["BrainWrite"];
+  type Rollback = Schemas["BrainRollback"];
+  if (site === null)
+    return {
+      read: () => answer(api.GET("/v1/brain/soul")),
+      versions: () => answer(api.GET("/v1/brain/soul/versions", { params: { query: { limit: 20 } } })),
+      diff: (from: number) => answer(api.GET("/v1/brain/soul/diff", { params: { query: { from } } })),
+      rollback: (body: Rollback) => answer(api.POST("/v1/brain/soul/rollback", { body })),
+      write: (body: Write) => answer(api.PUT("/v1/brain/soul", { body })),
+    };
+  const path = { site };
+  return {
+    read: () => answer(api.GET("/v1/sites/{site}/bible", { params: { path } })),
+    versions: () => answer(api.GET("/v1/sites/{site}/bible/versions", { params: { path, query: { limit: 20 } } })),
+    diff: (from: number) => answer(api.GET("/v1/sites/{site}/bible/diff", { params: { path, query: { from } } })),
+    rollback: (body: Rollback) => answer(api.POST("/v1/sites/{site}/bible/rollback", { params: { path }, body })),
+    write: (body: Write) => answer(api.PUT("/v1/sites/{site}/bible", { params: { path }, body })),
+  };
+}
+
+/** `site`: null for SOUL, else the site whose BIBLE this edits. */
+export function documentEditor(api: Api, site: string | null, label: string): HTMLElement {
+  const calls = documentCalls(api, site);
   const root = h("section", { class: "doc", "aria-label": label });
   const status = h("p", { class: "status", role: "status" });
   // Disabled until the current text has loaded, so an edit typed early is never overwritten by it.
@@ -34,7 +56,7 @@ export function documentEditor(api: Api, base: string, label: string): HTMLEleme
 
   async function load(): Promise<void> {
     try {
-      await show(await api.get<Doc>(base));
+      await show(await calls.read());
     } catch (err) {
       fail(err);
     }
@@ -43,7 +65,7 @@ export function documentEditor(api: Api, base: string, label: string): HTMLEleme
   async function versions(current: Doc): Promise<void> {
     try {
       // Version 0: never written, so there is no history to ask for.
-      const page = current.version ? await api.get<{ current: number; versions: Version[] }>(`${base}/versions?limit=20`) : { current: 0, versions: [] };
+      const page = current.version ? await calls.versions() : { current: 0, versions: [] };
       fill(
         versionsBox,
         h("h4", null, "Versions"),
@@ -76,7 +98,7 @@ export function documentEditor(api: Api, base: string, label: string): HTMLEleme
 
   async function showDiff(from: number): Promise<void> {
     try {
-      const d = await api.get<{ from: number; to: number; diff: string; added: number; removed: number }>(`${base}/diff?from=${from}`);
+      const d = await calls.diff(from);
       fill(
         diffBox,
         h("h4", null, `Changes from v${d.from} to v${d.to} (+${d.added} −${d.removed})`),
@@ -95,7 +117,7 @@ export function documentEditor(api: Api, base: string, label: string): HTMLEleme
 
   async function rollback(version: number): Promise<void> {
     try {
-      const r = await api.json<{ document: Doc }>("POST", `${base}/rollback`, { version, expected_version: doc?.version ?? 0 });
+      const r = await calls.rollback({ version, expected_version: doc?.version ?? 0 });
       fill(diffBox);
       await show(r.document);
       ok(`Rolled back to v${version} (now v${r.document.version}).`);
@@ -108,10 +130,7 @@ export function documentEditor(api: Api, base: string, label: string): HTMLEleme
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     try {
-      const r = await api.json<{ document: Doc; changed: boolean; truncated: boolean }>("PUT", base, {
-        content: text.value,
-        expected_version: doc?.version ?? 0,
-      });
+      const r = await calls.write({ content: text.value, expected_version: doc?.version ?? 0 });
       await show(r.document);
       ok(r.changed ? `Saved ${label} v${r.document.version}.${r.truncated ? " It is much shorter than before: check the diff." : ""}` : "No change.");
     } catch (err) {
@@ -129,7 +148,7 @@ export function sitesPanel(api: Api): HTMLElement {
   const body = h("div");
   (async () => {
     try {
-      const { sites } = await api.get<{ sites: { id: string; name: string | null }[] }>("/v1/sites");
+      const { sites } = await answer(api.GET("/v1/sites"));
       if (!sites.length) return fill(root, h("p", { class: "muted" }, "No sites yet: BIBLE and HEARTBEAT are per site (POST /v1/sites)."));
       const select = h(
         "select",
@@ -137,11 +156,11 @@ export function sitesPanel(api: Api): HTMLElement {
         sites.map((s) => h("option", { value: s.id }, s.name ?? s.id)),
       );
       const show = async () => {
-        const site = encodeURIComponent(select.value);
-        const hb = await api.get<Doc>(`/v1/sites/${site}/heartbeat`).catch(() => null);
+        const site = select.value;
+        const hb = await answer(api.GET("/v1/sites/{site}/heartbeat", { params: { path: { site } } })).catch(() => null);
         fill(
           body,
-          documentEditor(api, `/v1/sites/${site}/bible`, "BIBLE"),
+          documentEditor(api, site, "BIBLE"),
           h("h3", null, "HEARTBEAT"),
           hb ? h("pre", { class: "system-text" }, hb.content || "(empty)") : h("p", { class: "muted" }, "No HEARTBEAT."),
           hb?.stale ? h("p", { class: "muted" }, "Stale: not synced recently.") : null,

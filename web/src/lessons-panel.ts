@@ -1,5 +1,5 @@
 /** Coding lessons learned from transcripts: search, type and signal, unlearn and restore. */
-import { type Api, explain, q } from "./api";
+import { type Api, explain, ok, type Schemas } from "./api";
 import { button, fill, h, newestOnly, when } from "./dom";
 
 type Lesson = {
@@ -13,7 +13,6 @@ type Lesson = {
   created_at: number;
   score?: number;
 };
-type Stats = { by_type: Record<string, number>; sync: { transcripts: number; pending: number; failed: number; last_synced_at: number | null } };
 
 const TYPES = ["lesson", "antipattern", "decision", "pattern", "snippet"];
 const errorLine = (err: unknown) => h("p", { class: "error", role: "alert" }, explain(err));
@@ -56,8 +55,8 @@ export function lessonsPanel(api: Api): HTMLElement {
           lesson.unlearned ? "Restore" : "Unlearn",
           async () => {
             try {
-              const path = `/v1/lessons/${encodeURIComponent(lesson.id)}${lesson.unlearned ? "/restore" : ""}`;
-              const r = await api.json<{ lesson: Lesson }>(lesson.unlearned ? "POST" : "DELETE", path);
+              const params = { path: { id: lesson.id } };
+              const r = await ok(lesson.unlearned ? api.POST("/v1/lessons/{id}/restore", { params }) : api.DELETE("/v1/lessons/{id}", { params }));
               changed.set(r.lesson.id, { lesson: r.lesson, n: ++changes });
               draw(r.lesson);
               li.querySelector("button")?.focus();
@@ -77,7 +76,11 @@ export function lessonsPanel(api: Api): HTMLElement {
     const newest = begin();
     const since = changes;
     try {
-      const { lessons } = await api.get<{ lessons: Lesson[] }>(`/v1/lessons${q({ q: qInput.value.trim(), type: type.value, limit: 50 })}`);
+      const { lessons } = await ok(
+        api.GET("/v1/lessons", {
+          params: { query: { q: qInput.value.trim() || undefined, type: (type.value || undefined) as Schemas["Lesson"]["type"] | undefined, limit: 50 } },
+        }),
+      );
       if (!newest()) return;
       const rows = lessons.map((l) => row(latest(l, since)));
       fill(results, rows.length ? h("ul", { class: "items", "aria-label": "Lessons" }, rows) : h("p", { class: "muted" }, "No lessons found."));
@@ -87,7 +90,7 @@ export function lessonsPanel(api: Api): HTMLElement {
   }
   async function stats(): Promise<void> {
     try {
-      const s = await api.get<Stats>("/v1/lessons/stats");
+      const s = await ok(api.GET("/v1/lessons/stats"));
       const total = Object.values(s.by_type).reduce((a, b) => a + b, 0);
       summary.textContent = `${total} lessons · ${s.sync.transcripts} transcripts (${s.sync.pending} pending, ${s.sync.failed} failed) · last synced ${when(s.sync.last_synced_at)}`;
     } catch {

@@ -1,6 +1,6 @@
 /** The engram web app: sign in with an API key, then chat and the memory inspector. Hash routes, no framework. */
 import { contextLogsPanel, erasePanel, usagePanel } from "./account-panels";
-import { Api, explain } from "./api";
+import { type Api, connect, explain, ok } from "./api";
 import { clearKey, storedKey, storeKey } from "./auth";
 import { chatView } from "./chat";
 import { connectedAppsPanel } from "./connected-apps";
@@ -47,9 +47,9 @@ function signIn(message = ""): void {
   );
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
-    const api = new Api(key.value.trim());
+    const api = connect(key.value.trim());
     try {
-      await api.get("/v1/overview");
+      await ok(api.GET("/v1/overview"));
       storeKey(key.value.trim(), remember.checked);
       start(session(key.value.trim()));
     } catch (err) {
@@ -62,7 +62,7 @@ function signIn(message = ""): void {
 
 /** The API client of a signed-in user: a key that stops working signs them out, saying why. */
 const session = (key: string) =>
-  new Api(key, () => {
+  connect(key, () => {
     clearKey();
     location.hash = "";
     signIn("Your API key is no longer accepted (revoked or rotated). Sign in with a current key.");
@@ -81,7 +81,7 @@ function factInHash(): string | undefined {
 
 function start(api: Api): void {
   const memoryTabs: Route[] = [
-    { id: "soul", label: "SOUL", render: () => documentEditor(api, "/v1/brain/soul", "SOUL") },
+    { id: "soul", label: "SOUL", render: () => documentEditor(api, null, "SOUL") },
     { id: "sites", label: "BIBLE & HEARTBEAT", render: () => sitesPanel(api) },
     { id: "entries", label: "MEMORY & review", render: () => memoryEntries(api) },
     { id: "working", label: "Working memory & scaffold", render: () => workingAndScaffold(api) },

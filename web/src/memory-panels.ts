@@ -1,21 +1,19 @@
 /** MEMORY entries and review proposals, facts and observations (working memory and the scaffold: working-memory.ts). */
-import { type Api, ApiError, explain, q } from "./api";
+import { type Api, ApiError, explain, ok } from "./api";
 import { button, fill, h, newestOnly, when } from "./dom";
 import { asyncPanel } from "./panel";
 
-type Entry = { id: string; content: string; author: string; created_at: number };
 type Proposal = { id: string; target: string; content: string; diff: string | null; created_at: number };
 type Fact = { id: string; text: string; created_at?: number; event_at?: number; superseded_by: string | null; score?: number };
-type Event = { id: string; event_type: string; content: string; status: string; attempts: number; error: string | null; created_at: number };
 
 const errorLine = (err: unknown) => h("p", { class: "error", role: "alert" }, explain(err));
 
 export const memoryEntries = (api: Api) =>
   asyncPanel("MEMORY entries", async (reload) => {
     const [page, settings, proposals] = await Promise.all([
-      api.get<{ entries: Entry[]; total: number; cap: number }>("/v1/brain/memory?limit=50"),
-      api.get<{ review_mode: boolean }>("/v1/brain/settings"),
-      api.get<{ proposals: Proposal[] }>("/v1/brain/proposals?status=pending"),
+      ok(api.GET("/v1/brain/memory", { params: { query: { limit: 50 } } })),
+      ok(api.GET("/v1/brain/settings")),
+      ok(api.GET("/v1/brain/proposals", { params: { query: { status: "pending" } } })),
     ]);
     const add = h("input", { "aria-label": "New MEMORY entry", placeholder: "Something to remember…" });
     const addForm = h("form", { class: "inline" }, add, h("button", { type: "submit" }, "Add"));
@@ -23,7 +21,7 @@ export const memoryEntries = (api: Api) =>
       e.preventDefault();
       if (!add.value.trim()) return;
       try {
-        await api.json("POST", "/v1/brain/memory", { content: add.value.trim() });
+        await ok(api.POST("/v1/brain/memory", { body: { content: add.value.trim() } }));
         reload();
       } catch (err) {
         addForm.append(errorLine(err));
@@ -31,12 +29,15 @@ export const memoryEntries = (api: Api) =>
     });
     const review = h("input", { type: "checkbox", checked: settings.review_mode });
     review.addEventListener("change", async () => {
-      await api.json("PUT", "/v1/brain/settings", { review_mode: review.checked }).catch(() => undefined);
+      await ok(api.PUT("/v1/brain/settings", { body: { review_mode: review.checked } })).catch(() => undefined);
       reload();
     });
     const decide = (p: Proposal, action: "approve" | "reject") => async () => {
       try {
-        await api.json("POST", `/v1/brain/proposals/${encodeURIComponent(p.id)}/${action}`);
+        const params = { path: { id: p.id } };
+        await (action === "approve"
+          ? ok(api.POST("/v1/brain/proposals/{id}/approve", { params }))
+          : ok(api.POST("/v1/brain/proposals/{id}/reject", { params })));
         reload();
       } catch (err) {
         document.getElementById(`proposal-${p.id}`)?.append(errorLine(err));
@@ -57,7 +58,7 @@ export const memoryEntries = (api: Api) =>
             button(
               "Delete",
               async () => {
-                await api.json("DELETE", `/v1/brain/memory/${encodeURIComponent(e.id)}`).catch(() => undefined);
+                await ok(api.DELETE("/v1/brain/memory/{id}", { params: { path: { id: e.id } } })).catch(() => undefined);
                 reload();
               },
               { class: "secondary", "aria-label": `Delete MEMORY entry: ${e.content.slice(0, 40)}` },
@@ -132,7 +133,7 @@ export function factsPanel(api: Api, focus?: string): HTMLElement {
         async () => {
           status.textContent = "";
           try {
-            const out = await api.json<{ forgotten: string[] }>("DELETE", `/v1/memory/facts/${encodeURIComponent(f.id)}`);
+            const out = await ok(api.DELETE("/v1/memory/facts/{id}", { params: { path: { id: f.id } } }));
             status.textContent = forgotten(out.forgotten);
             if (focus && out.forgotten.includes(focus)) gone();
             await (qInput.value.trim() ? search() : list());
@@ -154,7 +155,7 @@ export function factsPanel(api: Api, focus?: string): HTMLElement {
   async function list(): Promise<void> {
     const newest = begin();
     try {
-      const { facts } = await api.get<{ facts: Fact[] }>("/v1/memory/facts?limit=50");
+      const { facts } = await ok(api.GET("/v1/memory/facts", { params: { query: { limit: 50 } } }));
       if (newest()) show(facts);
     } catch (err) {
       if (newest()) fill(results, errorLine(err));
@@ -163,9 +164,15 @@ export function factsPanel(api: Api, focus?: string): HTMLElement {
   async function search(): Promise<void> {
     const newest = begin();
     try {
-      const r = await api.get<{ results: Fact[]; weak: boolean; when: { phrase: string } | null }>(
-        `/v1/memory/facts/search${q({ q: qInput.value.trim(), k: 20, after: after.value, before: before.value, order: order.value })}`,
-      );
+      const given = (v: string) => v.trim() || undefined;
+      const query = {
+        q: qInput.value.trim(),
+        k: 20,
+        after: given(after.value),
+        before: given(before.value),
+        order: given(order.value) as "relevance" | undefined,
+      };
+      const r = await ok(api.GET("/v1/memory/facts/search", { params: { query } }));
       if (!newest()) return;
       show(
         r.results,
@@ -182,7 +189,7 @@ export function factsPanel(api: Api, focus?: string): HTMLElement {
   });
   async function showFocus(id: string): Promise<void> {
     try {
-      const { fact } = await api.get<{ fact: Fact }>(`/v1/memory/facts/${encodeURIComponent(id)}`);
+      const { fact } = await ok(api.GET("/v1/memory/facts/{id}", { params: { path: { id } } }));
       fill(focused, h("h4", null, "The fact an answer used"), h("ul", { class: "items" }, row(fact)));
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) gone();
@@ -197,13 +204,13 @@ export function factsPanel(api: Api, focus?: string): HTMLElement {
 
 export const observationsPanel = (api: Api) =>
   asyncPanel("Observations", async (reload) => {
-    const { events } = await api.get<{ events: Event[] }>("/v1/memory/events?limit=50");
+    const { events } = await ok(api.GET("/v1/memory/events", { params: { query: { limit: 50 } } }));
     const failed = events.some((e) => e.status === "failed");
     return [
       h("h3", null, "Observations"),
       failed
         ? button("Retry failed", async () => {
-            await api.json("POST", "/v1/memory/events/retry").catch(() => undefined);
+            await ok(api.POST("/v1/memory/events/retry")).catch(() => undefined);
             reload();
           })
         : null,

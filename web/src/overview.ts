@@ -1,14 +1,7 @@
 /** The first screen: counts and recent items across everything, from one call (GET /v1/overview). */
-import type { Api } from "./api";
+import { type Api, ok } from "./api";
 import { h, when } from "./dom";
 import { asyncPanel } from "./panel";
-
-type Overview = {
-  counts: Record<string, number>;
-  recent: { kind: string; id: string; title: string; at: number }[];
-  unavailable: string[];
-  today: { cost_usd: number; calls: number };
-};
 
 const LABELS: Record<string, string> = {
   sessions: "Conversations",
@@ -24,7 +17,7 @@ const label = (key: string) => LABELS[key] ?? key.replace(/_/g, " ");
 
 export const overviewPanel = (api: Api) =>
   asyncPanel("Overview", async () => {
-    const o = await api.get<Overview>("/v1/overview");
+    const o = await ok(api.GET("/v1/overview"));
     return [
       h("h2", null, "What engram knows about you"),
       h(

@@ -1,5 +1,5 @@
 /** Projects: the user's own list (create, rename, archive) and the assistant's activity log with undo. */
-import { type Api, explain } from "./api";
+import { type Api, explain, ok } from "./api";
 import { button, h, when } from "./dom";
 import { asyncPanel } from "./panel";
 
@@ -20,8 +20,8 @@ const errorLine = (err: unknown) => h("p", { class: "error", role: "alert" }, ex
 export const projectsPanel = (api: Api) =>
   asyncPanel("Projects", async (reload) => {
     const [{ projects }, { activity }] = await Promise.all([
-      api.get<{ projects: Project[] }>("/v1/projects?include_archived=true"),
-      api.get<{ activity: Activity[] }>("/v1/projects/activity?limit=50"),
+      ok(api.GET("/v1/projects", { params: { query: { include_archived: "true" } } })),
+      ok(api.GET("/v1/projects/activity", { params: { query: { limit: 50 } } })),
     ]);
     const status = h("div", { "aria-live": "polite" });
     // Every action reloads the panel on success and says why in place on failure.
@@ -38,7 +38,7 @@ export const projectsPanel = (api: Api) =>
     const create = h("form", { class: "inline" }, name, h("button", { type: "submit" }, "Create project"));
     create.addEventListener("submit", (e) => {
       e.preventDefault();
-      if (name.value.trim()) void act(() => api.json("POST", "/v1/projects", { name: name.value.trim() }))();
+      if (name.value.trim()) void act(() => ok(api.POST("/v1/projects", { body: { name: name.value.trim() } })))();
     });
 
     const rename = (p: Project) => {
@@ -47,7 +47,7 @@ export const projectsPanel = (api: Api) =>
       form.addEventListener("submit", (e) => {
         e.preventDefault();
         const next = input.value.trim();
-        if (next && next !== p.name) void act(() => api.json("PATCH", `/v1/projects/${encodeURIComponent(p.id)}`, { name: next }))();
+        if (next && next !== p.name) void act(() => ok(api.PATCH("/v1/projects/{id}", { params: { path: { id: p.id } }, body: { name: next } })))();
       });
       return h("details", null, h("summary", { "aria-label": `Rename ${p.name}` }, "Rename"), form);
     };
@@ -63,7 +63,7 @@ export const projectsPanel = (api: Api) =>
         rename(p),
         button(
           p.archived ? "Unarchive" : "Archive",
-          act(() => api.json("PATCH", `/v1/projects/${encodeURIComponent(p.id)}`, { archived: !p.archived })),
+          act(() => ok(api.PATCH("/v1/projects/{id}", { params: { path: { id: p.id } }, body: { archived: !p.archived } }))),
           { class: "secondary", "aria-label": `${p.archived ? "Unarchive" : "Archive"} project ${p.name}` },
         ),
       );
@@ -78,7 +78,7 @@ export const projectsPanel = (api: Api) =>
         a.undoable
           ? button(
               "Undo",
-              act(() => api.json("POST", `/v1/projects/activity/${encodeURIComponent(a.id)}/undo`)),
+              act(() => ok(api.POST("/v1/projects/activity/{id}/undo", { params: { path: { id: a.id } } }))),
               {
                 class: "secondary",
                 "aria-label": `Undo: ${a.summary.slice(0, 60)}`,

@@ -1,5 +1,5 @@
 /** The conversations list: open, rename (inline, Escape cancels), delete (after asking). */
-import { type Api, explain } from "./api";
+import { type Api, explain, ok } from "./api";
 import { button, fill, h } from "./dom";
 
 type Session = { id: string; title: string | null; pending: boolean; updated_at: number; message_count: number };
@@ -33,7 +33,7 @@ export function sessionsList(api: Api, hooks: Hooks) {
       f.addEventListener("submit", async (e) => {
         e.preventDefault();
         try {
-          await api.json("PATCH", `/v1/sessions/${encodeURIComponent(s.id)}`, { title: field.value });
+          await ok(api.PATCH("/v1/sessions/{id}", { params: { path: { id: s.id } }, body: { title: field.value } }));
           await refresh();
         } catch (err) {
           f.append(h("p", { class: "error", role: "alert" }, explain(err)));
@@ -49,7 +49,7 @@ export function sessionsList(api: Api, hooks: Hooks) {
         h("span", null, `Delete “${title}”? `),
         button("Yes, delete", async () => {
           try {
-            await api.json("DELETE", `/v1/sessions/${encodeURIComponent(s.id)}`);
+            await ok(api.DELETE("/v1/sessions/{id}", { params: { path: { id: s.id } } }));
             hooks.deleted(s.id);
             await refresh();
           } catch (err) {
@@ -65,7 +65,7 @@ export function sessionsList(api: Api, hooks: Hooks) {
 
   async function refresh(): Promise<void> {
     try {
-      const { sessions } = await api.get<{ sessions: Session[] }>("/v1/sessions?limit=50");
+      const { sessions } = await ok(api.GET("/v1/sessions", { params: { query: { limit: 50 } } }));
       fill(el, sessions.length ? sessions.map(item) : h("li", { class: "muted" }, "No conversations yet."));
       markCurrent();
     } catch (err) {

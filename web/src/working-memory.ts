@@ -3,15 +3,16 @@
  * (PUT /v1/memory/working, PATCH /v1/memory/scaffold), and their history of revisions: Restore an earlier one,
  * or Forget earlier versions (DELETE /v1/memory/runs/copies) so that no copy of corrected text is left.
  */
-import { type Api, ApiError, explain } from "./api";
+import { type Api, ApiError, explain, ok, type operations } from "./api";
+
+type ScaffoldPatch = operations["patchScaffold"]["requestBody"]["content"]["application/json"]["scaffold"];
+
 import { button, type Child, fill, h, newestOnly, when } from "./dom";
 
 type Working = { working_memory: string; words: number; updated_at: number; pending_events: number };
 type Confidence = Record<string, { confidence?: number; by?: string }>;
 type Scaffold = { scaffold: Record<string, unknown>; confidence: Confidence };
 type Run = { rev: number; kind: string; created_at: number; summary: Record<string, unknown> | null; restorable?: boolean };
-type Restored = { restored: number; rev: number };
-type Cleared = { cleared: number };
 
 /** What the server caps the narrative at (the PUT answers 413 over it). */
 const NARRATIVE_WORDS = 500;
@@ -152,7 +153,7 @@ export function workingAndScaffold(api: Api): HTMLElement {
       status.textContent = "";
       await once(submitter(e), async () => {
         try {
-          working = await api.json<Working>("PUT", "/v1/memory/working", { working_memory: text.value });
+          working = await ok(api.PUT("/v1/memory/working", { body: { working_memory: text.value } }));
           done();
           status.textContent = "Saved working memory.";
           void loadHistory();
@@ -169,7 +170,9 @@ export function workingAndScaffold(api: Api): HTMLElement {
   /** Sends one key's change and shows the scaffold the server answered; focus goes to that key's row, or to Add key once it is gone. */
   async function patch(key: string, value: unknown, done: string): Promise<void> {
     status.textContent = "";
-    showScaffold(await api.json<Scaffold>("PATCH", "/v1/memory/scaffold", { scaffold: { [key]: value } }));
+    // `value` is JSON the user typed (parsed) or null to remove the key: what the scaffold's values are.
+    const scaffold = { [key]: value } as ScaffoldPatch;
+    showScaffold(await ok(api.PATCH("/v1/memory/scaffold", { body: { scaffold } })));
     status.textContent = done;
     const row = [...scaffoldBox.querySelectorAll<HTMLElement>("li[data-key]")].find((li) => li.dataset.key === key);
     (row?.querySelector("button") ?? scaffoldBox.querySelector<HTMLInputElement>("form input"))?.focus();
@@ -307,9 +310,7 @@ export function workingAndScaffold(api: Api): HTMLElement {
 
   /** Revisions older than `before` (the newest when absent); one more than shown is asked for, to tell whether there are older ones. */
   async function runsPage(before?: number): Promise<{ runs: Run[]; older: boolean }> {
-    const query = new URLSearchParams({ limit: String(HISTORY_PAGE + 1) });
-    if (before !== undefined) query.set("before", String(before));
-    const { runs } = await api.get<{ runs: Run[] }>(`/v1/memory/runs?${query}`);
+    const { runs } = await ok(api.GET("/v1/memory/runs", { params: { query: { limit: HISTORY_PAGE + 1, before } } }));
     return { runs: runs.slice(0, HISTORY_PAGE), older: runs.length > HISTORY_PAGE };
   }
 
@@ -378,7 +379,7 @@ export function workingAndScaffold(api: Api): HTMLElement {
     async function forget(): Promise<void> {
       status.textContent = "";
       try {
-        const { cleared } = await api.json<Cleared>("DELETE", "/v1/memory/runs/copies");
+        const { cleared } = await ok(api.DELETE("/v1/memory/runs/copies"));
         await loadHistory();
         status.textContent = cleared ? `Forgot ${cleared} earlier ${cleared === 1 ? "version" : "versions"}.` : "There were no earlier versions to forget.";
         // Keyboard: the button pressed is gone with the old list; focus goes to its successor.
@@ -413,7 +414,7 @@ export function workingAndScaffold(api: Api): HTMLElement {
     async function restore(): Promise<void> {
       status.textContent = "";
       try {
-        const r = await api.json<Restored>("POST", `/v1/memory/runs/${run.rev}/restore`);
+        const r = await ok(api.POST("/v1/memory/runs/{rev}/restore", { params: { path: { rev: run.rev } } }));
         await load();
         status.textContent = `Restored revision ${r.restored} (now revision ${r.rev}).`;
       } catch (err) {
@@ -430,7 +431,7 @@ export function workingAndScaffold(api: Api): HTMLElement {
   async function load(): Promise<void> {
     root.setAttribute("aria-busy", "true");
     try {
-      const [w, s] = await Promise.all([api.get<Working>("/v1/memory/working"), api.get<Scaffold>("/v1/memory/scaffold"), loadHistory()]);
+      const [w, s] = await Promise.all([ok(api.GET("/v1/memory/working")), ok(api.GET("/v1/memory/scaffold")), loadHistory()]);
       showNarrative(w);
       showScaffold(s);
     } catch (err) {
