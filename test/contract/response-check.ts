@@ -13,10 +13,15 @@ type Operation = { responses: Record<string, ResponseObject> };
 export type OpenApiDoc = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } };
 
 /**
+ * OAuth's own endpoints (metadata, registration, token, authorize) speak RFC 8414/9728/7591/6749, served by
+ * workers-oauth-provider and tested by the MCP SDK's OAuth client (test/oauth-mcp.test.ts).
+ */
+const OAUTH = [/^\/\.well-known\/oauth-/, /^\/oauth\/(register|token|revoke)$/, /^\/authorize$/];
+/**
  * Paths outside the document by design: the MCP endpoint speaks JSON-RPC (its own protocol, tested by the MCP
  * suites), and the document itself.
  */
-const OUTSIDE = [/^\/mcp$/, /^\/openapi\.json$/];
+const OUTSIDE = [/^\/mcp$/, /^\/openapi\.json$/, ...OAUTH];
 
 /** A document path template (`/v1/sessions/{id}`) as a regular expression over request paths. */
 const templateRe = (template: string) =>

@@ -1,9 +1,7 @@
 /** Account: the apps connected to the user's memory through OAuth (one grant each), and disconnecting them. */
-import { type Api, explain } from "./api";
+import { type Api, explain, ok } from "./api";
 import { button, h, when } from "./dom";
 import { asyncPanel } from "./panel";
-
-type Grant = { id: string; client_id: string; client_name: string; scope: string[]; created_at: number; expires_at: number | null };
 
 const SCOPE_WORDS: Record<string, string> = {
   "memory:read": "read-only memory",
@@ -13,8 +11,8 @@ const SCOPE_WORDS: Record<string, string> = {
 
 export const connectedAppsPanel = (api: Api) =>
   asyncPanel("Connected apps", async (reload) => {
-    const { grants } = await api.get<{ grants: Grant[] }>("/v1/oauth/grants");
-    const row = (g: Grant) => {
+    const { grants } = await ok(api.GET("/v1/oauth/grants"));
+    const row = (g: (typeof grants)[number]) => {
       const error = h("p", { class: "error", role: "alert" });
       return h(
         "li",
@@ -30,7 +28,7 @@ export const connectedAppsPanel = (api: Api) =>
           "Disconnect",
           async () => {
             try {
-              await api.json("DELETE", `/v1/oauth/grants/${encodeURIComponent(g.id)}`);
+              await ok(api.DELETE("/v1/oauth/grants/{id}", { params: { path: { id: g.id } } }));
               reload();
             } catch (err) {
               error.textContent = explain(err);

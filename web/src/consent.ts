@@ -4,19 +4,11 @@
  * it), where the access goes, and the three things the user can grant; approving or denying sends the browser
  * back to the app. The server checks that the answer comes from the browser that opened the request.
  */
-import { type Api, explain } from "./api";
+import { type Api, explain, ok, type Schemas } from "./api";
 import { fill, h } from "./dom";
 
-type Scope = "memory:read" | "memory:write" | "lessons";
-type Consent = {
-  client_id: string;
-  client_name: string;
-  client_domain: string | null;
-  redirect_host: string;
-  redirect_is_loopback: boolean;
-  requested_scope: string[];
-  scopes: { scope: Scope; description: string }[];
-};
+type Consent = Schemas["OAuthConsent"];
+type Scope = Consent["scopes"][number]["scope"];
 
 const LABELS: Record<Scope, string> = {
   "memory:read": "Read-only memory",
@@ -37,8 +29,7 @@ export const consentHandle = (hash: string): string | undefined => /^#consent\/(
 export function consentView(api: Api, handle: string): HTMLElement {
   const root = h("section", { class: "panel consent stack", "aria-label": "Connect an app", "aria-busy": "true" });
   const status = h("p", { role: "status" });
-  api
-    .get<Consent>(`/v1/oauth/consent/${encodeURIComponent(handle)}`)
+  ok(api.GET("/v1/oauth/consent/{handle}", { params: { path: { handle } } }))
     .then((c) => fill(root, page(api, handle, c, status)))
     .catch((err) =>
       fill(
@@ -77,10 +68,12 @@ function page(api: Api, handle: string, c: Consent, status: HTMLElement) {
     allow.disabled = deny.disabled = true;
     status.textContent = decision === "approve" ? `Connecting ${c.client_name}…` : "Telling the app you declined…";
     try {
-      const { redirect_to } = await api.json<{ redirect_to: string }>("POST", `/v1/oauth/consent/${encodeURIComponent(handle)}`, {
-        decision,
-        ...(decision === "approve" ? { scope } : {}),
-      });
+      const { redirect_to } = await ok(
+        api.POST("/v1/oauth/consent/{handle}", {
+          params: { path: { handle } },
+          body: { decision, ...(decision === "approve" && scope ? { scope: scope as Scope } : {}) },
+        }),
+      );
       // replace: going back must not land on a request already answered.
       location.replace(redirect_to);
     } catch (err) {
