@@ -12,10 +12,12 @@ import { afterResponse } from "../http/after-response";
 import type { AppEnv } from "../http/context";
 import { rateLimitUser } from "../http/rate-limit";
 import { AppError } from "../lib/errors";
+import { guardMcpOrigin } from "./origin";
 import { createMcpServer } from "./server";
 
 export function mcpRoutes(registry: Registry) {
   const app = new Hono<AppEnv>();
+  app.use("/mcp", guardMcpOrigin);
   app.use("/mcp", async (c, next) => {
     // RFC 9728-style hint for MCP clients: the credential is a bearer API key.
     c.header("WWW-Authenticate", 'Bearer realm="engram"');
@@ -34,14 +36,11 @@ export function mcpRoutes(registry: Registry) {
     }
     if (Array.isArray(body)) return jsonRpcError(-32600, "Invalid Request: JSON-RPC batches are not supported; send one message per POST");
     const user = c.var.user;
-    const server = createMcpServer(registry.mcpTools, {
-      db: c.var.db,
-      env: c.env,
-      config: c.var.config,
-      userId: user.id,
-      plan: user.plan,
-      defer: afterResponse(c),
-    });
+    const server = createMcpServer(
+      registry.mcpTools,
+      { db: c.var.db, env: c.env, config: c.var.config, userId: user.id, plan: user.plan, defer: afterResponse(c) },
+      { resources: registry.mcpResources, prompts: registry.mcpPrompts },
+    );
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {
