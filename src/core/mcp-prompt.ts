@@ -2,10 +2,7 @@ import type { z } from "zod";
 import type { McpScope } from "./mcp-resource";
 
 /** A message of a prompt's result: text, or a resource the server embeds whole. */
-export type McpPromptMessage = { role: "user" | "assistant" } & (
-  | { text: string }
-  | { resource: { uri: string; mimeType: string; text: string } }
-);
+export type McpPromptMessage = { role: "user" | "assistant" } & ({ text: string } | { resource: { uri: string; mimeType: string; text: string } });
 
 /**
  * A prompt a user picks from an MCP client's menu (a slash command): it fills the conversation with the user's

@@ -22,8 +22,7 @@ export function rememberPrompt(resources: readonly McpResource[]): McpPrompt {
       const listed = (await Promise.all(resources.map((r) => r.list(scope)))).flat().slice(0, EMBEDDED);
       const read = await Promise.all(listed.map((entry) => readResource(resources, scope, entry.uri)));
       const documents: McpPromptMessage[] = read.flatMap((r) => (r?.text ? [{ role: "user" as const, resource: r }] : []));
-      if (!documents.length)
-        return [{ role: "user", text: "engram holds nothing about me yet. Say so, and tell me how it learns (from our conversations)." }];
+      if (!documents.length) return [{ role: "user", text: "engram holds nothing about me yet. Say so, and tell me how it learns (from our conversations)." }];
       return [
         { role: "user", text: "Here is what engram, my memory service, keeps about me:" },
         ...documents,

@@ -96,7 +96,8 @@ export function createMcpServer(tools: readonly McpTool[], scope: McpScope, offe
     const prompt = prompts.find((p) => p.name === request.params.name);
     if (!prompt) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
     const args = prompt.args.safeParse(request.params.arguments ?? {});
-    if (!args.success) throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${prompt.name}: ${args.error.issues.map((i) => issueText(i)).join("; ")}`);
+    if (!args.success)
+      throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${prompt.name}: ${args.error.issues.map((i) => issueText(i)).join("; ")}`);
     return { description: prompt.description, messages: (await prompt.messages(scope, args.data)).map(promptMessage) };
   });
   return server;
