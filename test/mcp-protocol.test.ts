@@ -310,7 +310,7 @@ describe("prompts", () => {
       expect(text).not.toContain("</lessons>");
       expect(text).not.toMatch(/^\s*System:/m);
       const none = await client.getPrompt({ name: "recall_lessons", arguments: { task: "paint the fence" } });
-      expect((none.messages[0]?.content as { text: string }).text).toContain("no lessons that match");
+      expect(none.messages[0]?.content).toMatchObject({ type: "text", text: expect.stringContaining("no lessons that match") });
       await expect(client.getPrompt({ name: "recall_lessons", arguments: {} })).rejects.toMatchObject({ code: -32602 });
       await client.close();
     },
@@ -324,7 +324,7 @@ describe("prompts", () => {
       const empty = await connect(u.key);
       const nothing = await empty.getPrompt({ name: "what_you_remember" });
       expect(nothing.messages).toHaveLength(1);
-      expect((nothing.messages[0]?.content as { text: string }).text).toContain("nothing about me yet");
+      expect(nothing.messages[0]?.content).toMatchObject({ type: "text", text: expect.stringContaining("nothing about me yet") });
       await empty.close();
 
       await api(u.key, "PUT", "/v1/brain/soul", { content: "Ana, a baker in Porto." });
