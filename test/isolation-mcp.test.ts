@@ -4,13 +4,11 @@
  * transcript session). Nothing of A's comes back, nothing of A's changes, and what B writes lands in B's store
  * only. A tool, resource template or prompt added later without an entry here fails, so all are covered.
  */
-import { SELF } from "cloudflare:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { fixture } from "./fixtures/transcripts";
-import { api, BASE, createUser } from "./helpers";
+import { api, createUser } from "./helpers";
 import { bytes, upload } from "./lessons-helpers";
+import { connectMcp } from "./mcp-helpers";
 
 const SECRET = "zebracodeword";
 const PROJECT = "billing-api";
@@ -21,16 +19,6 @@ let a: User;
 let b: User;
 let aTranscript: string;
 let aLessonId: string;
-
-async function connect(key: string) {
-  const client = new Client({ name: "engram-isolation", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), {
-    fetch: (url, init) => SELF.fetch(url, init),
-    requestInit: { headers: { authorization: `Bearer ${key}` } },
-  });
-  await client.connect(transport);
-  return client;
-}
 
 /** Every tool's attack: arguments naming A's data. Several per tool where the tool has several ways in. */
 const ATTACKS: Record<string, () => Record<string, unknown>[]> = {
@@ -53,7 +41,7 @@ const RESOURCE_ATTACKS: Record<string, () => string[]> = {
 
 /** Every prompt's attack: arguments naming A's data. */
 const PROMPT_ATTACKS: Record<string, () => Record<string, string>[]> = {
-  recall_lessons: () => [{ task: "webhook retry backoff", project: PROJECT }, { task: aLessonId }],
+  recall_lessons: (): Record<string, string>[] => [{ task: "webhook retry backoff", project: PROJECT }, { task: aLessonId }],
   what_you_remember: () => [{}],
 };
 
@@ -104,7 +92,7 @@ describe("MCP tools with another user's key", () => {
   it(
     "every listed tool has an attack here",
     async () => {
-      const client = await connect(b.key);
+      const client = await connectMcp(b.key);
       const { tools } = await client.listTools();
       await client.close();
       expect(tools.length).toBeGreaterThan(0);
@@ -116,7 +104,7 @@ describe("MCP tools with another user's key", () => {
   it(
     "B's resource reads and prompts (before B writes anything) bring nothing of A's: A's per-site URIs are not found, B's own documents are B's",
     async () => {
-      const client = await connect(b.key);
+      const client = await connectMcp(b.key);
       const { resourceTemplates } = await client.listResourceTemplates();
       const { resources } = await client.listResources();
       const kinds = [...resourceTemplates.map((t) => t.uriTemplate), ...resources.map((r) => r.uri)];
@@ -152,7 +140,7 @@ describe("MCP tools with another user's key", () => {
     async () => {
       const before = await snapshotOfA();
       expect(before).toContain(SECRET);
-      const client = await connect(b.key);
+      const client = await connectMcp(b.key);
       for (const [name, attacks] of Object.entries(ATTACKS)) {
         for (const args of attacks()) {
           const result = (await client.callTool({ name, arguments: args })) as { content: { text: string }[] };
