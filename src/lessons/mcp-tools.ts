@@ -172,8 +172,8 @@ export const brainExtract = defineMcpTool({
     "Extract lessons now from transcripts already uploaded to engram but not yet processed, with the conversation " +
     "model instead of waiting for background extraction. Call it when the user asks to learn from a session " +
     "right away (e.g. before ending it). Give session_id to extract one session.",
-  // Adds lessons from transcripts already uploaded (with a model call); a transcript extracted once is done.
-  hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  // Adds lessons, never removes any. Not idempotent: each call takes the next pending transcripts (3 at most).
+  hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   input: z.object({ session_id: z.string().trim().min(1).max(100).optional().describe("A Claude Code session id; omitted: the oldest pending transcripts") }),
   describe: () => "Extracting lessons",
   run: (ctx, input) => extractNow(ctx, input.session_id),
