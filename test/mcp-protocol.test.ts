@@ -330,3 +330,34 @@ describe("prompts", () => {
     T,
   );
 });
+
+describe("completions", () => {
+  it(
+    "completes recall_lessons' project and a template's site from the caller's own data only",
+    async () => {
+      const a = await createUser("pro");
+      const b = await createUser("pro");
+      for (const project of ["billing-api", "billing-web", "shop"])
+        await api(a.key, "POST", "/v1/lessons", { title: `A rule for ${project}`, content: "Long enough to be stored as a lesson.", project });
+      await api(a.key, "PUT", "/v1/sites/bakery/bible", { content: "Rules." });
+      await api(b.key, "PUT", "/v1/sites/bank/bible", { content: "Rules." });
+      const complete = async (key: string, ref: { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string }, name: string, value: string) => {
+        const client = await connectMcp(key);
+        try {
+          return (await client.complete({ ref, argument: { name, value } })).completion;
+        } finally {
+          await client.close();
+        }
+      };
+      const lessonsPrompt = { type: "ref/prompt" as const, name: "recall_lessons" };
+      expect(await complete(a.key, lessonsPrompt, "project", "bill")).toEqual({ values: ["billing-api", "billing-web"], total: 2, hasMore: false });
+      expect((await complete(b.key, lessonsPrompt, "project", "")).values).toEqual([]);
+      expect((await complete(a.key, lessonsPrompt, "task", "re")).values).toEqual([]);
+      const bible = { type: "ref/resource" as const, uri: "engram://sites/{site}/bible" };
+      expect((await complete(a.key, bible, "site", "ba")).values).toEqual(["bakery"]);
+      expect((await complete(b.key, bible, "site", "ba")).values).toEqual(["bank"]);
+      await expect(complete(a.key, { type: "ref/prompt", name: "no_such_prompt" }, "x", "")).rejects.toMatchObject({ code: -32602 });
+    },
+    T,
+  );
+});

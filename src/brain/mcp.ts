@@ -80,6 +80,7 @@ const siteDocument = (kind: "bible" | "heartbeat", title: string, description: s
       name: `${kind}:${site}`,
       title: `${title}: ${site}`,
     })),
+  complete: { site: (scope) => sitesWith(scope.db, scope.userId, kind) },
   read: async (scope, vars) => {
     const site = vars.site ?? "";
     if (!(await findDocument(scope.db, scope.userId, kind, site))) return null;

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { McpScope } from "./mcp-resource";
+import type { McpCompleter, McpScope } from "./mcp-resource";
 
 /** A message of a prompt's result: text, or a resource the server embeds whole. */
 export type McpPromptMessage = { role: "user" | "assistant" } & ({ text: string } | { resource: { uri: string; mimeType: string; text: string } });
@@ -15,6 +15,8 @@ export interface McpPrompt<S extends z.ZodObject<Record<string, z.ZodType<string
   description: string;
   args: S;
   messages(scope: McpScope, args: z.infer<S>): Promise<McpPromptMessage[]>;
+  /** Completion of the arguments, by name. */
+  complete?: Readonly<Record<string, McpCompleter>>;
 }
 
 /** Checks a prompt against its own argument schema; the result is an ordinary prompt the registry can hold. */

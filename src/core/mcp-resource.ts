@@ -6,6 +6,12 @@ export type McpScope = Pick<TurnScope, "db" | "env" | "config" | "userId" | "pla
   defer?: (work: () => Promise<unknown>) => void;
 };
 
+/**
+ * Suggestions for the value of a prompt argument or a URI template variable, from the user's own data (their sites,
+ * their projects), for a client's autocomplete; `completion/complete` keeps those starting with what was typed.
+ */
+export type McpCompleter = (scope: McpScope) => Promise<string[]>;
+
 /** One concrete resource of the user, as `resources/list` shows it. */
 export type McpResourceEntry = { uri: string; name: string; title: string; description?: string };
 
@@ -25,4 +31,6 @@ export interface McpResource {
   list(scope: McpScope): Promise<McpResourceEntry[]>;
   /** The text of one, from the variables of its URI; null when the user has none (the client gets "not found"). */
   read(scope: McpScope, vars: Readonly<Record<string, string>>): Promise<string | null>;
+  /** Completion of the template's variables, by name. */
+  complete?: Readonly<Record<string, McpCompleter>>;
 }

@@ -3,8 +3,11 @@
  * lessons engram has for the task into the conversation (escaped, as brain_recall returns them) and asks the
  * model to follow those that apply.
  */
+import { and, asc, eq, isNotNull } from "drizzle-orm";
 import { z } from "zod";
 import { defineMcpPrompt } from "../core/mcp-prompt";
+import type { Db } from "../db/client";
+import { lessons } from "../db/schema";
 import { inlinePromptText } from "../lib/prompt-text";
 import { recalledLessons } from "./mcp-tools";
 
@@ -30,6 +33,18 @@ export const recallLessonsPrompt = defineMcpPrompt({
         "if you learn something worth remembering (brain_remember saves it).";
     return [{ role: "user", text }];
   },
+  complete: { project: (scope) => lessonProjects(scope.db, scope.userId) },
 });
+
+/** The projects the user has lessons for, in name order. */
+async function lessonProjects(db: Db, userId: string): Promise<string[]> {
+  const rows = await db
+    .selectDistinct({ project: lessons.project })
+    .from(lessons)
+    .where(and(eq(lessons.userId, userId), isNotNull(lessons.project)))
+    .orderBy(asc(lessons.project))
+    .all();
+  return rows.flatMap((r) => (r.project ? [r.project] : []));
+}
 
 export const lessonMcpPrompts = [recallLessonsPrompt];

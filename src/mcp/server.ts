@@ -7,6 +7,7 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
@@ -27,6 +28,9 @@ import { isTemplate, readResource } from "./resources";
 
 export const SERVER_INFO = { name: "engram", version: "0.1.0" };
 export type { McpScope };
+
+/** Values one completion returns at most (the spec's limit). */
+const COMPLETIONS = 100;
 
 /** The spec's code for a resource that does not exist (or is not the caller's). */
 const RESOURCE_NOT_FOUND = -32002;
@@ -49,7 +53,7 @@ const promptMessage = (m: McpPromptMessage) =>
 export function createMcpServer(tools: readonly McpTool[], scope: McpScope, offer: McpOffer): Server {
   const server = new Server(SERVER_INFO, {
     // Stateless: no session to hold a subscription or a list-changed stream (docs/mcp.md, "Resources").
-    capabilities: { tools: {}, resources: {}, prompts: {} },
+    capabilities: { tools: {}, resources: {}, prompts: {}, completions: {} },
     instructions:
       "engram is the user's long-term memory. Call brain_recall before writing code, choosing an approach or " +
       "debugging, with concrete nouns from the task; call brain_remember when the user corrects you or a hard-won " +
@@ -99,6 +103,15 @@ export function createMcpServer(tools: readonly McpTool[], scope: McpScope, offe
     if (!args.success)
       throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${prompt.name}: ${args.error.issues.map((i) => issueText(i)).join("; ")}`);
     return { description: prompt.description, messages: (await prompt.messages(scope, args.data)).map(promptMessage) };
+  });
+
+  server.setRequestHandler(CompleteRequestSchema, async (request) => {
+    const { ref, argument } = request.params;
+    const target = ref.type === "ref/prompt" ? prompts.find((p) => p.name === ref.name) : offer.resources.find((r) => r.uriTemplate === ref.uri);
+    if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown ${ref.type === "ref/prompt" ? "prompt" : "resource template"}`);
+    const complete = target.complete?.[argument.name];
+    const values = complete ? (await complete(scope)).filter((v) => v.startsWith(argument.value)) : [];
+    return { completion: { values: values.slice(0, COMPLETIONS), total: values.length, hasMore: values.length > COMPLETIONS } };
   });
   return server;
 }
