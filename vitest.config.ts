@@ -26,6 +26,8 @@ export default defineConfig(async () => {
             // stay off here (as in wrangler.toml's local vars); test/limits-rate.test.ts turns them on with the
             // small TEST_* limiters below.
             RATE_LIMITS: "off",
+            // The tests' host (test/helpers.ts BASE) beside wrangler.toml's local loopback names.
+            MCP_ALLOWED_HOSTS: "engram.test,localhost,127.0.0.1,[::1]",
           },
           // Small limits for test/limits-rate.test.ts (swapped in for wrangler.toml's).
           ratelimits: {

@@ -1,16 +1,14 @@
 /**
- * Tenant isolation over MCP, generated from the server's own tool list: user B calls every tool /mcp lists,
- * aimed at user A's data (A's words, project, site, transcript session). Nothing of A's comes back, nothing
- * of A's changes, and what B writes lands in B's store only. A tool added later without an entry here fails
- * the first test, so every MCP tool is covered.
+ * Tenant isolation over MCP, generated from the server's own lists: user B calls every tool /mcp lists, reads
+ * every resource (A's URIs included) and gets every prompt, aimed at user A's data (A's words, project, site,
+ * transcript session). Nothing of A's comes back, nothing of A's changes, and what B writes lands in B's store
+ * only. A tool, resource template or prompt added later without an entry here fails, so all are covered.
  */
-import { SELF } from "cloudflare:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { fixture } from "./fixtures/transcripts";
-import { api, BASE, createUser } from "./helpers";
+import { api, createUser } from "./helpers";
 import { bytes, upload } from "./lessons-helpers";
+import { connectMcp } from "./mcp-helpers";
 
 const SECRET = "zebracodeword";
 const PROJECT = "billing-api";
@@ -22,16 +20,6 @@ let b: User;
 let aTranscript: string;
 let aLessonId: string;
 
-async function connect(key: string) {
-  const client = new Client({ name: "engram-isolation", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), {
-    fetch: (url, init) => SELF.fetch(url, init),
-    requestInit: { headers: { authorization: `Bearer ${key}` } },
-  });
-  await client.connect(transport);
-  return client;
-}
-
 /** Every tool's attack: arguments naming A's data. Several per tool where the tool has several ways in. */
 const ATTACKS: Record<string, () => Record<string, unknown>[]> = {
   brain_recall: () => [{ query: `${SECRET} retry` }, { query: `${SECRET} retry`, project: PROJECT }, { query: aLessonId }],
@@ -40,6 +28,21 @@ const ATTACKS: Record<string, () => Record<string, unknown>[]> = {
   memory_search: () => [{ query: `Ana ${SECRET}` }, { query: SECRET, k: 20 }],
   memory_remember: () => [{ content: `My ${SECRET} is green` }],
   brain_read: () => [{ document: "soul" }, { document: "memory" }, { document: "bible", site: SITE }],
+};
+
+/** Every resource kind's attack: the URIs of A's own resources of that kind, read with B's key. */
+const RESOURCE_ATTACKS: Record<string, () => string[]> = {
+  "engram://brain/soul": () => ["engram://brain/soul"],
+  "engram://brain/memory": () => ["engram://brain/memory"],
+  "engram://memory/working": () => ["engram://memory/working"],
+  "engram://sites/{site}/bible": () => [`engram://sites/${SITE}/bible`],
+  "engram://sites/{site}/heartbeat": () => [`engram://sites/${SITE}/heartbeat`],
+};
+
+/** Every prompt's attack: arguments naming A's data. */
+const PROMPT_ATTACKS: Record<string, () => Record<string, string>[]> = {
+  recall_lessons: (): Record<string, string>[] => [{ task: "webhook retry backoff", project: PROJECT }, { task: aLessonId }],
+  what_you_remember: () => [{}],
 };
 
 /** What A can see of their own data: it must read the same after B's calls. */
@@ -71,6 +74,7 @@ beforeAll(async () => {
   await api(a.key, "POST", "/v1/brain/memory", { content: `likes ${SECRET}` });
   await api(a.key, "PUT", `/v1/sites/${SITE}/sync`, { name: `Shop ${SECRET}`, status: "ok" });
   await api(a.key, "PUT", `/v1/sites/${SITE}/bible`, { content: `House rules ${SECRET}` });
+  await api(a.key, "PUT", "/v1/memory/working", { working_memory: `Ana is planning ${SECRET}` });
   const f = fixture("retry-backoff");
   aTranscript = f.session_id;
   await upload(a.key, { session_id: f.session_id, project: PROJECT, offset: 0, content: f.text, total_bytes: bytes(f.text) });
@@ -88,7 +92,7 @@ describe("MCP tools with another user's key", () => {
   it(
     "every listed tool has an attack here",
     async () => {
-      const client = await connect(b.key);
+      const client = await connectMcp(b.key);
       const { tools } = await client.listTools();
       await client.close();
       expect(tools.length).toBeGreaterThan(0);
@@ -98,11 +102,45 @@ describe("MCP tools with another user's key", () => {
   );
 
   it(
+    "B's resource reads and prompts (before B writes anything) bring nothing of A's: A's per-site URIs are not found, B's own documents are B's",
+    async () => {
+      const client = await connectMcp(b.key);
+      const { resourceTemplates } = await client.listResourceTemplates();
+      const { resources } = await client.listResources();
+      const kinds = [...resourceTemplates.map((t) => t.uriTemplate), ...resources.map((r) => r.uri)];
+      for (const kind of kinds) expect(Object.keys(RESOURCE_ATTACKS), `no isolation attack for MCP resource ${kind}`).toContain(kind);
+      expect(JSON.stringify(resources)).not.toContain(SITE);
+      for (const [kind, uris] of Object.entries(RESOURCE_ATTACKS)) {
+        for (const uri of uris()) {
+          const read = await client.readResource({ uri }).then(
+            (r) => JSON.stringify(r.contents),
+            (err: { code?: number }) => err.code,
+          );
+          if (kind.includes("{site}")) expect(read, uri).toBe(-32002);
+          else expect(read, uri).not.toContain(SECRET);
+        }
+      }
+      const { prompts } = await client.listPrompts();
+      for (const p of prompts) expect(Object.keys(PROMPT_ATTACKS), `no isolation attack for MCP prompt ${p.name}`).toContain(p.name);
+      for (const [name, attacks] of Object.entries(PROMPT_ATTACKS)) {
+        for (const args of attacks()) {
+          const text = JSON.stringify((await client.getPrompt({ name, arguments: args })).messages);
+          expect(text, `${name} ${JSON.stringify(args)}`).not.toContain(SECRET);
+          expect(text, `${name} ${JSON.stringify(args)}`).not.toContain(a.id);
+          // The task is echoed back; A's lesson id may appear there only, never as a recalled lesson.
+          expect(text, `${name} ${JSON.stringify(args)}`).not.toContain(`(id ${aLessonId}`);
+        }
+      }
+      await client.close();
+    },
+    T,
+  );
+  it(
     "B's calls return nothing of A's and change nothing of A's; B's writes are B's",
     async () => {
       const before = await snapshotOfA();
       expect(before).toContain(SECRET);
-      const client = await connect(b.key);
+      const client = await connectMcp(b.key);
       for (const [name, attacks] of Object.entries(ATTACKS)) {
         for (const args of attacks()) {
           const result = (await client.callTool({ name, arguments: args })) as { content: { text: string }[] };

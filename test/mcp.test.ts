@@ -1,6 +1,5 @@
 import { env, SELF } from "cloudflare:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
@@ -10,19 +9,9 @@ import { recordUsage } from "../src/usage/record";
 import { fixture } from "./fixtures/transcripts";
 import { api, BASE, createUser, script, seen } from "./helpers";
 import { bytes, capturedDeps, deliver, extraction, lesson, upload } from "./lessons-helpers";
+import { connectMcp } from "./mcp-helpers";
 
 const T = 60_000;
-
-/** The official MCP client, connected to /mcp of the Worker under test with this bearer key. */
-async function connect(key: string | null) {
-  const client = new Client({ name: "engram-test", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), {
-    fetch: (url, init) => SELF.fetch(url, init),
-    requestInit: key ? { headers: { authorization: `Bearer ${key}` } } : {},
-  });
-  await client.connect(transport);
-  return client;
-}
 
 /** A transcript of 40 failed commands with some chat between them: its moments fill three extraction chunks. */
 function fortyFailures(): string {
@@ -50,7 +39,7 @@ describe("MCP server at /mcp", () => {
     "lists the six tools, each saying when to call it",
     async () => {
       const u = await createUser();
-      const client = await connect(u.key);
+      const client = await connectMcp(u.key);
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(["brain_extract", "brain_read", "brain_recall", "brain_remember", "memory_remember", "memory_search"]);
       expect(tools.find((t) => t.name === "brain_recall")?.description).toMatch(/BEFORE writing code/);
@@ -75,7 +64,7 @@ describe("MCP server at /mcp", () => {
       const row = await env.DB.prepare("SELECT id FROM transcripts WHERE user_id = ?").bind(u.id).first<{ id: string }>();
       await deliver([{ kind: EXTRACT_KIND, userId: u.id, transcriptId: row?.id ?? "" }]);
 
-      const client = await connect(u.key);
+      const client = await connectMcp(u.key);
       const recalled = await call(client, "brain_recall", { query: "retry 429 with sleep", project: "billing-api" });
       expect(recalled.isError).toBe(false);
       expect(recalled.text).toContain("Exponential backoff with jitter for 429 retries");
@@ -97,7 +86,7 @@ describe("MCP server at /mcp", () => {
     async () => {
       const a = await createUser();
       const b = await createUser();
-      const ca = await connect(a.key);
+      const ca = await connectMcp(a.key);
       const saved = await call(ca, "brain_remember", {
         title: "Never mock the database in integration tests",
         content: "Use the real Postgres from docker compose; mocks hid a broken migration.",
@@ -119,7 +108,7 @@ describe("MCP server at /mcp", () => {
       ).toMatch(/^Already known/);
       expect((await call(ca, "brain_recall", { query: "mock database" })).text).toContain("[antipattern HIGH AVOID] Never mock the database");
 
-      const cb = await connect(b.key);
+      const cb = await connectMcp(b.key);
       expect((await call(cb, "brain_recall", { query: "mock database" })).text).toBe("No lessons match. Nothing learned about this yet.");
       const lessonId = /les_[0-9a-f]{32}/.exec(saved.text)?.[0] ?? "";
       expect((await api(b.key, "GET", `/v1/lessons/${lessonId}`)).status).toBe(404);
@@ -133,7 +122,7 @@ describe("MCP server at /mcp", () => {
     "brain_recall finds a lesson by a long query with no searchable word (a row of emoji)",
     async () => {
       const u = await createUser();
-      const client = await connect(u.key);
+      const client = await connectMcp(u.key);
       await call(client, "brain_remember", { title: "Emoji headings 😀", content: `Keep ${"😀".repeat(20)} in the changelog headings.` });
       const found = await call(client, "brain_recall", { query: "😀".repeat(13) });
       expect(found.isError).toBe(false);
@@ -147,7 +136,7 @@ describe("MCP server at /mcp", () => {
     "returns bad tool input as an error result, writing nothing",
     async () => {
       const u = await createUser();
-      const client = await connect(u.key);
+      const client = await connectMcp(u.key);
       const bad = await call(client, "brain_remember", { title: "x", content: "short" });
       expect(bad.isError).toBe(true);
       expect(bad.text).toContain("Invalid input for brain_remember");
@@ -163,11 +152,11 @@ describe("MCP server at /mcp", () => {
     "refuses a missing, wrong or revoked key",
     async () => {
       const u = await createUser();
-      await expect(connect(null)).rejects.toThrow();
-      await expect(connect("egm_not-a-key")).rejects.toThrow();
+      await expect(connectMcp(null)).rejects.toThrow();
+      await expect(connectMcp("egm_not-a-key")).rejects.toThrow();
       const rotated = await api(u.key, "POST", "/v1/keys/rotate");
       expect(rotated.status).toBe(201);
-      await expect(connect(u.key)).rejects.toThrow();
+      await expect(connectMcp(u.key)).rejects.toThrow();
       const raw = await SELF.fetch(`${BASE}/mcp`, {
         method: "POST",
         headers: { authorization: `Bearer ${u.key}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
@@ -176,7 +165,7 @@ describe("MCP server at /mcp", () => {
       expect(raw.status).toBe(401);
       expect(raw.headers.get("www-authenticate")).toContain("Bearer");
       const { key } = (await rotated.json()) as { key: string };
-      const client = await connect(key);
+      const client = await connectMcp(key);
       expect((await client.listTools()).tools).toHaveLength(6);
       await client.close();
     },
@@ -189,7 +178,7 @@ describe("MCP server at /mcp", () => {
       const u = await createUser();
       expect((await api(u.key, "PUT", "/v1/brain/soul", { content: "Be terse. The user is a backend engineer." })).status).toBe(200);
       expect((await api(u.key, "POST", "/v1/memory/facts", { facts: [{ text: "The user deploys with Cloudflare Workers." }] })).status).toBe(201);
-      const client = await connect(u.key);
+      const client = await connectMcp(u.key);
       expect((await call(client, "brain_read", { document: "soul" })).text).toBe("Be terse. The user is a backend engineer.");
       expect((await call(client, "brain_read", { document: "bible", site: "shop" })).text).toBe("BIBLE is empty.");
       const embeddings = async () =>
@@ -221,7 +210,7 @@ describe("MCP server at /mcp", () => {
           lesson({ title: "Never call sys.exit() in library code", content: "Raise ConfigError and let the CLI entry point choose the exit code." }),
         ]),
       );
-      const client = await connect(u.key);
+      const client = await connectMcp(u.key);
       const out = await call(client, "brain_extract", { session_id: f.session_id });
       expect(out.text).toContain(`${f.session_id}: 1 new lesson(s)`);
       const requests = (await (await env.FAKE_ANTHROPIC.fetch(`http://fake/__requests?key=${u.id}`)).json()) as { model: string; output_config?: unknown }[];
@@ -246,7 +235,7 @@ describe("MCP server at /mcp", () => {
         usage: { input_tokens: loadConfig(env).dailyChatTokens, output_tokens: 0 },
       });
 
-      const client = await connect(u.key);
+      const client = await connectMcp(u.key);
       const out = await call(client, "brain_extract", { session_id: f.session_id });
       expect(out.isError).toBe(true);
       expect(out.text).toMatch(/today's chat budget of \d+ tokens is used up; it resets at \d{4}-\d\d-\d\dT/);
@@ -282,7 +271,7 @@ describe("MCP server at /mcp", () => {
         ...Array.from({ length: 10 }, (_, i) => extraction([lesson({ title: `Lesson from part ${i + 1}` })], { input_tokens: 5_000, output_tokens: 100 })),
       );
 
-      const client = await connect(u.key);
+      const client = await connectMcp(u.key);
       const out = await call(client, "brain_extract", { session_id: "long" });
       await client.close();
       // One call may start with 1 token left; none starts once the budget is spent.
@@ -320,7 +309,7 @@ describe("MCP server at /mcp", () => {
       const limit = loadConfig(env).dailyChatTokens;
       const lessons = [lesson({ title: "Never call sys.exit() in library code", content: "Raise an error; the CLI entry point picks the exit code." })];
       await script(u.id, extraction(lessons, { input_tokens: limit - 10, output_tokens: 10 }));
-      const client = await connect(u.key);
+      const client = await connectMcp(u.key);
       expect((await call(client, "brain_extract", { session_id: f.session_id })).text).toContain(`${f.session_id}: 1 new lesson(s)`);
 
       const usage = (await (await api(u.key, "GET", "/v1/usage?days=1")).json()) as {
@@ -367,7 +356,7 @@ describe("MCP server at /mcp", () => {
       const lessons = async () => ((await (await api(u.key, "GET", "/v1/lessons")).json()) as { lessons: unknown[] }).lessons;
       expect(await lessons()).toEqual([]);
 
-      const client = await connect(u.key);
+      const client = await connectMcp(u.key);
       expect((await call(client, "brain_remember", remember(4).params.arguments)).isError).toBe(false);
       expect(await lessons()).toHaveLength(1);
       await client.close();

@@ -2,7 +2,7 @@ import type { Capability } from "../core/capability";
 import { brainContextProvider } from "./context";
 import { staleHeartbeatsJob } from "./cron";
 import { eraseBrain } from "./erase";
-import { brainMcpTools } from "./mcp";
+import { brainMcpResources, brainMcpTools } from "./mcp";
 import { brainOfflineRules } from "./offline-chat-rules";
 import { brainOverview } from "./overview";
 import { brainRoutes } from "./routes";
@@ -13,6 +13,7 @@ export const brainCapability: Capability = {
   name: "brain",
   tools: [updateCustomerBrain],
   mcpTools: brainMcpTools,
+  mcpResources: brainMcpResources,
   contextProviders: [{ ...brainContextProvider, priority: 20 }],
   routes: brainRoutes,
   cronJobs: [staleHeartbeatsJob],

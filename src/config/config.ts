@@ -36,6 +36,22 @@ const intSetting = (name: string, fallback: number, min: number, max: number) =>
     .max(max, `${name} must be at most ${max}`)
     .default(fallback);
 
+/** A comma-separated list setting (unset: empty); every entry must pass `valid`, else the message names the setting. */
+const commaList = (name: string, what: string, valid: (entry: string) => boolean) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const entries = (v ?? "")
+        .split(",")
+        .map((e) => e.trim())
+        .filter(Boolean);
+      const bad = entries.find((e) => !valid(e));
+      if (bad === undefined) return entries;
+      ctx.addIssue({ code: "custom", message: `${name}: "${bad}" is not ${what}` });
+      return z.NEVER;
+    });
+
 /** USD per million tokens, as operators write it; read into the model catalogue's price shape. */
 const ModelPrice = z
   .strictObject({ input: z.number().min(0), output: z.number().min(0), cache_write: z.number().min(0), cache_read: z.number().min(0) })
@@ -83,6 +99,9 @@ export const ConfigSchema = z.object({
       ctx.addIssue({ code: "custom", message: quotas });
       return z.NEVER;
     }),
+  // Origins browsers may call /mcp from besides loopback ones, and the hosts /mcp answers for (src/mcp/origin.ts).
+  MCP_ALLOWED_ORIGINS: commaList("MCP_ALLOWED_ORIGINS", "an origin like https://app.example.com", (v) => URL.canParse(v) && new URL(v).origin === v),
+  MCP_ALLOWED_HOSTS: commaList("MCP_ALLOWED_HOSTS", "a host name like engram.example.com or [::1]", (v) => /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)$/i.test(v)),
   MODEL_PRICES: z
     .string()
     .optional()
@@ -138,6 +157,10 @@ export type Config = {
   requestCosts: RequestCosts;
   /** Stored objects each plan may hold. */
   quotas: PlanQuotas;
+  /** Origins (besides loopback ones) whose pages may call /mcp; a request with any other Origin is refused. */
+  mcpAllowedOrigins: readonly string[];
+  /** Host names /mcp answers for; empty: any (Cloudflare routes only this deployment's hosts here). */
+  mcpAllowedHosts: readonly string[];
 };
 
 export class ConfigError extends Error {
@@ -187,6 +210,8 @@ export function loadConfig(env: Env): Config {
     rateLimits: c.RATE_LIMITS === "on",
     requestCosts: { turn: c.RATE_COST_TURN, import: c.RATE_COST_IMPORT },
     quotas: c.PLAN_QUOTAS,
+    mcpAllowedOrigins: c.MCP_ALLOWED_ORIGINS,
+    mcpAllowedHosts: c.MCP_ALLOWED_HOSTS.map((h) => h.toLowerCase()),
   };
   cache.set(env, config);
   return config;

@@ -22,6 +22,7 @@ declare global {
       PLAN_QUOTAS?: string;
       RATE_COST_TURN?: string;
       RATE_COST_IMPORT?: string;
+      MCP_ALLOWED_ORIGINS?: string;
     }
   }
 }

@@ -14,6 +14,8 @@ import type { AppEnv } from "../http/context";
 import { composeOfflineRules, type OfflineRules } from "../model/offline-rule";
 import type { ContextProvider, TurnScope } from "./context";
 import type { CronJob } from "./cron";
+import type { McpPrompt } from "./mcp-prompt";
+import type { McpResource } from "./mcp-resource";
 import type { McpTool } from "./mcp-tool";
 import type { QueueKind } from "./queue";
 import type { Tool } from "./tool";
@@ -63,6 +65,10 @@ export interface Capability {
   tools?: readonly Tool[];
   /** Tools offered to MCP clients at /mcp (they run outside any chat session: sessionId "mcp"). */
   mcpTools?: readonly McpTool[];
+  /** What MCP clients may read at /mcp (`resources/list`, `resources/read`), the caller's own only. */
+  mcpResources?: readonly McpResource[];
+  /** Prompts MCP clients offer their user in a menu (`prompts/list`, `prompts/get`). */
+  mcpPrompts?: readonly McpPrompt[];
   /** Injected into the system prompt in ascending `priority` (ties: registry order). */
   contextProviders?: readonly (ContextProvider & { priority: number })[];
   routes?: OpenAPIHono<AppEnv>;
@@ -82,6 +88,8 @@ export type Registry = {
   capabilities: readonly Capability[];
   tools: readonly Tool[];
   mcpTools: readonly McpTool[];
+  mcpResources: readonly McpResource[];
+  mcpPrompts: readonly McpPrompt[];
   contextProviders: readonly ContextProvider[];
   queueKinds: ReadonlyMap<string, QueueKind>;
   cronJobs: readonly CronJob[];
@@ -124,6 +132,16 @@ export function composeRegistry(capabilities: readonly Capability[]): Registry {
       "MCP tool",
       capabilities.flatMap((c) => c.mcpTools ?? []),
       (t) => t.name,
+    ),
+    mcpResources: unique(
+      "MCP resource",
+      capabilities.flatMap((c) => c.mcpResources ?? []),
+      (r) => r.uriTemplate,
+    ),
+    mcpPrompts: unique(
+      "MCP prompt",
+      capabilities.flatMap((c) => c.mcpPrompts ?? []),
+      (p) => p.name,
     ),
     contextProviders: unique("context provider", providers, (p) => p.name),
     queueKinds: new Map(kinds.map((k) => [k.kind, k])),

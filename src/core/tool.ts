@@ -78,11 +78,15 @@ export type AnthropicToolDef = { name: string; description: string; input_schema
 /** Tools are fixed for the life of the isolate: each one's definition is built once, not on every model call. */
 const definitions = new WeakMap<Tool, AnthropicToolDef>();
 
-/** The tool's JSON Schema comes from its zod schema; nothing is written twice. */
+/**
+ * The tool's JSON Schema comes from its zod schema; nothing is written twice. It describes what a caller may send
+ * (zod's input side), so a field with a default is optional, as it is to `runTool`'s parse: the output side would
+ * list it as required and make a schema-following client (an MCP client, the model) send every default itself.
+ */
 export function toAnthropicTool(tool: Tool): AnthropicToolDef {
   const known = definitions.get(tool);
   if (known) return known;
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(tool.input) as Record<string, unknown>;
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(tool.input, { io: "input" }) as Record<string, unknown>;
   const def = { name: tool.name, description: tool.description, input_schema: { ...schema, type: "object" as const } };
   definitions.set(tool, def);
   return def;

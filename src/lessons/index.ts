@@ -3,6 +3,7 @@ import type { Capability } from "../core/capability";
 import { lessonRecalls, lessons, transcriptSegments, transcripts } from "../db/schema";
 import { newRouter } from "../http/openapi";
 import { EXTRACT_KIND } from "./deps";
+import { lessonMcpPrompts } from "./mcp-prompts";
 import { lessonMcpTools } from "./mcp-tools";
 import { lessonsOverview } from "./overview";
 import { handleExtraction, lessonsSweepJob, markFailed } from "./queue";
@@ -19,6 +20,7 @@ export const lessonsCapability: Capability = {
   name: "lessons",
   routes,
   mcpTools: lessonMcpTools,
+  mcpPrompts: lessonMcpPrompts,
   // A JSON-encoded upload of MAX_CONTENT_BYTES grows with escaping (at most about twice); the content itself is checked exactly.
   bodyLimits: { "/v1/transcripts": MAX_CONTENT_BYTES * 2 + 64 * 1024 },
   queueKinds: [{ kind: EXTRACT_KIND, handle: handleExtraction, deadLetter: markFailed }],

@@ -5,6 +5,7 @@
 import { and, eq, gt, sql } from "drizzle-orm";
 import { z } from "zod";
 import { quotaOf } from "../config/limits";
+import type { McpScope } from "../core/mcp-resource";
 import { defineMcpTool } from "../core/mcp-tool";
 import type { ToolContext } from "../core/tool";
 import { transcripts } from "../db/schema";
@@ -13,7 +14,7 @@ import { escapePromptText, inlinePromptText } from "../lib/prompt-text";
 import { chatBudgetRefusal } from "../usage/budget";
 import { lessonsDeps } from "./deps";
 import { extractTranscript } from "./extract";
-import { FLAGS, LESSON_TYPES, SIGNALS } from "./extraction-schema";
+import { FLAGS, LESSON_TYPES, type LessonType, SIGNALS } from "./extraction-schema";
 import { extractionModel } from "./queue";
 import { recall } from "./recall";
 import { remember } from "./remember";
@@ -32,15 +33,35 @@ export function formatLesson(l: LessonRow): string {
   return `- [${l.type} ${l.signal}${flags}] ${inlinePromptText(l.title)}\n  ${content}\n  (id ${l.id};${where}; confirmed ${l.confirmations}x)`;
 }
 
+/**
+ * The lessons recalled for a task at `/mcp` (brain_recall, the recall_lessons prompt), formatted for the client's
+ * model, most relevant first; null when none match. Each recall is logged as the `mcp` client's.
+ */
+export async function recalledLessons(
+  scope: McpScope,
+  q: { query: string; project?: string | null; type?: LessonType; limit: number },
+): Promise<string | null> {
+  const hits = await recall(
+    scope.db,
+    { userId: scope.userId, query: q.query, project: q.project ?? null, type: q.type, limit: q.limit, client: "mcp" },
+    Date.now(),
+    scope.defer,
+  );
+  return hits.length ? `${hits.length} lesson(s), most relevant first:\n${hits.map((h) => formatLesson(h.lesson)).join("\n")}` : null;
+}
+
 export const brainRecall = defineMcpTool({
   name: "brain_recall",
   access: { writes: false, area: "lessons" },
+  title: "Recall coding lessons",
   description:
     "Search the user's coding lessons (corrections, antipatterns, decisions, patterns, snippets learned in " +
     "earlier sessions). Call it BEFORE writing code, choosing an approach, adding a dependency or debugging " +
     "an error, with concrete nouns from the task (library, function, error message, tool). Results for the " +
     "given project come first, then global ones. If a lesson applies, follow it; if it looks stale against " +
     "the current code, say so.",
+  // Reads lessons; counting a lesson's recalls and logging the recall is bookkeeping, not a change to what it says.
+  hints: { destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: z.object({
     query: z.string().trim().min(1).max(2000).describe("Concrete nouns from the task: library, function, error text, tool"),
     project: Project.optional().describe("The current project (e.g. the repository folder name): its lessons rank first"),
@@ -49,25 +70,22 @@ export const brainRecall = defineMcpTool({
   }),
   describe: (i) => `Recalling lessons about ${i.query.slice(0, 60)}`,
   run: async (ctx, input) => {
-    const hits = await recall(
-      ctx.db,
-      { userId: ctx.userId, query: input.query, project: input.project ?? null, type: input.type, limit: input.limit, client: "mcp" },
-      Date.now(),
-      ctx.defer,
-    );
-    if (!hits.length) return { content: "No lessons match. Nothing learned about this yet." };
-    return { content: `${hits.length} lesson(s), most relevant first:\n${hits.map((h) => formatLesson(h.lesson)).join("\n")}` };
+    const found = await recalledLessons(ctx, input);
+    return { content: found ?? "No lessons match. Nothing learned about this yet." };
   },
 });
 
 export const brainRemember = defineMcpTool({
   name: "brain_remember",
   access: { writes: true, area: "lessons" },
+  title: "Save a coding lesson",
   description:
     "Save a coding lesson now, without waiting for the end-of-session extraction. Call it when the user corrects " +
     "you, when a fix finally works after failed attempts, or when a decision is made that future sessions " +
     "must respect. Write it as a rule with its reason, naming concrete tools, files or functions. Saving " +
     "the same lesson twice keeps one.",
+  // Idempotent by content: the same lesson saved twice is one lesson (its id derives from its text).
+  hints: { destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: z.object({
     title: z.string().trim().min(3).max(200).describe("One line naming the rule"),
     content: z.string().trim().min(10).max(4000).describe("The rule and why, self-contained and actionable"),
@@ -152,10 +170,13 @@ async function extractNow(ctx: ToolContext, sessionId: string | undefined) {
 export const brainExtract = defineMcpTool({
   name: "brain_extract",
   access: { writes: true, area: "lessons" },
+  title: "Extract lessons now",
   description:
     "Extract lessons now from transcripts already uploaded to engram but not yet processed, with the conversation " +
     "model instead of waiting for background extraction. Call it when the user asks to learn from a session " +
     "right away (e.g. before ending it). Give session_id to extract one session.",
+  // Adds lessons, never removes any. Not idempotent: each call takes the next pending transcripts (3 at most).
+  hints: { destructiveHint: false, idempotentHint: false, openWorldHint: false },
   input: z.object({ session_id: z.string().trim().min(1).max(100).optional().describe("A Claude Code session id; omitted: the oldest pending transcripts") }),
   describe: () => "Extracting lessons",
   run: (ctx, input) => extractNow(ctx, input.session_id),

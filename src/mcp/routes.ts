@@ -11,11 +11,14 @@ import { afterResponse } from "../http/after-response";
 import type { AppEnv } from "../http/context";
 import { AppError } from "../lib/errors";
 import { authenticateMcp, grantedScopes } from "../oauth/mcp-auth";
-import { toolsFor } from "../oauth/scopes";
+import { allows, toolsFor } from "../oauth/scopes";
+import { guardMcpOrigin } from "./origin";
 import { createMcpServer } from "./server";
 
 export function mcpRoutes(registry: Registry) {
   const app = new Hono<AppEnv>();
+  // Origin and Host first: a request a browser was tricked into sending is refused before any credential is read.
+  app.use("/mcp", guardMcpOrigin);
   app.use("/mcp", authenticateMcp);
   app.post("/mcp", async (c) => {
     // One JSON-RPC message a request, as MCP 2025-06-18 requires: the SDK still runs a batch array (up to 100
@@ -28,14 +31,14 @@ export function mcpRoutes(registry: Registry) {
     }
     if (Array.isArray(body)) return jsonRpcError(-32600, "Invalid Request: JSON-RPC batches are not supported; send one message per POST");
     const user = c.var.user;
-    const server = createMcpServer(toolsFor(registry.mcpTools, grantedScopes(c)), {
-      db: c.var.db,
-      env: c.env,
-      config: c.var.config,
-      userId: user.id,
-      plan: user.plan,
-      defer: afterResponse(c),
-    });
+    // What the credential allows: a tool, resource or prompt it does not reach is not listed, and answers as unknown.
+    const granted = grantedScopes(c);
+    const reads = (area: "memory" | "lessons") => allows(granted, { writes: false, area });
+    const server = createMcpServer(
+      toolsFor(registry.mcpTools, granted),
+      { db: c.var.db, env: c.env, config: c.var.config, userId: user.id, plan: user.plan, defer: afterResponse(c) },
+      { resources: registry.mcpResources.filter((r) => reads(r.area)), prompts: registry.mcpPrompts.filter((p) => reads(p.area)) },
+    );
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {

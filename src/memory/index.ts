@@ -2,7 +2,7 @@ import type { Capability } from "../core/capability";
 import { memorySweepJob } from "./cron";
 import { CONSOLIDATE_KIND } from "./deps";
 import { eraseMemory } from "./erase";
-import { memoryMcpTools } from "./mcp";
+import { memoryMcpResources, memoryMcpTools } from "./mcp";
 import { memoryOfflineRules } from "./offline-chat-rules";
 import { memoryOverview } from "./overview";
 import { memoryProviders } from "./providers";
@@ -15,6 +15,7 @@ export const memoryCapability: Capability = {
   name: "memory",
   tools: memoryTools,
   mcpTools: memoryMcpTools,
+  mcpResources: memoryMcpResources,
   contextProviders: memoryProviders.map((p) => ({ ...p, priority: 10 })),
   routes: memoryRoutes,
   queueKinds: [{ kind: CONSOLIDATE_KIND, handle: handleConsolidation, deadLetter: markDeadLettered }],
