@@ -185,8 +185,8 @@ describe("OAuth for /mcp", () => {
         ["brain_remember", { title: "Use pnpm", content: "Use pnpm, not npm, in this repository." }],
         ["brain_extract", {}],
       ] as const) {
-        const refused = await call(client, name, args);
-        expect(refused.isError, name).toBe(true);
+        // A tool the token does not reach is not there at all: unknown, as the spec answers (JSON-RPC -32602).
+        await expect(call(client, name, args), name).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("Unknown tool") });
       }
       expect(await countOf(u, "/v1/memory/events", "events")).toBe(0);
       expect(await countOf(u, "/v1/lessons", "lessons")).toBe(0);
@@ -203,8 +203,15 @@ describe("OAuth for /mcp", () => {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(["brain_extract", "brain_recall", "brain_remember"]);
       expect((await call(client, "brain_remember", { title: "Use pnpm", content: "Use pnpm, not npm, in this repository." })).isError).toBe(false);
-      expect((await call(client, "brain_read", { document: "soul" })).isError).toBe(true);
-      expect((await call(client, "memory_remember", { content: "Prefers tea" })).isError).toBe(true);
+      for (const [name, args] of [
+        ["brain_read", { document: "soul" }],
+        ["memory_remember", { content: "Prefers tea" }],
+      ] as const)
+        await expect(call(client, name, args), name).rejects.toMatchObject({ code: -32602 });
+      // Nor its resources and the prompt built on them: only the lessons prompt is offered.
+      expect((await client.listResources()).resources).toEqual([]);
+      await expect(client.readResource({ uri: "engram://brain/soul" })).rejects.toMatchObject({ code: -32002 });
+      expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(["recall_lessons"]);
       expect(await countOf(u, "/v1/lessons", "lessons")).toBe(1);
       expect(await countOf(u, "/v1/memory/events", "events")).toBe(0);
       await client.close();
