@@ -17,7 +17,7 @@ import {
   type UIMessageChunk,
 } from "ai";
 import { describe, expect, it, vi } from "vitest";
-import { api, BASE, createUser, history, saidIn, script, seen, textReply, toolCall } from "./helpers";
+import { api, BASE, createUser, history, newSession, saidIn, script, seen, textReply, toolCall } from "./helpers";
 import { importFacts } from "./memory-helpers";
 
 const T = 60_000;
@@ -241,6 +241,52 @@ describe("reconnecting with the transport's reconnectToStream", () => {
     T,
   );
 
+  it(
+    "a cut after the client answered its tool is replayed from the turn's start: the tool shows the client's output and is not handed to onToolCall again",
+    async () => {
+      const u = await createUser();
+      await script(u.id, toolCall("get_location", {}, "toolu_g1", "Let me find you."), {
+        reply: { content: [{ type: "text", text: "You are in Lyon, a fine city by two rivers." }] },
+        chunk: 3,
+      });
+      const t = transport(u.key, { client_tools: [getLocation] });
+      const chatId = `chat-${crypto.randomUUID()}`;
+      const user = userMessage("where am I?");
+      const first = await collect(await t.sendMessages({ chatId, messages: [user], trigger: "submit-message", messageId: undefined, abortSignal: undefined }));
+      const asked = first.message as UIMessage;
+      expect(visible(asked).find((p) => p.type === "tool-get_location")).toMatchObject({ state: "input-available" });
+      const answered: UIMessage = {
+        ...asked,
+        parts: asked.parts.map((p) =>
+          p.type === "tool-get_location" ? { ...p, state: "output-available", output: { city: "Lyon" } } : p,
+        ) as UIMessage["parts"],
+      };
+      const stream = await t.sendMessages({ chatId, messages: [user, answered], trigger: "submit-message", messageId: answered.id, abortSignal: undefined });
+      const reader = stream.getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error("the turn ended early");
+        if (value.type === "text-delta") break;
+      }
+      await reader.cancel();
+
+      const again = await t.reconnectToStream({ chatId });
+      if (!again) throw new Error("nothing to resume");
+      const [chunks, forReader] = again.tee();
+      const { message, errors } = await collect(forReader);
+      const seenChunks: UIMessageChunk[] = [];
+      for await (const c of chunks) seenChunks.push(c);
+      expect(errors).toEqual([]);
+      expect(seenChunks.filter((c) => c.type === "tool-input-available")).toEqual([]);
+      expect(message?.id).toBe(asked.id);
+      expect(visible(message).map((p) => p.type)).toEqual(["text", "tool-get_location", "text"]);
+      expect(visible(message)[1]).toMatchObject({ state: "output-available", input: {}, output: { city: "Lyon" } });
+      expect(textOfMessage(message)).toBe("Let me find you.|You are in Lyon, a fine city by two rivers.");
+      expect(await seen(u.id)).toHaveLength(2);
+    },
+    T,
+  );
+
   it("answers 204 (reconnectToStream resolves null) when the chat has no turn held, 404 for another user's chat", async () => {
     const u = await createUser();
     await script(u.id, textReply("hello"));
@@ -253,6 +299,8 @@ describe("reconnecting with the transport's reconnectToStream", () => {
     await expect(transport(mallory.key).reconnectToStream({ chatId })).rejects.toThrow();
     expect((await api(mallory.key, "GET", `/v1/chat/ui/${chatId}/stream`)).status).toBe(404);
     expect((await api(u.key, "GET", "/v1/chat/ui/no-such-chat/stream")).status).toBe(404);
+    // A session whose object holds no turn (none ran since it started): the transport resolves null, nothing to resume.
+    expect(await transport(u.key).reconnectToStream({ chatId: await newSession(u.id) })).toBeNull();
   });
 });
 

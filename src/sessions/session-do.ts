@@ -20,7 +20,7 @@ import type { StoredMessage } from "./history";
 import type { SessionSummary } from "./history-budget";
 import { type Afterwards, type Gate, pendingMessage, type ResumeInput, type TurnInput, type TurnRefusal, TurnRunner } from "./runner";
 import { SessionStorage } from "./storage";
-import { TurnLog } from "./turn-log";
+import { MAX_LOG_BYTES, TurnLog } from "./turn-log";
 import type { UiAnswer, UiView } from "./ui-stream";
 
 export type { Gate, ResumeInput, TurnInput, TurnRefusal } from "./runner";
@@ -42,8 +42,11 @@ export type Reattached = { events: ReadableStream<Uint8Array> } | { none: true }
 /** The segments of the turn in progress (or the last one), kept for readers that attach again (turn-log.ts). */
 type Held = { log: TurnLog; view?: UiView; opensTurn: boolean };
 
-/** Segments of one turn kept at most (a turn suspended for tools many times keeps its latest). */
-const MAX_HELD = 16;
+/**
+ * The ended segments of a turn are kept while their events total at most this (a turn suspended for tools many times
+ * keeps its latest): with the running segment's own bound (MAX_LOG_BYTES), an object holds at most twice that.
+ */
+const MAX_HELD_BYTES = MAX_LOG_BYTES;
 
 /** What GET /v1/sessions/{id} shows of a suspended turn: the envelope, and the messages held back from history until it resumes. */
 export type PendingView = ToolPendingEnvelope & { messages: MessageParam[]; answered: { tool_use_id: string; is_error: boolean }[] };
@@ -321,7 +324,9 @@ export class SessionObject extends DurableObject<Env> {
 
   /** A new turn's first segment replaces what was held; a resumed one joins its turn's. */
   private hold(h: Held): void {
-    this.held = h.opensTurn ? [h] : [...this.held, h].slice(-MAX_HELD);
+    const earlier = h.opensTurn ? [] : [...this.held];
+    while (earlier.reduce((n, e) => n + e.log.held, 0) > MAX_HELD_BYTES) earlier.shift();
+    this.held = [...earlier, h];
   }
 
   /** A turn waits for the work following the previous one at most `FOLLOW_WAIT_MS`, then stops it. */

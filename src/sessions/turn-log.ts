@@ -38,6 +38,11 @@ export class TurnLog {
     return this.count;
   }
 
+  /** The bytes of events held. */
+  get held(): number {
+    return this.bytes;
+  }
+
   /** Whether every event of the segment is still held, so a reader can replay it from the start. */
   get whole(): boolean {
     return !this.full;
