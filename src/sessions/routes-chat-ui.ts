@@ -14,6 +14,7 @@ import { errors, json, jsonBody, newRouter, Slug, security } from "../http/opena
 import { AppError } from "../lib/errors";
 import { issueText } from "../lib/issues";
 import { ChatRequest, sseHeaders, startChat, turnResponse } from "./chat-start";
+import { prepended } from "./coalesce";
 import { relay } from "./relay";
 import type { Started } from "./session-do";
 import { getSession, sessionStub } from "./store";
@@ -142,23 +143,7 @@ async function answerCalls(c: Context<AppEnv>, chatId: string, message: UiMessag
     if ("error" in started || i === answers.length - 1) break;
     for await (const chunk of started.events) head.push(chunk);
   }
-  if ("error" in started || !head.length) return turnResponse(c, started, UI_STREAM_HEADERS);
-  return turnResponse(c, { ...started, events: prepended(head, started.events) }, UI_STREAM_HEADERS);
-}
-
-function prepended(head: Uint8Array[], tail: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-  const reader = tail.getReader();
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      for (const chunk of head) controller.enqueue(chunk);
-    },
-    async pull(controller) {
-      const { done, value } = await reader.read();
-      if (done) controller.close();
-      else controller.enqueue(value);
-    },
-    cancel: (reason) => reader.cancel(reason),
-  });
+  return turnResponse(c, "error" in started ? started : { ...started, events: prepended(head, started.events) }, UI_STREAM_HEADERS);
 }
 
 /** One tool part's answer (null: the part answers nothing yet), and how the UI stream shows its outcome. */

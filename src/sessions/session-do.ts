@@ -15,6 +15,7 @@ import type { Registry } from "../core/capability";
 import type { ToolPendingEnvelope } from "../core/events";
 import { describeFailure } from "../lib/errors";
 import { waitAtMost } from "../lib/wait";
+import { prepended } from "./coalesce";
 import { type EventFormat, type EventSink, renderer, STOPPED, turnSink } from "./event-stream";
 import type { StoredMessage } from "./history";
 import type { SessionSummary } from "./history-budget";
@@ -212,7 +213,7 @@ export class SessionObject extends DurableObject<Env> {
       .flatMap((h) => h.log.replay().map((e, i) => render(e, i + 1) ?? ""))
       .join("");
     const tail = last.log.attach(0, render);
-    return tail ? { events: prepend(head, tail) } : { none: true };
+    return tail ? { events: prepended(head ? [new TextEncoder().encode(head)] : [], tail) } : { none: true };
   }
 
   async destroy(): Promise<void> {
@@ -342,17 +343,4 @@ export class SessionObject extends DurableObject<Env> {
     );
     return run;
   }
-}
-
-/** `head`, then everything `tail` carries. */
-function prepend(head: string, tail: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-  if (!head) return tail;
-  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-  const writer = writable.getWriter();
-  void writer
-    .write(new TextEncoder().encode(head))
-    .then(() => writer.releaseLock())
-    .then(() => tail.pipeTo(writable))
-    .catch(() => undefined);
-  return readable;
 }
