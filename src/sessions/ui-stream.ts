@@ -49,7 +49,7 @@ export function uiRenderer(view: UiView, answers: Record<string, UiAnswer> = vie
   let text: string | null = null;
   let reasoning: string | null = null;
   let parts = 0;
-  let turn = "";
+  let sessionId = "";
 
   const frame = (chunks: Chunk[]) => (chunks.length ? chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") : undefined);
   const closeOpen = (out: Chunk[]) => {
@@ -78,7 +78,7 @@ export function uiRenderer(view: UiView, answers: Record<string, UiAnswer> = vie
     const out: Chunk[] = [];
     switch (event.type) {
       case "session":
-        turn = event.id;
+        sessionId = event.id;
         if (!started) out.push({ type: "start", messageId: view.messageId, messageMetadata: { session_id: event.id } });
         started = true;
         break;
@@ -140,7 +140,7 @@ export function uiRenderer(view: UiView, answers: Record<string, UiAnswer> = vie
         // Transient (onData sees it, the message does not keep it): once answered, the envelope is stale.
         const { type: _t, ...envelope } = event;
         out.push({ type: "data-tool_pending", data: envelope, transient: true });
-        out.push({ type: "finish", finishReason: "tool-calls", messageMetadata: { session_id: turn, expires_at: event.expires_at } });
+        out.push({ type: "finish", finishReason: "tool-calls", messageMetadata: { session_id: sessionId, expires_at: event.expires_at } });
         break;
       }
       case "done":
@@ -148,7 +148,7 @@ export function uiRenderer(view: UiView, answers: Record<string, UiAnswer> = vie
         out.push({
           type: "finish",
           finishReason: FINISH_REASONS[event.stop_reason] ?? "other",
-          messageMetadata: { session_id: turn, stop_reason: event.stop_reason, usage: event.usage, tools_used: event.tools_used },
+          messageMetadata: { session_id: sessionId, stop_reason: event.stop_reason, usage: event.usage, tools_used: event.tools_used },
         });
         break;
       case "error":
