@@ -1,8 +1,9 @@
-// The byte stream between a turn and its client: what waits for a slow reader leaves in one chunk, the
-// reader's departure reaches the turn, and the turn can tell when its last event has been taken.
+// The byte stream between a turn and its client: what waits for a slow reader leaves in one chunk, a reader that
+// leaves does not stop the turn, and the turn can tell when its last event has been taken.
 import { describe, expect, it } from "vitest";
 import { coalescingStream } from "../src/sessions/coalesce";
-import { eventStream } from "../src/sessions/event-stream";
+import { renderer, turnSink } from "../src/sessions/event-stream";
+import { TurnLog } from "../src/sessions/turn-log";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const text = (b: Uint8Array | undefined) => new TextDecoder().decode(b);
@@ -44,13 +45,18 @@ describe("chat stream", () => {
     expect(drained).toBe(true);
   });
 
-  it("a reader that leaves stops the turn: the signal aborts, later events are dropped, drained resolves", async () => {
-    const sink = eventStream("sse");
+  it("a reader that leaves does not stop the turn: the signal stays, later events are kept for the next reader, drained resolves", async () => {
+    const log = new TurnLog("t1");
+    const sink = turnSink(log);
+    const first = log.attach(0, renderer("sse", "t1"));
     sink.emit({ type: "text", delta: "hi" });
-    await sink.readable.cancel();
-    expect(sink.signal.aborted).toBe(true);
-    sink.emit({ type: "text", delta: "unseen" });
+    await first?.cancel();
+    expect(sink.signal.aborted).toBe(false);
+    sink.emit({ type: "text", delta: "seen later" });
     await expect(sink.drained?.()).resolves.toBeUndefined();
+    log.end();
+    const again = await new Response(log.attach(1, renderer("sse", "t1"))).text();
+    expect(again).toBe('id: t1:2\nevent: text\ndata: {"delta":"seen later"}\n\n');
   });
 
   it("an error after some events: the reader gets those events, then the error", async () => {
@@ -62,14 +68,16 @@ describe("chat stream", () => {
     await expect(reader.read()).rejects.toThrow("upstream broke");
   });
 
-  it("SSE frames for a streaming client, NDJSON for one that collects the turn", async () => {
-    const sse = eventStream("sse");
-    sse.emit({ type: "session", id: "ses_1" });
-    sse.close();
-    expect(await new Response(sse.readable).text()).toBe('event: session\ndata: {"id":"ses_1"}\n\n');
-    const nd = eventStream("ndjson");
-    nd.emit({ type: "session", id: "ses_1" });
-    nd.close();
-    expect(await new Response(nd.readable).text()).toBe('{"type":"session","id":"ses_1"}\n');
+  it("SSE frames with ids for a streaming client, NDJSON for one that collects the turn", async () => {
+    const sse = new TurnLog("t1");
+    const sseOut = sse.attach(0, renderer("sse", "t1"));
+    sse.append({ type: "session", id: "ses_1" });
+    sse.end();
+    expect(await new Response(sseOut).text()).toBe('id: t1:1\nevent: session\ndata: {"id":"ses_1"}\n\n');
+    const nd = new TurnLog("t2");
+    const ndOut = nd.attach(0, renderer("ndjson", "t2"));
+    nd.append({ type: "session", id: "ses_1" });
+    nd.end();
+    expect(await new Response(ndOut).text()).toBe('{"type":"session","id":"ses_1"}\n');
   });
 });

@@ -83,6 +83,8 @@ describe("rate limits per key and per user", () => {
   it("the costs come from configuration: plain requests 1, turns and imports by RATE_COST_*", () => {
     const costs = loadConfig({ ...env, RATE_COST_TURN: "7", RATE_COST_IMPORT: "3" }).requestCosts;
     expect(requestCost("POST", "/v1/chat", costs)).toBe(7);
+    expect(requestCost("POST", "/v1/chat/ui", costs)).toBe(7);
+    expect(requestCost("GET", "/v1/chat/ui/c1/stream", costs)).toBe(1);
     expect(requestCost("POST", "/v1/sessions/ses_1/tool_result", costs)).toBe(7);
     expect(requestCost("POST", "/v1/transcripts", costs)).toBe(3);
     expect(requestCost("POST", "/v1/observations", costs)).toBe(3);

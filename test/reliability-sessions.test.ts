@@ -9,14 +9,21 @@ import { api, chat, createUser, script, textReply } from "./helpers";
 
 const stall = { reply: { content: [{ type: "text" as const, text: "words that never finish" }], no_thinking: true }, chunk: 4, stall_after: 5 };
 
-/** Starts a turn that holds the session's lock until `release` is called. */
+/** Starts a turn that holds the session's lock until `release` stops it (leaving the stream alone would not). */
 async function holdLock(key: string, body: Record<string, unknown>) {
   const res = await api(key, "POST", "/v1/chat", body);
   const reader = res.body?.pipeThrough(new TextDecoderStream()).getReader();
   if (!reader) throw new Error("no response body");
   let text = "";
   while (!text.includes("event: text")) text += (await reader.read()).value ?? "";
-  return { sessionId: /"id":"(ses_[^"]+)"/.exec(text)?.[1] ?? "", release: () => reader.cancel() };
+  const sessionId = /"id":"(ses_[^"]+)"/.exec(text)?.[1] ?? "";
+  return {
+    sessionId,
+    release: async () => {
+      await api(key, "POST", `/v1/sessions/${sessionId}/stop`);
+      await reader.cancel();
+    },
+  };
 }
 
 const row = (id: string) =>

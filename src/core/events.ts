@@ -114,10 +114,10 @@ export const CHAT_EVENT_TYPES = Object.keys(EVENT_TYPES) as ChatEvent["type"][];
 
 export const isTerminal = (e: ChatEvent) => e.type === "done" || e.type === "error" || e.type === "tool_pending";
 
-/** One event as an SSE frame: `event: <type>` and the JSON payload without the type. */
-export function sseFrame(event: ChatEvent): string {
+/** One event as an SSE frame: its `id` (when given), `event: <type>` and the JSON payload without the type. */
+export function sseFrame(event: ChatEvent, id?: string): string {
   const { type, ...data } = event;
-  return `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+  return `${id ? `id: ${id}\n` : ""}event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 const encoder = new TextEncoder();
@@ -143,23 +143,40 @@ export function parseNdjson(): TransformStream<Uint8Array, ChatEvent> {
   });
 }
 
-/** The JSON body of a `stream: false` turn: the same turn, collected. */
-/** The turn's text. Text of separate model calls (split by tool events) is joined with a blank line, never glued. */
-export function replyText(events: readonly ChatEvent[]): string {
-  let reply = "";
+/**
+ * A reply's text arrives in blocks, and a client joins the deltas. Where another event separates two blocks (a tool
+ * call, thinking, a notice: the text of a later model call), the first delta of the later block starts with a blank
+ * line, unless either side already has whitespace there. Citations separate nothing: a cited sentence arrives as
+ * several blocks that belong together. Stateful: one per reader, fed every event in order.
+ */
+export function paragraphBreaks(): (event: ChatEvent) => ChatEvent {
+  let last = "";
   let split = false;
-  for (const e of events) {
-    if (e.type !== "text") {
-      split = reply !== "";
-      continue;
+  return (event) => {
+    if (event.type !== "text") {
+      if (last && event.type !== "citation" && event.type !== "citations") split = true;
+      return event;
     }
-    if (split && !/\s$/.test(reply) && !/^\s/.test(e.delta)) reply += "\n\n";
+    if (!event.delta) return event;
+    const delta = split && !/\s$/.test(last) && !/^\s/.test(event.delta) ? `\n\n${event.delta}` : event.delta;
     split = false;
-    reply += e.delta;
+    last = delta;
+    return delta === event.delta ? event : { ...event, delta };
+  };
+}
+
+/** The turn's text, its blocks separated as in the stream (`paragraphBreaks`). */
+export function replyText(events: readonly ChatEvent[]): string {
+  const breaks = paragraphBreaks();
+  let reply = "";
+  for (const e of events) {
+    const out = breaks(e);
+    if (out.type === "text") reply += out.delta;
   }
   return reply;
 }
 
+/** The JSON body of a `stream: false` turn: the same turn, collected. */
 export function collectTurn(events: ChatEvent[]) {
   const end = events.at(-1);
   const reply = replyText(events);

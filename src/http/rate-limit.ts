@@ -24,7 +24,7 @@ export type Limiter = { limit(options: { key: string }): Promise<{ success: bool
 export const LIMIT_PERIOD_SECONDS = { key: 10, user: 10, admin: 60 } as const;
 
 /** Requests that do the work of several (a model call, a bulk write) are charged by their cost. */
-const TURNS = [/^\/v1\/chat$/, /^\/v1\/sessions\/[^/]+\/tool_result$/];
+const TURNS = [/^\/v1\/chat(\/ui)?$/, /^\/v1\/sessions\/[^/]+\/tool_result$/];
 const IMPORTS = [/^\/v1\/memory\/facts$/, /^\/v1\/observations$/, /^\/v1\/transcripts$/];
 
 export function requestCost(method: string, path: string, costs: RequestCosts): number {

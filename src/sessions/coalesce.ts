@@ -84,3 +84,20 @@ function concat(chunks: readonly Uint8Array[]): Uint8Array {
   }
   return out;
 }
+
+/** `head`'s chunks, then everything `tail` carries; cancelling the result cancels `tail`. */
+export function prepended(head: readonly Uint8Array[], tail: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  if (!head.length) return tail;
+  const reader = tail.getReader();
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const chunk of head) controller.enqueue(chunk);
+    },
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}

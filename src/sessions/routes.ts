@@ -8,6 +8,7 @@ import { AppError, notFound } from "../lib/errors";
 import type { StoredMessage } from "./history";
 import type { SessionSummary } from "./history-budget";
 import { ChatResponse, turnErrors, turnResponse } from "./routes-chat";
+import { streamRoutes } from "./routes-stream";
 import type { PendingView } from "./session-do";
 import { deleteSessionRow, destroySessionObject, getSession, listSessions, publicSession, reconcileSession, renameSession, sessionStub } from "./store";
 
@@ -146,6 +147,7 @@ const stopRoute = createRoute({
 });
 
 export const sessionRoutes = newRouter()
+  .route("/", streamRoutes)
   .openapi(listRoute, async (c) => {
     const { limit, before } = c.req.valid("query");
     const rows = await listSessions(c.var.db, c.var.user.id, limit, before);
@@ -179,7 +181,7 @@ export const sessionRoutes = newRouter()
     const session = await getSession(db, user.id, c.req.valid("param").id);
     const stub = sessionStub(c.env, user.id, session.id);
     const started = await stub.resume({ turnId: requestId, userId: user.id, plan: user.plan, sessionId: session.id, answer: c.req.valid("json") });
-    return turnResponse(c, started, () => stub.cancelTurn(requestId));
+    return turnResponse(c, started);
   })
   .openapi(stopRoute, async (c) => {
     const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);

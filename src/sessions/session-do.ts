@@ -15,16 +15,39 @@ import type { Registry } from "../core/capability";
 import type { ToolPendingEnvelope } from "../core/events";
 import { describeFailure } from "../lib/errors";
 import { waitAtMost } from "../lib/wait";
-import { type EventSink, eventStream, STOPPED } from "./event-stream";
+import { prepended } from "./coalesce";
+import { type EventFormat, type EventSink, renderer, STOPPED, turnSink } from "./event-stream";
 import type { StoredMessage } from "./history";
 import type { SessionSummary } from "./history-budget";
 import { type Afterwards, type Gate, pendingMessage, type ResumeInput, type TurnInput, type TurnRefusal, TurnRunner } from "./runner";
 import { SessionStorage } from "./storage";
+import { MAX_LOG_BYTES, TurnLog } from "./turn-log";
+import type { UiAnswer, UiView } from "./ui-stream";
 
 export type { Gate, ResumeInput, TurnInput, TurnRefusal } from "./runner";
 
-/** A started turn's events (SSE frames when `stream`, else NDJSON) and how the client wants them; or why it did not start. */
+/** A started turn's events (in `format`) and whether the client reads them as a stream; or why it did not start. */
 export type Started = { error: TurnRefusal } | { events: ReadableStream<Uint8Array>; stream: boolean };
+
+/**
+ * How a request reads its segment: engram's events (SSE, or NDJSON when `stream` is false) unless `ui` says the
+ * AI SDK's protocol, with the assistant message it continues and the client's answers that started it.
+ */
+export type Reading = { ui?: UiView };
+
+/** What a reconnecting client asks for: engram's stream after an event id (or the latest segment whole), or the turn in the UI protocol. */
+export type Reattach = { format: "sse"; turnId?: string; after?: number } | { format: "ui" };
+
+export type Reattached = { events: ReadableStream<Uint8Array> } | { none: true } | { error: Refusal };
+
+/** The segments of the turn in progress (or the last one), kept for readers that attach again (turn-log.ts). */
+type Held = { log: TurnLog; view?: UiView; opensTurn: boolean };
+
+/**
+ * The ended segments of a turn are kept while their events total at most this (a turn suspended for tools many times
+ * keeps its latest): with the running segment's own bound (MAX_LOG_BYTES), an object holds at most twice that.
+ */
+const MAX_HELD_BYTES = MAX_LOG_BYTES;
 
 /** What GET /v1/sessions/{id} shows of a suspended turn: the envelope, and the messages held back from history until it resumes. */
 export type PendingView = ToolPendingEnvelope & { messages: MessageParam[]; answered: { tool_use_id: string; is_error: boolean }[] };
@@ -32,6 +55,7 @@ export type PendingView = ToolPendingEnvelope & { messages: MessageParam[]; answ
 const EXPIRED = "The client did not answer this tool call in time.";
 const GONE: Refusal = { code: "not_found", message: "session not found (it was deleted)" };
 const CANCELLED = "The user cancelled this tool call.";
+const LOST: Refusal = { code: "conflict", message: "that stream is no longer held: read the session (GET /v1/sessions/{id}) for the turn as it ended" };
 /**
  * How long a request waits for the summary being made after the latest turn (it usually lands within seconds):
  * a read then answers without it, a turn or a deletion stops it.
@@ -65,6 +89,8 @@ export class SessionObject extends DurableObject<Env> {
   private destroying = false;
   private readonly store: SessionStorage;
   private readonly runner: TurnRunner;
+  /** Held in memory only: an object evicted between segments starts a new chain (a UI reader then gets nothing). */
+  private held: Held[] = [];
 
   constructor(ctx: DurableObjectState, env: Env, registry: Registry) {
     super(ctx, env);
@@ -77,17 +103,17 @@ export class SessionObject extends DurableObject<Env> {
    * Starts one chat turn; refused while a tool call is pending. Answers once the turn holds the
    * session's lock and has read its context: an unknown session or a spent budget is refused then.
    */
-  async turn(input: TurnInput): Promise<Started> {
+  async turn(input: TurnInput, reading: Reading = {}): Promise<Started> {
     if (this.destroyed) return { error: GONE };
     if (this.resuming || this.live()) return { error: { code: "tool_pending", message: pendingMessage(input.sessionId) } };
-    return this.start(input.turnId, input.stream, (sink, open) => this.runner.chat(input, sink, open));
+    return this.start(input.turnId, input.stream, reading, true, (sink, open) => this.runner.chat(input, sink, open));
   }
 
   /**
    * Resumes the suspended turn with the client's answer to one pending call; or, when the model failed after the
    * last answer, continues that turn if the same answer is sent again (bridge/retry.ts).
    */
-  async resume(input: ResumeInput): Promise<Started> {
+  async resume(input: ResumeInput, reading: Reading = {}): Promise<Started> {
     if (this.destroyed) return { error: GONE };
     if (this.resuming) return { error: { code: "session_busy", message: "an answer to this session's pending tool call is already being processed" } };
     const cont = this.live();
@@ -97,7 +123,7 @@ export class SessionObject extends DurableObject<Env> {
       if (kept) {
         const refused = retryRefusal(kept, input.answer, Date.now());
         if (refused) return { error: refused };
-        return this.answering(input.turnId, input.answer.stream ?? kept.stream, (sink) => this.runner.retry(input, sink));
+        return this.answering(input.turnId, input.answer.stream ?? kept.stream, reading, (sink) => this.runner.retry(input, sink));
       }
       return this.store.wasExpired(input.answer.call_id)
         ? { error: { code: "continuation_expired", message: `tool call ${input.answer.call_id} expired before it was answered` } }
@@ -105,13 +131,13 @@ export class SessionObject extends DurableObject<Env> {
     }
     const resolution = resolveAnswer(cont, input.answer);
     if (isRefusal(resolution)) return { error: resolution };
-    return this.answering(input.turnId, input.answer.stream ?? cont.stream, (sink) => this.runner.resume(input, resolution, sink));
+    return this.answering(input.turnId, input.answer.stream ?? cont.stream, reading, (sink) => this.runner.resume(input, resolution, sink));
   }
 
   /** Runs an answer that passed its checks; until it ends, the session refuses other answers and new messages. */
-  private answering(turnId: string, stream: boolean, work: (sink: EventSink) => Promise<Afterwards | undefined>): Promise<Started> {
+  private answering(turnId: string, stream: boolean, reading: Reading, work: (sink: EventSink) => Promise<Afterwards | undefined>): Promise<Started> {
     this.resuming = true;
-    return this.start(turnId, stream, (sink, open) => {
+    return this.start(turnId, stream, reading, false, (sink, open) => {
       open();
       return work(sink).finally(() => {
         this.resuming = false;
@@ -157,6 +183,39 @@ export class SessionObject extends DurableObject<Env> {
     return { messages: this.store.messages(), pending, summary: this.store.summary() };
   }
 
+  /** The call ids of the suspended turn, for a client that answers several at once (the UI protocol does). */
+  pendingCallIds(): string[] {
+    return this.destroyed ? [] : (this.live()?.pending.map((p) => p.call_id) ?? []);
+  }
+
+  /**
+   * A reader for a client that lost its stream. Engram's SSE: the events after `after` of segment `turnId` (the
+   * `Last-Event-ID`), or the latest segment from its start; live until the segment ends. UI: the whole turn so far,
+   * every segment replayed, as the AI SDK's resume expects. `none` when nothing is held.
+   */
+  async reattach(at: Reattach): Promise<Reattached> {
+    if (this.destroyed) return { error: GONE };
+    if (at.format === "ui") return this.reattachUi();
+    const held = at.turnId ? this.held.find((h) => h.log.id === at.turnId) : this.held.at(-1);
+    if (!held) return at.turnId ? { error: LOST } : { none: true };
+    const events = held.log.attach(at.after ?? 0, renderer("sse", held.log.id));
+    return events ? { events } : { error: LOST };
+  }
+
+  private reattachUi(): Reattached {
+    const last = this.held.at(-1);
+    // A turn whose first segments are gone (the object was evicted while the client ran a tool) cannot be replayed whole.
+    if (!last?.view || !this.held[0]?.opensTurn || !this.held.every((h) => h.view && h.log.whole)) return { none: true };
+    const answers: Record<string, UiAnswer> = Object.assign({}, ...this.held.map((h) => h.view?.answers));
+    const render = renderer("ui", last.log.id, { ...last.view, messageId: this.held[0].view?.messageId ?? last.view.messageId }, answers);
+    const head = this.held
+      .slice(0, -1)
+      .flatMap((h) => h.log.replay().map((e, i) => render(e, i + 1) ?? ""))
+      .join("");
+    const tail = last.log.attach(0, render);
+    return tail ? { events: prepended(head ? [new TextEncoder().encode(head)] : [], tail) } : { none: true };
+  }
+
   async destroy(): Promise<void> {
     this.destroying = true;
     this.stopFollowing();
@@ -183,6 +242,7 @@ export class SessionObject extends DurableObject<Env> {
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.store.forget();
+    this.held = [];
     this.ctx.storage.sql.exec("CREATE TABLE tombstone (deleted_at INTEGER NOT NULL)");
     this.ctx.storage.sql.exec("INSERT INTO tombstone VALUES (?)", Date.now());
   }
@@ -213,8 +273,17 @@ export class SessionObject extends DurableObject<Env> {
    * Runs `work` under the lock; answers when it opens the gate (or ends without opening it: its events then say how).
    * What the work hands back runs once the stream has closed, still under the lock.
    */
-  private start(turnId: string, stream: boolean, work: (sink: EventSink, open: Gate) => Promise<Afterwards | undefined>): Promise<Started> {
-    const sink = eventStream(stream ? "sse" : "ndjson");
+  private start(
+    turnId: string,
+    stream: boolean,
+    reading: Reading,
+    opensTurn: boolean,
+    work: (sink: EventSink, open: Gate) => Promise<Afterwards | undefined>,
+  ): Promise<Started> {
+    const log = new TurnLog(turnId);
+    const format: EventFormat = reading.ui ? "ui" : stream ? "sse" : "ndjson";
+    const readable = log.attach(0, renderer(format, turnId, reading.ui)) ?? new ReadableStream();
+    const sink = turnSink(log);
     this.running.set(turnId, sink.abort);
     let answer: (started: Started) => void = () => undefined;
     const started = new Promise<Started>((resolve) => {
@@ -224,8 +293,9 @@ export class SessionObject extends DurableObject<Env> {
     const open: Gate = (refusal) => {
       if (opened) return;
       opened = true;
-      if (refusal) sink.readable.cancel().catch(() => undefined);
-      answer(refusal ? { error: refusal } : { events: sink.readable, stream });
+      if (refusal) readable.cancel().catch(() => undefined);
+      else this.hold({ log, opensTurn, ...(reading.ui ? { view: reading.ui } : {}) });
+      answer(refusal ? { error: refusal } : { events: readable, stream: stream || format === "ui" });
     };
     this.queued++;
     this.hurryFollowing();
@@ -238,7 +308,7 @@ export class SessionObject extends DurableObject<Env> {
         else after = await work(sink, open);
       } finally {
         this.running.delete(turnId);
-        sink.close();
+        log.end();
         open();
       }
       if (!after || this.destroying) return;
@@ -251,6 +321,13 @@ export class SessionObject extends DurableObject<Env> {
     });
     this.ctx.waitUntil(done);
     return started;
+  }
+
+  /** A new turn's first segment replaces what was held; a resumed one joins its turn's. */
+  private hold(h: Held): void {
+    const earlier = h.opensTurn ? [] : [...this.held];
+    while (earlier.reduce((n, e) => n + e.log.held, 0) > MAX_HELD_BYTES) earlier.shift();
+    this.held = [...earlier, h];
   }
 
   /** A turn waits for the work following the previous one at most `FOLLOW_WAIT_MS`, then stops it. */

@@ -42,13 +42,13 @@ export async function getSession(db: Db, userId: string, id: string): Promise<Se
 export async function createSessionWithinBudget(
   db: Db,
   userId: string,
-  input: { title: string; siteId: string | null; projectId: string | null },
+  input: { id?: string | undefined; title: string; siteId: string | null; projectId: string | null },
   limit: number | null,
   now: number,
   maxSessions?: number,
 ): Promise<SessionRow | null> {
   const row = {
-    id: newId("ses"),
+    id: input.id ?? newId("ses"),
     userId,
     title: clamp(input.title, 80),
     siteId: input.siteId,
@@ -60,8 +60,14 @@ export async function createSessionWithinBudget(
   };
   const withinBudget = limit === null ? sql`1` : sql`(${chatSpentQuery(db, userId, now)}) < ${limit}`;
   const withinQuota = maxSessions === undefined ? undefined : belowQuota(sessions.userId, userId, maxSessions);
-  const [created] = await insertWhere(db, sessions, row, allOf(withinBudget, withinQuota)).returning();
+  // A chosen id another session already has inserts nothing (sessionIdTaken tells that refusal apart).
+  const [created] = await insertWhere(db, sessions, row, allOf(withinBudget, withinQuota)).onConflictDoNothing().returning();
   return created ?? null;
+}
+
+/** Whether any user's session has this id (ids are unique across users; a client may choose one: the AI SDK's chat id). */
+export async function sessionIdTaken(db: Db, id: string): Promise<boolean> {
+  return (await db.select({ id: sessions.id }).from(sessions).where(eq(sessions.id, id)).get()) !== undefined;
 }
 
 export async function listSessions(db: Db, userId: string, limit: number, before?: string) {

@@ -10,10 +10,12 @@ export class AnswerView {
   private readonly tools = new Map<string, HTMLElement>();
   readonly reasons = new Map<string, string>();
 
+  /** A delta that opens with a blank line starts a new block of the reply (the stream separates them so): a new paragraph. */
   text(delta: string): void {
     this.thought = null;
-    if (!this.para) this.para = this.add(h("p", { class: "text" }));
-    this.para.textContent += delta;
+    const block = delta.startsWith("\n\n");
+    if (!this.para || block) this.para = this.add(h("p", { class: "text" }));
+    this.para.textContent += block ? delta.slice(2) : delta;
   }
 
   /** Progress the model writes between tool calls (readable thinking), shown apart from the reply. */
