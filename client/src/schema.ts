@@ -145,6 +145,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/chat/ui": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One chat turn in the Vercel AI SDK's UI message stream protocol (for useChat)
+         * @description The chat id is the session id (a new id creates the session). Only the last message is read: a user message starts a turn; an assistant message answers the suspended turn's calls (client tool outputs, approval responses).
+         */
+        post: operations["chatUi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/chat/ui/{id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Reconnect to a chat's latest turn: replayed from its start, live while it runs (DefaultChatTransport's reconnectToStream) */
+        get: operations["chatUiReconnect"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Resume a dropped chat stream after the last event id read (Last-Event-ID); without it, the latest segment from its start */
+        get: operations["resumeStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions": {
         parameters: {
             query?: never;
@@ -1410,6 +1464,52 @@ export interface components {
                  */
                 needs_approval?: boolean;
             }[];
+        };
+        UiChatRequest: {
+            /** @description The chat id: an engram session id, or a new id the session is created with */
+            id: string;
+            /** @description The new message alone (what `prepareSendMessagesRequest` sends; see docs/api.md) */
+            message?: {
+                id: string;
+                /** @enum {string} */
+                role: "system" | "user" | "assistant";
+                parts: ({
+                    type: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description The AI SDK's default body: the whole chat, of which only the last message is read */
+            messages?: ({
+                id: string;
+                /** @enum {string} */
+                role: "system" | "user" | "assistant";
+                parts: ({
+                    type: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            } & {
+                [key: string]: unknown;
+            })[];
+            /** @enum {string} */
+            trigger?: "submit-message" | "regenerate-message";
+            messageId?: string;
+            metadata?: unknown;
+            site_id?: string;
+            project_id?: string;
+            /**
+             * @description Tools only the client can run; calling one suspends the turn
+             * @default []
+             */
+            client_tools?: components["schemas"]["ClientTool"][];
+            /**
+             * @description MCP servers on the user's machine; their tools reach the model as mcp__<server>__<tool>
+             * @default []
+             */
+            mcp_servers?: components["schemas"]["McpServer"][];
         };
         Session: {
             id: string;
@@ -2818,6 +2918,286 @@ export interface operations {
             };
             /** @description The model is overloaded (model_overloaded; JSON mode): try again shortly */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    chatUi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UiChatRequest"];
+            };
+        };
+        responses: {
+            /** @description The turn as a UI message stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A new session would exceed the plan's session quota (quota_exceeded); nothing was written */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A tool call is pending (tool_pending), nothing of the last message answers one, or the chat id is another session's */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The pending call expired (continuation_expired) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than MAX_BODY_BYTES (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body that is not application/json, or none where one is required (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (rate_limited) for this API key, user or client address; wait Retry-After seconds. Chat turns and bulk imports count as several requests. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    chatUiReconnect: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The latest turn as a UI message stream, from its start */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description No turn of this chat is held (none ran since the session object started) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (rate_limited) for this API key, user or client address; wait Retry-After seconds. Chat turns and bulk imports count as several requests. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resumeStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `id` of the last event read, e.g. `3f1c...:42` */
+                "last-event-id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events after that one, each with its id, ending as the segment ends (`done`, `tool_pending` or `error`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description No stream of this session is held (none ran since its object started) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description That stream is no longer held (a later turn replaced it, or it was too long to keep): read the session instead */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (rate_limited) for this API key, user or client address; wait Retry-After seconds. Chat turns and bulk imports count as several requests. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
