@@ -78,7 +78,7 @@ describe("engram web app", () => {
     await page.goto(server.origin);
     await page.getByLabel("API key").fill("not-a-key");
     await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("alert").filter({ hasText: "Sign out and sign in with a valid key" }).waitFor();
+    await page.getByRole("alert").filter({ hasText: "That API key was not accepted" }).waitFor();
     // Keyboard only: the key field has focus; Enter submits.
     await page.getByLabel("API key").fill(key);
     await page.keyboard.press("Enter");
