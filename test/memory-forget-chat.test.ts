@@ -260,12 +260,15 @@ describe("the offline model forgets what it is asked to", () => {
       const u = await createUser();
       const lyon = (await importFacts(u.key, [{ text: "I live in Lyon" }])).facts[0]?.id ?? "";
       const mixed = (await importFacts(u.key, [{ text: "My name is Ana, I teach chemistry and I live in Lyon" }])).facts[0]?.id ?? "";
-      const narrative = "Ana teaches chemistry. They live in Lyon near the river.";
+      const narrative = "Recent context:\n- Ana teaches chemistry.\n- They live in Lyon near the river.\n- They play the cello.";
       expect((await api(u.key, "PUT", "/v1/memory/working", { working_memory: narrative })).status).toBe(200);
       const sessionId = await newSession(u.id);
       const events = await turnWithEnv({ ANTHROPIC_API_KEY: "" }, { userId: u.id, sessionId, message: "Please forget that I live in Lyon" });
       const call = events.find((e) => e.type === "tool_use");
-      expect(call?.type === "tool_use" ? call.input : null).toMatchObject({ fact_ids: [lyon], working_memory: "Ana teaches chemistry." });
+      expect(call?.type === "tool_use" ? call.input : null).toMatchObject({
+        fact_ids: [lyon],
+        working_memory: "Recent context:\n- Ana teaches chemistry.\n- They play the cello.",
+      });
       const said = events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
       expect(said).toContain("“My name is Ana, I teach chemistry and I live in Lyon”");
       expect(mixed).not.toBe("");

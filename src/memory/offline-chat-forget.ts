@@ -30,7 +30,7 @@ function shownProfile(context: string): Record<string, unknown> {
 }
 
 /** The working-memory narrative the turn was shown (the section the context provider titles so). */
-const shownNarrative = (context: string) => /^## Your Context \(working memory\)\n([\s\S]*?)(?=\n## |$)/m.exec(context)?.[1]?.trim() ?? "";
+const shownNarrative = (context: string) => /(?:^|\n)## Your Context \(working memory\)\n([\s\S]*?)(?=\n## |$)/.exec(context)?.[1]?.trim() ?? "";
 
 /**
  * What a request to forget names among what the model was shown: recalled facts, profile keys (the Structured
