@@ -222,7 +222,8 @@ describe("engram web app", () => {
       .first()
       .getByRole("button", { name: /^Open conversation/ })
       .click();
-    await page.locator(".msg.assistant", { hasText: "Let me use filibuster." }).getByText("Used filibuster").waitFor();
+    // The tool line reads as it did live (its reason), not "Used filibuster".
+    await page.locator(".msg.assistant", { hasText: "Let me use filibuster." }).getByText("Talking until stopped (filibuster)").waitFor();
     // The user's bubbles hold their words only, not the context block stored ahead of each message.
     const bubbles = await page.locator(".msg.user").allTextContents();
     expect(bubbles).toContain("Start a filibuster");
