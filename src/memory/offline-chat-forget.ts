@@ -42,10 +42,13 @@ const shownNarrative = (context: string) => /(?:^|\n)## Your Context \(working m
 function forgetPlan({ said, offers, context, facts }: OfflineTurn): OfflinePlan | null {
   if (!offers(forgetMemory.name)) return null;
   const asked = memoryWords(said);
-  const matched = bestMatches(said, facts);
   const aboutIt = (text: string) => sharedWords(asked, text) * 2 >= memoryWords(text).size;
-  const factIds = matched.filter((f) => aboutIt(f.text)).map((f) => f.id);
-  const mixed = matched.filter((f) => !aboutIt(f.text));
+  const factIds = bestMatches(
+    said,
+    facts.filter((f) => aboutIt(f.text)),
+  ).map((f) => f.id);
+  // Mentioned rather than offered: facts that say all of what was asked, among other things.
+  const mixed = facts.filter((f) => !aboutIt(f.text) && asked.size > 0 && sharedWords(asked, f.text) === asked.size);
   const profileKeys = Object.entries(shownProfile(context))
     .filter(([key, value]) => sharedWords(asked, `${key} ${typeof value === "string" ? value : JSON.stringify(value)}`) > 0)
     .map(([key]) => key);

@@ -223,8 +223,13 @@ describe("the web app people enjoy using", () => {
       .toMatch(/Lisbon/);
     await expect.poll(async () => (await api<{ pending_events: number }>("/v1/memory/working")).pending_events, { timeout: 60_000, interval: 500 }).toBe(0);
     const beforeForget = (await api<{ runs: { rev: number }[] }>("/v1/memory/runs?limit=1")).runs[0]?.rev ?? 0;
+    // A fact that also holds the user's name would go whole: it is not offered, and the reply says it was left.
+    const mixed = "My name is Ana, I translate novels and I live in Lisbon";
+    await api("/v1/memory/facts", { method: "POST", body: JSON.stringify({ facts: [{ text: mixed }] }) });
     await say("Please forget that I live in Lisbon");
     const prompt = page.getByRole("group", { name: "Approve forget_memory" });
+    await lastAnswer().getByText(`(“${mixed}”): I left it`).waitFor();
+    expect(await prompt.getByRole("list", { name: "What would be forgotten" }).textContent()).not.toContain("Ana");
     await prompt
       .getByRole("list", { name: "What would be forgotten" })
       .getByText(/^From working memory: .*Lisbon/)
