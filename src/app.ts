@@ -47,7 +47,7 @@ export function createApp(registry: Registry) {
   app.route("/", authRoutes);
   app.route("/", accountRoutes(registry));
   app.route("/", chatRoutes(registry));
-  app.route("/", sessionRoutes);
+  app.route("/", sessionRoutes(registry.tools));
   app.route("/", overviewRoutes(registry));
   for (const capability of registry.capabilities) if (capability.routes) app.route("/", capability.routes);
   app.route("/", mcpRoutes(registry));

@@ -60,7 +60,9 @@ describe("forgetting from the chat", () => {
       expect(await factStatus(u.key, berlin)).toBe(404);
       const left = await getJson<{ facts: FactBody[] }>(u.key, "/v1/memory/facts?include_superseded=true");
       expect(left.facts.map((f) => f.text)).toEqual(["I play the cello"]);
-      expect((await resultSent(u.id, "toolu_fg2"))?.content).toBe(`Forgot 1 fact (${lyon}) and 1 earlier statement it had replaced.`);
+      expect((await resultSent(u.id, "toolu_fg2"))?.content).toBe(
+        "Forgot 1 fact from long-term memory: “I live in Lyon” and 1 earlier statement it had replaced.",
+      );
     },
     T,
   );
@@ -77,7 +79,7 @@ describe("forgetting from the chat", () => {
       expect(await factStatus(b.key, theirs)).toBe(200);
       expect(await factStatus(a.key, mine)).toBe(404);
       expect((await resultSent(a.id, "toolu_fx1"))?.content).toBe(
-        `Forgot 1 fact (${mine}). No fact of the user's has the id ${theirs}: nothing was removed for it.`,
+        `Forgot 1 fact from long-term memory: “I live in Porto”. No fact of the user's has the id ${theirs}: nothing was removed for it.`,
       );
     },
     T,
@@ -92,9 +94,43 @@ describe("forgetting from the chat", () => {
       const turn = await chatTurn(u.key, { message: "forget my city" });
       await resume(u.key, turn.sessionId, { call_id: "toolu_fp1", action: "allow", tool_name: "forget_memory" });
       expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({ Diet: "vegetarian" });
-      expect((await resultSent(u.id, "toolu_fp1"))?.content).toBe("Removed the profile key City. The profile has no key Pets.");
+      expect((await resultSent(u.id, "toolu_fp1"))?.content).toBe("Removed City from the profile. The profile has no key Pets.");
       const runs = await getJson<{ runs: { rev: number; kind: string; summary: Record<string, unknown> }[] }>(u.key, "/v1/memory/runs");
       expect(runs.runs[0]).toMatchObject({ kind: "edit", summary: { scaffold_removed: ["City"] } });
+    },
+    T,
+  );
+
+  it(
+    "takes it out of working memory too, says what left from where, and a restore from before asks first",
+    async () => {
+      const u = await createUser();
+      const narrative = "Ana is a translator. They live in Lisbon. They are learning the cello.";
+      expect((await api(u.key, "PUT", "/v1/memory/working", { working_memory: narrative })).status).toBe(200);
+      expect((await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { Location: "Lisbon", Name: "Ana" } })).status).toBe(200);
+      const before = (await getJson<{ runs: { rev: number }[] }>(u.key, "/v1/memory/runs?limit=1")).runs[0]?.rev ?? 0;
+      const rewritten = "Ana is a translator. They are learning the cello.";
+      await script(
+        u.id,
+        toolCall("forget_memory", { profile_keys: ["Location"], working_memory: rewritten, reason: "forget that I live in Lisbon" }, "toolu_fw1"),
+        textReply("Done."),
+      );
+      const turn = await chatTurn(u.key, { message: "forget that I live in Lisbon" });
+      await resume(u.key, turn.sessionId, { call_id: "toolu_fw1", action: "allow", tool_name: "forget_memory" });
+      expect((await resultSent(u.id, "toolu_fw1"))?.content).toBe("Removed Location from the profile. Removed from working memory: “They live in Lisbon.”.");
+      expect((await getJson<{ working_memory: string }>(u.key, "/v1/memory/working")).working_memory).toBe(rewritten);
+      expect((await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).scaffold).toEqual({ Name: "Ana" });
+
+      // Restoring the revision from before the forget would bring both back: refused, in words, nothing changed.
+      const refused = await api(u.key, "POST", `/v1/memory/runs/${before}/restore`);
+      expect(refused.status).toBe(409);
+      const message = ((await refused.json()) as { error: { message: string } }).error.message;
+      expect(message).toContain("the profile key Location");
+      expect(message).toContain("“They live in Lisbon.” in working memory");
+      expect((await getJson<{ working_memory: string }>(u.key, "/v1/memory/working")).working_memory).toBe(rewritten);
+      // Asked and confirmed, it is restored.
+      expect((await api(u.key, "POST", `/v1/memory/runs/${before}/restore?bring_back_forgotten=true`)).status).toBe(200);
+      expect((await getJson<{ working_memory: string }>(u.key, "/v1/memory/working")).working_memory).toBe(narrative);
     },
     T,
   );
@@ -153,7 +189,7 @@ describe("forgetting from the chat", () => {
       await script(u.id, toolCall("forget_memory", { reason: "forget everything" }, "toolu_fe1"), textReply("I need to know what."));
       const turn = await chatTurn(u.key, { message: "forget everything" });
       expect(turn.pending).toBeNull();
-      expect((await resultSent(u.id, "toolu_fe1"))?.content).toContain("give fact_ids or profile_keys");
+      expect((await resultSent(u.id, "toolu_fe1"))?.content).toContain("give fact_ids, profile_keys or working_memory");
     },
     T,
   );
@@ -214,6 +250,28 @@ describe("the offline model forgets what it is asked to", () => {
       });
       // Nothing is gone before the user says yes.
       expect(await factStatus(u.key, lyon)).toBe(200);
+    },
+    T,
+  );
+
+  it(
+    "rewrites the working memory without it, and leaves a fact that is mostly about something else, saying so",
+    async () => {
+      const u = await createUser();
+      const lyon = (await importFacts(u.key, [{ text: "I live in Lyon" }])).facts[0]?.id ?? "";
+      const mixed = (await importFacts(u.key, [{ text: "My name is Ana, I teach chemistry and I live in Lyon" }])).facts[0]?.id ?? "";
+      const narrative = "Recent context:\n- Ana teaches chemistry.\n- They live in Lyon near the river.\n- They play the cello.";
+      expect((await api(u.key, "PUT", "/v1/memory/working", { working_memory: narrative })).status).toBe(200);
+      const sessionId = await newSession(u.id);
+      const events = await turnWithEnv({ ANTHROPIC_API_KEY: "" }, { userId: u.id, sessionId, message: "Please forget that I live in Lyon" });
+      const call = events.find((e) => e.type === "tool_use");
+      expect(call?.type === "tool_use" ? call.input : null).toMatchObject({
+        fact_ids: [lyon],
+        working_memory: "Recent context:\n- Ana teaches chemistry.\n- They play the cello.",
+      });
+      const said = events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
+      expect(said).toContain("“My name is Ana, I teach chemistry and I live in Lyon”");
+      expect(mixed).not.toBe("");
     },
     T,
   );

@@ -80,9 +80,10 @@ const CSS = `
 @media (prefers-color-scheme:dark){:root{--bg:#111318;--fg:#e5e7eb;--muted:#9ca3af;--card:#1b1e25;--line:#2d313a;--accent:#60a5fa;--bad:#f87171;--ok:#4ade80}}
 *{box-sizing:border-box}body{margin:0;padding:24px;background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif}
 h1{font-size:20px;margin:0 0 4px}h2{font-size:15px;margin:0 0 12px}.muted{color:var(--muted)}
-.grid{display:grid;gap:16px;grid-template-columns:repeat(auto-fit,minmax(280px,1fr));margin-top:16px}
-.card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:16px}.wide{grid-column:1/-1}
-table{width:100%;border-collapse:collapse}th,td{text-align:left;padding:4px 6px;border-bottom:1px solid var(--line)}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.grid{display:grid;gap:16px;grid-template-columns:repeat(auto-fit,minmax(min(280px,100%),1fr));margin-top:16px}
+.card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:16px;min-width:0}.wide{grid-column:1/-1}
+table{width:100%;border-collapse:collapse}th,td{text-align:left;padding:4px 6px;border-bottom:1px solid var(--line);overflow-wrap:anywhere}td.n{text-align:right;font-variant-numeric:tabular-nums}
+@media (max-width:600px){body{padding:12px}.card{padding:12px}}
 .big{font-size:28px;font-weight:600}.bad{color:var(--bad)}.ok{color:var(--ok)}
 svg .bar{fill:var(--accent)}svg .axis{stroke:var(--line)}svg .label{fill:var(--muted);font-size:11px}
 `;
@@ -102,6 +103,7 @@ export function renderDashboard(stats: Stats, meta: { server: string; generatedA
 <style>${CSS}</style>
 </head>
 <body>
+<main>
 <h1>engram</h1>
 <p class="muted">${escapeHtml(meta.server)} · generated ${escapeHtml(meta.generatedAt)}</p>
 <div class="grid">
@@ -128,6 +130,7 @@ export function renderDashboard(stats: Stats, meta: { server: string; generatedA
     "No projects yet.",
   )}</section>
 </div>
+</main>
 </body>
 </html>
 `;

@@ -99,7 +99,7 @@ export async function eraseUserMemory(
   const receipt: EraseReceipt = {
     erased,
     pending,
-    kept: ["usage (billing records)", "audit_logs (this erasure, without content)", ...plans.flatMap((p) => p.kept ?? [])],
+    kept: ["usage records (for billing)", "a record of this erasure (without content)", ...plans.flatMap((p) => p.kept ?? [])],
     erased_at: ctx.now,
     ...(warnings.length ? { warnings } : {}),
   };

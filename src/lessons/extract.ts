@@ -29,7 +29,7 @@ import { keepPendingEvents, pendingEvents, type TranscriptRow } from "./transcri
  * The model an extraction calls, and the usage kind its tokens are recorded as: `extraction` for the background
  * model, `extraction_on_demand` for brain_extract's chat model (counted in the daily chat budget).
  */
-export type ExtractionModel = { client: ModelClient; model: string; usageKind: "extraction" | "extraction_on_demand" };
+export type ExtractionModel = { client: ModelClient; model: string; usageKind: "extraction" | "extraction_on_demand"; offline?: boolean };
 
 /** Prompt characters per model call; more moments than this go in several calls, none is cut. */
 export const CHUNK_CHARS = 24_000;
@@ -107,6 +107,7 @@ async function callModel(deps: LessonsDeps, model: ExtractionModel, t: Transcrip
     usage: reply.usage,
     sessionId: null,
     prices: deps.config.modelPrices,
+    offline: model.offline,
   });
   if (reply.error) throw new ExtractionFailed(reply.error.message);
   const valid = validateExtraction(reply.value);

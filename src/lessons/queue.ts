@@ -24,10 +24,12 @@ export const backoffSeconds = (attempts: number) => Math.min(300, 2 ** Math.max(
 /** The background model (or, on demand, the chat model), offline rules when no key is set. */
 export function extractionModel(env: Env, which: "background" | "chat" = "background"): ExtractionModel {
   const config = loadConfig(env);
+  const { client, offline } = createModelClient(config, { [EXTRACTION_FORMAT]: offlineExtract });
   return {
-    client: createModelClient(config, { [EXTRACTION_FORMAT]: offlineExtract }).client,
+    client,
     model: which === "chat" ? config.chatModel : config.backgroundModel,
     usageKind: which === "chat" ? "extraction_on_demand" : "extraction",
+    offline,
   };
 }
 

@@ -57,7 +57,7 @@ export const BATCH_EVENTS = 50;
 /** How many of the user's current keys the model is shown for reuse. */
 const KNOWN_KEYS = 100;
 
-export type ConsolidationModel = { client: ModelClient; model: string; prices?: Config["modelPrices"] };
+export type ConsolidationModel = { client: ModelClient; model: string; prices?: Config["modelPrices"]; offline?: boolean };
 export type ConsolidationOutcome = { status: "applied" | "nothing" | "deferred" | "refused"; events: number; more: string[]; rev?: number };
 
 /** Another run committed this revision first; retrying re-reads the new state. */
@@ -190,7 +190,7 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
     });
     const reply = await callModel(model, userId, prompt);
     // Spent whether or not the output is usable: the budget counts it either way.
-    await recordUsage(db, { userId, kind: "consolidation", model: model.model, usage: reply.usage, prices: model.prices });
+    await recordUsage(db, { userId, kind: "consolidation", model: model.model, usage: reply.usage, prices: model.prices, offline: model.offline });
     if (reply.error) throw new MalformedOutput(`no consolidation: ${reply.error.message}`);
     const output = parseConsolidationOutput(reply.value);
 

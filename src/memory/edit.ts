@@ -5,14 +5,16 @@
  * consolidation that read the revision before it fails on the revision's unique index and is run again on top
  * of the user's version, never over it.
  */
-import { and, desc, eq, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, gt, type SQL, sql } from "drizzle-orm";
 import { changes, isConstraintError, runStatements } from "../db/batch";
 import { type Db, newId } from "../db/client";
 import { insertWhere } from "../db/insert-where";
 import { LostRace, retryLostRace } from "../db/race";
 import { type Json, type JsonObject, memoryRuns, type ScaffoldMeta, users } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
+import { broughtBack, type Forgotten, forgottenIn } from "../lib/forgotten";
 import { cleanMemoryTextOrEmpty, cleanText } from "../lib/sanitize";
+import { removedSentences } from "../lib/sentences";
 import { wordCount } from "../lib/text";
 import { cleanJson } from "./clean";
 import { WORKING_MEMORY_WORDS } from "./consolidation-schema";
@@ -24,7 +26,12 @@ const SCAFFOLD_EDIT_CHARS = 16_000;
 /** The confidence of a scaffold key the user set: what they say about themselves is certain. */
 const USER_SET_CONFIDENCE = 1;
 
-export type TierEdit = { workingMemory: string } | { scaffold: Record<string, Json | null> };
+/**
+ * `forget`: what the user asked to forget, in one revision: profile keys removed, and the narrative rewritten
+ * without it (when it mentioned it). Its summary remembers both (`forgotten_keys`, `forgotten_text`), so a
+ * restore that would bring them back can say so first.
+ */
+export type TierEdit = { workingMemory: string } | { scaffold: Record<string, Json | null> } | { forget: { keys: readonly string[]; workingMemory?: string } };
 
 /** The narrative as it will be stored; over the cap is refused rather than cut, so nothing the user wrote is lost silently. */
 function preparedNarrative(raw: string): string {
@@ -128,6 +135,7 @@ async function reviseOnce(
 
 /** Applies `edit` to the current tiers as an `edit` revision. */
 export async function editTiers(db: Db, userId: string, edit: TierEdit, now = Date.now()): Promise<{ rev: number; tiers: Tiers }> {
+  if ("forget" in edit) return forgetInTiers(db, userId, edit.forget, now);
   const narrative = "workingMemory" in edit ? preparedNarrative(edit.workingMemory) : undefined;
   const changes =
     "scaffold" in edit
@@ -164,12 +172,47 @@ export async function editTiers(db: Db, userId: string, edit: TierEdit, now = Da
   });
 }
 
+/** Removes forgotten keys (remembered as removed by the user) and swaps in the narrative rewritten without what was forgotten. */
+function forgetInTiers(db: Db, userId: string, forget: { keys: readonly string[]; workingMemory?: string }, now: number) {
+  const narrative = forget.workingMemory === undefined ? undefined : preparedNarrative(forget.workingMemory);
+  return revise(db, userId, now, (current) => {
+    const scaffold: JsonObject = { ...current.scaffold };
+    const meta: ScaffoldMeta = { ...current.scaffoldMeta };
+    const keys = forget.keys.filter((k) => Object.hasOwn(scaffold, k));
+    for (const key of keys) {
+      delete scaffold[key];
+      meta[key] = { removed: true, by: "user", updated_at: now };
+    }
+    const text = narrative === undefined ? [] : removedSentences(current.workingMemory, narrative);
+    const summary: JsonObject = { scaffold_removed: keys, forgotten_keys: keys, forgotten_text: text };
+    if (narrative !== undefined) summary.working_memory_words = wordCount(narrative);
+    const workingMemory = narrative ?? current.workingMemory;
+    return { kind: "edit", summary, tiers: { workingMemory, scaffold, scaffoldMeta: pruneTombstones(meta) } };
+  });
+}
+
+/** The forgets committed after revision `rev`: what each removed (their summaries). */
+async function forgottenSince(db: Db, userId: string, rev: number): Promise<Forgotten[]> {
+  const rows = await db
+    .select({ summary: memoryRuns.summary })
+    .from(memoryRuns)
+    .where(and(eq(memoryRuns.userId, userId), gt(memoryRuns.rev, rev), eq(memoryRuns.kind, "edit")));
+  return rows.map((r) => forgottenIn(r.summary)).filter((f) => f.keys.length + f.text.length > 0);
+}
+
 /**
  * Puts back the tiers as they stood after the user's revision `rev`, scaffold entries (confidence, when, by
  * whom) included, as a new `restore` revision. A revision an erase came after is gone with the erase, so it
  * is 404 like another user's; one recorded before snapshots were kept is a `conflict`.
  */
-export async function restoreRevision(db: Db, userId: string, rev: number, now = Date.now()): Promise<{ rev: number; tiers: Tiers }> {
+export async function restoreRevision(
+  db: Db,
+  userId: string,
+  rev: number,
+  now = Date.now(),
+  bringBackForgotten = false,
+): Promise<{ rev: number; tiers: Tiers }> {
+  const forgotten = bringBackForgotten ? [] : await forgottenSince(db, userId, rev);
   return revise(
     db,
     userId,
@@ -182,6 +225,14 @@ export async function restoreRevision(db: Db, userId: string, rev: number, now =
           "conflict",
           `revision ${rev} keeps no copy of the memory (it was recorded before copies were kept, is older than ` +
             `the latest ${KEPT_COPIES} revisions, or its copy was forgotten), so it cannot be restored`,
+        );
+      // Forgetting means forgotten: a restore never quietly undoes one; the caller asks the user and sends it again.
+      const back = broughtBack(source, forgotten);
+      if (back.length)
+        throw new AppError(
+          "conflict",
+          `revision ${rev} is from before you asked to forget ${back.join(", ")}; restoring it would bring ` +
+            `${back.length === 1 ? "that" : "those"} back. Nothing was restored: send it again with bring_back_forgotten to restore anyway`,
         );
       // Forgetting the copies (DELETE /v1/memory/runs/copies) writes no revision: a restore that read this copy
       // just before it must not bring the forgotten text back.

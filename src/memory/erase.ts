@@ -42,7 +42,7 @@ export const eraseMemory: EraseHook = async ({ env, config, db, userId, now }) =
       },
     ],
     cleared: ["working_memory", "scaffold"],
-    kept: ["connections (configuration; their learned info is cleared)"],
+    kept: ["connections (their settings; what was learned about them is cleared)"],
     // The vectors of the facts the batch deleted, those a consolidation wrote while the erase was prepared included.
     after: async (erased) => {
       try {

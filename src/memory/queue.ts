@@ -24,11 +24,8 @@ export const backoffSeconds = (attempts: number) => Math.min(300, 2 ** Math.max(
 
 export function consolidationModel(env: Env): ConsolidationModel {
   const config = loadConfig(env);
-  return {
-    client: createModelClient(config, { [CONSOLIDATION_FORMAT]: offlineConsolidate }).client,
-    model: config.backgroundModel,
-    prices: config.modelPrices,
-  };
+  const { client, offline } = createModelClient(config, { [CONSOLIDATION_FORMAT]: offlineConsolidate });
+  return { client, model: config.backgroundModel, prices: config.modelPrices, offline };
 }
 
 export async function consolidateMessages(deps: MemoryDeps, model: ConsolidationModel, messages: readonly Message<QueueMessage>[]): Promise<void> {

@@ -239,8 +239,18 @@ const restoreRoute = route({
   description:
     "Restores both tiers, each scaffold key with its confidence entry, as a new run of kind `restore` (summary " +
     "`restored_rev`). Facts are not rolled back: forget them one by one. A consolidation running meanwhile " +
-    "is redone on top of the restored state. Runs from before an erase are gone with it (404).",
-  request: { params: RunRev },
+    "is redone on top of the restored state. Runs from before an erase are gone with it (404). A run from before " +
+    "something the user asked to forget (forget_memory) that would bring it back is refused (409, naming it) " +
+    "unless `bring_back_forgotten=true`: a restore never quietly undoes a forget.",
+  request: {
+    params: RunRev,
+    query: z.object({
+      bring_back_forgotten: z
+        .enum(["true", "false"])
+        .default("false")
+        .describe("restore even though it brings back profile keys or working-memory sentences the user asked to forget since"),
+    }),
+  },
   responses: {
     200: json(
       z.object({
@@ -255,7 +265,8 @@ const restoreRoute = route({
     409: json(
       ErrorBody,
       `The run holds no copy of the tiers (recorded before copies were kept, older than the latest ${KEPT_COPIES} ` +
-        `runs, or its copy was forgotten), or memory kept changing while restoring (conflict)`,
+        `runs, or its copy was forgotten), it would bring back something forgotten since (without ` +
+        `bring_back_forgotten), or memory kept changing while restoring (conflict)`,
     ),
   },
 });
@@ -325,6 +336,7 @@ export const memoryStateRoutes = newRouter()
   .openapi(runRoute, async (c) => c.json({ run: await readRun(c.var.db, c.var.user.id, c.req.valid("param").rev) }, 200))
   .openapi(restoreRoute, async (c) => {
     const { rev } = c.req.valid("param");
-    const out = await restoreRevision(c.var.db, c.var.user.id, rev);
+    const bringBack = c.req.valid("query").bring_back_forgotten === "true";
+    const out = await restoreRevision(c.var.db, c.var.user.id, rev, Date.now(), bringBack);
     return c.json({ restored: rev, rev: out.rev, working_memory: out.tiers.workingMemory, scaffold: out.tiers.scaffold }, 200);
   });

@@ -2,20 +2,22 @@
  * The memory tools the model calls. Observations go onto the event bus and are
  * consolidated in the background; connection learned info is written directly.
  */
-import { eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import type { TurnScope } from "../core/context";
 import { deferOrRun, defineTool, ReasonText, type ToolContext, type ToolResult, TURN_BASE } from "../core/tool";
-import { type JsonObject, users } from "../db/schema";
+import { facts, type JsonObject, users } from "../db/schema";
 import { SESSION_GONE } from "../db/session-live";
 import { AppError, describeFailure } from "../lib/errors";
 import { clamp } from "../lib/sanitize";
+import { removedSentences } from "../lib/sentences";
 import { learnAboutConnection } from "./connections";
 import { memoryDeps } from "./deps";
 import { editTiers } from "./edit";
 import { INTERACTIVE_TYPES, type ObservationInput, recordObservations } from "./events";
 import { deleteFacts } from "./facts";
 import { canonicalJson, uuidv5 } from "./ids";
+import { readTiers } from "./inspect";
 import { recordRecall, searchAnswer, searchFacts } from "./retrieval";
 
 /** A runaway model must not flood the bus within one turn. */
@@ -158,21 +160,34 @@ async function profileKeysHeld(ctx: ToolContext, keys: readonly string[]): Promi
   return keys.filter((k) => Object.hasOwn(row?.scaffold ?? {}, k));
 }
 
+/** The texts of the user's facts among `ids`, by id (read before they go, so the reply can say what went). */
+async function factTexts(ctx: ToolContext, ids: readonly string[]): Promise<Map<string, string>> {
+  const rows = await ctx.db
+    .select({ id: facts.id, text: facts.text })
+    .from(facts)
+    .where(and(eq(facts.userId, ctx.userId), inArray(facts.id, [...ids])));
+  return new Map(rows.map((r) => [r.id, r.text]));
+}
+
+const quoted = (texts: readonly string[]) => texts.map((t) => `“${clamp(t, 200)}”`).join(", ");
+
 export const forgetMemory = defineTool({
   name: "forget_memory",
   description:
-    "Forget what the user asks you to forget: facts by id (the <id> of a recalled fact's source engram:fact:<id>, " +
-    "or from search_memory; each goes with the earlier statements it had replaced) and profile keys (from " +
-    "Structured Data). The user approves every call before anything is removed; a forgotten fact cannot be " +
-    "brought back. It does not change the working-memory narrative: the user can edit that in their memory " +
-    "settings.",
+    "Forget what the user asks you to forget, everywhere it is kept: facts by id (the <id> of a recalled fact's " +
+    "source engram:fact:<id>, or from search_memory; each goes with the earlier statements it had replaced), " +
+    "profile keys (from Structured Data), and, when the working-memory narrative (Your Context) mentions it, " +
+    "working_memory: the whole narrative rewritten without it, everything else word for word. Only name a fact " +
+    "that is about what the user asked to forget: a fact that also holds something else goes whole. The user sees " +
+    "and approves every call before anything is removed; what is forgotten cannot be brought back.",
   input: z
     .object({
       fact_ids: z.array(z.string().min(1).max(100)).max(MAX_FORGET).default([]),
       profile_keys: z.array(z.string().min(1).max(100)).max(MAX_FORGET).default([]),
+      working_memory: z.string().max(20_000).optional().describe("The working-memory narrative without what is forgotten (omit when it does not mention it)"),
       reason: ReasonText.min(1).describe("What the user asked you to forget, in their words"),
     })
-    .refine((v) => v.fact_ids.length + v.profile_keys.length > 0, "give fact_ids or profile_keys"),
+    .refine((v) => v.fact_ids.length + v.profile_keys.length > 0 || v.working_memory !== undefined, "give fact_ids, profile_keys or working_memory"),
   runs: "server",
   // Removing personal data for good: never on the model's word alone (a prompt injection could ask for it), and
   // each time the user's own answer (an earlier "always" does not cover it).
@@ -182,31 +197,36 @@ export const forgetMemory = defineTool({
     const deps = memoryDeps(ctx.env, ctx.config, ctx.db);
     const said: string[] = [];
     if (input.fact_ids.length) {
+      const texts = await factTexts(ctx, input.fact_ids);
       const { forgotten, missing } = await deleteFacts(deps, ctx.userId, input.fact_ids);
       const asked = forgotten.filter((id) => input.fact_ids.includes(id));
       const earlier = forgotten.length - asked.length;
       if (asked.length)
-        said.push(`Forgot ${asked.length} fact${asked.length === 1 ? "" : "s"} (${asked.join(", ")})${earlier ? replaced(earlier, asked.length) : ""}.`);
+        said.push(
+          `Forgot ${asked.length} fact${asked.length === 1 ? "" : "s"} from long-term memory: ${quoted(asked.map((id) => texts.get(id) ?? id))}` +
+            `${earlier ? replaced(earlier, asked.length) : ""}.`,
+        );
       if (missing.length) said.push(`No fact of the user's has the id ${missing.join(", ")}: nothing was removed for ${missing.length === 1 ? "it" : "them"}.`);
     }
-    if (input.profile_keys.length) {
-      const held = await profileKeysHeld(ctx, input.profile_keys);
-      const absent = input.profile_keys.filter((k) => !held.includes(k));
-      if (held.length) {
-        try {
-          // As the user's own edit: a revision of the profile (restorable), the keys remembered as removed.
-          await editTiers(ctx.db, ctx.userId, { scaffold: Object.fromEntries(held.map((k) => [k, null])) });
-          said.push(`Removed the profile key${held.length === 1 ? "" : "s"} ${held.join(", ")}.`);
-        } catch (err) {
-          // The facts above are gone already: say so, rather than the generic "nothing was changed".
-          if (!(err instanceof AppError)) console.error(JSON.stringify({ tool: "forget_memory", error: describeFailure(err) }));
-          const why = err instanceof AppError ? err.message : "an unexpected error";
-          return { content: [...said, `The profile keys were not removed (${why}); ask again in a moment.`].join(" "), isError: true };
-        }
+    const held = input.profile_keys.length ? await profileKeysHeld(ctx, input.profile_keys) : [];
+    const absent = input.profile_keys.filter((k) => !held.includes(k));
+    if (held.length || input.working_memory !== undefined) {
+      try {
+        // One revision of the two injected tiers, remembered as a forget: a restore from before it asks first.
+        const before = input.working_memory === undefined ? "" : (await readTiers(ctx.db, ctx.userId)).workingMemory;
+        await editTiers(ctx.db, ctx.userId, { forget: { keys: held, ...(input.working_memory === undefined ? {} : { workingMemory: input.working_memory }) } });
+        if (held.length) said.push(`Removed ${held.join(", ")} from the profile.`);
+        const gone = input.working_memory === undefined ? [] : removedSentences(before, input.working_memory);
+        if (gone.length) said.push(`Removed from working memory: ${quoted(gone)}.`);
+      } catch (err) {
+        // The facts above are gone already: say so, rather than the generic "nothing was changed".
+        if (!(err instanceof AppError)) console.error(JSON.stringify({ tool: "forget_memory", error: describeFailure(err) }));
+        const why = err instanceof AppError ? err.message : "an unexpected error";
+        return { content: [...said, `The profile and working memory were not changed (${why}); ask again in a moment.`].join(" "), isError: true };
       }
-      if (absent.length) said.push(`The profile has no key ${absent.join(", ")}.`);
     }
-    return { content: said.join(" ") };
+    if (absent.length) said.push(`The profile has no key ${absent.join(", ")}.`);
+    return { content: said.join(" ") || "Nothing matched: nothing was removed." };
   },
 });
 

@@ -49,6 +49,7 @@ export async function settle(store: SessionStorage, scope: TurnScope, model: str
     usage: tally.spent,
     sessionId: scope.sessionId,
     prices: scope.config.modelPrices,
+    offline: !scope.config.anthropicApiKey,
   });
   const touch = touchSessionQuery(scope.db, scope.userId, scope.sessionId, store.messageCount(), tally.pending);
   // The reservation goes in the batch that records what was spent: the budget counts the turn once, never twice or not at all.

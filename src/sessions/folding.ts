@@ -74,6 +74,7 @@ export class HistoryFolding {
         usage: out.usage,
         sessionId: scope.sessionId,
         prices: config.modelPrices,
+        offline: !config.anthropicApiKey,
       });
       if (used) tally.rows.push(used);
       if (!out.output) throw out.error ?? new Error("no summary");

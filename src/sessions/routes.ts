@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ToolResultRequest } from "../bridge/answer";
 import { ToolPendingEnvelope } from "../core/events";
+import type { Tool } from "../core/tool";
 import { CursorParam, nextCursor } from "../db/cursor";
 import { ErrorBody } from "../http/errors";
 import { errors, json, jsonBody, newRouter, Ok, orNull, security } from "../http/openapi";
@@ -11,6 +12,7 @@ import { ChatResponse, turnErrors, turnResponse } from "./routes-chat";
 import { streamRoutes } from "./routes-stream";
 import type { PendingView } from "./session-do";
 import { deleteSessionRow, destroySessionObject, getSession, listSessions, publicSession, reconcileSession, renameSession, sessionStub } from "./store";
+import { toolReasons } from "./tool-reasons";
 
 const Session = z
   .object({
@@ -70,7 +72,18 @@ const getRoute = createRoute({
   security,
   request: { params: IdParam },
   responses: {
-    200: json(z.object({ session: Session, messages: z.array(Message), pending: orNull(Pending), summary: orNull(Summary) }), "Session"),
+    200: json(
+      z.object({
+        session: Session,
+        messages: z.array(Message),
+        pending: orNull(Pending),
+        summary: orNull(Summary),
+        tool_reasons: z
+          .record(z.string(), z.string())
+          .describe("What each tool call in `messages` and `pending` was doing (tool_use id -> the `reason` its `tool_use` event gave)"),
+      }),
+      "Session",
+    ),
     ...errors,
   },
 });
@@ -146,51 +159,53 @@ const stopRoute = createRoute({
   responses: { 200: json(z.object({ ok: z.literal(true), stopped: z.number().int() }), "Stopped"), ...errors },
 });
 
-export const sessionRoutes = newRouter()
-  .route("/", streamRoutes)
-  .openapi(listRoute, async (c) => {
-    const { limit, before } = c.req.valid("query");
-    const rows = await listSessions(c.var.db, c.var.user.id, limit, before);
-    return c.json({ sessions: rows.map(publicSession), next_before: nextCursor(rows, limit, (s) => [s.updatedAt, s.id]) }, 200);
-  })
-  .openapi(getRoute, async (c) => {
-    const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);
-    // RPC's structured-clone typing cannot express the SDK's content union; the value is the stored JSON.
-    const state = (await sessionStub(c.env, c.var.user.id, session.id).read()) as unknown as {
-      messages: StoredMessage[];
-      pending: PendingView | null;
-      summary: SessionSummary | null;
-    } | null;
-    // Deleted while this request was on its way.
-    if (!state) throw notFound("session");
-    const row = await reconcileSession(c.var.db, session, state.messages.length, state.pending !== null);
-    return c.json({ session: publicSession(row), ...state }, 200);
-  })
-  .openapi(renameRoute, async (c) => {
-    const row = await renameSession(c.var.db, c.var.user.id, c.req.valid("param").id, c.req.valid("json").title);
-    return c.json({ session: publicSession(row) }, 200);
-  })
-  .openapi(deleteRoute, async (c) => {
-    const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);
-    await destroySessionObject(c.env, c.var.user.id, session.id);
-    await deleteSessionRow(c.var.db, c.var.user.id, session.id);
-    return c.json({ ok: true as const }, 200);
-  })
-  .openapi(toolResultRoute, async (c) => {
-    const { db, user, requestId } = c.var;
-    const session = await getSession(db, user.id, c.req.valid("param").id);
-    const stub = sessionStub(c.env, user.id, session.id);
-    const started = await stub.resume({ turnId: requestId, userId: user.id, plan: user.plan, sessionId: session.id, answer: c.req.valid("json") });
-    return turnResponse(c, started);
-  })
-  .openapi(stopRoute, async (c) => {
-    const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);
-    const stopped = await sessionStub(c.env, c.var.user.id, session.id).stopTurns();
-    return c.json({ ok: true as const, stopped }, 200);
-  })
-  .openapi(cancelRoute, async (c) => {
-    const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);
-    const outcome = await sessionStub(c.env, c.var.user.id, session.id).cancelPending();
-    if ("error" in outcome) throw new AppError(outcome.error.code, outcome.error.message);
-    return c.json({ ok: true as const, cancelled: outcome.cancelled }, 200);
-  });
+export const sessionRoutes = (tools: readonly Tool[]) =>
+  newRouter()
+    .route("/", streamRoutes)
+    .openapi(listRoute, async (c) => {
+      const { limit, before } = c.req.valid("query");
+      const rows = await listSessions(c.var.db, c.var.user.id, limit, before);
+      return c.json({ sessions: rows.map(publicSession), next_before: nextCursor(rows, limit, (s) => [s.updatedAt, s.id]) }, 200);
+    })
+    .openapi(getRoute, async (c) => {
+      const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);
+      // RPC's structured-clone typing cannot express the SDK's content union; the value is the stored JSON.
+      const state = (await sessionStub(c.env, c.var.user.id, session.id).read()) as unknown as {
+        messages: StoredMessage[];
+        pending: PendingView | null;
+        summary: SessionSummary | null;
+      } | null;
+      // Deleted while this request was on its way.
+      if (!state) throw notFound("session");
+      const row = await reconcileSession(c.var.db, session, state.messages.length, state.pending !== null);
+      const tool_reasons = toolReasons(tools, [...state.messages, ...((state.pending?.messages ?? []) as { content: unknown }[])]);
+      return c.json({ session: publicSession(row), ...state, tool_reasons }, 200);
+    })
+    .openapi(renameRoute, async (c) => {
+      const row = await renameSession(c.var.db, c.var.user.id, c.req.valid("param").id, c.req.valid("json").title);
+      return c.json({ session: publicSession(row) }, 200);
+    })
+    .openapi(deleteRoute, async (c) => {
+      const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);
+      await destroySessionObject(c.env, c.var.user.id, session.id);
+      await deleteSessionRow(c.var.db, c.var.user.id, session.id);
+      return c.json({ ok: true as const }, 200);
+    })
+    .openapi(toolResultRoute, async (c) => {
+      const { db, user, requestId } = c.var;
+      const session = await getSession(db, user.id, c.req.valid("param").id);
+      const stub = sessionStub(c.env, user.id, session.id);
+      const started = await stub.resume({ turnId: requestId, userId: user.id, plan: user.plan, sessionId: session.id, answer: c.req.valid("json") });
+      return turnResponse(c, started);
+    })
+    .openapi(stopRoute, async (c) => {
+      const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);
+      const stopped = await sessionStub(c.env, c.var.user.id, session.id).stopTurns();
+      return c.json({ ok: true as const, stopped }, 200);
+    })
+    .openapi(cancelRoute, async (c) => {
+      const session = await getSession(c.var.db, c.var.user.id, c.req.valid("param").id);
+      const outcome = await sessionStub(c.env, c.var.user.id, session.id).cancelPending();
+      if ("error" in outcome) throw new AppError(outcome.error.code, outcome.error.message);
+      return c.json({ ok: true as const, cancelled: outcome.cancelled }, 200);
+    });

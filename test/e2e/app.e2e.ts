@@ -78,7 +78,7 @@ describe("engram web app", () => {
     await page.goto(server.origin);
     await page.getByLabel("API key").fill("not-a-key");
     await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("alert").filter({ hasText: "Sign out and sign in with a valid key" }).waitFor();
+    await page.getByRole("alert").filter({ hasText: "That API key was not accepted" }).waitFor();
     // Keyboard only: the key field has focus; Enter submits.
     await page.getByLabel("API key").fill(key);
     await page.keyboard.press("Enter");
@@ -222,7 +222,8 @@ describe("engram web app", () => {
       .first()
       .getByRole("button", { name: /^Open conversation/ })
       .click();
-    await page.locator(".msg.assistant", { hasText: "Let me use filibuster." }).getByText("Used filibuster").waitFor();
+    // The tool line reads as it did live (its reason), not "Used filibuster".
+    await page.locator(".msg.assistant", { hasText: "Let me use filibuster." }).getByText("Talking until stopped (filibuster)").waitFor();
     // The user's bubbles hold their words only, not the context block stored ahead of each message.
     const bubbles = await page.locator(".msg.user").allTextContents();
     expect(bubbles).toContain("Start a filibuster");

@@ -2,6 +2,7 @@
 import { type Api, explain, ok } from "./api";
 import { renderContextLog } from "./context-log";
 import { fill, h, svg, when } from "./dom";
+import { erasedName } from "./memory-words";
 import { asyncPanel } from "./panel";
 
 type Day = { day: string; cost_usd: number; input_tokens: number; output_tokens: number; calls: number };
@@ -40,13 +41,19 @@ export function costChart(byDay: Day[], days: number, today = new Date()): SVGSV
 export const usagePanel = (api: Api) =>
   asyncPanel("Usage", async () => {
     const u = await ok(api.GET("/v1/usage", { params: { query: { days: 30 } } }));
+    // The server records the offline model's calls (no ANTHROPIC_API_KEY) under this name, at no cost.
+    const offline = u.by_model?.find((m) => m.model === "offline");
     return [
       h("h3", null, "Usage and cost, last 30 days"),
+      h("p", { class: "intro" }, "What the model calls made for you cost, estimated from list prices."),
       h(
         "p",
         null,
         `${usd(u.totals.cost_usd)} estimated · ${u.totals.calls} model calls · ${u.totals.input_tokens} input and ${u.totals.output_tokens} output tokens`,
       ),
+      offline
+        ? h("p", { class: "offline-usage" }, `${offline.calls} of these calls were answered by the offline model (no Anthropic key is set): no cost.`)
+        : null,
       costChart(u.by_day, 30),
       h(
         "table",
@@ -74,12 +81,18 @@ export const usagePanel = (api: Api) =>
 
 export const contextLogsPanel = (api: Api) =>
   asyncPanel("Context logs", async () => {
-    const { context_logs } = await ok(api.GET("/v1/memory/context-logs", { params: { query: { limit: 20 } } }));
+    const [{ context_logs }, { sessions }] = await Promise.all([
+      ok(api.GET("/v1/memory/context-logs", { params: { query: { limit: 20 } } })),
+      ok(api.GET("/v1/sessions", { params: { query: { limit: 100 } } })).catch(() => ({ sessions: [] as { id: string; title: string | null }[] })),
+    ]);
+    // Conversations by their titles, as the chat lists them: an id means nothing to a person.
+    const titles = new Map(sessions.map((s) => [s.id, s.title || "untitled conversation"]));
+    const where = (id: string | null) => (id ? `in “${titles.get(id) ?? "a deleted conversation"}”` : "outside a conversation");
     return [
       h("h3", null, "What each answer was shown"),
       context_logs.length
         ? context_logs.map((l) =>
-            h("details", { class: "log-entry" }, h("summary", null, `${when(l.created_at)} · ${l.session_id ?? "no session"}`), renderContextLog(l)),
+            h("details", { class: "log-entry" }, h("summary", null, `${when(l.created_at)} · ${where(l.session_id)}`), renderContextLog(l)),
           )
         : h("p", { class: "muted" }, "No turns yet."),
     ];
@@ -101,7 +114,7 @@ export function erasePanel(api: Api, onErased: () => void): HTMLElement {
     h(
       "p",
       { id: "erase-help" },
-      `Deletes your documents, MEMORY, facts, observations, conversations and logs. It cannot be undone. Type “${PHRASE}” to confirm.`,
+      `Deletes SOUL and BIBLE, MEMORY notes, working memory and the profile, facts, observations, conversations and context logs. It cannot be undone. Type “${PHRASE}” to confirm.`,
     ),
     h("label", { for: "erase-confirm" }, "Confirmation"),
     input,
@@ -123,7 +136,9 @@ export function erasePanel(api: Api, onErased: () => void): HTMLElement {
           h(
             "tbody",
             null,
-            Object.entries(r.erased).map(([k, v]) => h("tr", null, h("th", { scope: "row" }, k), h("td", null, String(v)))),
+            Object.entries(r.erased).map(([k, v]) =>
+              h("tr", null, h("th", { scope: "row" }, erasedName(k)), h("td", null, v === true ? "cleared" : v === false ? "nothing to clear" : String(v))),
+            ),
           ),
         ),
         r.kept.length

@@ -27,6 +27,11 @@ export class AnswerView {
     this.thought.textContent += delta;
   }
 
+  /** The next text starts a new paragraph (a tool call or a stored reply's end came between). */
+  endParagraph(): void {
+    this.para = null;
+  }
+
   note(text: string, cls = "note"): HTMLElement {
     this.para = null;
     this.thought = null;
@@ -53,9 +58,12 @@ export class AnswerView {
     this.tools.set(id, this.note(`${reason || "Using a tool"} (${name})`, "tool"));
   }
 
-  toolResult(id: string, ok: boolean): void {
+  /** A call's outcome on its line; `saved` (a conversation read back) goes right under it, where it showed live. */
+  toolResult(id: string, ok: boolean, saved?: string): void {
     const el = this.tools.get(id);
-    if (el) el.append(h("span", { class: ok ? "ok" : "failed" }, ok ? " ✓" : " ✗ failed"));
+    if (!el) return;
+    el.append(h("span", { class: ok ? "ok" : "failed" }, ok ? " ✓" : " ✗ failed"));
+    if (saved) el.after(h("div", { class: "saved" }, saved));
   }
 
   error(message: string): void {

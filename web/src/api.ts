@@ -15,7 +15,7 @@ export function explain(err: unknown): string {
   if (!(err instanceof EngramError))
     return `Could not reach engram (${err instanceof Error ? err.message : String(err)}). Check your connection and try again.`;
   const advice: Record<string, string> = {
-    unauthorized: "Your API key was not accepted. Sign out and sign in with a valid key.",
+    unauthorized: "Your API key was not accepted. Sign in again with a current key.",
     rate_limited: "Too many requests right now. Wait a little and send again.",
     model_overloaded: "The model is overloaded. Try again in a moment.",
     model_error: "The model failed to answer. Send your message again.",
@@ -27,6 +27,8 @@ export function explain(err: unknown): string {
     quota_exceeded: "Nothing was saved. Delete something first, or move to a larger plan.",
   };
   const ref = err.requestId ? ` (request ${err.requestId})` : "";
+  // Limits in bytes mean nothing to a person: this one is said in words only.
+  if (err.code === "payload_too_large") return `That is too long to send in one go: shorten it or split it in two.${ref}`;
   return `${err.message}. ${advice[err.code] ?? ""}${ref}`.replace(/\.\s*\./, ".").trim();
 }
 

@@ -8,20 +8,21 @@ import { type Api, explain, ok, type Schemas, type StreamEvent, stream, streamEr
 import { clientTool, declarations } from "./client-tools";
 import { contextFor } from "./context-log";
 import { button, fill, h } from "./dom";
+import { follower } from "./follow";
+import { forgetPreview } from "./forget-preview";
 import { sessionsList } from "./sessions-list";
-import { citedFacts, storedCitedFacts } from "./used-memory";
+import { drawHistory, drawInto, type Stored } from "./turn-view";
+import { citedFacts } from "./used-memory";
 
 /** The memory tool that always asks first: its prompt says what would be forgotten. */
 const FORGET = "forget_memory";
 type PendingCall = { call_id: string; tool_name: string; tool_input?: unknown; runs: "client" | "server"; needs_approval: boolean };
 type Envelope = { session_id: string; call_id: string; pending_calls: PendingCall[] };
-type Block = { type: string; text?: string; name?: string; citations?: unknown };
-type Stored = { role: "user" | "assistant"; content: string | Block[]; created_at: number };
 /**
  * `failed`: the turn started and the model failed in it (an `error` event other than a conflict), not a request
  * the server refused, nor a retry of an answer the conversation has moved on from.
  */
-type Outcome = { kind: "done" } | { kind: "pending"; envelope: Envelope } | { kind: "error"; failed: boolean } | { kind: "cut" };
+type Outcome = { kind: "done" } | { kind: "pending"; envelope: Envelope } | { kind: "error"; failed: boolean; refused?: boolean } | { kind: "cut" };
 
 export function chatView(api: Api): HTMLElement {
   let sessionId: string | null = null;
@@ -35,10 +36,21 @@ export function chatView(api: Api): HTMLElement {
   const refreshList = sessions.refresh;
   const markCurrent = sessions.markCurrent;
   const log = h("div", { class: "log", role: "log", "aria-label": "Conversation" });
-  const input = h("textarea", { id: "message", rows: 2, placeholder: "Message engram… (Enter sends, Shift+Enter for a new line)", "aria-label": "Message" });
+  const input = h("textarea", { id: "message", rows: 2, placeholder: "Message engram…", "aria-label": "Message", "aria-describedby": "message-help" });
   const send = h("button", { type: "submit" }, "Send");
   const stop = h("button", { type: "button", class: "secondary", disabled: true, onclick: () => stopTurn() }, "Stop");
-  const form = h("form", { class: "composer" }, input, send, stop);
+  const follow = follower(log);
+  /** Says out loud what waits for the reader (an approval); the log itself announces the reply as it streams. */
+  const announce = h("p", { class: "visually-hidden", role: "status" });
+  const form = h(
+    "form",
+    { class: "composer" },
+    follow.el,
+    input,
+    send,
+    stop,
+    h("span", { id: "message-help", class: "visually-hidden" }, "Enter sends, Shift+Enter starts a new line."),
+  );
 
   const busy = (on: boolean) => {
     // Stop is about to be disabled: focus on it would fall to the page, so it goes back to the message box.
@@ -58,7 +70,7 @@ export function chatView(api: Api): HTMLElement {
     if (sessionId) stopping = ok(api.POST("/v1/sessions/{id}/stop", { params: { path: { id: sessionId } } })).catch(() => undefined);
     controller.abort();
   }
-  const scroll = () => log.lastElementChild?.scrollIntoView({ block: "end" });
+  const scroll = () => follow.added();
 
   async function consume(events: AsyncGenerator<StreamEvent>, view: AnswerView): Promise<Outcome> {
     for await (const { event, data } of events) {
@@ -97,8 +109,8 @@ export function chatView(api: Api): HTMLElement {
       ? api.POST("/v1/chat", { body: turn.chat, parseAs: "stream", signal })
       : api.POST("/v1/sessions/{id}/tool_result", { params: { path: { id: turn.resume } }, body: turn.answer, parseAs: "stream", signal });
 
-  /** Runs one streamed request into an answer view, then whatever the outcome asks for. */
-  async function run(turn: Turn, view: AnswerView): Promise<void> {
+  /** Runs one streamed request into an answer view, then whatever the outcome asks for; the outcome of this request. */
+  async function run(turn: Turn, view: AnswerView): Promise<Outcome> {
     await stopping;
     controller = new AbortController();
     busy(true);
@@ -109,7 +121,8 @@ export function chatView(api: Api): HTMLElement {
       if (controller.signal.aborted) outcome = { kind: "cut" };
       else {
         view.error(explain(err));
-        outcome = { kind: "error", failed: false };
+        // Refused before the turn started (too long, a tool waiting, offline): nothing of it reached the conversation.
+        outcome = { kind: "error", failed: false, refused: true };
       }
     } finally {
       busy(false);
@@ -136,6 +149,7 @@ export function chatView(api: Api): HTMLElement {
     }
     void refreshList();
     scroll();
+    return outcome;
   }
 
   function addContextButton(view: AnswerView, at: number): void {
@@ -156,35 +170,14 @@ export function chatView(api: Api): HTMLElement {
     view.el.append(toggle, box);
   }
 
-  /**
-   * What a `forget_memory` call would remove, in words: the model names facts by id, so each is read from the
-   * user's own memory (an id that is not theirs reads as not found, and nothing would be removed for it).
-   */
-  async function whatGoes(input: unknown): Promise<HTMLElement> {
-    const { fact_ids, profile_keys } = (input ?? {}) as { fact_ids?: unknown; profile_keys?: unknown };
-    const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
-    const facts = await Promise.all(
-      strings(fact_ids).map((id) =>
-        ok(api.GET("/v1/memory/facts/{id}", { params: { path: { id } } })).then(
-          (r) => `${r.fact.text}${r.replaced.length ? ` (and ${r.replaced.length} earlier statement${r.replaced.length === 1 ? "" : "s"} it replaced)` : ""}`,
-          () => `${id}: not found, nothing to forget`,
-        ),
-      ),
-    );
-    return h(
-      "ul",
-      { class: "forget-list", "aria-label": "What would be forgotten" },
-      ...facts.map((text) => h("li", null, text)),
-      ...strings(profile_keys).map((key) => h("li", null, `Profile key: ${key}`)),
-    );
-  }
-
   /** The turn waits on the client: approvals and the page's own tools, answered one call at a time. */
   async function answerPending(envelope: Envelope, view: AnswerView): Promise<void> {
     const call = envelope.pending_calls.find((c) => c.call_id === envelope.call_id) ?? envelope.pending_calls[0];
     if (!call) return;
     const sid = envelope.session_id;
-    const resume = (body: Record<string, unknown>) => run({ resume: sid, answer: { call_id: call.call_id, ...body } as Schemas["ToolResultRequest"] }, view);
+    const resume = async (body: Record<string, unknown>): Promise<void> => {
+      await run({ resume: sid, answer: { call_id: call.call_id, ...body } as Schemas["ToolResultRequest"] }, view);
+    };
     const tool = call.runs === "client" ? clientTool(call.tool_name) : undefined;
     const runClient = async (): Promise<{ content: string; is_error?: boolean }> => {
       if (!tool) return { content: `this page has no tool named ${call.tool_name}`, is_error: true };
@@ -213,26 +206,38 @@ export function chatView(api: Api): HTMLElement {
         "p",
         null,
         h("strong", null, call.tool_name),
-        ` wants to run${reason ? `: ${reason}` : ""}`,
+        // A client tool's reason is only "Using <name>": said once is enough.
+        ` wants to run${reason && reason !== `Using ${call.tool_name}` ? `: ${reason}` : ""}`,
         !forgetting && call.tool_input && Object.keys(call.tool_input).length ? h("code", null, ` ${JSON.stringify(call.tool_input)}`) : null,
       ),
-      forgetting ? await whatGoes(call.tool_input) : null,
+      forgetting ? await forgetPreview(api, call.tool_input) : null,
       button("Allow", () => decide("allow")),
       button("Deny", () => decide("deny"), { class: "secondary" }),
       // Forgetting is for good: each time is the user's own decision.
       forgetting ? null : button("Always allow", () => decide("always"), { class: "secondary" }),
     );
     view.el.append(prompt);
-    prompt.querySelector("button")?.focus();
+    // The turn waits for the reader: the prompt is where their answer goes, and it is said out loud.
+    announce.textContent = `Waiting for your answer: ${call.tool_name}${reason ? `, ${reason}` : ""}. Allow or deny.`;
+    prompt.querySelector("button")?.focus({ preventScroll: true });
+    follow.toBottom();
   }
 
   async function sendMessage(text: string): Promise<void> {
-    log.append(h("article", { class: "msg user", "aria-label": "You" }, h("p", null, text)));
+    const bubble = h("article", { class: "msg user", "aria-label": "You" }, h("p", null, text));
+    log.append(bubble);
     const view = new AnswerView();
     log.append(view.el);
-    scroll();
+    follow.toBottom();
     const body = { message: text, stream: true, client_tools: declarations(), ...(sessionId ? { session_id: sessionId } : {}) };
-    await run({ chat: body }, view);
+    const outcome = await run({ chat: body }, view);
+    if (outcome.kind === "error" && outcome.refused) {
+      // Not sent: the words go back into the box (unless a new message is being typed there), ready to fix and send.
+      bubble.classList.add("unsent");
+      bubble.append(h("p", { class: "muted" }, "Not sent. Your message is back in the box."));
+      if (!input.value.trim()) input.value = text;
+      input.focus();
+    }
   }
 
   form.addEventListener("submit", (e) => {
@@ -249,51 +254,30 @@ export function chatView(api: Api): HTMLElement {
     }
   });
 
-  function renderStored(m: Stored): HTMLElement | null {
-    const blocks: Block[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
-    if (m.role === "user") {
-      // A turn's first block is the context it was shown (memory, time, projects): "What it was shown" has it, not the bubble.
-      const text = blocks.filter((b) => b.type === "text" && !(b.text ?? "").startsWith("<turn_context>")).map((b) => b.text ?? "");
-      return text.length
-        ? h(
-            "article",
-            { class: "msg user", "aria-label": "You" },
-            text.map((t) => h("p", null, t)),
-          )
-        : null;
-    }
-    const view = new AnswerView();
-    // Text blocks in a row are one reply (the API splits a reply where a citation starts or ends): one paragraph.
-    blocks.forEach((b, i) => {
-      if (b.type === "text" && b.text) {
-        view.text(b.text);
-        view.cite(storedCitedFacts(b.citations));
-        if (blocks[i + 1]?.type !== "text") view.note("", "sep");
-      } else if (b.type === "tool_use") view.note(`Used ${b.name}`, "tool");
-    });
-    addContextButton(view, m.created_at);
-    return view.el;
-  }
-
   async function openSession(id: string): Promise<void> {
     sessionId = id;
     fill(log, h("p", { class: "muted" }, "Loading…"));
     try {
       const s = await ok(api.GET("/v1/sessions/{id}", { params: { path: { id } } }));
-      fill(
-        log,
-        s.messages.map((m) => renderStored(m as Stored)),
-      );
-      if (s.pending) {
-        const view = new AnswerView();
-        log.append(view.el);
-        await answerPending(s.pending, view);
+      const pending = s.pending as (Envelope & { messages: { role: string; content: unknown }[] }) | null;
+      const reasons = s.tool_reasons ?? {};
+      const drawn = drawHistory(s.messages as Stored[], reasons, (view, at) => addContextButton(view, at), pending !== null);
+      fill(log, drawn.nodes);
+      if (pending) {
+        // The turn waits on a tool: its words and calls so far are in the held-back message, shown as they streamed.
+        let view = drawn.last;
+        if (!view || log.lastElementChild !== view.el) {
+          view = new AnswerView();
+          log.append(view.el);
+        }
+        for (const m of pending.messages) drawInto(view, m, reasons, drawn.calls);
+        await answerPending(pending, view);
       }
     } catch (err) {
       fill(log, h("p", { class: "error", role: "alert" }, explain(err)));
     }
     markCurrent();
-    scroll();
+    follow.toBottom();
   }
 
   function newChat(): void {
@@ -309,6 +293,6 @@ export function chatView(api: Api): HTMLElement {
     "div",
     { class: "chat" },
     h("aside", { "aria-label": "Conversations" }, h("h2", null, "Conversations"), button("New chat", newChat), sessions.el),
-    h("section", { class: "thread", "aria-label": "Chat" }, log, form),
+    h("section", { class: "thread", "aria-label": "Chat" }, log, announce, form),
   );
 }

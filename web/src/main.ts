@@ -1,6 +1,6 @@
 /** The engram web app: sign in with an API key, then chat and the memory inspector. Hash routes, no framework. */
 import { contextLogsPanel, erasePanel, usagePanel } from "./account-panels";
-import { type Api, connect, explain, ok } from "./api";
+import { type Api, ApiError, connect, explain, ok } from "./api";
 import { clearKey, storedKey, storeKey } from "./auth";
 import { chatView } from "./chat";
 import { connectedAppsPanel } from "./connected-apps";
@@ -9,6 +9,7 @@ import { documentEditor, sitesPanel } from "./documents";
 import { button, fill, h } from "./dom";
 import { extensionPanels } from "./extensions";
 import { factsPanel, memoryEntries, observationsPanel } from "./memory-panels";
+import { INTRO } from "./memory-words";
 import { overviewPanel } from "./overview";
 import { workingAndScaffold } from "./working-memory";
 
@@ -53,7 +54,10 @@ function signIn(message = ""): void {
       storeKey(key.value.trim(), remember.checked);
       start(session(key.value.trim()));
     } catch (err) {
-      error.textContent = explain(err);
+      // Here a 401 is the key just typed, not one that stopped working: say what to check, not to sign out.
+      error.textContent =
+        err instanceof ApiError && err.status === 401 ? "That API key was not accepted. Check that you pasted all of it, or ask for a new one." : explain(err);
+      key.focus();
     }
   });
   fill(app, h("main", { id: "main" }, form));
@@ -131,6 +135,7 @@ function start(api: Api): void {
     return h(
       "div",
       { class: "memory" },
+      h("h2", { class: "visually-hidden" }, `Memory: ${current.label}`),
       h(
         "nav",
         { "aria-label": "Memory", class: "subnav" },
@@ -140,6 +145,7 @@ function start(api: Api): void {
           memoryTabs.map((t) => h("li", null, h("a", { href: `#memory/${t.id}`, "aria-current": t === current ? "page" : false }, t.label))),
         ),
       ),
+      INTRO[current.id] ? h("p", { class: "intro" }, INTRO[current.id]) : null,
       current.render(),
     );
   }
@@ -177,7 +183,7 @@ function start(api: Api): void {
       nav,
       h(
         "div",
-        { class: "row" },
+        { class: "row header-actions" },
         button("Theme", toggleTheme, { class: "secondary", "aria-label": "Switch light or dark theme" }),
         button("Sign out", signOut, { class: "secondary" }),
       ),

@@ -3,23 +3,31 @@ import { type Api, ok } from "./api";
 import { h, when } from "./dom";
 import { asyncPanel } from "./panel";
 
+/** Each count in words, a noun first as on the cards; a key the page does not know yet reads as its words, capitalised. */
 const LABELS: Record<string, string> = {
   sessions: "Conversations",
   facts: "Facts",
-  memory_entries: "MEMORY entries",
-  brain_documents: "Brain documents",
-  pending_proposals: "Proposals to review",
+  memory_entries: "MEMORY notes",
+  brain_documents: "SOUL and BIBLE documents",
+  pending_proposals: "Changes to review",
   observations_pending: "Observations waiting",
-  observations_processed: "Observations processed",
-  observations_failed: "Observations failed",
+  observations_processed: "Observations taken in",
+  observations_failed: "Observations that failed",
+  projects: "Projects",
+  projects_archived: "Archived projects",
+  lessons: "Coding lessons",
+  transcripts_synced: "Transcripts read",
+  transcripts_pending: "Transcripts waiting",
+  transcripts_failed: "Transcripts that failed",
 };
-const label = (key: string) => LABELS[key] ?? key.replace(/_/g, " ");
+const label = (key: string) => LABELS[key] ?? key.charAt(0).toUpperCase() + key.slice(1).replace(/_/g, " ");
 
 export const overviewPanel = (api: Api) =>
   asyncPanel("Overview", async () => {
     const o = await ok(api.GET("/v1/overview"));
     return [
       h("h2", null, "What engram knows about you"),
+      h("p", { class: "intro" }, "Everything engram remembers for you, counted; open Memory to see, correct or forget any of it."),
       h(
         "dl",
         { class: "cards" },

@@ -21,7 +21,7 @@ export function sessionsList(api: Api, hooks: Hooks) {
         h(
           "button",
           { type: "button", class: "session-open", onclick: () => hooks.open(s.id), "aria-label": `Open conversation ${title}`, title },
-          title,
+          h("span", { class: "session-title" }, title),
           s.pending ? h("span", { class: "badge" }, "waiting") : null,
         ),
         button("Rename", rename, { class: "icon", "aria-label": `Rename ${title}` }),

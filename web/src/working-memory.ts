@@ -3,6 +3,7 @@
  * (PUT /v1/memory/working, PATCH /v1/memory/scaffold), and their history of revisions: Restore an earlier one,
  * or Forget earlier versions (DELETE /v1/memory/runs/copies) so that no copy of corrected text is left.
  */
+import { broughtBack, forgottenIn } from "../../src/lib/forgotten";
 import { type Api, ApiError, explain, ok, type operations } from "./api";
 
 type ScaffoldPatch = operations["patchScaffold"]["requestBody"]["content"]["application/json"]["scaffold"];
@@ -80,9 +81,26 @@ const isJson = (text: string): boolean => {
 /** A scaffold value as the user edits it: plain text for a string, indented JSON for anything else. */
 const asText = (v: unknown): string => (typeof v === "string" && !isJson(v) ? v : JSON.stringify(v, null, 2));
 
-/** What the user typed as a scaffold value: JSON when it parses, else the text itself as a string. */
+/** Text that starts the way JSON lists, objects and quoted strings do: meant as JSON, so it must parse. */
+const LOOKS_LIKE_JSON = /^\s*[[{"]/;
+
+/**
+ * What the user typed as a scaffold value: JSON when it parses, else the text itself as a string. Text that
+ * opens like JSON but does not parse (`["cat", "dog"`) is refused with where it breaks, never kept as a string.
+ */
 function fromText(text: string): { value: unknown } | { error: string } {
-  if (!isJson(text)) return { value: text };
+  if (!isJson(text)) {
+    if (!LOOKS_LIKE_JSON.test(text)) return { value: text };
+    let why = "";
+    try {
+      JSON.parse(text);
+    } catch (err) {
+      why = err instanceof Error ? ` (${err.message})` : "";
+    }
+    return {
+      error: `this starts like JSON but is not valid JSON${why}. Check the brackets, commas and quotes, or write it as plain text without them.`,
+    };
+  }
   const value: unknown = JSON.parse(text);
   return value === null ? { error: "null would remove the key: use Remove for that." } : { value };
 }
@@ -93,19 +111,24 @@ function summarise(run: Run): string {
   const list = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
   const parts: string[] = [];
   if (typeof s.restored_rev === "number") parts.push(`restored revision ${s.restored_rev}`);
+  const forgot = forgottenIn(s);
+  if (forgot.keys.length + forgot.text.length) parts.push(`forgotten at your request: ${[...forgot.keys, ...forgot.text.map((t) => `“${t}”`)].join(", ")}`);
   const facts = list(s.facts).length;
   if (facts) parts.push(`${facts} ${facts === 1 ? "fact" : "facts"} learnt`);
   const changed = list(s.scaffold_changed);
   if (changed.length) parts.push(`scaffold: ${changed.join(", ")}`);
   const set = list(s.scaffold_set);
   if (set.length) parts.push(`set ${set.join(", ")}`);
-  const removed = list(s.scaffold_removed);
+  // Keys forgotten at the user's request are said so above, not again as removed.
+  const removed = list(s.scaffold_removed).filter((k) => !forgot.keys.includes(k));
   if (removed.length) parts.push(`removed ${removed.join(", ")}`);
   if (typeof s.working_memory_words === "number") parts.push(`narrative ${run.kind === "edit" ? "rewritten, " : ""}${s.working_memory_words} words`);
   return parts.join("; ") || (run.kind === "erase" ? "everything erased" : "no change");
 }
 
 export function workingAndScaffold(api: Api): HTMLElement {
+  /** Every revision listed so far (History may show them a page at a time). */
+  const shownRuns: Run[] = [];
   const narrativeBox = h("div");
   const scaffoldBox = h("div");
   const historyBox = h("div");
@@ -173,7 +196,8 @@ export function workingAndScaffold(api: Api): HTMLElement {
     // `value` is JSON the user typed (parsed) or null to remove the key: what the scaffold's values are.
     const scaffold = { [key]: value } as ScaffoldPatch;
     showScaffold(await ok(api.PATCH("/v1/memory/scaffold", { body: { scaffold } })));
-    status.textContent = done;
+    // Said beside the keys, where the reader is, not at the top of the panel out of sight.
+    keyStatus.textContent = done;
     const row = [...scaffoldBox.querySelectorAll<HTMLElement>("li[data-key]")].find((li) => li.dataset.key === key);
     (row?.querySelector("button") ?? scaffoldBox.querySelector<HTMLInputElement>("form input"))?.focus();
     void loadHistory();
@@ -278,8 +302,10 @@ export function workingAndScaffold(api: Api): HTMLElement {
     return form;
   }
 
+  const keyStatus = h("p", { class: "status", role: "status" });
   function showScaffold(s: Scaffold): void {
     scaffold = s;
+    keyStatus.textContent = "";
     const keys = Object.entries(s.scaffold);
     fill(
       scaffoldBox,
@@ -291,6 +317,7 @@ export function workingAndScaffold(api: Api): HTMLElement {
             keys.map(([k, v]) => keyRow(k, v)),
           )
         : h("p", { class: "muted" }, "(empty)"),
+      keyStatus,
       addForm(),
     );
   }
@@ -393,8 +420,17 @@ export function workingAndScaffold(api: Api): HTMLElement {
     return box;
   }
 
+  /** What restoring revision `rev` would bring back of what was forgotten in the revisions listed after it. */
+  async function wouldBringBack(rev: number): Promise<string[]> {
+    const since = shownRuns.filter((r) => r.rev > rev).map((r) => forgottenIn(r.summary));
+    if (!since.some((f) => f.keys.length + f.text.length)) return [];
+    const { run } = await ok(api.GET("/v1/memory/runs/{rev}", { params: { path: { rev } } }));
+    return broughtBack({ scaffold: run.scaffold, workingMemory: run.working_memory }, since);
+  }
+
   /** A revision's row. The newest is the memory as it is now: restoring it would change nothing, so it offers no Restore. */
   function runRow(run: Run, current: boolean): HTMLLIElement {
+    shownRuns.push(run);
     const li = h("li", { "data-rev": run.rev, tabindex: -1 });
     const note = current ? " (current)" : run.restorable ? "" : " (no copy kept)";
     const show = () =>
@@ -403,18 +439,31 @@ export function workingAndScaffold(api: Api): HTMLElement {
         h("span", null, `Revision ${run.rev} · ${run.kind} · ${when(run.created_at)} · ${summarise(run)}${note}`),
         run.restorable && !current ? button("Restore", confirm, { class: "secondary", "aria-label": `Restore revision ${run.rev}` }) : null,
       );
-    function confirm(): void {
+    async function confirm(): Promise<void> {
+      // Forgetting means forgotten: a restore that would bring back something forgotten since says what, first.
+      const back = await wouldBringBack(run.rev);
       fill(
         li,
-        h("span", null, `Put working memory and the scaffold back as revision ${run.rev} left them? Facts stay as they are. `),
-        button("Yes, restore", (e) => once(e.currentTarget as HTMLButtonElement, restore)),
+        h(
+          "span",
+          { class: back.length ? "error" : null },
+          back.length
+            ? `Revision ${run.rev} is from before you asked to forget ${back.join(", ")}. Restoring it brings ${back.length === 1 ? "that" : "those"} back. Restore anyway? `
+            : `Put working memory and the scaffold back as revision ${run.rev} left them? Facts stay as they are. `,
+        ),
+        button(back.length ? "Yes, bring it back" : "Yes, restore", (e) => once(e.currentTarget as HTMLButtonElement, () => restore(back.length > 0))),
         button("No", show, { class: "secondary" }),
       );
+      li.querySelector("button")?.focus();
     }
-    async function restore(): Promise<void> {
+    async function restore(bringBack: boolean): Promise<void> {
       status.textContent = "";
       try {
-        const r = await ok(api.POST("/v1/memory/runs/{rev}/restore", { params: { path: { rev: run.rev } } }));
+        const r = await ok(
+          api.POST("/v1/memory/runs/{rev}/restore", {
+            params: { path: { rev: run.rev }, query: bringBack ? { bring_back_forgotten: "true" } : {} },
+          }),
+        );
         await load();
         status.textContent = `Restored revision ${r.restored} (now revision ${r.rev}).`;
       } catch (err) {
