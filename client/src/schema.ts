@@ -894,7 +894,7 @@ export interface paths {
         put?: never;
         /**
          * Put the working memory and scaffold back as they stood after this run
-         * @description Restores both tiers, each scaffold key with its confidence entry, as a new run of kind `restore` (summary `restored_rev`). Facts are not rolled back: forget them one by one. A consolidation running meanwhile is redone on top of the restored state. Runs from before an erase are gone with it (404).
+         * @description Restores both tiers, each scaffold key with its confidence entry, as a new run of kind `restore` (summary `restored_rev`). Facts are not rolled back: forget them one by one. A consolidation running meanwhile is redone on top of the restored state. Runs from before an erase are gone with it (404). A run from before something the user asked to forget (forget_memory) that would bring it back is refused (409, naming it) unless `bring_back_forgotten=true`: a restore never quietly undoes a forget.
          */
         post: operations["restoreMemoryRun"];
         delete?: never;
@@ -3303,6 +3303,10 @@ export interface operations {
                         messages: components["schemas"]["SessionMessage"][];
                         pending: components["schemas"]["PendingTurn"] | null;
                         summary: components["schemas"]["SessionSummary"] | null;
+                        /** @description What each tool call in `messages` and `pending` was doing (tool_use id -> the `reason` its `tool_use` event gave) */
+                        tool_reasons: {
+                            [key: string]: string;
+                        };
                     };
                 };
             };
@@ -7604,7 +7608,10 @@ export interface operations {
     };
     restoreMemoryRun: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description restore even though it brings back profile keys or working-memory sentences the user asked to forget since */
+                bring_back_forgotten?: "true" | "false";
+            };
             header?: never;
             path: {
                 /** @description the run's revision number (rev) */
@@ -7658,7 +7665,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The run holds no copy of the tiers (recorded before copies were kept, older than the latest 100 runs, or its copy was forgotten), or memory kept changing while restoring (conflict) */
+            /** @description The run holds no copy of the tiers (recorded before copies were kept, older than the latest 100 runs, or its copy was forgotten), it would bring back something forgotten since (without bring_back_forgotten), or memory kept changing while restoring (conflict) */
             409: {
                 headers: {
                     [name: string]: unknown;

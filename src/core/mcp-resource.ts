@@ -1,5 +1,5 @@
-import type { McpAccess } from "./mcp-tool";
 import type { TurnScope } from "./context";
+import type { McpAccess } from "./mcp-tool";
 
 /** Who an MCP read is for: one authenticated user. Every read a resource or prompt makes is scoped by `userId`. */
 export type McpScope = Pick<TurnScope, "db" | "env" | "config" | "userId" | "plan"> & {
