@@ -118,6 +118,7 @@ export const updateCustomerBrain = defineTool({
   input: BrainToolInput,
   runs: "server",
   needsApproval: false,
+  remembers: { kinds: ["brain", "memory"], kindOf: (input: Input) => (input.target === "memory" ? "memory" : "brain") },
   describe: (input: Input) =>
     input.target === "memory"
       ? "Remembering this for later"

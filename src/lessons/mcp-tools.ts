@@ -75,6 +75,7 @@ export const brainRemember = defineMcpTool({
     tags: z.array(z.string()).max(12).default([]),
     project: Project.nullable().default(null).describe("The project it is true of; null when it holds in any codebase"),
   }),
+  remembers: { kinds: ["lessons"] },
   describe: (i) => `Saving the lesson "${i.title.slice(0, 60)}"`,
   run: async (ctx, input) => {
     try {
@@ -154,6 +155,7 @@ export const brainExtract = defineMcpTool({
     "model instead of waiting for background extraction. Call it when the user asks to learn from a session " +
     "right away (e.g. before ending it). Give session_id to extract one session.",
   input: z.object({ session_id: z.string().trim().min(1).max(100).optional().describe("A Claude Code session id; omitted: the oldest pending transcripts") }),
+  remembers: { kinds: ["lessons"] },
   describe: () => "Extracting lessons",
   run: (ctx, input) => extractNow(ctx, input.session_id),
 });

@@ -5,9 +5,10 @@
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { readConsent } from "../consent/settings";
 import { toolByName } from "../core/capability";
 import type { TurnScope } from "../core/context";
-import { runTool, type Tool, type ToolContext, toAnthropicTool } from "../core/tool";
+import { offeredTools, runTool, type Tool, type ToolContext, toAnthropicTool } from "../core/tool";
 
 export const SERVER_INFO = { name: "engram", version: "0.1.0" };
 
@@ -22,8 +23,9 @@ export function createMcpServer(tools: readonly Tool[], scope: McpScope): Server
       "debugging, with concrete nouns from the task; call brain_remember when the user corrects you or a hard-won " +
       "fix works.",
   });
+  // A tool writing only kinds of memory the user turned off is not listed; a call to it is refused (runTool).
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: tools.map((t) => {
+    tools: offeredTools(tools, await readConsent(scope.db, scope.userId)).map((t) => {
       const def = toAnthropicTool(t);
       return { name: def.name, description: def.description, inputSchema: def.input_schema };
     }),

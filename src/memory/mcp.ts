@@ -37,6 +37,7 @@ export const memoryRemember = defineMcpTool({
     content: z.string().trim().min(1).max(2000).describe("Self-contained, e.g. 'Prefers pnpm over npm'"),
     category: z.enum(INTERACTIVE_TYPES).default("fact"),
   }),
+  remembers: { kinds: ["facts"] },
   describe: (i) => `Remembering a ${i.category}`,
   run: async (ctx, input) => {
     const { events, budget } = await recordObservations(memoryDeps(ctx.env, ctx.config, ctx.db), { id: ctx.userId, plan: ctx.plan }, [

@@ -59,6 +59,7 @@ export const recordObservation = defineTool({
   }),
   runs: "server",
   needsApproval: false,
+  remembers: { kinds: ["facts"] },
   describe: (input) => `Remembering a ${input.category.replace("_", " ")}`,
   run: (ctx, input) => observe(ctx, [{ type: input.category, content: input.content, sourceMetadata: source(ctx, "interactive") }]),
 });
@@ -79,6 +80,7 @@ export const updateUserContext = defineTool({
     ),
   runs: "server",
   needsApproval: false,
+  remembers: { kinds: ["facts"] },
   describe: () => "Updating what I know about you",
   run: (ctx, input) =>
     observe(ctx, [
@@ -102,6 +104,7 @@ export const updateConnectionContext = defineTool({
   }),
   runs: "server",
   needsApproval: false,
+  remembers: { kinds: ["facts"] },
   describe: () => "Saving what I learned about this connection",
   async run(ctx, input) {
     try {

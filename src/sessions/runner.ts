@@ -17,10 +17,11 @@ import { type MessageParam, runAgentLoop } from "../chat/loop";
 import { TurnError } from "../chat/turn-error";
 import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
+import { readConsent } from "../consent/settings";
 import type { Registry } from "../core/capability";
 import type { TurnScope } from "../core/context";
 import { addUsage, type Usage, zeroUsage } from "../core/events";
-import { type ToolContext, TURN_BASE } from "../core/tool";
+import { offeredTools, type ToolContext, TURN_BASE } from "../core/tool";
 import { createDb, type Db } from "../db/client";
 import { createModelClient } from "../model/anthropic";
 import { isAbort } from "../model/errors";
@@ -126,7 +127,8 @@ export class TurnRunner {
           model: scope.config.chatModel,
           system: prompt.system,
           evidence: prompt.evidence,
-          tools: turnTools(this.registry.tools, input.clientTools),
+          // A tool writing only kinds of memory the user turned off is not offered (its calls are refused anyway).
+          tools: turnTools(offeredTools(this.registry.tools, await readConsent(scope.db, input.userId)), input.clientTools),
           counters: new Map([[TURN_BASE, base]]),
           injected: new Map(prompt.injected.map((s) => [s.name, s.ids])),
           stream: input.stream,
