@@ -22,6 +22,19 @@ export function matchedPattern(rules: readonly SensitiveRule[], ...texts: string
   return null;
 }
 
+/**
+ * The first pattern a whole-document replacement adds: one the new text holds and the current text does not. Text
+ * written before the rule existed does not block every later update of the document (the user edits that out).
+ */
+export const addedPattern = (rules: readonly SensitiveRule[], before: string, after: string): SensitiveRule | null =>
+  matchedPattern(
+    rules.filter((r) => !matchedPattern([r], before)),
+    after,
+  );
+
+/** What a model is told when a write was withheld: it must not say it will remember it. */
+export const WITHHELD_NOTE = "Not saved: it holds something the user asked never to remember. Do not say you will remember it.";
+
 export const topics = (rules: readonly SensitiveRule[]) => rules.filter((r) => r.kind === "topic").map((r) => r.text);
 
 /** Every pattern and topic, as the lists a model is given (it judges topics; patterns it may catch in other wording). */

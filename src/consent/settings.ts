@@ -6,13 +6,11 @@
 import { z } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { CONSENT_MODES, type ConsentMode, MEMORY_KINDS, type MemoryKind, memoryConsent, type SensitiveRule } from "../db/schema";
+import { CONSENT_MODES, type ConsentMode, type MemoryKind, memoryConsent, type SensitiveRule } from "../db/schema";
 import { AppError } from "../lib/errors";
 import { stripInvisible } from "../lib/sanitize";
 
 export type { ConsentMode, MemoryKind, SensitiveRule };
-
-export type Consent = { modes: Record<MemoryKind, ConsentMode>; sensitive: SensitiveRule[] };
 
 /** How each kind is named to the user and the model. */
 export const KIND_LABEL: Record<MemoryKind, string> = {
@@ -25,11 +23,18 @@ export const KIND_LABEL: Record<MemoryKind, string> = {
 export const MAX_SENSITIVE_RULES = 50;
 const RULE_CHARS = 200;
 
-export const defaultConsent = (): Consent => ({ modes: { brain: "auto", memory: "auto", facts: "auto", lessons: "auto" }, sensitive: [] });
-
 const Mode = z.enum(CONSENT_MODES);
+/**
+ * Lessons are written only where no one can be asked (MCP clients, the background extraction of transcripts), so
+ * their mode is auto or off.
+ */
 export const ConsentModes = z
-  .object(Object.fromEntries(MEMORY_KINDS.map((k) => [k, Mode.describe(`${KIND_LABEL[k]}: auto, ask or off`)])) as Record<MemoryKind, typeof Mode>)
+  .object({
+    brain: Mode.describe(`${KIND_LABEL.brain}: auto, ask or off`),
+    memory: Mode.describe(`${KIND_LABEL.memory}: auto, ask or off`),
+    facts: Mode.describe(`${KIND_LABEL.facts}: auto, ask or off`),
+    lessons: z.enum(["auto", "off"]).describe(`${KIND_LABEL.lessons}: auto or off (they are written where no one can be asked)`),
+  })
   .openapi("ConsentModes");
 
 export const SensitiveRuleSchema = z
@@ -45,6 +50,8 @@ export const SensitiveRuleSchema = z
   })
   .openapi("SensitiveRule");
 
+export type Consent = { modes: z.infer<typeof ConsentModes>; sensitive: SensitiveRule[] };
+
 export const ConsentSettings = z.object({ consent: ConsentModes, sensitive: z.array(SensitiveRuleSchema) }).openapi("MemorySettings");
 
 export const ConsentPatch = z.strictObject({
@@ -52,10 +59,12 @@ export const ConsentPatch = z.strictObject({
   sensitive: z.array(SensitiveRuleSchema).max(MAX_SENSITIVE_RULES).optional().describe("Replaces the whole list"),
 });
 
+export const defaultConsent = (): Consent => ({ modes: { brain: "auto", memory: "auto", facts: "auto", lessons: "auto" }, sensitive: [] });
+
 export async function readConsent(db: Db, userId: string): Promise<Consent> {
   const row = await db.select().from(memoryConsent).where(eq(memoryConsent.userId, userId)).get();
   if (!row) return defaultConsent();
-  return { modes: { ...defaultConsent().modes, ...row.modes }, sensitive: row.sensitive };
+  return { modes: ConsentModes.parse({ ...defaultConsent().modes, ...row.modes }), sensitive: row.sensitive };
 }
 
 export async function updateConsent(db: Db, userId: string, patch: z.infer<typeof ConsentPatch>): Promise<Consent> {
@@ -74,3 +83,17 @@ export async function updateConsent(db: Db, userId: string, patch: z.infer<typeo
 }
 
 export const publicConsent = (c: Consent) => ({ consent: c.modes, sensitive: c.sensitive });
+
+/**
+ * For a write path with no one to ask (the API's write routes): it goes ahead only in `auto`. `ask` needs the
+ * user's approval in a chat stream, and `off` never writes; either is a clear refusal, nothing written.
+ */
+export async function requireAuto(db: Db, userId: string, kind: MemoryKind): Promise<void> {
+  const mode = (await readConsent(db, userId)).modes[kind];
+  if (mode === "off") throw new AppError("forbidden", `remembering ${KIND_LABEL[kind]} is turned off in your settings (GET /v1/settings); nothing was written`);
+  if (mode === "ask")
+    throw new AppError(
+      "forbidden",
+      `your settings ask for your approval of each write of ${KIND_LABEL[kind]}, which only a chat turn can ask for; nothing was written`,
+    );
+}

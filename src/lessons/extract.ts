@@ -10,9 +10,13 @@
  * the first one of the chunk not yet sent, so the next run sends each signal not yet sent, once, and none of the
  * others again (when the cut falls inside a long moment, a few of its context events there may go unsent).
  */
+
 import { and, eq, lte, sql } from "drizzle-orm";
 import { quotaMessage } from "../config/limits";
+import { logWithheld, matchedPattern, type Withheld } from "../consent/sensitive";
+import { readConsent } from "../consent/settings";
 import { runStatements } from "../db/batch";
+import type { Db } from "../db/client";
 import { transcriptSegments, transcripts, users } from "../db/schema";
 import { describeFailure } from "../lib/errors";
 import { words } from "../memory/text";
@@ -114,6 +118,27 @@ async function callModel(deps: LessonsDeps, model: ExtractionModel, t: Transcrip
   return valid;
 }
 
+/**
+ * The lessons the user's consent lets the extraction store: none while lessons are off, and none holding one of
+ * their sensitive patterns. What is left out is logged without its text.
+ */
+async function consented(db: Db, userId: string, items: readonly NewLesson[]): Promise<NewLesson[]> {
+  const { modes, sensitive } = await readConsent(db, userId);
+  const withheld: Withheld[] = [];
+  const kept =
+    modes.lessons === "off"
+      ? []
+      : items.filter((l) => {
+          const rule = matchedPattern(sensitive, l.title, l.content);
+          if (rule) withheld.push({ kind: "lessons", why: "pattern", rule: rule.text, via: "extraction", what: "lesson" });
+          return !rule;
+        });
+  if (modes.lessons === "off" && items.length)
+    withheld.push({ kind: "lessons", why: "consent", rule: "off", via: "extraction", what: `${items.length} lessons` });
+  await logWithheld(db, userId, null, withheld);
+  return kept;
+}
+
 async function recordFailure(deps: LessonsDeps, t: TranscriptRow, error: string) {
   await deps.db
     .update(transcripts)
@@ -161,7 +186,11 @@ export async function extractTranscript(
     const kept = await writeLessons(
       deps.db,
       userId,
-      cors.map((c) => corLesson(c, t.project, t.sessionId)),
+      await consented(
+        deps.db,
+        userId,
+        cors.map((c) => corLesson(c, t.project, t.sessionId)),
+      ),
       deps.now(),
       cap,
       t.id,
@@ -173,7 +202,7 @@ export async function extractTranscript(
   // Stopped: only the corrections of the chunks sent are written now; the others travel with their events.
   const sentCors = stopped ? chunks.slice(0, done).flatMap((c) => c.moments.flatMap((m) => m.cor)) : cors;
   const uncovered = sentCors.filter((c) => !covered(c, extracted));
-  const items = [...extracted.map((l) => toNew(l, t)), ...uncovered.map((c) => corLesson(c, t.project, t.sessionId))];
+  const items = await consented(deps.db, userId, [...extracted.map((l) => toNew(l, t)), ...uncovered.map((c) => corLesson(c, t.project, t.sessionId))]);
   const now = deps.now();
   const written = await writeLessons(deps.db, userId, items, now, cap, t.id);
   const counts = { moments: moments.length, chunks: chunks.length, chunksDone: done };

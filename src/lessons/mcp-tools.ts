@@ -82,7 +82,7 @@ export const brainRemember = defineMcpTool({
       const out = await remember(ctx.db, ctx.userId, input, Date.now(), quotaOf(ctx.config.quotas, ctx.plan, "lessons"));
       return { content: `${out.created ? "Saved" : "Already known"}: ${out.lesson.id} (${out.lesson.title})` };
     } catch (err) {
-      if (err instanceof AppError && (err.code === "invalid_request" || err.code === "quota_exceeded"))
+      if (err instanceof AppError && (err.code === "invalid_request" || err.code === "quota_exceeded" || err.code === "forbidden"))
         return { content: `Not saved: ${err.message}`, isError: true };
       throw err;
     }
