@@ -31,11 +31,14 @@ export function consentText(c: Consent): string | null {
   return lines.join("\n");
 }
 
-/** A context provider (core/context.ts's shape; the composition root registers it). */
+/**
+ * A context provider (core/context.ts's shape; the composition root registers it). A chat turn reads the consent in
+ * its one batch of reads before the model call (`consent`); without it, the provider reads it.
+ */
 export const consentContextProvider = {
   name: CONSENT_SECTION,
-  async build(ctx: { db: Db; userId: string }) {
-    const body = consentText(await readConsent(ctx.db, ctx.userId));
+  async build(ctx: { db: Db; userId: string; consent?: Promise<Consent> }) {
+    const body = consentText(await (ctx.consent ?? readConsent(ctx.db, ctx.userId)));
     return body ? { name: CONSENT_SECTION, title: "What you may remember", body, stable: true } : null;
   },
 };

@@ -61,11 +61,15 @@ export const ConsentPatch = z.strictObject({
 
 export const defaultConsent = (): Consent => ({ modes: { brain: "auto", memory: "auto", facts: "auto", lessons: "auto" }, sensitive: [] });
 
-export async function readConsent(db: Db, userId: string): Promise<Consent> {
-  const row = await db.select().from(memoryConsent).where(eq(memoryConsent.userId, userId)).get();
+/** The read, for a batch of reads (a chat turn's one round trip before the model call); `consentOf` reads its row. */
+export const consentQuery = (db: Db, userId: string) => db.select().from(memoryConsent).where(eq(memoryConsent.userId, userId));
+
+export function consentOf(row: typeof memoryConsent.$inferSelect | undefined): Consent {
   if (!row) return defaultConsent();
   return { modes: ConsentModes.parse({ ...defaultConsent().modes, ...row.modes }), sensitive: row.sensitive };
 }
+
+export const readConsent = async (db: Db, userId: string): Promise<Consent> => consentOf(await consentQuery(db, userId).get());
 
 export async function updateConsent(db: Db, userId: string, patch: z.infer<typeof ConsentPatch>): Promise<Consent> {
   const current = await readConsent(db, userId);

@@ -17,7 +17,6 @@ import { type MessageParam, runAgentLoop } from "../chat/loop";
 import { TurnError } from "../chat/turn-error";
 import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
-import { readConsent } from "../consent/settings";
 import type { Registry } from "../core/capability";
 import type { TurnScope } from "../core/context";
 import { addUsage, type Usage, zeroUsage } from "../core/events";
@@ -95,7 +94,7 @@ export class TurnRunner {
       return undefined;
     }
     open();
-    const { scope, rows, building, tally } = admitted;
+    const { scope, rows, building, tally, consent } = admitted;
     // A failed resume's turn is not continued once the user moves on; its answered round stays in history.
     this.store.saveRetryableTurn(null);
     events.emit({ type: "session", id: input.sessionId });
@@ -128,7 +127,7 @@ export class TurnRunner {
           system: prompt.system,
           evidence: prompt.evidence,
           // A tool writing only kinds of memory the user turned off is not offered (its calls are refused anyway).
-          tools: turnTools(offeredTools(this.registry.tools, await readConsent(scope.db, input.userId)), input.clientTools),
+          tools: turnTools(offeredTools(this.registry.tools, await consent), input.clientTools),
           counters: new Map([[TURN_BASE, base]]),
           injected: new Map(prompt.injected.map((s) => [s.name, s.ids])),
           stream: input.stream,
