@@ -20,6 +20,8 @@ const consentCapability: Capability = {
   name: "consent",
   contextProviders: [{ ...consentContextProvider, priority: 1 }],
   routes: consentRoutes,
+  // A rule never to remember must outlive the memory it kept out: erasing memory keeps the settings.
+  erase: async () => ({ statements: [], kept: ["memory settings (what the assistant may remember, and topics never to remember)"] }),
 };
 
 export const capabilities: readonly Capability[] = [
