@@ -7,10 +7,13 @@ import { env, SELF } from "cloudflare:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, it } from "vitest";
+import { ingest } from "../src/lessons/transcripts";
 import { renderConsolidationPrompt } from "../src/memory/consolidate";
 import { offlineConsolidate } from "../src/memory/offline-consolidate";
 import { chatTurn, resume } from "./bridge-helpers";
+import { fixture } from "./fixtures/transcripts";
 import { api, BASE, createUser, script, seen, systemOf, textReply, toolCall } from "./helpers";
+import { bytes, capturedDeps, deliver as deliverLessons, lesson } from "./lessons-helpers";
 import { consolidation, deliver, importFacts, observe } from "./memory-helpers";
 
 const T = { timeout: 60_000 };
@@ -281,6 +284,50 @@ describe("sensitive patterns and topics", () => {
     };
     expect(out.withheld).toEqual([{ observation_id: "evt_1", rule: "topic: health" }]);
     expect(out.facts_to_embed.map((f) => f.text)).toEqual(["User lives in Lyon"]);
+  });
+});
+
+/** A transcript ingested for extraction: the queue message that asks for it. */
+async function transcriptFor(userId: string) {
+  const f = fixture("fts5-quoting");
+  const { deps, sent } = capturedDeps();
+  await ingest(deps, userId, { sessionId: f.session_id, project: f.project, offset: 0, content: f.text, totalBytes: bytes(f.text) });
+  return sent;
+}
+
+describe("lesson extraction", () => {
+  it("gives the model the rules; what it withheld is logged, a pattern keeps a lesson out, lessons off store none", T, async () => {
+    const u = await createUser();
+    await settings(u.key, {
+      sensitive: [
+        { kind: "topic", text: "health" },
+        { kind: "pattern", text: "Projeto Ômega" },
+      ],
+    });
+    const kept = lesson({ title: "Quote every token before an FTS5 MATCH", content: "FTS5 parses '-' and quotes as operators: double-quote each token." });
+    const held = lesson({ title: "Deploy Projeto ômega with care", content: "The PROJETO ÔMEGA deploy needs the staging flag set first." });
+    const reply = { lessons: [kept, held], withheld: [{ rule: "topic: health" }] };
+    await script(u.id, { structured: true, reply: { content: [{ type: "text", text: JSON.stringify(reply) }] } });
+    expect((await deliverLessons(await transcriptFor(u.id))).explicitAcks).toHaveLength(1);
+    const prompt = JSON.stringify((await seen(u.id)).at(-1)?.messages);
+    expect(prompt).toContain("Never remember:\\n- topic: health\\n- pattern: Projeto Ômega");
+    const titles = await env.DB.prepare("SELECT title FROM lessons WHERE user_id = ?").bind(u.id).all<{ title: string }>();
+    expect(titles.results.map((r) => r.title)).toEqual([kept.title]);
+    const log = await withheldLog(u.key);
+    expect(log.items).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: "lessons", why: "topic", rule: "health", via: "extraction" }),
+        expect.objectContaining({ kind: "lessons", why: "pattern", rule: "Projeto Ômega", via: "extraction" }),
+      ]),
+    );
+    expect(log.raw).not.toContain("staging");
+
+    const off = await createUser();
+    await settings(off.key, { consent: { lessons: "off" } });
+    await script(off.id, { structured: true, reply: { content: [{ type: "text", text: JSON.stringify({ lessons: [kept], withheld: [] }) }] } });
+    await deliverLessons(await transcriptFor(off.id));
+    expect(await count("SELECT count(*) AS n FROM lessons WHERE user_id = ?", off.id)).toBe(0);
+    expect((await withheldLog(off.key)).items).toEqual([expect.objectContaining({ kind: "lessons", why: "consent", rule: "off" })]);
   });
 });
 

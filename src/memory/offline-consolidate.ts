@@ -12,6 +12,7 @@ import type { Json, JsonObject } from "../db/schema";
 import { wordCount } from "../lib/text";
 import { thirdPerson } from "../lib/third-person";
 import type { StructuredSkill } from "../model/offline";
+import { offlineWithheldBy } from "../model/offline-sensitive";
 import {
   type ConsolidationInput,
   type ConsolidationOutput,
@@ -21,7 +22,6 @@ import {
   WORKING_MEMORY_WORDS,
 } from "./consolidation-schema";
 import { profileKey, statementKey } from "./offline-keys";
-import { offlineWithheldBy } from "./offline-sensitive";
 
 const HEADER = "Recent context (offline consolidation: rule-based, no model):";
 

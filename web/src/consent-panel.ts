@@ -60,7 +60,7 @@ export const consentPanel = (api: Api) =>
       h(
         "p",
         { id: "consent-sensitive-help", class: "muted" },
-        "One a line. “pattern: Acme Corp” keeps out anything containing that phrase, in any case and any language. “topic: health” keeps out anything about it, as the assistant judges. What was kept out shows in the context logs, without its text.",
+        "One rule per line. “pattern: Acme Corp” keeps out anything containing that phrase, in any case and any language. “topic: health” keeps out anything about it, as the assistant judges. What was kept out shows in the context logs, without its text.",
       ),
       h("button", { type: "submit" }, "Save"),
       status,

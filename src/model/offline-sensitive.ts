@@ -1,5 +1,5 @@
 /**
- * The offline model's stand-in for judging sensitive topics (consolidation without a model). Claude judges a topic
+ * The offline model's stand-in for judging sensitive topics (consolidation and lesson extraction without a model). Claude judges a topic
  * in any language and wording; this rule knows a few English topics by words that often go with them, and
  * otherwise only the topic's own word. It is the labelled stand-in: the production path takes the model's word.
  */
