@@ -4,7 +4,7 @@
  */
 import { eq } from "drizzle-orm";
 import { z } from "zod";
-import { WITHHELD_NOTE } from "../consent/sensitive";
+import { logWithheld, matchedPattern, WITHHELD_NOTE } from "../consent/sensitive";
 import { readConsent } from "../consent/settings";
 import type { TurnScope } from "../core/context";
 import { deferOrRun, defineTool, ReasonText, type ToolContext, type ToolResult, TURN_BASE } from "../core/tool";
@@ -115,6 +115,11 @@ export const updateConnectionContext = defineTool({
   remembers: { kinds: ["facts"] },
   describe: () => "Saving what I learned about this connection",
   async run(ctx, input) {
+    const rule = matchedPattern((await readConsent(ctx.db, ctx.userId)).sensitive, JSON.stringify(input.learned_info));
+    if (rule) {
+      await logWithheld(ctx.db, ctx.userId, ctx.sessionId, [{ kind: "facts", why: "pattern", rule: rule.text, via: "chat", what: "connection info" }]);
+      return { content: WITHHELD, isError: true };
+    }
     try {
       const updated = await learnAboutConnection(ctx.db, ctx.userId, input.connection_id, input.learned_info, ctx.sessionId);
       ctx.emit({ type: "memory_saved", target: "connection", entry_id: updated.id });
