@@ -1,12 +1,12 @@
 /**
  * Dependencies point down: platform (config, db, http, lib, model) <- the chat core (core, usage,
- * bridge, chat, sessions, account, mcp, oauth) <- capabilities (brain, memory, builtins, projects, lessons) <- the
+ * consent, bridge, chat, sessions, account, mcp, oauth) <- capabilities (brain, memory, builtins, projects, lessons) <- the
  * composition root (app.ts, capabilities.ts, index.ts). A capability's offline chat rules
  * (`offline-chat-*.ts`) are imported only by its index.ts and other offline chat modules.
  * `npm run check:deps` also fails on any import cycle between folders (scripts/check-deps.mjs).
  */
 const PLATFORM = "^src/(config|db|http|lib|model)/";
-const CORE = "^src/(core|bridge|chat|sessions|account|auth|health|usage|overview|mcp|oauth)/";
+const CORE = "^src/(core|consent|bridge|chat|sessions|account|auth|health|usage|overview|mcp|oauth)/";
 const CAPABILITIES = "^src/(brain|memory|builtins|projects|lessons)/";
 
 module.exports = {

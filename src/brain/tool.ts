@@ -4,6 +4,8 @@
  * Every failure is an `is_error` result the model can read; nothing is partially written.
  */
 import { z } from "zod";
+import { addedPattern, logWithheld, WITHHELD_NOTE } from "../consent/sensitive";
+import { readConsent } from "../consent/settings";
 import { defineTool, type ToolContext, type ToolResult } from "../core/tool";
 import { brainProposals } from "../db/schema";
 import { AppError } from "../lib/errors";
@@ -102,7 +104,21 @@ function proposed(ctx: ToolContext, target: BrainTarget, p: Awaited<ReturnType<t
   };
 }
 
+/** A sensitive pattern the write would add (consent/sensitive.ts): the write is withheld, and logged without its text. */
+async function withheld(ctx: ToolContext, target: BrainTarget, content: string): Promise<ToolResult | null> {
+  const { sensitive } = await readConsent(ctx.db, ctx.userId);
+  if (!sensitive.some((r) => r.kind === "pattern")) return null;
+  const before = target === "memory" ? "" : ((await findDocument(ctx.db, ctx.userId, target, ctx.siteId))?.content ?? "");
+  const rule = addedPattern(sensitive, before, content);
+  if (!rule) return null;
+  const kind = target === "memory" ? "memory" : "brain";
+  await logWithheld(ctx.db, ctx.userId, ctx.sessionId, [{ kind, why: "pattern", rule: rule.text, via: "chat", what: target }]);
+  return { content: WITHHELD_NOTE, isError: true };
+}
+
 async function save(ctx: ToolContext, target: BrainTarget, content: string): Promise<ToolResult> {
+  const refused = await withheld(ctx, target, content);
+  if (refused) return refused;
   const review = await getReviewMode(ctx.db, ctx.userId);
   if (target !== "memory") return saveDocument(ctx, target, content, review);
   const entry = { userId: ctx.userId, plan: ctx.plan, content, sessionId: ctx.sessionId, site: ctx.siteId, projectId: ctx.projectId };
@@ -118,6 +134,7 @@ export const updateCustomerBrain = defineTool({
   input: BrainToolInput,
   runs: "server",
   needsApproval: false,
+  remembers: { kinds: ["brain", "memory"], kindOf: (input: Input) => (input.target === "memory" ? "memory" : "brain") },
   describe: (input: Input) =>
     input.target === "memory"
       ? "Remembering this for later"

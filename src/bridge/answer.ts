@@ -7,7 +7,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "@hono/zod-openapi";
 import { toolByName } from "../core/capability";
 import type { ChatEvent, PendingCall } from "../core/events";
-import { asksEveryCall, type ToolContext } from "../core/tool";
+import { approvalNeeded, asksEveryCall, type ToolContext } from "../core/tool";
 import type { ErrorCode } from "../lib/errors";
 import type { Continuation } from "./continuation";
 import { resultBlock, runServerTool, type TurnTools } from "./toolset";
@@ -106,16 +106,24 @@ export async function applyAnswer(
     results.push(block);
     emit({ type: "tool_result", id: call.call_id, name: call.tool_name, ok: block.is_error !== true });
   };
-  const runHere = async (call: PendingCall) => settle(call, resultBlock(call.call_id, await runServerTool(tools, call.tool_name, ctx, call.tool_input)));
+  // Only the answered call is the user's approval of that call; the others an `always` covers run without one.
+  const runHere = async (call: PendingCall, approved = false) =>
+    settle(call, resultBlock(call.call_id, await runServerTool(tools, call.tool_name, ctx, call.tool_input, approved)));
 
   if (r.kind === "deny") settle(r.call, resultBlock(r.call.call_id, { content: DENIED, isError: true }));
-  else if (r.kind === "run") await runHere(r.call);
+  else if (r.kind === "run") await runHere(r.call, true);
   else settle(r.call, { type: "tool_result", tool_use_id: r.call.call_id, content: r.content, ...(r.isError ? { is_error: true } : {}) });
 
   const pending: PendingCall[] = [];
   for (const p of cont.pending) {
     if (p.call_id === r.call.call_id) continue;
-    const covered = r.remember && p.tool_name === r.call.tool_name && !asksEveryCall(toolByName(tools.server, p.tool_name));
+    const tool = toolByName(tools.server, p.tool_name);
+    // A memory write the user set to `ask` waits for its own answer, as a tool that asks every call does.
+    const covered =
+      r.remember &&
+      p.tool_name === r.call.tool_name &&
+      !asksEveryCall(tool) &&
+      !(tool && p.runs === "server" && (await approvalNeeded(tool, ctx, p.tool_input)) === "every call");
     if (covered && p.runs === "server") await runHere(p);
     else pending.push(covered ? { ...p, needs_approval: false } : p);
   }

@@ -26,12 +26,12 @@ export const modelTools = (t: TurnTools): Anthropic.ToolUnion[] => [...t.server.
 type Route = { kind: "run"; tool: Tool } | { kind: "pending"; call: Omit<PendingCall, "call_id" | "tool_input">; reason: string } | { kind: "unknown" };
 
 /** `approval`: the tool's per-call decision (approvalNeeded); without it a per-call tool is treated as needing approval. */
-export function routeCall(tools: TurnTools, name: string, input: unknown, alwaysAllow: ReadonlySet<string>, approval?: boolean): Route {
+export function routeCall(tools: TurnTools, name: string, input: unknown, alwaysAllow: ReadonlySet<string>, approval?: boolean | "every call"): Route {
   const server = toolByName(tools.server, name);
-  const allowed = alwaysAllow.has(name) && !asksEveryCall(server);
+  const allowed = alwaysAllow.has(name) && !asksEveryCall(server) && approval !== "every call";
   if (server) {
     const reason = describeTool(server, input);
-    const gated = (approval ?? server.needsApproval !== false) && !allowed;
+    const gated = (approval === undefined ? server.needsApproval !== false : approval !== false) && !allowed;
     if (server.runs === "client") return { kind: "pending", call: { tool_name: name, runs: "client", needs_approval: gated }, reason };
     if (gated) return { kind: "pending", call: { tool_name: name, runs: "server", needs_approval: true }, reason };
     return { kind: "run", tool: server };
@@ -50,10 +50,13 @@ export const resultBlock = (toolUseId: string, r: ToolResult): Anthropic.ToolRes
   ...(r.isError ? { is_error: true } : {}),
 });
 
-/** Runs a builtin (server) tool by name; a tool this deployment no longer has is an is_error result. */
-export async function runServerTool(tools: TurnTools, name: string, ctx: ToolContext, input: unknown): Promise<ToolResult> {
+/**
+ * Runs a builtin (server) tool by name; a tool this deployment no longer has is an is_error result. `approved`: the
+ * user approved this very call.
+ */
+export async function runServerTool(tools: TurnTools, name: string, ctx: ToolContext, input: unknown, approved = false): Promise<ToolResult> {
   const tool = toolByName(tools.server, name);
-  return tool ? runTool(tool, ctx, input) : { content: `Unknown tool: ${name}`, isError: true };
+  return tool ? runTool(tool, ctx, input, approved) : { content: `Unknown tool: ${name}`, isError: true };
 }
 
 /** Runs what can run here; returns the results so far and the calls left for the client. */

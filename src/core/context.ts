@@ -6,6 +6,7 @@
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Config } from "../config/config";
 import type { Env } from "../config/env";
+import type { Consent } from "../consent/settings";
 import type { Statement } from "../db/batch";
 import type { Db } from "../db/client";
 import type { Plan } from "../db/schema";
@@ -23,6 +24,8 @@ export type TurnScope = {
 };
 
 export type PromptContext = TurnScope & {
+  /** What the user lets the assistant remember, read in the turn's batch (the tools offered depend on it too). */
+  consent?: Promise<Consent>;
   /** The text retrieval should match: the user's message, plus the last reply for short follow-ups. */
   query: string;
   now: number;

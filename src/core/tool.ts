@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type Consent, KIND_LABEL, type MemoryKind, readConsent } from "../consent/settings";
 import { describeFailure } from "../lib/errors";
 import { issueText } from "../lib/issues";
 import { cleanMemoryTextOrEmpty } from "../lib/sanitize";
@@ -65,6 +66,12 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
    * always waits, even after the user answered `always` (forgetting memory is each time their decision).
    */
   needsApproval: boolean | "every call" | ((ctx: ToolContext, input: z.infer<S>) => Promise<boolean>);
+  /**
+   * The kinds of memory the tool writes, and which one a call writes (default: the first). The user's consent mode
+   * for that kind decides (consent/settings.ts): `off`, the tool is not offered while every kind it writes is off,
+   * and a call is refused; `ask`, each call waits for the user's approval; `auto`, as `needsApproval` says.
+   */
+  remembers?: { kinds: readonly [MemoryKind, ...MemoryKind[]]; kindOf?(input: z.infer<S>): MemoryKind };
   /** What the assistant is doing, shown to the user in the `tool_use` event. */
   describe(input: z.infer<S>): string;
   run(ctx: ToolContext, input: z.infer<S>): Promise<ToolResult>;
@@ -92,14 +99,42 @@ export function toAnthropicTool(tool: Tool): AnthropicToolDef {
   return def;
 }
 
-/** Validates the model's input and runs the tool; bad input and failures become `is_error` results. */
-export async function runTool(tool: Tool, ctx: ToolContext, rawInput: unknown): Promise<ToolResult> {
+/** The kind of memory a validated call writes, or null for a tool that writes none. */
+const rememberedKind = (tool: Tool, input: unknown): MemoryKind | null => (tool.remembers ? (tool.remembers.kindOf?.(input) ?? tool.remembers.kinds[0]) : null);
+
+/** The tools a user's consent lets the model see: one whose every kind of memory is off is not offered at all. */
+export const offeredTools = <T extends Tool>(tools: readonly T[], consent: Consent): T[] =>
+  tools.filter((t) => !t.remembers || t.remembers.kinds.some((k) => consent.modes[k] !== "off"));
+
+/**
+ * The consent check every write makes before it runs, read fresh (a mode changed while a call waited applies):
+ * `approved` says the user approved this very call in the stream; without it, `ask` cannot be honoured here.
+ */
+async function consentRefusal(tool: Tool, ctx: ToolContext, input: unknown, approved: boolean): Promise<ToolResult | null> {
+  const kind = rememberedKind(tool, input);
+  if (!kind) return null;
+  const mode = (await readConsent(ctx.db, ctx.userId)).modes[kind];
+  const label = KIND_LABEL[kind];
+  if (mode === "off")
+    return { content: `The user has turned off remembering ${label}. Nothing was saved; do not tell them you will remember it.`, isError: true };
+  if (mode === "ask" && !approved)
+    return { content: `The user approves each write of ${label}, and this call was not approved by them. Nothing was saved.`, isError: true };
+  return null;
+}
+
+/**
+ * Validates the model's input and runs the tool; bad input, a write the user's consent forbids and failures become
+ * `is_error` results. `approved`: the user approved this call (an answer to its approval request).
+ */
+export async function runTool(tool: Tool, ctx: ToolContext, rawInput: unknown, approved = false): Promise<ToolResult> {
   const parsed = tool.input.safeParse(rawInput);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => issueText(i)).join("; ");
     return { content: `Invalid input for ${tool.name}: ${issues}`, isError: true };
   }
   try {
+    const refused = await consentRefusal(tool, ctx, parsed.data, approved);
+    if (refused) return refused;
     return await tool.run(ctx, parsed.data);
   } catch (err) {
     console.error(JSON.stringify({ tool: tool.name, error: describeFailure(err) }));
@@ -117,12 +152,20 @@ export const asksEveryCall = (tool: Tool | undefined): boolean => tool?.needsApp
 
 /**
  * Decides a call's approval. A per-call check sees only input its schema accepts (input it rejects is answered
- * with an is_error result before anyone is asked: see the bridge's dispatch).
+ * with an is_error result before anyone is asked: see the bridge's dispatch). A memory write whose kind the user
+ * set to `ask` waits for every call ("every call": an earlier `always` does not cover it); one set to `off` runs
+ * straight to its refusal, asking no one.
  */
-export async function approvalNeeded(tool: Tool, ctx: ToolContext, rawInput: unknown): Promise<boolean> {
+export async function approvalNeeded(tool: Tool, ctx: ToolContext, rawInput: unknown): Promise<boolean | "every call"> {
+  const parsed = tool.input.safeParse(rawInput);
+  const kind = parsed.success ? rememberedKind(tool, parsed.data) : null;
+  if (kind) {
+    const mode = (await readConsent(ctx.db, ctx.userId)).modes[kind];
+    if (mode === "ask") return "every call";
+    if (mode === "off") return false;
+  }
   if (typeof tool.needsApproval === "boolean") return tool.needsApproval;
   if (tool.needsApproval === "every call") return true;
-  const parsed = tool.input.safeParse(rawInput);
   if (!parsed.success) return false;
   try {
     return await tool.needsApproval(ctx, parsed.data);

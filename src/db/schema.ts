@@ -491,6 +491,22 @@ export const lessonRecalls = sqliteTable(
 );
 
 /** What was injected into each chat turn, by id. */
+/** What the assistant may remember, per kind of memory (src/consent/settings.ts); no row: every kind `auto`, nothing withheld. */
+export const MEMORY_KINDS = ["brain", "memory", "facts", "lessons"] as const;
+export const CONSENT_MODES = ["auto", "ask", "off"] as const;
+export type MemoryKind = (typeof MEMORY_KINDS)[number];
+export type ConsentMode = (typeof CONSENT_MODES)[number];
+export type SensitiveRule = { kind: "pattern" | "topic"; text: string };
+
+export const memoryConsent = sqliteTable("memory_consent", {
+  userId: text("user_id")
+    .primaryKey()
+    .references(() => users.id, { onDelete: "cascade" }),
+  modes: text("modes", { mode: "json" }).$type<Record<MemoryKind, ConsentMode>>().notNull(),
+  sensitive: text("sensitive", { mode: "json" }).$type<SensitiveRule[]>().notNull().default(sql`'[]'`),
+  updatedAt: integer("updated_at").notNull().default(now()),
+});
+
 export const contextLogs = sqliteTable(
   "context_logs",
   {

@@ -10,9 +10,13 @@
  * the first one of the chunk not yet sent, so the next run sends each signal not yet sent, once, and none of the
  * others again (when the cut falls inside a long moment, a few of its context events there may go unsent).
  */
+
 import { and, eq, lte, sql } from "drizzle-orm";
 import { quotaMessage } from "../config/limits";
+import { logWithheld, matchedPattern, neverRemember, type Withheld } from "../consent/sensitive";
+import { type Consent, readConsent } from "../consent/settings";
 import { runStatements } from "../db/batch";
+import type { Db } from "../db/client";
 import { transcriptSegments, transcripts, users } from "../db/schema";
 import { describeFailure } from "../lib/errors";
 import { words } from "../memory/text";
@@ -90,12 +94,12 @@ const toNew = (l: ExtractedLesson, t: TranscriptRow): NewLesson => {
   return { ...rest, project: scope === "project" ? t.project : null, sourceSession: t.sessionId, origin: "extracted" };
 };
 
-async function callModel(deps: LessonsDeps, model: ExtractionModel, t: TranscriptRow, chunk: string) {
+async function callModel(deps: LessonsDeps, model: ExtractionModel, t: TranscriptRow, chunk: string, never: readonly string[]) {
   const reply = await callStructured({
     client: model.client,
     model: model.model,
     system: EXTRACTION_SYSTEM,
-    prompt: extractionPrompt(t.project, chunk),
+    prompt: extractionPrompt(t.project, chunk, never),
     format: extractionFormat,
     maxTokens: 4096,
     userId: t.userId,
@@ -113,6 +117,33 @@ async function callModel(deps: LessonsDeps, model: ExtractionModel, t: Transcrip
   const valid = validateExtraction(reply.value);
   if (!valid) throw new ExtractionFailed("the extraction output has no lessons list");
   return valid;
+}
+
+/**
+ * The lessons the user's consent lets the extraction store: none while lessons are off, and none holding one of
+ * their sensitive patterns. What is left out is logged without its text.
+ */
+async function consented(db: Db, userId: string, consent: Consent, items: readonly NewLesson[], byModel: readonly string[] = []): Promise<NewLesson[]> {
+  const { modes, sensitive } = consent;
+  // The model names the entry it withheld a lesson for; only the user's own rule is logged, never its words.
+  const withheld: Withheld[] = byModel.map((said) => {
+    const rule = sensitive.find(
+      (r) => `${r.kind}: ${r.text}`.toLowerCase() === said.trim().toLowerCase() || r.text.toLowerCase() === said.trim().toLowerCase(),
+    );
+    return { kind: "lessons", why: rule?.kind ?? "topic", rule: rule?.text ?? "(a rule the model did not name)", via: "extraction", what: "lesson" };
+  });
+  const kept =
+    modes.lessons === "off"
+      ? []
+      : items.filter((l) => {
+          const rule = matchedPattern(sensitive, l.title, l.content);
+          if (rule) withheld.push({ kind: "lessons", why: "pattern", rule: rule.text, via: "extraction", what: "lesson" });
+          return !rule;
+        });
+  if (modes.lessons === "off" && items.length)
+    withheld.push({ kind: "lessons", why: "consent", rule: "off", via: "extraction", what: `${items.length} lessons` });
+  await logWithheld(db, userId, null, withheld);
+  return kept;
 }
 
 async function recordFailure(deps: LessonsDeps, t: TranscriptRow, error: string) {
@@ -143,6 +174,9 @@ export async function extractTranscript(
   const moments = findMoments(events);
   const chunks = chunkMoments(moments, CHUNK_CHARS);
   const cors = moments.flatMap((m) => m.cor);
+  const consent = await readConsent(deps.db, userId);
+  const never = neverRemember(consent.sensitive);
+  const withheldByModel: string[] = [];
   const extracted: ExtractedLesson[] = [];
   let dropped = 0;
   let done = 0;
@@ -151,8 +185,9 @@ export async function extractTranscript(
     for (const chunk of chunks) {
       stopped = done && stopBefore ? await stopBefore() : null;
       if (stopped) break;
-      const out = await callModel(deps, model, t, chunk.text);
+      const out = await callModel(deps, model, t, chunk.text, never);
       extracted.push(...out.lessons);
+      withheldByModel.push(...out.withheld);
       dropped += out.dropped;
       done++;
     }
@@ -162,7 +197,12 @@ export async function extractTranscript(
     const kept = await writeLessons(
       deps.db,
       userId,
-      cors.map((c) => corLesson(c, t.project, t.sessionId)),
+      await consented(
+        deps.db,
+        userId,
+        consent,
+        cors.map((c) => corLesson(c, t.project, t.sessionId)),
+      ),
       deps.now(),
       cap,
       t.id,
@@ -174,7 +214,13 @@ export async function extractTranscript(
   // Stopped: only the corrections of the chunks sent are written now; the others travel with their events.
   const sentCors = stopped ? chunks.slice(0, done).flatMap((c) => c.moments.flatMap((m) => m.cor)) : cors;
   const uncovered = sentCors.filter((c) => !covered(c, extracted));
-  const items = [...extracted.map((l) => toNew(l, t)), ...uncovered.map((c) => corLesson(c, t.project, t.sessionId))];
+  const items = await consented(
+    deps.db,
+    userId,
+    consent,
+    [...extracted.map((l) => toNew(l, t)), ...uncovered.map((c) => corLesson(c, t.project, t.sessionId))],
+    withheldByModel,
+  );
   const now = deps.now();
   const written = await writeLessons(deps.db, userId, items, now, cap, t.id);
   const counts = { moments: moments.length, chunks: chunks.length, chunksDone: done };

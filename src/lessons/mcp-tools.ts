@@ -95,13 +95,14 @@ export const brainRemember = defineMcpTool({
     tags: z.array(z.string()).max(12).default([]),
     project: Project.nullable().default(null).describe("The project it is true of; null when it holds in any codebase"),
   }),
+  remembers: { kinds: ["lessons"] },
   describe: (i) => `Saving the lesson "${i.title.slice(0, 60)}"`,
   run: async (ctx, input) => {
     try {
       const out = await remember(ctx.db, ctx.userId, input, Date.now(), quotaOf(ctx.config.quotas, ctx.plan, "lessons"));
       return { content: `${out.created ? "Saved" : "Already known"}: ${out.lesson.id} (${out.lesson.title})` };
     } catch (err) {
-      if (err instanceof AppError && (err.code === "invalid_request" || err.code === "quota_exceeded"))
+      if (err instanceof AppError && (err.code === "invalid_request" || err.code === "quota_exceeded" || err.code === "forbidden"))
         return { content: `Not saved: ${err.message}`, isError: true };
       throw err;
     }
@@ -178,6 +179,7 @@ export const brainExtract = defineMcpTool({
   // Adds lessons, never removes any. Not idempotent: each call takes the next pending transcripts (3 at most).
   hints: { destructiveHint: false, idempotentHint: false, openWorldHint: false },
   input: z.object({ session_id: z.string().trim().min(1).max(100).optional().describe("A Claude Code session id; omitted: the oldest pending transcripts") }),
+  remembers: { kinds: ["lessons"] },
   describe: () => "Extracting lessons",
   run: (ctx, input) => extractNow(ctx, input.session_id),
 });

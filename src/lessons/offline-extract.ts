@@ -10,7 +10,8 @@
 import { isStopword } from "../memory/offline-terms";
 import { words } from "../memory/text";
 import type { OfflineRequest } from "../model/offline";
-import { type ExtractionWire, MOMENTS_CLOSE, MOMENTS_OPEN } from "./extraction-schema";
+import { offlineWithheldBy } from "../model/offline-sensitive";
+import { type ExtractionWire, MOMENTS_CLOSE, MOMENTS_OPEN, neverRememberOf } from "./extraction-schema";
 import type { TranscriptEvent } from "./parse";
 import { COR_MARKER, corTexts, signalsOf } from "./signals";
 
@@ -229,5 +230,15 @@ export function offlineLessons(events: readonly TranscriptEvent[]): WireLesson[]
 export function offlineExtract(req: OfflineRequest): ExtractionWire {
   const last = req.messages.at(-1)?.content;
   const prompt = typeof last === "string" ? last : (last ?? []).map((b) => b.text ?? "").join("\n");
-  return { lessons: momentsOfPrompt(prompt).flatMap(offlineLessons) };
+  // What the user never wants remembered is left out, and said so (the stand-in's rule: model/offline-sensitive.ts).
+  const never = neverRememberOf(prompt);
+  const withheld: ExtractionWire["withheld"] = [];
+  const lessons = momentsOfPrompt(prompt)
+    .flatMap(offlineLessons)
+    .filter((l) => {
+      const rule = offlineWithheldBy(never, `${l.title}\n${l.content}`);
+      if (rule) withheld.push({ rule });
+      return !rule;
+    });
+  return { lessons, withheld };
 }

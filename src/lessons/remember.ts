@@ -1,6 +1,8 @@
 /** A lesson saved directly (brain_remember, POST /v1/lessons): validated like an extracted one, idempotent by content. */
 import { z } from "zod";
 import { type Quota, quotaExceeded } from "../config/limits";
+import { logWithheld, matchedPattern } from "../consent/sensitive";
+import { readConsent } from "../consent/settings";
 import type { Db } from "../db/client";
 import { AppError } from "../lib/errors";
 import { issueText } from "../lib/issues";
@@ -42,6 +44,11 @@ export async function remember(db: Db, userId: string, raw: RememberInput, now: 
     content: cleanMemoryText(checkedLesson.content, 4000, "content"),
   };
   const project = input.project === null ? null : cleanMemoryText(input.project, 200, "project");
+  const rule = matchedPattern((await readConsent(db, userId)).sensitive, lesson.title, lesson.content, project ?? "");
+  if (rule) {
+    await logWithheld(db, userId, null, [{ kind: "lessons", why: "pattern", rule: rule.text, via: "remember", what: "lesson" }]);
+    throw new AppError("forbidden", "not saved: the lesson holds one of the user's sensitive patterns (never to remember)");
+  }
   const out = await writeLessons(db, userId, [{ ...lesson, project, sourceSession: null, origin: "remembered" }], now, quota.limit);
   if (out.refused) throw quotaExceeded(quota);
   const id = out.ids[0];

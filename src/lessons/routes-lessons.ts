@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { desc, eq } from "drizzle-orm";
 import { quotaOf } from "../config/limits";
+import { requireAuto } from "../consent/settings";
 import { CursorParam, nextCursor } from "../db/cursor";
 import { lessonRecalls } from "../db/schema";
 import { afterResponse } from "../http/after-response";
@@ -198,6 +199,7 @@ export const lessonRoutes = newRouter()
     return c.json({ lessons: rows.map(publicLesson), next_cursor: nextCursor(rows, limit, (l) => [l.createdAt, l.id]) }, 200);
   })
   .openapi(createRouteDef, async (c) => {
+    await requireAuto(c.var.db, c.var.user.id, "lessons");
     const out = await remember(c.var.db, c.var.user.id, c.req.valid("json"), Date.now(), quotaOf(c.var.config.quotas, c.var.user.plan, "lessons"));
     return c.json({ lesson: publicLesson(out.lesson), created: out.created }, 201);
   })

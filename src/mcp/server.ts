@@ -17,11 +17,12 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { readConsent } from "../consent/settings";
 import { toolByName } from "../core/capability";
 import type { McpPrompt, McpPromptMessage } from "../core/mcp-prompt";
 import type { McpResource, McpScope } from "../core/mcp-resource";
 import type { McpTool } from "../core/mcp-tool";
-import { runTool, toAnthropicTool } from "../core/tool";
+import { offeredTools, runTool, toAnthropicTool } from "../core/tool";
 import { issueText } from "../lib/issues";
 import { rememberPrompt } from "./prompts";
 import { isTemplate, readResource } from "./resources";
@@ -62,8 +63,9 @@ export function createMcpServer(tools: readonly McpTool[], scope: McpScope, offe
   // "What do you remember" embeds the resources: with none the credential may read, it is not offered.
   const prompts = [...offer.prompts, ...(offer.resources.length ? [rememberPrompt(offer.resources)] : [])];
 
+  // A tool writing only kinds of memory the user turned off is not listed; a call to it is refused (runTool).
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: tools.map((t) => {
+    tools: offeredTools(tools, await readConsent(scope.db, scope.userId)).map((t) => {
       const def = toAnthropicTool(t);
       return { name: def.name, title: t.title, description: def.description, inputSchema: def.input_schema, annotations: { title: t.title, ...t.hints } };
     }),

@@ -9,6 +9,8 @@
 import { and, asc, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import type { Config } from "../config/config";
 import { quotaMessage } from "../config/limits";
+import { logWithheld, matchedPattern, neverRemember, type Withheld } from "../consent/sensitive";
+import { readConsent } from "../consent/settings";
 import { changes, isConstraintError, returnedIds, runStatements } from "../db/batch";
 import { type Db, newId } from "../db/client";
 import { inJson } from "../db/in-json";
@@ -23,6 +25,7 @@ import {
   projects,
   type ScaffoldKeyMeta,
   type ScaffoldMeta,
+  type SensitiveRule,
   users,
 } from "../db/schema";
 import { escapePromptJson } from "../lib/prompt-text";
@@ -36,6 +39,7 @@ import { cleanJsonObject, cleanKey } from "./clean";
 import {
   CONSOLIDATION_SYSTEM,
   type ConsolidationInput,
+  type ConsolidationOutput,
   consolidationFormat,
   consolidationPrompt,
   type FactItem,
@@ -47,6 +51,7 @@ import {
   WORKING_MEMORY_WORDS,
 } from "./consolidation-schema";
 import type { MemoryDeps } from "./deps";
+import type { EventRow } from "./events";
 import { ownsAll } from "./facts";
 import { type FactInput, factStatements, indexFacts, prepareFacts, withinFactQuota } from "./facts-write";
 import { canonicalJson } from "./ids";
@@ -143,8 +148,18 @@ function scaffoldMeta(
 export async function consolidateUser(deps: MemoryDeps, model: ConsolidationModel, userId: string): Promise<ConsolidationOutcome> {
   const { db } = deps;
   const state = await loadState(deps, userId);
-  const { user, events } = state;
-  if (!user || !events.length) return { status: "nothing", events: 0, more: [] };
+  const { user } = state;
+  if (!user || !state.events.length) return { status: "nothing", events: 0, more: [] };
+  const consent = await readConsent(db, userId);
+  if (consent.modes.facts === "off") {
+    // Observations recorded before the user turned facts off: kept, not learned from, retryable once it is back on.
+    const ids = [...state.events.map((e) => e.id), ...state.rest];
+    await failEvents(db, userId, ids, "consent_off: remembering facts and observations is turned off in your settings");
+    await logWithheld(db, userId, null, [{ kind: "facts", why: "consent", rule: "off", via: "consolidation", what: `${ids.length} observations` }]);
+    return { status: "refused", events: ids.length, more: [] };
+  }
+  const events = await withoutPatterns(db, userId, consent.sensitive, state.events);
+  if (!events.length) return { status: "nothing", events: 0, more: state.rest };
   const eventIds = events.map((e) => e.id);
   const budget = await consolidationBudget(db, userId, user.plan, deps.now());
   if (budget.exhausted) {
@@ -187,12 +202,13 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
       }),
       known_keys: state.knownKeys,
       observations: events.map((e) => ({ id: e.id, type: e.eventType, content: e.content, source: e.sourceMetadata })),
+      ...(consent.sensitive.length ? { never_remember: neverRemember(consent.sensitive) } : {}),
     });
     const reply = await callModel(model, userId, prompt);
     // Spent whether or not the output is usable: the budget counts it either way.
     await recordUsage(db, { userId, kind: "consolidation", model: model.model, usage: reply.usage, prices: model.prices, offline: model.offline });
     if (reply.error) throw new MalformedOutput(`no consolidation: ${reply.error.message}`);
-    const output = parseConsolidationOutput(reply.value);
+    const output = withoutSensitive(parseConsolidationOutput(reply.value), consent.sensitive, user.workingMemory, eventIds);
 
     const now = deps.now();
     const corrected = events.some((e) => e.eventType === "correction");
@@ -285,6 +301,7 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
     if (guarded && changes(results[0]) === 0) return refuse(eventIds, state.rest);
     const superseded = writes.supersedingAt.flatMap((i) => returnedIds(results[i + 2]));
     await indexFacts(deps, userId, prepared, superseded);
+    await logWithheld(db, userId, null, output.withheldLog);
     return { status: "applied", events: events.length, more: state.rest, rev };
   } catch (err) {
     const message = `${err instanceof Error ? err.name : "Error"}: ${briefError(err)}`;
@@ -294,6 +311,74 @@ export async function consolidateUser(deps: MemoryDeps, model: ConsolidationMode
       .where(and(eq(contextEvents.userId, userId), inJson(contextEvents.id, eventIds), eq(contextEvents.status, "pending")));
     throw err;
   }
+}
+
+/**
+ * Observations holding one of the user's sensitive patterns (recorded before the rule, or the rule since widened):
+ * marked processed without reaching the model, and logged without their text. The rest go on.
+ */
+async function withoutPatterns(db: Db, userId: string, rules: readonly SensitiveRule[], events: readonly EventRow[]): Promise<EventRow[]> {
+  const held = events.filter((e) => matchedPattern(rules, e.content));
+  if (!held.length) return [...events];
+  await db
+    .update(contextEvents)
+    .set({ status: "processed", processed: true, processedAt: Date.now(), error: "withheld: it holds one of your sensitive patterns" })
+    .where(
+      and(
+        eq(contextEvents.userId, userId),
+        inJson(
+          contextEvents.id,
+          held.map((e) => e.id),
+        ),
+        eq(contextEvents.status, "pending"),
+      ),
+    );
+  await logWithheld(
+    db,
+    userId,
+    null,
+    held.map((e) => ({
+      kind: "facts",
+      why: "pattern",
+      rule: matchedPattern(rules, e.content)?.text ?? "",
+      via: "consolidation",
+      what: "observation",
+      ref: e.id,
+    })),
+  );
+  return events.filter((e) => !held.includes(e));
+}
+
+/**
+ * The model's output with what the user never wants remembered taken out: facts holding a pattern dropped, a
+ * narrative holding one replaced by the previous narrative, profile changes holding one left unmade. What the model
+ * said it withheld for a topic is logged by the rule it named, when that is one of the user's rules (its words are
+ * never logged), and the observation, when it is one of this run's.
+ */
+function withoutSensitive(out: ConsolidationOutput, rules: readonly SensitiveRule[], previousNarrative: string, eventIds: readonly string[]) {
+  const withheldLog: Withheld[] = [];
+  const held = (what: string, ...texts: string[]) => {
+    const rule = matchedPattern(rules, ...texts);
+    if (rule) withheldLog.push({ kind: "facts", why: "pattern", rule: rule.text, via: "consolidation", what });
+    return rule !== null;
+  };
+  const listed = neverRemember(rules);
+  for (const w of out.withheld) {
+    const i = listed.findIndex((entry) => entry.toLowerCase() === w.rule.trim().toLowerCase());
+    const rule = rules[i] ?? rules.find((r) => r.text.toLowerCase() === w.rule.trim().toLowerCase());
+    withheldLog.push({
+      kind: "facts",
+      why: rule?.kind ?? "topic",
+      rule: rule?.text ?? "(a rule the model did not name)",
+      via: "consolidation",
+      what: "observation",
+      ...(eventIds.includes(w.observation_id) ? { ref: w.observation_id } : {}),
+    });
+  }
+  const facts = out.facts_to_embed.filter((f) => !held("fact", typeof f === "string" ? f : f.text));
+  const narrative = held("working memory update", out.updated_working_memory) ? previousNarrative : out.updated_working_memory;
+  const scaffold = Object.fromEntries(Object.entries(out.updated_scaffold).filter(([k, v]) => !held("profile key", k, JSON.stringify(v) ?? "")));
+  return { ...out, facts_to_embed: facts, updated_working_memory: narrative, updated_scaffold: scaffold, withheldLog };
 }
 
 /** Observations a run will not consolidate: `failed` with the reason, shown to the user and retryable. */

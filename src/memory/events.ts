@@ -4,6 +4,8 @@
  */
 
 import { and, eq, sql } from "drizzle-orm";
+import { logWithheld, matchedPattern, type Withheld } from "../consent/sensitive";
+import { readConsent } from "../consent/settings";
 import { isConstraintError, returnedIds, runStatements, type Statement } from "../db/batch";
 import { newId } from "../db/client";
 import { newestFirst } from "../db/cursor";
@@ -62,15 +64,37 @@ export async function recordObservations(
   inputs: readonly ObservationInput[],
   idempotencyKey?: string,
   session?: string,
-): Promise<{ events: EventRow[]; replayed: boolean; budget: Budget }> {
+): Promise<{ events: EventRow[]; replayed: boolean; budget: Budget; withheld: number }> {
   const { db } = deps;
   // Metadata is stored, shown back and sent to the consolidation model like the content: cleaned the same way
   // (an object cleans to an object).
-  inputs = inputs.map((o) => ({
+  const cleaned = inputs.map((o) => ({
     ...o,
     content: cleanMemoryText(o.content, SANITIZE_MAX_CHARS, "observation content"),
     sourceMetadata: cleanJson(o.sourceMetadata) as JsonObject,
   }));
+  // An observation holding one of the user's sensitive patterns is never stored: only that it was withheld is logged.
+  const { sensitive } = await readConsent(db, user.id);
+  const withheld: Withheld[] = [];
+  inputs = cleaned.filter((o) => {
+    const rule = matchedPattern(sensitive, o.content);
+    const via = session ? "chat" : typeof o.sourceMetadata.source === "string" ? o.sourceMetadata.source : "api";
+    if (rule) withheld.push({ kind: "facts", why: "pattern", rule: rule.text, via, what: "observation" });
+    return !rule;
+  });
+  await logWithheld(db, user.id, session ?? null, withheld);
+  if (!inputs.length) return { events: [], replayed: false, budget: await consolidationBudget(db, user.id, user.plan, deps.now()), withheld: withheld.length };
+  return { ...(await recordKept(deps, user, inputs, idempotencyKey, session)), withheld: withheld.length };
+}
+
+async function recordKept(
+  deps: MemoryDeps,
+  user: { id: string; plan: Plan },
+  inputs: readonly ObservationInput[],
+  idempotencyKey?: string,
+  session?: string,
+): Promise<{ events: EventRow[]; replayed: boolean; budget: Budget }> {
+  const { db } = deps;
   const budget = await consolidationBudget(db, user.id, user.plan, deps.now());
   const keys = inputs.map((_, i) => (idempotencyKey ? `${idempotencyKey}#${i}` : null));
   const body = idempotencyKey ? await bodyHash(inputs) : null;

@@ -2,6 +2,8 @@
 
 import { and, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import { type Quota, quotaExceeded } from "../config/limits";
+import { logWithheld, matchedPattern, type Withheld } from "../consent/sensitive";
+import { readConsent, requireAuto } from "../consent/settings";
 import { returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
 import { newestFirst } from "../db/cursor";
@@ -103,7 +105,19 @@ async function requireOwnFacts(db: Db, userId: string, items: readonly ImportIte
  * stored facts past the plan's cap is refused whole (403 `quota_exceeded`, nothing written); facts already
  * stored do not count again.
  */
-export async function importFacts(deps: MemoryDeps, userId: string, items: readonly ImportItem[], quota?: Quota) {
+export async function importFacts(deps: MemoryDeps, userId: string, all: readonly ImportItem[], quota?: Quota) {
+  const [consent] = await Promise.all([readConsent(deps.db, userId), requireAuto(deps.db, userId, "facts")]);
+  // A fact holding one of the user's sensitive patterns is left out of the import; the log says so, without its text.
+  const withheld: Withheld[] = [];
+  const items = all.filter((i) => {
+    const rule = matchedPattern(consent.sensitive, i.text);
+    if (rule) withheld.push({ kind: "facts", why: "pattern", rule: rule.text, via: "api", what: "fact" });
+    return !rule;
+  });
+  if (!items.length) {
+    await logWithheld(deps.db, userId, null, withheld);
+    return { facts: [], superseded: [], embedded: 0, withheld: withheld.length };
+  }
   await Promise.all([
     requireOwnScope(
       deps.db,
@@ -139,10 +153,12 @@ export async function importFacts(deps: MemoryDeps, userId: string, items: reado
   if (quota && refused) throw quotaExceeded(quota, `; this import of ${ids.length} would pass it`);
   const superseded = writes.supersedingAt.flatMap((i) => returnedIds(results[i]));
   const indexed = await indexFacts(deps, userId, prepared, superseded);
+  await logWithheld(deps.db, userId, null, withheld);
   return {
     facts: prepared.map((p) => ({ id: p.id, text: p.text, superseded_by: p.superseded_by })),
     superseded,
     embedded: indexed.embedded,
+    withheld: withheld.length,
     ...(indexed.error ? { indexing: `vector indexing failed and will be retried: ${indexed.error}` } : {}),
   };
 }

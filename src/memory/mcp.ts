@@ -11,6 +11,7 @@ import { memoryDeps } from "./deps";
 import { INTERACTIVE_TYPES, recordObservations } from "./events";
 import { readTiers } from "./inspect";
 import { recordRecall, searchAnswer, searchFacts } from "./retrieval";
+import { WITHHELD } from "./tools";
 
 export const memorySearch = defineMcpTool({
   name: "memory_search",
@@ -48,11 +49,13 @@ export const memoryRemember = defineMcpTool({
     content: z.string().trim().min(1).max(2000).describe("Self-contained, e.g. 'Prefers pnpm over npm'"),
     category: z.enum(INTERACTIVE_TYPES).default("fact"),
   }),
+  remembers: { kinds: ["facts"] },
   describe: (i) => `Remembering a ${i.category}`,
   run: async (ctx, input) => {
-    const { events, budget } = await recordObservations(memoryDeps(ctx.env, ctx.config, ctx.db), { id: ctx.userId, plan: ctx.plan }, [
+    const { events, budget, withheld } = await recordObservations(memoryDeps(ctx.env, ctx.config, ctx.db), { id: ctx.userId, plan: ctx.plan }, [
       { type: input.category, content: input.content, sourceMetadata: { source: "interactive", session_id: "mcp" } },
     ]);
+    if (!events.length && withheld) return { content: WITHHELD, isError: true };
     return budget.exhausted
       ? { content: `Noted (${events.length}), but today's memory budget is used up: it will be consolidated later.` }
       : { content: `Noted (${events.map((e) => e.id).join(", ")}); it will be consolidated into memory shortly.` };

@@ -12,6 +12,7 @@ import type { Json, JsonObject } from "../db/schema";
 import { wordCount } from "../lib/text";
 import { thirdPerson } from "../lib/third-person";
 import type { StructuredSkill } from "../model/offline";
+import { offlineWithheldBy } from "../model/offline-sensitive";
 import {
   type ConsolidationInput,
   type ConsolidationOutput,
@@ -73,6 +74,7 @@ const toWire = (out: ConsolidationOutput): ConsolidationWire => ({
       ? { text: f, confidence: 0.7, supersedes: [], connection_id: "", key: "" }
       : { text: f.text, confidence: f.confidence ?? 0.7, supersedes: f.supersedes ?? [], connection_id: f.connection_id ?? "", key: f.key ?? "" },
   ),
+  withheld: out.withheld,
 });
 
 export const offlineConsolidate: StructuredSkill = (req) => toWire(consolidateByRules(req));
@@ -81,8 +83,15 @@ function consolidateByRules(req: Parameters<StructuredSkill>[0]): ConsolidationO
   const first = req.messages[0];
   const text = typeof first?.content === "string" ? first.content : (first?.content ?? []).map((b) => b.text ?? "").join("\n");
   const input = parseConsolidationPrompt(text);
-  const out: ConsolidationOutput = { updated_scaffold: {}, updated_working_memory: "", facts_to_embed: [] };
+  const out: ConsolidationOutput = { updated_scaffold: {}, updated_working_memory: "", facts_to_embed: [], withheld: [] };
   if (!input) return out;
+  // What the user never wants remembered is left out whole, and said so (the stand-in's rule: offline-sensitive.ts).
+  const never = input.never_remember ?? [];
+  input.observations = input.observations.filter((o) => {
+    const rule = offlineWithheldBy(never, o.content);
+    if (rule) out.withheld.push({ observation_id: o.id, rule });
+    return !rule;
+  });
   const lines = input.working_memory.split("\n").filter((l) => l.trim() && l !== HEADER);
   // Statements about the user as their facts read ("User's name is Ana ..."), not "Call them Bob": those say a key.
   const statements = input.observations

@@ -135,6 +135,7 @@ const importRoute = createRoute({
         superseded: z.array(z.string()).describe("Existing facts these replaced (kept as history)"),
         embedded: z.number(),
         indexing: z.string().optional(),
+        withheld: z.number().int().describe("Facts left out: they hold one of your sensitive patterns (GET /v1/settings)"),
       }),
       "Stored",
     ),

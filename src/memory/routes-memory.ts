@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { requireAuto } from "../consent/settings";
 import { CursorParam, nextCursor } from "../db/cursor";
 import { memoryRuns } from "../db/schema";
 import type { AppEnv } from "../http/context";
@@ -68,7 +69,15 @@ const observationsRoute = route({
   summary: "Autonomous write path into the event bus (scaffold_update / learned_fact); send Idempotency-Key to make retries safe",
   request: { ...jsonBody(ObservationsBody), headers: z.object({ "idempotency-key": z.string().min(1).max(200).optional() }) },
   responses: {
-    202: json(z.object({ events: z.array(Event), replayed: z.boolean(), budget: Budget }), "Accepted"),
+    202: json(
+      z.object({
+        events: z.array(Event),
+        replayed: z.boolean(),
+        budget: Budget,
+        withheld: z.number().int().describe("Observations not recorded: they hold one of your sensitive patterns (GET /v1/settings)"),
+      }),
+      "Accepted",
+    ),
     ...errors,
     409: json(ErrorBody, "Idempotency-Key reused with a different body"),
   },
@@ -303,9 +312,10 @@ export const memoryStateRoutes = newRouter()
       c.var.user.id,
       observations.map((o) => o.source_metadata),
     );
+    await requireAuto(c.var.db, c.var.user.id, "facts");
     const inputs = observations.map((o) => ({ type: o.type, content: o.content, sourceMetadata: o.source_metadata ?? { source: "autonomous" } }));
     const out = await recordObservations(depsOf(c), c.var.user, inputs, key);
-    return c.json({ events: out.events.map(publicEvent), replayed: out.replayed, budget: out.budget }, 202);
+    return c.json({ events: out.events.map(publicEvent), replayed: out.replayed, budget: out.budget, withheld: out.withheld }, 202);
   })
   .openapi(workingRoute, async (c) => c.json(await workingMemory(c), 200))
   .openapi(putWorkingRoute, async (c) => {

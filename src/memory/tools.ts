@@ -4,6 +4,8 @@
  */
 import { and, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
+import { logWithheld, matchedPattern, WITHHELD_NOTE } from "../consent/sensitive";
+import { readConsent } from "../consent/settings";
 import type { TurnScope } from "../core/context";
 import { deferOrRun, defineTool, ReasonText, type ToolContext, type ToolResult, TURN_BASE } from "../core/tool";
 import { facts, type JsonObject, users } from "../db/schema";
@@ -19,6 +21,9 @@ import { deleteFacts } from "./facts";
 import { canonicalJson, uuidv5 } from "./ids";
 import { readTiers } from "./inspect";
 import { recordRecall, searchAnswer, searchFacts } from "./retrieval";
+
+/** What the model is told of an observation a sensitive pattern kept out (it must not say it will remember it). */
+export const WITHHELD = WITHHELD_NOTE;
 
 /** A runaway model must not flood the bus within one turn. */
 export const OBSERVATIONS_PER_TURN = 10;
@@ -41,12 +46,15 @@ async function observe(ctx: ToolContext, inputs: ObservationInput[]): Promise<To
   // words in a later turn ("blue", "green", "blue again") are a new observation.
   const key = `obs:${await uuidv5(canonicalJson([ctx.sessionId, ctx.turn.get(TURN_BASE) ?? null, inputs]))}`;
   const deps = memoryDeps(ctx.env, ctx.config, ctx.db);
-  const { events, budget } = await recordObservations(deps, { id: ctx.userId, plan: ctx.plan }, inputs, key, ctx.sessionId);
-  if (!events.length) return { content: SESSION_GONE, isError: true };
+  const { events, budget, withheld } = await recordObservations(deps, { id: ctx.userId, plan: ctx.plan }, inputs, key, ctx.sessionId);
+  if (!events.length) return { content: withheld ? WITHHELD : SESSION_GONE, isError: true };
   for (const e of events) ctx.emit({ type: "memory_saved", target: "observation", entry_id: e.id });
+  const left = withheld ? ` ${withheld} more: ${WITHHELD}` : "";
   return budget.exhausted
-    ? { content: `Noted (${events.length}), but today's memory budget is used up: it will be consolidated after ${new Date(budget.resets_at).toISOString()}.` }
-    : { content: `Noted (${events.map((e) => e.id).join(", ")}); it will be consolidated into memory shortly.` };
+    ? {
+        content: `Noted (${events.length}), but today's memory budget is used up: it will be consolidated after ${new Date(budget.resets_at).toISOString()}.${left}`,
+      }
+    : { content: `Noted (${events.map((e) => e.id).join(", ")}); it will be consolidated into memory shortly.${left}` };
 }
 
 export const recordObservation = defineTool({
@@ -61,6 +69,7 @@ export const recordObservation = defineTool({
   }),
   runs: "server",
   needsApproval: false,
+  remembers: { kinds: ["facts"] },
   describe: (input) => `Remembering a ${input.category.replace("_", " ")}`,
   run: (ctx, input) => observe(ctx, [{ type: input.category, content: input.content, sourceMetadata: source(ctx, "interactive") }]),
 });
@@ -81,6 +90,7 @@ export const updateUserContext = defineTool({
     ),
   runs: "server",
   needsApproval: false,
+  remembers: { kinds: ["facts"] },
   describe: () => "Updating what I know about you",
   run: (ctx, input) =>
     observe(ctx, [
@@ -104,8 +114,14 @@ export const updateConnectionContext = defineTool({
   }),
   runs: "server",
   needsApproval: false,
+  remembers: { kinds: ["facts"] },
   describe: () => "Saving what I learned about this connection",
   async run(ctx, input) {
+    const rule = matchedPattern((await readConsent(ctx.db, ctx.userId)).sensitive, JSON.stringify(input.learned_info));
+    if (rule) {
+      await logWithheld(ctx.db, ctx.userId, ctx.sessionId, [{ kind: "facts", why: "pattern", rule: rule.text, via: "chat", what: "connection info" }]);
+      return { content: WITHHELD, isError: true };
+    }
     try {
       const updated = await learnAboutConnection(ctx.db, ctx.userId, input.connection_id, input.learned_info, ctx.sessionId);
       ctx.emit({ type: "memory_saved", target: "connection", entry_id: updated.id });
@@ -234,7 +250,8 @@ export const memoryTools = [recordObservation, updateUserContext, updateConnecti
 
 /** Observations the chat core found (facts stated in turns it summarised): recorded on the bus like the tool's. */
 export async function observeFromCore(scope: TurnScope, observations: readonly { content: string; category: string }[]): Promise<void> {
-  if (!observations.length) return;
+  // No one can approve these in `ask`, and `off` records nothing.
+  if (!observations.length || (await readConsent(scope.db, scope.userId)).modes.facts !== "auto") return;
   const sourceMetadata: JsonObject = { source: "session_summary", session_id: scope.sessionId, ...(scope.projectId ? { project_id: scope.projectId } : {}) };
   const inputs = observations.slice(0, OBSERVATIONS_PER_TURN).map((o) => ({ type: o.category, content: o.content, sourceMetadata }));
   await recordObservations(memoryDeps(scope.env, scope.config, scope.db), { id: scope.userId, plan: scope.plan }, inputs, undefined, scope.sessionId);

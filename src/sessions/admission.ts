@@ -4,6 +4,7 @@
  * then, usage/reservation.ts). The checks share one D1 round trip with every context provider's reads, so an
  * admitted turn has its prompt on the way.
  */
+
 import type { Refusal } from "../bridge/answer";
 import type { ClientToolDef } from "../bridge/client-tools";
 import { turnTools } from "../bridge/toolset";
@@ -11,6 +12,7 @@ import type { BuiltPrompt } from "../chat/prompt";
 import { buildSystemPrompt } from "../chat/prompt";
 import { readBatch } from "../chat/read-batch";
 import type { Env } from "../config/env";
+import { type Consent, consentOf, consentQuery } from "../consent/settings";
 import type { Registry } from "../core/capability";
 import type { TurnScope } from "../core/context";
 import type { Statement } from "../db/batch";
@@ -41,7 +43,7 @@ export type TurnInput = Caller & {
 export type TurnRefusal = Refusal & { retryAfter?: number };
 
 /** A turn let in: its scope, the live history it starts from, its prompt being built, and what providers handed over. */
-export type Admitted = { scope: TurnScope; rows: StoredMessage[]; building: Promise<BuiltPrompt>; tally: Tally };
+export type Admitted = { scope: TurnScope; rows: StoredMessage[]; building: Promise<BuiltPrompt>; tally: Tally; consent: Promise<Consent> };
 
 export const pendingMessage = (sessionId: string) =>
   `a tool call is pending in this session: answer it with POST /v1/sessions/${sessionId}/tool_result ` +
@@ -93,7 +95,9 @@ export async function admit(store: SessionStorage, db: Db, env: Env, registry: R
     : reads.read([ofUser]).then(([[session]]) => ({ session, reserved: null }));
   // Awaited once the batch is flushed, and its failure handled there: until then it must not count as unhandled.
   checks.catch(() => undefined);
-  let building = buildSystemPrompt({ ...scope, query, now, read: reads.read, ...handover }, registry.contextProviders);
+  const consent = reads.read([consentQuery(scope.db, input.userId)]).then(([[row]]) => consentOf(row));
+  consent.catch(() => undefined);
+  let building = buildSystemPrompt({ ...scope, query, now, read: reads.read, consent, ...handover }, registry.contextProviders);
   await reads.flush();
   let found: Awaited<typeof checks>;
   try {
@@ -113,7 +117,7 @@ export async function admit(store: SessionStorage, db: Db, env: Env, registry: R
     if (fresh.siteId !== scope.siteId || fresh.projectId !== scope.projectId) {
       building.catch(() => undefined);
       scope = fresh;
-      building = buildSystemPrompt({ ...scope, query, now, ...handover }, registry.contextProviders);
+      building = buildSystemPrompt({ ...scope, query, now, consent, ...handover }, registry.contextProviders);
     }
   }
   // The over-estimate may not fit where the call itself does: it is then reserved once its input is known (reserve.ts).
@@ -123,5 +127,5 @@ export async function admit(store: SessionStorage, db: Db, env: Env, registry: R
   }
   if (reserved) tally.reservation.tokens = reserved;
   if (!store.sessionMeta()) store.saveSessionMeta(meta);
-  return { scope, rows, building, tally };
+  return { scope, rows, building, tally, consent };
 }

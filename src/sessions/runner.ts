@@ -20,7 +20,7 @@ import type { Env } from "../config/env";
 import type { Registry } from "../core/capability";
 import type { TurnScope } from "../core/context";
 import { addUsage, type Usage, zeroUsage } from "../core/events";
-import { type ToolContext, TURN_BASE } from "../core/tool";
+import { offeredTools, type ToolContext, TURN_BASE } from "../core/tool";
 import { createDb, type Db } from "../db/client";
 import { createModelClient } from "../model/anthropic";
 import { isAbort } from "../model/errors";
@@ -94,7 +94,7 @@ export class TurnRunner {
       return undefined;
     }
     open();
-    const { scope, rows, building, tally } = admitted;
+    const { scope, rows, building, tally, consent } = admitted;
     // A failed resume's turn is not continued once the user moves on; its answered round stays in history.
     this.store.saveRetryableTurn(null);
     events.emit({ type: "session", id: input.sessionId });
@@ -126,7 +126,8 @@ export class TurnRunner {
           model: scope.config.chatModel,
           system: prompt.system,
           evidence: prompt.evidence,
-          tools: turnTools(this.registry.tools, input.clientTools),
+          // A tool writing only kinds of memory the user turned off is not offered (its calls are refused anyway).
+          tools: turnTools(offeredTools(this.registry.tools, await consent), input.clientTools),
           counters: new Map([[TURN_BASE, base]]),
           injected: new Map(prompt.injected.map((s) => [s.name, s.ids])),
           stream: input.stream,

@@ -6,6 +6,8 @@ import { h, when } from "./dom";
 type Section = { name: string; ids: string[]; chars: number };
 /** A document the turn gave the model to cite (a recalled fact), as the audit row keeps it. */
 type Evidence = { source: string; title: string; text: string };
+/** Something not remembered (the server never keeps its text): which kind, which rule or mode, through which path. */
+type Withheld = { kind: string; why: "pattern" | "topic" | "consent"; rule: string; via: string; what: string; ref?: string };
 export type ContextLog = {
   id: string;
   session_id: string | null;
@@ -17,11 +19,32 @@ export type ContextLog = {
     system?: string;
     turn_context?: string;
     evidence?: Evidence[];
+    withheld?: Withheld[];
   };
 };
 
-export function renderContextLog(log: ContextLog): HTMLElement {
+const withheldLine = (w: Withheld) =>
+  w.why === "consent"
+    ? `${w.what} (${w.kind}): not remembered, this kind is ${w.rule} in your settings · via ${w.via}`
+    : `${w.what} (${w.kind}): not remembered, it matched your ${w.why} “${w.rule}” · via ${w.via}${w.ref ? ` · ${w.ref}` : ""}`;
+
+function renderWithheld(items: Withheld[]): HTMLElement[] {
+  return [
+    h("h4", null, "Kept out of memory"),
+    h(
+      "ul",
+      null,
+      items.map((w) => h("li", null, withheldLine(w))),
+    ),
+  ];
+}
+
+export function renderContextLog(log: ContextLog, alsoWithheld: Withheld[] = []): HTMLElement {
   const { sections = [], skipped = [], system, turn_context, evidence = [] } = log.injected;
+  const withheld = [...(log.injected.withheld ?? []), ...alsoWithheld];
+  // A row that records only what was kept out of memory (a tool call, consolidation, an import).
+  if (system === undefined && withheld.length && !sections.length)
+    return h("div", { class: "context-log" }, h("p", { class: "muted" }, `At ${when(log.created_at)}`), renderWithheld(withheld));
   return h(
     "div",
     { class: "context-log" },
@@ -57,6 +80,7 @@ export function renderContextLog(log: ContextLog): HTMLElement {
           ),
         ]
       : null,
+    withheld.length ? renderWithheld(withheld) : null,
   );
 }
 
@@ -64,8 +88,16 @@ export function renderContextLog(log: ContextLog): HTMLElement {
 export async function contextFor(api: Api, sessionId: string, at: number): Promise<HTMLElement> {
   try {
     const { context_logs } = await ok(api.GET("/v1/memory/context-logs", { params: { query: { session_id: sessionId, limit: 100 } } }));
-    const log = context_logs.find((l) => l.created_at <= at) ?? context_logs[context_logs.length - 1];
-    return log ? renderContextLog(log) : h("p", { class: "muted" }, "No context log for this answer.");
+    const turns = context_logs.filter((l) => !l.injected.withheld);
+    const log = turns.find((l) => l.created_at <= at) ?? turns[turns.length - 1];
+    // What the turn's tool calls kept out of memory: the session's rows of withheld items since the turn began.
+    const withheld = log ? context_logs.filter((l) => l.injected.withheld && l.created_at >= log.created_at && l.created_at <= at) : [];
+    return log
+      ? renderContextLog(
+          log,
+          withheld.flatMap((l) => (l.injected.withheld ?? []) as Withheld[]),
+        )
+      : h("p", { class: "muted" }, "No context log for this answer.");
   } catch (err) {
     return h("p", { class: "error", role: "alert" }, explain(err));
   }

@@ -4,6 +4,7 @@
  * built-in ones: projects (activity and undo) and lessons (search and unlearn).
  */
 import type { Api } from "./api";
+import { consentPanel } from "./consent-panel";
 import { lessonsPanel } from "./lessons-panel";
 import { projectsPanel } from "./projects-panel";
 
@@ -12,4 +13,5 @@ export type InspectorPanel = { id: string; label: string; render: (api: Api) => 
 export const extensionPanels: InspectorPanel[] = [
   { id: "projects", label: "Projects", render: projectsPanel },
   { id: "lessons", label: "Lessons", render: lessonsPanel },
+  { id: "remember", label: "What I may remember", render: consentPanel },
 ];
