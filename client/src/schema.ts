@@ -309,6 +309,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the assistant may remember: a mode per kind of memory (auto, ask, off) and topics and patterns never to remember */
+        get: operations["getMemorySettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change some modes, or replace the list of sensitive topics and patterns; applies to the next write */
+        patch: operations["updateMemorySettings"];
+        trace?: never;
+    };
     "/v1/brain/soul": {
         parameters: {
             query?: never;
@@ -1619,6 +1637,40 @@ export interface components {
                 calls: number;
             };
             generated_at: number;
+        };
+        MemorySettings: {
+            consent: components["schemas"]["ConsentModes"];
+            sensitive: components["schemas"]["SensitiveRule"][];
+        };
+        ConsentModes: {
+            /**
+             * @description brain documents (SOUL, BIBLE): auto, ask or off
+             * @enum {string}
+             */
+            brain: "auto" | "ask" | "off";
+            /**
+             * @description MEMORY entries: auto, ask or off
+             * @enum {string}
+             */
+            memory: "auto" | "ask" | "off";
+            /**
+             * @description facts and observations: auto, ask or off
+             * @enum {string}
+             */
+            facts: "auto" | "ask" | "off";
+            /**
+             * @description coding lessons: auto or off (they are written where no one can be asked)
+             * @enum {string}
+             */
+            lessons: "auto" | "off";
+        };
+        SensitiveRule: {
+            /**
+             * @description pattern: a literal phrase, matched in any case, in any language; topic: a subject the model judges (e.g. health)
+             * @enum {string}
+             */
+            kind: "pattern" | "topic";
+            text: string;
         };
         BrainDocument: {
             /** @enum {string} */
@@ -3860,6 +3912,187 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (rate_limited) for this API key, user or client address; wait Retry-After seconds. Chat turns and bulk imports count as several requests. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMemorySettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Settings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemorySettings"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (rate_limited) for this API key, user or client address; wait Retry-After seconds. Chat turns and bulk imports count as several requests. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateMemorySettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    consent?: {
+                        /**
+                         * @description brain documents (SOUL, BIBLE): auto, ask or off
+                         * @enum {string}
+                         */
+                        brain?: "auto" | "ask" | "off";
+                        /**
+                         * @description MEMORY entries: auto, ask or off
+                         * @enum {string}
+                         */
+                        memory?: "auto" | "ask" | "off";
+                        /**
+                         * @description facts and observations: auto, ask or off
+                         * @enum {string}
+                         */
+                        facts?: "auto" | "ask" | "off";
+                        /**
+                         * @description coding lessons: auto or off (they are written where no one can be asked)
+                         * @enum {string}
+                         */
+                        lessons?: "auto" | "off";
+                    };
+                    /** @description Replaces the whole list */
+                    sensitive?: components["schemas"]["SensitiveRule"][];
+                };
+            };
+        };
+        responses: {
+            /** @description Settings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemorySettings"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than MAX_BODY_BYTES (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body that is not application/json, or none where one is required (unsupported_media_type) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6254,6 +6487,8 @@ export interface operations {
                         superseded: string[];
                         embedded: number;
                         indexing?: string;
+                        /** @description Facts left out: they hold one of your sensitive patterns (GET /v1/settings) */
+                        withheld: number;
                     };
                 };
             };
@@ -6731,6 +6966,8 @@ export interface operations {
                         events: components["schemas"]["ContextEvent"][];
                         replayed: boolean;
                         budget: components["schemas"]["ConsolidationBudget"];
+                        /** @description Observations not recorded: they hold one of your sensitive patterns (GET /v1/settings) */
+                        withheld: number;
                     };
                 };
             };
