@@ -115,7 +115,7 @@ export async function startLocalWorker({ entry, vars = {}, envFile, testSchedule
       (r) => r.ok,
       () => false,
     );
-    if (ok) return { origin, port, persist, stop, output };
+    if (ok) return { origin, port, persist, stop, output, pid: child.pid };
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`wrangler dev did not answer /healthz within ${readyTimeoutMs / 1000} s:\n${log.slice(-4000)}`);

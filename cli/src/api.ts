@@ -38,12 +38,25 @@ export class Api {
   }
 
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const res = await this.send(method, path, opts);
+    const body = await jsonBody(res);
+    if (!res.ok) throw apiError(res.status, body);
+    return body as T;
+  }
+
+  /** A successful answer whose body the caller reads as it arrives (an export); an error answer throws as `request` does. */
+  async stream(path: string, timeoutMs: number): Promise<Response> {
+    const res = await this.send("GET", path, { timeoutMs });
+    if (!res.ok) throw apiError(res.status, await jsonBody(res));
+    return res;
+  }
+
+  private async send(method: string, path: string, opts: RequestOptions): Promise<Response> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.config.apiKey}`, accept: "application/json" };
     if (opts.body !== undefined) headers["content-type"] = "application/json";
     if (opts.client) headers["x-engram-client"] = opts.client;
-    let res: Response;
     try {
-      res = await fetch(this.url(path, opts.query), {
+      return await fetch(this.url(path, opts.query), {
         method,
         headers,
         ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
@@ -54,21 +67,23 @@ export class Api {
       const why = (err as Error).name === "TimeoutError" ? "timed out" : (cause?.message ?? (err as Error).message);
       throw new NetworkError(`cannot reach ${this.config.url}: ${why}`);
     }
-    const text = await res.text();
-    let body: unknown;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = undefined;
-    }
-    if (!res.ok) {
-      const err = isObject(body) && isObject(body.error) ? body.error : {};
-      const code = typeof err.code === "string" ? err.code : `http_${res.status}`;
-      const message = typeof err.message === "string" ? err.message : `HTTP ${res.status}`;
-      throw new ApiError(res.status, code, message, body);
-    }
-    return body as T;
   }
+}
+
+async function jsonBody(res: Response): Promise<unknown> {
+  const text = await res.text();
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function apiError(status: number, body: unknown): ApiError {
+  const err = isObject(body) && isObject(body.error) ? body.error : {};
+  const code = typeof err.code === "string" ? err.code : `http_${status}`;
+  const message = typeof err.message === "string" ? err.message : `HTTP ${status}`;
+  return new ApiError(status, code, message, body);
 }
 
 /** Turns API and network failures into CLI errors with the right exit code and a hint. */

@@ -60,6 +60,11 @@ export class Api {
 
   get = <T>(path: string) => this.json<T>("GET", path);
 
+  /** A whole answer as a file's content (the account archive's download). */
+  async blob(path: string): Promise<Blob> {
+    return (await this.request("GET", path)).blob();
+  }
+
   /** A streamed turn (chat or resume): yields each SSE event until the server closes the stream. */
   async *stream(path: string, body: unknown, signal: AbortSignal): AsyncGenerator<StreamEvent> {
     const res = await this.request("POST", path, body, signal);

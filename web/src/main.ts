@@ -1,5 +1,5 @@
 /** The engram web app: sign in with an API key, then chat and the memory inspector. Hash routes, no framework. */
-import { contextLogsPanel, erasePanel, usagePanel } from "./account-panels";
+import { contextLogsPanel, erasePanel, exportPanel, usagePanel } from "./account-panels";
 import { Api, explain } from "./api";
 import { clearKey, storedKey, storeKey } from "./auth";
 import { chatView } from "./chat";
@@ -99,7 +99,17 @@ function start(api: Api): void {
     { id: "chat", label: "Chat", render: () => chatView(api), keep: true },
     { id: "memory", label: "Memory", render: () => memoryView() },
     { id: "usage", label: "Usage", render: () => usagePanel(api) },
-    { id: "account", label: "Account", render: () => erasePanel(api, () => kept.delete("chat")) },
+    {
+      id: "account",
+      label: "Account",
+      render: () =>
+        h(
+          "div",
+          { class: "stack" },
+          exportPanel(api),
+          erasePanel(api, () => kept.delete("chat")),
+        ),
+    },
   ];
   const kept = new Map<string, HTMLElement>();
   const main = h("main", { id: "main", tabindex: -1 });
