@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { ACCOUNT_COLUMNS, SETTINGS_COLUMNS, TABLE_KINDS, TABLES_LEFT_OUT, TIERS_COLUMNS, USER_COLUMNS_LEFT_OUT } from "../src/account/archive-kinds";
 import * as schema from "../src/db/schema";
 
-const tables = Object.values(schema).filter((t): t is SQLiteTable => is(t, SQLiteTable));
+const tables = Object.values(schema as Record<string, unknown>).filter((t): t is SQLiteTable => is(t, SQLiteTable));
 const userOwned = tables.filter((t) => Object.values(getTableColumns(t)).some((c) => c.name === "user_id")).map((t) => getTableName(t));
 
 describe("account archive coverage", () => {

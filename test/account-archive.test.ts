@@ -4,7 +4,7 @@
  */
 import { env, SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { importArchive } from "../src/account/import";
+import { IMPORT_MAX_BYTES, importArchive } from "../src/account/import";
 import { createDb } from "../src/db/client";
 import type { SessionObject } from "../src/sessions/session-do";
 import { sessionStub } from "../src/sessions/store";
@@ -136,6 +136,26 @@ describe("GET /v1/export", () => {
     expect(await exportText(b.key)).not.toContain("Ana");
   });
 
+  it("streams a large account page by page, every row once", async () => {
+    const a = await createUser();
+    const facts = Array.from({ length: 1_200 }, (_, i) => ({
+      kind: "fact",
+      data: { id: `fct_page${String(i).padStart(5, "0")}`, text: `Paged fact number ${i}` },
+    }));
+    const archive = [{ format: "engram.archive", version: 1, exported_at: 1 }, ...facts, { kind: "end", data: { records: facts.length } }];
+    expect((await importText(a.key, archive.map((l) => JSON.stringify(l)).join("\n"))).status).toBe(200);
+    const res = await api(a.key, "GET", "/v1/export");
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const chunks: Uint8Array[] = [];
+    for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
+    // 1,200 facts are three pages of 500: each page its own chunk, as the client pulls.
+    expect(chunks.length).toBeGreaterThanOrEqual(3 + 4);
+    const lines = linesOf(new TextDecoder().decode(Buffer.concat(chunks)));
+    const texts = data(lines, "fact").map((f) => f.text);
+    expect(new Set(texts).size).toBe(1_200);
+    expect(texts).toHaveLength(1_200);
+  });
+
   it("answers 401 without a key", async () => {
     expect((await api(null, "GET", "/v1/export")).status).toBe(401);
   });
@@ -235,6 +255,16 @@ describe("POST /v1/import", () => {
       expect(err.error.message).toMatch(message);
     }
     expect((await importText(a.key, raw(good), "application/json")).status).toBe(415);
+    expect(await count("facts", a.id)).toBe(0);
+  });
+
+  it("refuses an archive over the size limit with 413, writing nothing", async () => {
+    const a = await createUser();
+    const line = JSON.stringify({ kind: "fact", data: { id: "fct_big", text: "x".repeat(1000) } });
+    const body = `${JSON.stringify({ format: "engram.archive", version: 1, exported_at: 1 })}\n${`${line}\n`.repeat(IMPORT_MAX_BYTES / 1000 + 10)}`;
+    const res = await importText(a.key, body);
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");
     expect(await count("facts", a.id)).toBe(0);
   });
 

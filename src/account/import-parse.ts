@@ -105,7 +105,9 @@ export function parseArchive(text: string): ParsedArchive {
     else if (kind === "message") {
       const sessionId = String(rec.session_id);
       if (!seen.get("session")?.has(sessionId)) throw refused(n, `message of session ${sessionId}, which comes before it nowhere in the archive`);
-      parsed.messages.set(sessionId, [...(parsed.messages.get(sessionId) ?? []), rec]);
+      const list = parsed.messages.get(sessionId) ?? [];
+      parsed.messages.set(sessionId, list);
+      list.push(rec);
     } else if (kind !== "account") addRow(parsed, seen, kind as string, rec, n);
   }
   if (!parsed.version) throw refused(1, "empty archive");

@@ -78,7 +78,9 @@ function insertStatements(k: TableKind, rows: Record<string, unknown>[], userId:
   const groups = new Map<string, Record<string, unknown>[]>();
   for (const row of rows) {
     const key = Object.keys(row).join(",");
-    groups.set(key, [...(groups.get(key) ?? []), row]);
+    const group = groups.get(key);
+    if (group) group.push(row);
+    else groups.set(key, [row]);
   }
   const out: SQL[] = [];
   for (const [key, group] of groups) {
@@ -135,8 +137,11 @@ const set = (columns: Record<string, SQLiteColumn>, rec: Rec) =>
 function namedIds(archive: ParsedArchive): Map<string, string[]> {
   const named = new Map<string, string[]>();
   for (const k of TABLE_KINDS)
-    for (const [column, target] of Object.entries(k.refs ?? {}))
-      for (const rec of archive.rows.get(k.kind) ?? []) named.set(target, [...(named.get(target) ?? []), ...asList(rec[column])]);
+    for (const [column, target] of Object.entries(k.refs ?? {})) {
+      const list = named.get(target) ?? [];
+      named.set(target, list);
+      for (const rec of archive.rows.get(k.kind) ?? []) list.push(...asList(rec[column]));
+    }
   return named;
 }
 
