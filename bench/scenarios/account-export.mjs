@@ -134,7 +134,7 @@ export default {
     const run = state.last;
     const [one, five] = os.loadavg();
     return [
-      `Archive: ${(run.bytes / 2 ** 20).toFixed(1)} MiB in ${run.chunks} chunks (largest ${(run.largest / 1024).toFixed(0)} KiB: one page of 500 rows); workerd resident before the last export ${(run.rssBefore / 1024).toFixed(0)} MiB, peak ${(run.rssPeak / 1024).toFixed(0)} MiB.`,
+      `Archive: ${(run.bytes / 2 ** 20).toFixed(1)} MiB in ${run.chunks} chunks (largest network chunk ${(run.largest / 1024).toFixed(0)} KiB); workerd resident before the last export ${(run.rssBefore / 1024).toFixed(0)} MiB, peak ${(run.rssPeak / 1024).toFixed(0)} MiB.`,
       `Filling the account: POST /v1/import of the generated ${(state.archiveBytes / 2 ** 20).toFixed(1)} MiB archive took ${(state.importMs / 1000).toFixed(2)} s (one D1 transaction; imported ${state.receipt.imported.fact} facts, ${state.receipt.imported.message} messages).`,
       `Load average at the end of the run: ${one.toFixed(2)} (1 min), ${five.toFixed(2)} (5 min) on ${os.cpus().length} cores.`,
     ].join("\n\n");

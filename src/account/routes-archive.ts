@@ -89,8 +89,12 @@ export const archiveRoutes = newRouter()
         now: Date.now(),
         writeHistory: (sessionId, messages, reset) => sessionStub(c.env, user.id, sessionId).importHistory(messages, reset),
         index: (facts) => {
+          // After the answer is on its way: the first batch's embedding must not run before the handler returns.
           const run = async () => {
-            for (let i = 0; i < facts.length; i += INDEX_BATCH) await indexFacts(deps, user.id, facts.slice(i, i + INDEX_BATCH), []);
+            for (let i = 0; i < facts.length; i += INDEX_BATCH) {
+              await new Promise((resolve) => setTimeout(resolve, 0));
+              await indexFacts(deps, user.id, facts.slice(i, i + INDEX_BATCH), []);
+            }
           };
           c.executionCtx.waitUntil(run());
         },
