@@ -120,7 +120,7 @@ export default {
     }
     return state;
   },
-  async sample(h, state) {
+  async sample(_h, state) {
     const run = await exportOnce(state);
     state.last = run;
     return {
