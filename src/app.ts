@@ -43,7 +43,7 @@ export function createApp(registry: Registry) {
   app.route("/", healthRoutes);
   app.route("/", authRoutes);
   app.route("/", accountRoutes(registry));
-  app.route("/", archiveRoutes);
+  app.route("/", archiveRoutes(registry));
   app.route("/", chatRoutes(registry));
   app.route("/", sessionRoutes);
   app.route("/", overviewRoutes(registry));

@@ -11,6 +11,7 @@ import { sessionStub } from "../src/sessions/store";
 import { failWrites, repairAll } from "./fault-helpers";
 import { api, BASE, chat, createUser, script, textReply } from "./helpers";
 import { consolidation, deliver, importFacts, observe, search } from "./memory-helpers";
+import { registry } from "./worker";
 
 type Line = { kind?: string; data: Record<string, unknown> } & Record<string, unknown>;
 
@@ -284,7 +285,7 @@ describe("POST /v1/import", () => {
         if (messages.length) written.push(sessionId);
         return (await sessionStub(env, a.id, sessionId).importHistory(messages, reset)) as boolean;
       },
-      index: () => undefined,
+      contentIds: registry.contentIds,
     };
     await expect(importArchive(deps, archive)).rejects.toThrow();
     for (const table of ["facts", "sessions", "brain_documents", "projects", "lessons", "memory_runs", "context_events"])

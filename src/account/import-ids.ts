@@ -1,14 +1,15 @@
 /**
  * Which id each archived row gets in the importing account (docs/account.md, "Ids"). A row the account already
  * holds keeps its id; any other gets one derived from the account and the source id (a second import of the same
- * archive derives the same ids, so it finds its rows and adds nothing). Projects, brain documents, lessons, sites
- * and transcripts are matched by what they are instead (name, kind and site, content, slug, Claude Code session).
+ * archive derives the same ids, so it finds its rows and adds nothing). Projects, brain documents, sites and
+ * transcripts are matched by what they are instead (name, kind and site, slug, Claude Code session), lessons by their
+ * content (the id the lessons capability derives from it).
  */
 import { and, eq, type SQL, sql } from "drizzle-orm";
+import type { ContentId } from "../core/capability";
 import type { Db } from "../db/client";
 import { inJson } from "../db/in-json";
 import { brainDocuments, projects, transcripts } from "../db/schema";
-import { lessonId } from "../lessons/ids";
 import { sha256Hex } from "../lib/hash";
 import type { ArchiveTable, TableKind } from "./archive-kinds";
 
@@ -52,10 +53,22 @@ const docKey = (kind: unknown, site: unknown) => `${kind}\u0000${site ?? ""}`;
 
 /**
  * Source id -> id in the account, for one kind's records and the ids other records name (`named`). A natural
- * kind maps only its own records: a reference to one the archive does not hold comes out null.
+ * kind maps only its own records: a reference to one the archive does not hold comes out null. `contentId`: the
+ * kind's ids derive from content (a capability says how: lessons).
  */
-export async function resolveIds(db: Db, userId: string, k: TableKind, records: readonly Rec[], named: readonly string[]): Promise<Map<string, string>> {
+export async function resolveIds(
+  db: Db,
+  userId: string,
+  k: TableKind,
+  records: readonly Rec[],
+  named: readonly string[],
+  contentId?: ContentId,
+): Promise<Map<string, string>> {
   const out = new Map<string, string>();
+  if (contentId) {
+    for (const r of records) out.set(String(r.id), await contentId(userId, r));
+    return out;
+  }
   const own = async (id: string, match: string | undefined) => out.set(id, match ?? (await deriveId(userId, id)));
   switch (k.kind) {
     case "site":
@@ -77,10 +90,6 @@ export async function resolveIds(db: Db, userId: string, k: TableKind, records: 
       for (const r of records) await own(String(r.id), held.get(String(r.session_id)));
       return out;
     }
-    case "lesson":
-      for (const r of records)
-        out.set(String(r.id), await lessonId(userId, (r.project as string | null) ?? null, String(r.type), `${r.title ?? ""}\n${r.content}`));
-      return out;
   }
   const ids = [...new Set([...records.map((r) => String(r.id)), ...named])];
   const held = await heldIds(db, k.table, userId, ids);

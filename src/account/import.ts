@@ -10,11 +10,11 @@
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { ContentId } from "../core/capability";
 import { isConstraintError, returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
-import { type JsonObject, users } from "../db/schema";
+import { users } from "../db/schema";
 import { AppError, describeFailure } from "../lib/errors";
-import type { PreparedFact } from "../memory/facts-write";
 import type { StoredMessage } from "../sessions/history";
 import { recordColumns, storedValue } from "./archive-codec";
 import { MESSAGE_RULE, SETTINGS_COLUMNS, TABLE_KINDS, type TableKind, TIERS_COLUMNS, TIERS_RULE } from "./archive-kinds";
@@ -36,8 +36,8 @@ export type ImportDeps = {
   now: number;
   /** Writes a new session's conversation into its object; `reset` first empties it. False: the object refused. */
   writeHistory: (sessionId: string, messages: HistoryMessage[], reset: boolean) => Promise<boolean>;
-  /** Queues imported live facts for indexing, after the commit, like any other fact write. */
-  index: (facts: PreparedFact[]) => void;
+  /** Kinds whose ids derive from content, by kind (the registry's). */
+  contentIds: ReadonlyMap<string, ContentId>;
 };
 
 export type ImportReceipt = {
@@ -45,8 +45,12 @@ export type ImportReceipt = {
   imported: Record<string, number>;
   skipped: Record<string, number>;
   notes: string[];
+  /** Imported live facts, indexed for vector search after the answer. */
   indexing: number;
 };
+
+/** The receipt, and the ids of the rows written per kind (for the capabilities' after-import work). */
+export type ImportResult = { receipt: ImportReceipt; inserted: Record<string, string[]> };
 
 type Maps = Map<string, Map<string, string>>;
 
@@ -145,7 +149,7 @@ function namedIds(archive: ParsedArchive): Map<string, string[]> {
   return named;
 }
 
-export async function importArchive(deps: ImportDeps, text: string): Promise<ImportReceipt> {
+export async function importArchive(deps: ImportDeps, text: string): Promise<ImportResult> {
   const archive = parseArchive(text);
   const { db, userId } = deps;
   const named = namedIds(archive);
@@ -153,7 +157,7 @@ export async function importArchive(deps: ImportDeps, text: string): Promise<Imp
   const held = new Map<string, Set<string>>();
   for (const k of TABLE_KINDS) {
     const rows = archive.rows.get(k.kind) ?? [];
-    const map = await resolveIds(db, userId, k, rows, named.get(k.kind) ?? []);
+    const map = await resolveIds(db, userId, k, rows, named.get(k.kind) ?? [], deps.contentIds.get(k.kind));
     maps.set(k.kind, map);
     held.set(k.kind, k.exportOnly ? new Set() : await heldIds(db, k.table, userId, [...new Set(map.values())]));
   }
@@ -242,9 +246,10 @@ export async function importArchive(deps: ImportDeps, text: string): Promise<Imp
   imported.message = written.reduce((n, w) => n + w.messages, 0);
   skipped.message = messages - imported.message;
   if (skipped.message) notes.push(`message: ${skipped.message} not imported (${MESSAGE_RULE})`);
-  const facts = liveFacts(kept.get("fact") ?? [], inserted.get("fact") ?? new Set(), maps);
-  if (facts.length) deps.index(facts);
-  return { format_version: archive.version, imported, skipped, notes, indexing: facts.length };
+  const live = new Set((kept.get("fact") ?? []).flatMap((r) => (r.superseded_by ? [] : [maps.get("fact")?.get(String(r.id)) ?? ""])));
+  const indexing = [...(inserted.get("fact") ?? [])].filter((id) => live.has(id)).length;
+  const receipt = { format_version: archive.version, imported, skipped, notes, indexing };
+  return { receipt, inserted: Object.fromEntries([...inserted].map(([kind, ids]) => [kind, [...ids]])) };
 }
 
 /** Writes the conversations of the sessions about to be imported; returns the (new) sessions written and their message counts. */
@@ -267,28 +272,4 @@ async function writeConversations(deps: ImportDeps, archive: ParsedArchive, sess
     throw err;
   }
   return written;
-}
-
-/** The imported facts that are live (not superseded), as the indexer takes them. */
-function liveFacts(rows: readonly Rec[], inserted: ReadonlySet<string>, maps: Maps): PreparedFact[] {
-  const ids = maps.get("fact");
-  return rows.flatMap((r) => {
-    const id = ids?.get(String(r.id)) ?? "";
-    if (!inserted.has(id) || r.superseded_by) return [];
-    return [
-      {
-        id,
-        text: String(r.text),
-        connection_id: r.connection_id ? (maps.get("connection")?.get(String(r.connection_id)) ?? null) : null,
-        project_id: r.project_id ? (maps.get("project")?.get(String(r.project_id)) ?? null) : null,
-        context_type: String(r.context_type ?? "user_persistent"),
-        source: String(r.source ?? "user_provided"),
-        confidence: Number(r.confidence ?? 0.7),
-        key: (r.key as string | null) ?? null,
-        metadata: (r.metadata ?? {}) as JsonObject,
-        superseded_by: null,
-        supersedes: [],
-      },
-    ];
-  });
 }

@@ -2,20 +2,17 @@
  * The account archive over HTTP: `GET /v1/export` streams it, `POST /v1/import` takes it back (docs/account.md).
  */
 import { createRoute, z } from "@hono/zod-openapi";
+import type { Registry } from "../core/capability";
 import { ErrorBody } from "../http/errors";
 import { isJsonLinesType } from "../http/middleware";
 import { errors, json, newRouter, security } from "../http/openapi";
 import { AppError } from "../lib/errors";
-import { memoryDeps } from "../memory/deps";
-import { indexFacts } from "../memory/facts-write";
 import { sessionStub } from "../sessions/store";
 import { exportStream } from "./export";
 import { IMPORT_MAX_BYTES, importArchive } from "./import";
 
 export const IMPORT_PATH = "/v1/import";
 const ARCHIVE_TYPE = "application/x-ndjson";
-/** Facts per indexing call after an import: the embedder takes a batch at a time. */
-const INDEX_BATCH = 100;
 
 const Archive = z.string().openapi("Archive", {
   description:
@@ -61,45 +58,39 @@ const importRoute = createRoute({
   },
 });
 
-export const archiveRoutes = newRouter()
-  .openapi(exportRoute, (c) => {
-    const { db, user } = c.var;
-    const now = Date.now();
-    const body = exportStream({
-      db,
-      userId: user.id,
-      now,
-      history: (sessionId, after, limit) => sessionStub(c.env, user.id, sessionId).historyPage(after, limit),
-    });
-    const name = `engram-export-${new Date(now).toISOString().slice(0, 10)}.jsonl`;
-    return new Response(body, {
-      status: 200,
-      headers: { "content-type": `${ARCHIVE_TYPE}; charset=utf-8`, "content-disposition": `attachment; filename="${name}"`, "cache-control": "no-store" },
-    }) as never;
-  })
-  .openapi(importRoute, async (c) => {
-    if (!isJsonLinesType(c.req.header("content-type")))
-      throw new AppError("unsupported_media_type", `an archive is sent as ${ARCHIVE_TYPE} (the file GET /v1/export gives)`);
-    const { db, user, config } = c.var;
-    const deps = memoryDeps(c.env, config, db);
-    const receipt = await importArchive(
-      {
+export const archiveRoutes = (registry: Registry) =>
+  newRouter()
+    .openapi(exportRoute, (c) => {
+      const { db, user } = c.var;
+      const now = Date.now();
+      const body = exportStream({
         db,
         userId: user.id,
-        now: Date.now(),
-        writeHistory: (sessionId, messages, reset) => sessionStub(c.env, user.id, sessionId).importHistory(messages, reset),
-        index: (facts) => {
-          // After the answer is on its way: the first batch's embedding must not run before the handler returns.
-          const run = async () => {
-            for (let i = 0; i < facts.length; i += INDEX_BATCH) {
-              await new Promise((resolve) => setTimeout(resolve, 0));
-              await indexFacts(deps, user.id, facts.slice(i, i + INDEX_BATCH), []);
-            }
-          };
-          c.executionCtx.waitUntil(run());
+        now,
+        history: (sessionId, after, limit) => sessionStub(c.env, user.id, sessionId).historyPage(after, limit),
+      });
+      const name = `engram-export-${new Date(now).toISOString().slice(0, 10)}.jsonl`;
+      return new Response(body, {
+        status: 200,
+        headers: { "content-type": `${ARCHIVE_TYPE}; charset=utf-8`, "content-disposition": `attachment; filename="${name}"`, "cache-control": "no-store" },
+      }) as never;
+    })
+    .openapi(importRoute, async (c) => {
+      if (!isJsonLinesType(c.req.header("content-type")))
+        throw new AppError("unsupported_media_type", `an archive is sent as ${ARCHIVE_TYPE} (the file GET /v1/export gives)`);
+      const { db, user, config } = c.var;
+      const ctx = { env: c.env, config, db, userId: user.id, now: Date.now() };
+      const { receipt, inserted } = await importArchive(
+        {
+          db,
+          userId: user.id,
+          now: ctx.now,
+          writeHistory: (sessionId, messages, reset) => sessionStub(c.env, user.id, sessionId).importHistory(messages, reset),
+          contentIds: registry.contentIds,
         },
-      },
-      await c.req.text(),
-    );
-    return c.json(receipt, 200);
-  });
+        await c.req.text(),
+      );
+      // The capabilities' work on the new rows (memory indexes the facts) runs after the answer.
+      c.executionCtx.waitUntil(Promise.allSettled(registry.importedHooks.map((hook) => hook(ctx, inserted))));
+      return c.json(receipt, 200);
+    });
