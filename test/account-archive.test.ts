@@ -243,6 +243,8 @@ describe("POST /v1/import", () => {
       [raw(good.map((l, i) => (i === factAt ? { ...l, kind: "spaceship" } : l))), new RegExp(`archive line ${factAt + 1}: unknown record kind`)],
       [raw(good.map((l, i) => (i === factAt ? { ...l, data: { ...l.data, text: 42 } } : l))), new RegExp(`archive line ${factAt + 1}: fact: text`)],
       [raw(good.map((l, i) => (i === factAt ? { ...l, data: { ...l.data, secret_field: 1 } } : l))), /unknown field/],
+      [raw(good.map((l, i) => (i === factAt ? { ...l, data: { ...l.data, metadata: null } } : l))), new RegExp(`archive line ${factAt + 1}: fact: metadata`)],
+      [raw(good.map((l) => (l.kind === "tiers" ? { ...l, data: { ...l.data, scaffold: "not an object" } } : l))), /tiers: scaffold/],
       [raw(good.slice(0, -1)), /cut short/],
       [raw(good.map((l) => (l.kind === "end" ? { kind: "end", data: { records: 999 } } : l))), /holds 999 records/],
       [raw(good.map((l, i) => (i === 0 ? { ...l, version: 99 } : l))), /format version 99 is newer/],

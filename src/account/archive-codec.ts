@@ -3,11 +3,20 @@
  * the columns' snake_case names, the owner left out; its validator follows each column's type, enum and nullability.
  */
 import { z } from "@hono/zod-openapi";
-import { getTableColumns } from "drizzle-orm";
-import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { getTableColumns, is, SQL } from "drizzle-orm";
+import { SQLiteAsyncDialect, type SQLiteColumn, type SQLiteTable } from "drizzle-orm/sqlite-core";
 
 /** A source id: what an id of any engram table looks like (prefixed random, uuid, content hash, site slug). */
-export const SourceId = z.string().regex(/^[\w.:-]{1,128}$/, "an id of letters, digits and . _ : -");
+export const SourceId = z.string().regex(/^[\w.:-]{1,100}$/, "an id of letters, digits and . _ : -");
+
+/**
+ * JSON columns hold objects, except those whose default is an empty array and `events` (a transcript segment's
+ * parsed events): the database code reads them as such, so an archive may not put a string or null there.
+ */
+const ARRAY_COLUMNS_WITHOUT_DEFAULT = new Set(["events"]);
+const dialect = new SQLiteAsyncDialect();
+const holdsArray = (col: SQLiteColumn) =>
+  ARRAY_COLUMNS_WITHOUT_DEFAULT.has(col.name) || (is(col.default, SQL) && dialect.sqlToQuery(col.default).sql === "'[]'");
 
 type Columns = Readonly<Record<string, SQLiteColumn>>;
 
@@ -22,7 +31,7 @@ function columnSchema(col: SQLiteColumn, isId: boolean): z.ZodType {
   const enumValues = col.enumValues as [string, ...string[]] | undefined;
   let s: z.ZodType;
   if (isId) s = col.columnType === "SQLiteTextJson" ? z.array(SourceId) : SourceId;
-  else if (col.columnType === "SQLiteTextJson") s = z.json();
+  else if (col.columnType === "SQLiteTextJson") s = holdsArray(col) ? z.array(z.json()) : z.record(z.string(), z.json());
   else if (col.columnType === "SQLiteBoolean") s = z.boolean();
   else if (col.columnType === "SQLiteInteger") s = z.number().int();
   else if (col.columnType === "SQLiteReal") s = z.number();
