@@ -271,6 +271,18 @@ describe("POST /v1/import", () => {
     expect(await count("facts", a.id)).toBe(0);
   });
 
+  it("refuses an archive that would pass the plan's quota, writing nothing", async () => {
+    const a = await createUser();
+    const source = await createUser();
+    await importFacts(source.key, [{ text: "Tea is good" }, { text: "Coffee is better" }]);
+    await importFacts(a.key, [{ text: "Water is best" }]);
+    const deps = { db: createDb(env.DB), userId: a.id, now: Date.now(), writeHistory: async () => true, contentIds: registry.contentIds };
+    const archive = await exportText(source.key);
+    await expect(importArchive({ ...deps, quotas: { facts: 2 } }, archive)).rejects.toThrow("would bring your facts to 3, over your plan's 2");
+    expect(await count("facts", a.id)).toBe(1);
+    expect((await importArchive({ ...deps, quotas: { facts: 3 } }, archive)).receipt.imported.fact).toBe(2);
+  });
+
   it("a commit that fails imports nothing, and empties the conversations it wrote", async () => {
     const a = await createUser();
     const source = await createUser();
@@ -288,6 +300,7 @@ describe("POST /v1/import", () => {
         return (await sessionStub(env, a.id, sessionId).importHistory(messages, reset)) as boolean;
       },
       contentIds: registry.contentIds,
+      quotas: {},
     };
     await expect(importArchive(deps, archive)).rejects.toThrow();
     for (const table of ["facts", "sessions", "brain_documents", "projects", "lessons", "memory_runs", "context_events"])

@@ -7,6 +7,7 @@
  */
 import { getTableName } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { QuotaKind } from "../config/limits";
 import {
   brainDocuments,
   brainEntries,
@@ -54,6 +55,8 @@ export type TableKind = {
   reset?: Readonly<Record<string, null | boolean>>;
   /** A JSON column a held row takes from the archive while it is empty (`{}`): what an erase cleared but kept the row of. */
   refill?: string;
+  /** The plan quota its rows count against: an import that would pass it is refused whole. */
+  quota?: QuotaKind;
   /** Exported only: never written by an import. */
   exportOnly?: true;
   /** The merge rule, in words (docs/account.md and the import receipt). */
@@ -64,9 +67,16 @@ const NEW_UNLESS_HELD = "added unless already held (same source id, or imported 
 
 export const TABLE_KINDS: readonly TableKind[] = [
   { kind: "site", table: sites, identity: "natural", rule: "matched by site id; a site the account has keeps its sync data" },
-  { kind: "project", table: projects, identity: "natural", rule: "matched by name (ignoring case); a project the account has absorbs the archive's" },
+  {
+    kind: "project",
+    quota: "projects",
+    table: projects,
+    identity: "natural",
+    rule: "matched by name (ignoring case); a project the account has absorbs the archive's",
+  },
   {
     kind: "connection",
+    quota: "connections",
     table: connections,
     identity: "derived",
     refill: "learned_info",
@@ -74,6 +84,7 @@ export const TABLE_KINDS: readonly TableKind[] = [
   },
   {
     kind: "session",
+    quota: "sessions",
     table: sessions,
     identity: "derived",
     refs: { project_id: "project" },
@@ -99,6 +110,7 @@ export const TABLE_KINDS: readonly TableKind[] = [
   { kind: "observation", table: contextEvents, identity: "derived", rule: `${NEW_UNLESS_HELD}; pending ones are consolidated by the next sweep` },
   {
     kind: "fact",
+    quota: "facts",
     table: facts,
     identity: "derived",
     refs: { superseded_by: "fact", project_id: "project", connection_id: "connection" },
@@ -122,12 +134,19 @@ export const TABLE_KINDS: readonly TableKind[] = [
   },
   {
     kind: "lesson",
+    quota: "lessons",
     table: lessons,
     identity: "natural",
     refs: { merged_into: "lesson" },
     rule: "matched by content (the lesson's content hash in this account); an existing lesson is kept",
   },
-  { kind: "transcript", table: transcripts, identity: "natural", rule: "matched by Claude Code session id; a transcript the account has keeps its sync state" },
+  {
+    kind: "transcript",
+    quota: "transcripts",
+    table: transcripts,
+    identity: "natural",
+    rule: "matched by Claude Code session id; a transcript the account has keeps its sync state",
+  },
   {
     kind: "transcript_segment",
     table: transcriptSegments,

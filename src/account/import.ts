@@ -8,8 +8,9 @@
  * Conversations live in the sessions' Durable Objects, outside the transaction: they are written first, into
  * objects of sessions no row names yet (invisible until the batch commits), and emptied again when the batch fails.
  */
-import { type SQL, sql } from "drizzle-orm";
+import { count, eq, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { QuotaKind } from "../config/limits";
 import type { ContentId } from "../core/capability";
 import { isConstraintError, returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
@@ -38,6 +39,8 @@ export type ImportDeps = {
   writeHistory: (sessionId: string, messages: HistoryMessage[], reset: boolean) => Promise<boolean>;
   /** Kinds whose ids derive from content, by kind (the registry's). */
   contentIds: ReadonlyMap<string, ContentId>;
+  /** The caller's plan quotas. */
+  quotas: Readonly<Partial<Record<QuotaKind, number>>>;
 };
 
 export type ImportReceipt = {
@@ -115,6 +118,19 @@ function insertStatements(k: TableKind, rows: Record<string, unknown>[], userId:
   return out;
 }
 
+/**
+ * Refuses the whole import when it would take the user past their plan's quota of this kind (every row counts,
+ * unlearned lessons too). Read before the batch: a write racing the import can pass the cap by what it adds.
+ */
+async function checkQuota(deps: ImportDeps, k: TableKind, adding: number) {
+  const limit = k.quota && deps.quotas[k.quota];
+  if (limit === undefined || limit === null || !adding) return;
+  const held = await deps.db.select({ n: count() }).from(k.table).where(eq(k.table.userId, deps.userId)).get();
+  const total = (held?.n ?? 0) + adding;
+  if (total > limit)
+    throw new AppError("quota_exceeded", `the archive would bring your ${k.quota} to ${total}, over your plan's ${limit}: nothing was imported`);
+}
+
 /** Held rows whose `column` is empty take the archive's value (the rows themselves are not imported again). */
 function refillStatement(
   k: TableKind,
@@ -186,6 +202,7 @@ export async function importArchive(deps: ImportDeps, text: string): Promise<Imp
       return !k.parent || !parentHeld?.has(parentMap?.get(String(r[k.parent.column])) ?? "");
     });
     kept.set(k.kind, keep);
+    await checkQuota(deps, k, keep.length);
     if (k.refill) steps.push({ statement: refillStatement(k, k.refill, rows, map, mine, userId) });
     if (k.kind === "revision") {
       // Renumbered after the account's latest revision, in their order (revision numbers only grow).

@@ -5,7 +5,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Registry } from "../core/capability";
 import { ErrorBody } from "../http/errors";
 import { isJsonLinesType } from "../http/middleware";
-import { errors, json, newRouter, security } from "../http/openapi";
+import { errors, json, newRouter, quotaErrors, security } from "../http/openapi";
 import { AppError } from "../lib/errors";
 import { sessionStub } from "../sessions/store";
 import { exportStream } from "./export";
@@ -51,6 +51,7 @@ const importRoute = createRoute({
   responses: {
     200: json(ImportReceipt, "What was imported and skipped"),
     ...errors,
+    ...quotaErrors,
     400: json(ErrorBody, "Invalid archive: the message names the line and the reason; nothing was imported"),
     409: json(ErrorBody, "The account changed during the import; nothing was imported"),
     413: json(ErrorBody, `Archive larger than ${IMPORT_MAX_BYTES} bytes; nothing was imported`),
@@ -87,6 +88,7 @@ export const archiveRoutes = (registry: Registry) =>
           now: ctx.now,
           writeHistory: (sessionId, messages, reset) => sessionStub(c.env, user.id, sessionId).importHistory(messages, reset),
           contentIds: registry.contentIds,
+          quotas: config.quotas[user.plan],
         },
         await c.req.text(),
       );
