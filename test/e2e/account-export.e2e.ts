@@ -47,7 +47,10 @@ describe("Account: export", () => {
       .map((l) => JSON.parse(l) as { kind?: string; format?: string; data?: { text?: string } });
     expect(lines[0]?.format).toBe("engram.archive");
     expect(lines.filter((l) => l.kind === "fact").map((l) => l.data?.text)).toEqual(["User grows tomatoes on the balcony"]);
-    await page.getByRole("status").filter({ hasText: /Downloaded \d+ KB/ }).waitFor();
+    await page
+      .getByRole("status")
+      .filter({ hasText: /Downloaded \d+ KB/ })
+      .waitFor();
     await browser.shot("40-account-export");
   });
 
