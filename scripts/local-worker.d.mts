@@ -23,6 +23,8 @@ export type LocalWorker = {
   persist: string;
   /** Ends wrangler and workerd (the whole process group) and removes the state folder. Safe to call twice. */
   stop(): Promise<void>;
+  /** wrangler's process id, also its process group's (workerd is in that group). */
+  pid: number;
   /** What wrangler printed (the last 256 KiB). */
   output(): string;
 };

@@ -1,4 +1,6 @@
+import { IMPORT_MAX_BYTES } from "./account/import";
 import { accountRoutes } from "./account/routes";
+import { archiveRoutes, IMPORT_PATH } from "./account/routes-archive";
 import { requireAdmin, requireUser } from "./auth/middleware";
 import { authRoutes } from "./auth/routes";
 import { contextLogRetention } from "./chat/retention";
@@ -28,7 +30,7 @@ export function createApp(registry: Registry) {
   app.use("*", requestContext);
   // Before auth: a browser's preflight carries no credentials.
   app.use("*", cors);
-  app.use("*", guardBodyWith(registry.bodyLimits));
+  app.use("*", guardBodyWith(new Map([...registry.bodyLimits, [IMPORT_PATH, IMPORT_MAX_BYTES]]), new Set([IMPORT_PATH])));
   // Every /v1 route is authenticated: admin routes by ADMIN_TOKEN (rate limited per client address first),
   // all others by a user's key (then rate limited per key and per user).
   app.use("/v1/*", async (c, next) =>
@@ -46,6 +48,7 @@ export function createApp(registry: Registry) {
   app.route("/", healthRoutes);
   app.route("/", authRoutes);
   app.route("/", accountRoutes(registry));
+  app.route("/", archiveRoutes(registry));
   app.route("/", chatRoutes(registry));
   app.route("/", sessionRoutes(registry.tools));
   app.route("/", overviewRoutes(registry));

@@ -1,5 +1,6 @@
 import { CliError, type Command, EXIT, parse, UsageError } from "./command.js";
 import { doctorCommand } from "./doctor.js";
+import { exportCommand } from "./export.js";
 import { hookCommand } from "./hook.js";
 import { installCommand, uninstallCommand } from "./install.js";
 import { compactCommand, lastCommand, recallLogCommand, searchCommand, unlearnCommand } from "./lessons.js";
@@ -23,6 +24,7 @@ const COMMANDS: Command[] = [
   compactCommand,
   unlearnCommand,
   statsCommand,
+  exportCommand,
 ];
 
 function usage(): string {

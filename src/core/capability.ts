@@ -43,6 +43,17 @@ export type ErasePlan = {
 /** Prepares the plan; may read (ids to clean outside D1) or act before the batch (e.g. destroy session objects). */
 export type EraseHook = (ctx: EraseContext) => Promise<ErasePlan>;
 
+/** The id an archived row takes in the importing account when its id derives from its content (docs/account.md). */
+export type ContentId = (userId: string, row: Readonly<Record<string, unknown>>) => Promise<string>;
+
+/** One capability's part of an account import (src/account/import.ts). */
+export type ArchivePart = {
+  /** Record kinds whose rows are matched by content, and how their id is made. */
+  contentIds?: Readonly<Record<string, ContentId>>;
+  /** After the import committed (and answered): work on the new rows, by kind (e.g. index imported facts). */
+  imported?: (ctx: EraseContext, ids: ErasedIds) => Promise<void>;
+};
+
 export type OverviewContext = { db: Db; config: Config; userId: string; now: number };
 
 /**
@@ -81,6 +92,7 @@ export interface Capability {
   overview?: OverviewSource;
   /** How the offline model (no ANTHROPIC_API_KEY) uses its tools: English rules standing in for Claude. */
   offline?: OfflineRules;
+  archive?: ArchivePart;
 }
 
 /** What the core runs with: every capability's contributions, merged once. */
@@ -94,6 +106,9 @@ export type Registry = {
   queueKinds: ReadonlyMap<string, QueueKind>;
   cronJobs: readonly CronJob[];
   eraseHooks: readonly EraseHook[];
+  /** Every capability's import parts: content ids by record kind, and the hooks run after an import. */
+  contentIds: ReadonlyMap<string, ContentId>;
+  importedHooks: readonly NonNullable<ArchivePart["imported"]>[];
   observers: readonly ObservationSink[];
   bodyLimits: ReadonlyMap<string, number>;
   /** Every capability's offline-model rules, for the chat model client (one object: clients are kept per set). */
@@ -151,6 +166,8 @@ export function composeRegistry(capabilities: readonly Capability[]): Registry {
       (j) => j.name,
     ),
     eraseHooks: capabilities.flatMap((c) => (c.erase ? [c.erase] : [])),
+    contentIds: new Map(capabilities.flatMap((c) => Object.entries(c.archive?.contentIds ?? {}))),
+    importedHooks: capabilities.flatMap((c) => (c.archive?.imported ? [c.archive.imported] : [])),
     observers: capabilities.flatMap((c) => (c.observe ? [c.observe] : [])),
     bodyLimits: new Map(capabilities.flatMap((c) => Object.entries(c.bodyLimits ?? {}))),
     offline: composeOfflineRules(capabilities.flatMap((c) => (c.offline ? [c.offline] : []))),

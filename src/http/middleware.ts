@@ -30,6 +30,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
 
 const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
 export const isJsonType = (type: string | undefined) => JSON_TYPE.test(type ?? "");
+export const isJsonLinesType = (type: string | undefined) => /^application\/(x-ndjson|jsonl)\s*(;|$)/i.test(type ?? "");
 
 /**
  * Rejects oversize bodies (413) and non-JSON bodies on writes (415) before any handler runs. A JSON
@@ -38,17 +39,20 @@ export const isJsonType = (type: string | undefined) => JSON_TYPE.test(type ?? "
  * `requireJsonBody` (src/http/openapi.ts). `larger` raises the size limit for exact paths that take
  * big bodies (a capability declares them).
  */
-export const guardBodyWith = (larger: ReadonlyMap<string, number>) =>
+export const guardBodyWith = (larger: ReadonlyMap<string, number>, jsonLines: ReadonlySet<string> = new Set()) =>
   createMiddleware<AppEnv>(async (c, next) => {
     const method = c.req.method;
     if (method === "GET" || method === "HEAD" || method === "DELETE" || method === "OPTIONS") return next();
     const type = c.req.header("content-type");
     const hasBody = c.req.header("content-length") !== "0" && c.req.raw.body !== null;
-    if (hasBody && !isJsonType(type)) throw new AppError("unsupported_media_type", "request body must be application/json");
+    // A path that takes JSON Lines (an archive import) checks each line itself, with its line number.
+    const lines = jsonLines.has(c.req.path) && isJsonLinesType(type);
+    if (hasBody && jsonLines.has(c.req.path) && !lines) throw new AppError("unsupported_media_type", "this route takes JSON Lines (application/x-ndjson)");
+    if (hasBody && !lines && !isJsonType(type)) throw new AppError("unsupported_media_type", "request body must be application/json");
     const maxSize = Math.max(c.var.config.maxBodyBytes, larger.get(c.req.path) ?? 0);
     if (hasBody) {
       const text = await readBodyWithin(c.req.raw, maxSize);
-      if (text.trim() !== "") parseGuardedJson(text);
+      if (!lines && text.trim() !== "") parseGuardedJson(text);
       // Handlers that read the raw request (not through c.req) still get the body.
       c.req.raw = new Request(c.req.raw, { body: text });
     }

@@ -3,6 +3,7 @@ import type { Capability } from "../core/capability";
 import { lessonRecalls, lessons, transcriptSegments, transcripts } from "../db/schema";
 import { newRouter } from "../http/openapi";
 import { EXTRACT_KIND } from "./deps";
+import { lessonId } from "./ids";
 import { lessonMcpPrompts } from "./mcp-prompts";
 import { lessonMcpTools } from "./mcp-tools";
 import { lessonsOverview } from "./overview";
@@ -26,6 +27,8 @@ export const lessonsCapability: Capability = {
   queueKinds: [{ kind: EXTRACT_KIND, handle: handleExtraction, deadLetter: markFailed }],
   cronJobs: [lessonsSweepJob],
   overview: lessonsOverview,
+  // An imported lesson takes this account's content id, so it meets the same lesson extracted here (docs/account.md).
+  archive: { contentIds: { lesson: (userId, r) => lessonId(userId, (r.project as string | null) ?? null, String(r.type), `${r.title ?? ""}\n${r.content}`) } },
   erase: async ({ db, userId }) => ({
     statements: [
       { statement: db.delete(lessonRecalls).where(eq(lessonRecalls.userId, userId)) },

@@ -198,6 +198,21 @@ const vectorMetadata = (p: PreparedFact): VectorMetadata => {
   return out;
 };
 
+/** A stored live fact as the indexer takes it, to index it again (the sweep, an import). */
+export const storedFact = (f: typeof facts.$inferSelect): PreparedFact => ({
+  id: f.id,
+  text: f.text,
+  connection_id: f.connectionId,
+  project_id: f.projectId,
+  context_type: f.contextType,
+  source: f.source,
+  confidence: f.confidence,
+  key: f.key,
+  metadata: f.metadata,
+  superseded_by: null,
+  supersedes: [],
+});
+
 /**
  * After the commit: embed the live facts, upsert their vectors, drop the vectors of superseded ones, and of
  * those no longer stored and live once their vectors are written. A failing embedder or index leaves

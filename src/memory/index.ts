@@ -1,4 +1,5 @@
 import type { Capability } from "../core/capability";
+import { memoryArchive } from "./archive";
 import { memorySweepJob } from "./cron";
 import { CONSOLIDATE_KIND } from "./deps";
 import { eraseMemory } from "./erase";
@@ -22,6 +23,7 @@ export const memoryCapability: Capability = {
   cronJobs: [memorySweepJob],
   overview: memoryOverview,
   erase: eraseMemory,
+  archive: memoryArchive,
   observe: observeFromCore,
   offline: memoryOfflineRules,
 };

@@ -8,7 +8,7 @@ import { contextEvents, facts, users } from "../db/schema";
 import { consolidationBudget } from "./budget";
 import type { MemoryDeps } from "./deps";
 import { enqueue } from "./events";
-import { indexFacts, type PreparedFact } from "./facts-write";
+import { indexFacts, storedFact } from "./facts-write";
 import { pruneOverlay } from "./vector-vectorize";
 
 /** Longer than the queue's whole retry window (5 tries, 2-32 s backoff), so the sweep never races a live retry. */
@@ -73,20 +73,7 @@ export async function sweepMemory(deps: MemoryDeps, now: number) {
     .all();
   let embedded = 0;
   for (const [userId, rows] of group(unembedded, (r) => r.userId)) {
-    const prepared: PreparedFact[] = rows.map((f) => ({
-      id: f.id,
-      text: f.text,
-      connection_id: f.connectionId,
-      project_id: f.projectId,
-      context_type: f.contextType,
-      source: f.source,
-      confidence: f.confidence,
-      key: f.key,
-      metadata: f.metadata,
-      superseded_by: null,
-      supersedes: [],
-    }));
-    embedded += (await indexFacts(deps, userId, prepared, [])).embedded;
+    embedded += (await indexFacts(deps, userId, rows.map(storedFact), [])).embedded;
   }
 
   const pruned = deps.vectors.name.endsWith("+overlay") ? await pruneOverlay(db, now) : 0;

@@ -216,6 +216,24 @@ export class SessionObject extends DurableObject<Env> {
     return tail ? { events: prepended(head ? [new TextEncoder().encode(head)] : [], tail) } : { none: true };
   }
 
+  /** A page of the stored conversation for an export (docs/account.md); empty once the session was deleted. */
+  async historyPage(afterSeq: number, limit: number): Promise<StoredMessage[]> {
+    if (this.destroyed) return [];
+    return this.store.messagesAfter(afterSeq, limit);
+  }
+
+  /**
+   * Writes an imported conversation, under the lock, into an object no turn has used (the import gives the session a
+   * new id). False when it cannot: the object was deleted, or a turn stored something of its own in it.
+   */
+  async importHistory(messages: Pick<StoredMessage, "role" | "content" | "created_at">[], reset: boolean): Promise<boolean> {
+    return this.serialised(async () => {
+      if (this.destroyed || this.store.continuation() || this.store.sessionMeta()) return false;
+      this.store.importMessages(messages, reset);
+      return true;
+    });
+  }
+
   async destroy(): Promise<void> {
     this.destroying = true;
     this.stopFollowing();

@@ -68,6 +68,27 @@ export class SessionStorage {
     return this.sql.exec<Row>("SELECT seq, role, content, created_at FROM messages ORDER BY seq").toArray().map(stored);
   }
 
+  /** Stored messages after `afterSeq`, at most `limit`, in order: an export reads a long history in pages. */
+  messagesAfter(afterSeq: number, limit: number): StoredMessage[] {
+    if (!this.created) return [];
+    return this.sql.exec<Row>("SELECT seq, role, content, created_at FROM messages WHERE seq > ? ORDER BY seq LIMIT ?", afterSeq, limit).toArray().map(stored);
+  }
+
+  /**
+   * An imported conversation's messages, appended in order with their own times, in one transaction. `reset` first
+   * drops every stored message: an import that failed after writing here is written again from the start.
+   */
+  importMessages(messages: readonly Pick<StoredMessage, "role" | "content" | "created_at">[], reset: boolean): void {
+    this.create();
+    this.storage.transactionSync(() => {
+      if (reset) this.sql.exec("DELETE FROM messages");
+      for (const m of messages)
+        this.sql.exec("INSERT INTO messages (role, content, created_at) VALUES (?, ?, ?)", m.role, JSON.stringify(m.content), m.created_at);
+    });
+    this.parsed.clear();
+    this.newestParsed = 0;
+  }
+
   /**
    * The messages a model call can still see: those after the running summary (all of them without one).
    * A long session's folded turns stay on disk instead of being read and parsed on every turn, and the

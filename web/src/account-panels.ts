@@ -1,4 +1,4 @@
-/** Usage and cost per day (an inline SVG chart), all context logs, and erasing everything. */
+/** Usage and cost per day (an inline SVG chart), all context logs, exporting and erasing everything. */
 import { type Api, explain, ok } from "./api";
 import { renderContextLog } from "./context-log";
 import { fill, h, svg, when } from "./dom";
@@ -97,6 +97,40 @@ export const contextLogsPanel = (api: Api) =>
         : h("p", { class: "muted" }, "No turns yet."),
     ];
   });
+
+/** Export: the archive of GET /v1/export, saved as a file (docs/account.md). */
+export function exportPanel(api: Api): HTMLElement {
+  const out = h("p", { role: "status" });
+  const button = h("button", { type: "button" }, "Download my data");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    fill(out, "Preparing your archive…");
+    try {
+      const blob = await ok(api.GET("/v1/export", { parseAs: "blob" }));
+      const url = URL.createObjectURL(blob);
+      h("a", { href: url, download: `engram-export-${new Date().toISOString().slice(0, 10)}.jsonl` }).click();
+      // The browser reads the file after the click returns: the URL is released a while later.
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      fill(out, `Downloaded ${(blob.size / 1024).toFixed(0)} KB.`);
+    } catch (err) {
+      fill(out, h("span", { class: "error", role: "alert" }, explain(err)));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return h(
+    "section",
+    { class: "panel", "aria-label": "Export your data" },
+    h("h3", null, "Export your data"),
+    h(
+      "p",
+      null,
+      "One file (JSON Lines) with everything engram holds for you: documents and their versions, MEMORY, working memory, facts, observations, projects, lessons, conversations and settings. Importing it (POST /v1/import) brings it back, here or on another server.",
+    ),
+    button,
+    out,
+  );
+}
 
 const PHRASE = "erase everything";
 

@@ -1,5 +1,5 @@
 /** The engram web app: sign in with an API key, then chat and the memory inspector. Hash routes, no framework. */
-import { contextLogsPanel, erasePanel, usagePanel } from "./account-panels";
+import { contextLogsPanel, erasePanel, exportPanel, usagePanel } from "./account-panels";
 import { type Api, ApiError, connect, explain, ok } from "./api";
 import { clearKey, storedKey, storeKey } from "./auth";
 import { chatView } from "./chat";
@@ -113,6 +113,7 @@ function start(api: Api): void {
           "div",
           { class: "stack" },
           connectedAppsPanel(api),
+          exportPanel(api),
           erasePanel(api, () => kept.delete("chat")),
         ),
     },
