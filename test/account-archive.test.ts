@@ -121,7 +121,7 @@ describe("GET /v1/export", () => {
       "usage",
     ])
       expect(kinds, k).toContain(k);
-    expect(data(lines, "settings")).toEqual([{ version: 1, review_mode: true }]);
+    expect(data(lines, "settings")).toEqual([{ version: 2, review_mode: true, memory: { consent: { brain: "auto", memory: "auto", facts: "auto", lessons: "auto" }, sensitive: [] } }]);
     expect(data(lines, "tiers")[0]).toMatchObject({ working_memory: "Ana likes tea.", scaffold: { Drinks: "tea" } });
     const porto = data(lines, "fact").find((f) => f.text === "Ana lives in Porto");
     const lisbon = data(lines, "fact").find((f) => f.text === "Ana lives in Lisbon");
@@ -229,6 +229,17 @@ describe("POST /v1/import", () => {
     expect(data(copied, "fact")).toHaveLength(4);
     expect(await count("facts", a.id)).toBe(before);
     expect(await exportText(a.key)).not.toContain(b.id);
+  });
+
+  it("carries what the assistant may remember: modes and never-remember rules arrive in the other account", async () => {
+    const a = await createUser();
+    const b = await createUser();
+    const settings = { consent: { brain: "ask", memory: "auto", facts: "off", lessons: "auto" }, sensitive: [{ kind: "pattern", text: "Acme Corp" }] };
+    expect((await api(a.key, "PATCH", "/v1/settings", settings)).status).toBe(200);
+    const archive = await exportText(a.key);
+    expect(data(linesOf(archive), "settings")[0]).toMatchObject({ version: 2, memory: settings });
+    expect((await importText(b.key, archive)).status).toBe(200);
+    expect(await (await api(b.key, "GET", "/v1/settings")).json()).toMatchObject(settings);
   });
 
   it("refuses an invalid archive whole, naming the line, and writes nothing", async () => {

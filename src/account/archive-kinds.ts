@@ -179,10 +179,11 @@ export const TIERS_RULE = "taken only into an account whose working memory and s
 
 /**
  * Per-user settings. The record carries its own `version` (SETTINGS_VERSION): a new setting is one column here and
- * a version step; an archive without it leaves the account's value as it is.
+ * a version step; an archive without it leaves the account's value as it is. Version 2 adds `memory`: what the
+ * assistant may remember (consent modes and never-remember rules, the memory_consent row).
  */
 export const SETTINGS_COLUMNS = { review_mode: users.reviewMode };
-export const SETTINGS_VERSION = 1;
+export const SETTINGS_VERSION = 2;
 export const SETTINGS_RULE = "each setting the archive holds replaces the account's";
 
 /** Who the account is: exported for the user to see, never imported (the account importing is its own). */
@@ -197,6 +198,7 @@ export const USER_COLUMNS_LEFT_OUT: Readonly<Record<string, string>> = {
 /** User-owned tables an archive leaves out, and why (the coverage test reads this). */
 export const TABLES_LEFT_OUT: Readonly<Record<string, string>> = {
   api_keys: "secrets: key hashes never leave the server; a new account makes its own keys",
+  memory_consent: "carried in the settings record as `memory` (consent modes and never-remember rules), not as rows",
   audit_logs: "the operator's record of erasures and deletions; an import must not forge it",
   chat_reservations: "transient: budget held by turns running now",
   session_erasures: "bookkeeping of an erase still destroying stored conversations",

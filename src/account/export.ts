@@ -8,6 +8,7 @@
  */
 import { and, eq, gt } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { publicConsent, readConsent } from "../consent/settings";
 import type { Db } from "../db/client";
 import { users } from "../db/schema";
 import type { StoredMessage } from "../sessions/history";
@@ -78,7 +79,8 @@ export async function* archiveLines(source: ExportSource): AsyncGenerator<Line[]
   const { db, userId } = source;
   yield [{ format: ARCHIVE_FORMAT, version: ARCHIVE_VERSION, exported_at: source.now }];
   yield [{ kind: "account", data: await userRecord(db, userId, ACCOUNT_COLUMNS) }];
-  yield [{ kind: "settings", data: { version: SETTINGS_VERSION, ...(await userRecord(db, userId, SETTINGS_COLUMNS)) } }];
+  const memory = publicConsent(await readConsent(db, userId));
+  yield [{ kind: "settings", data: { version: SETTINGS_VERSION, ...(await userRecord(db, userId, SETTINGS_COLUMNS)), memory } }];
   yield [{ kind: "tiers", data: await userRecord(db, userId, TIERS_COLUMNS) }];
   for (const k of TABLE_KINDS) yield* rowsOf(source, k);
 }

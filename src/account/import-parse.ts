@@ -4,6 +4,7 @@
  * with its line number.
  */
 import { z } from "@hono/zod-openapi";
+import { ConsentSettings } from "../consent/settings";
 import { AppError } from "../lib/errors";
 import { issueText } from "../lib/issues";
 import { recordColumns, recordSchema, SourceId } from "./archive-codec";
@@ -30,7 +31,7 @@ const Message = z.strictObject({
 });
 
 const Settings = recordSchema(SETTINGS_COLUMNS, [])
-  .extend({ version: z.number().int().min(1).max(SETTINGS_VERSION) })
+  .extend({ version: z.number().int().min(1).max(SETTINGS_VERSION), memory: ConsentSettings })
   .partial();
 
 /** Each record kind's validator: one per table (from its columns), and the user row's records. */

@@ -11,6 +11,7 @@
 import { count, eq, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { QuotaKind } from "../config/limits";
+import { type Consent, MAX_SENSITIVE_RULES } from "../consent/settings";
 import type { ContentId } from "../core/capability";
 import { isConstraintError, returnedIds, runStatements } from "../db/batch";
 import type { Db } from "../db/client";
@@ -233,6 +234,16 @@ export async function importArchive(deps: ImportDeps, text: string): Promise<Imp
   } else if (archive.tiers) notes.push(`tiers: the account's working memory and scaffold are kept (${TIERS_RULE})`);
   const settings = archive.settings ? set(SETTINGS_COLUMNS, archive.settings) : [];
   if (settings.length) steps.push({ statement: sql`UPDATE users SET ${sql.join(settings, sql`, `)}, updated_at = ${deps.now} WHERE id = ${userId}` });
+  // What the assistant may remember replaces the account's, as every setting the archive holds does.
+  const memory = archive.settings?.memory as { consent: Consent["modes"]; sensitive: Consent["sensitive"] } | undefined;
+  if (memory) {
+    const values = { modes: memory.consent, sensitive: memory.sensitive.slice(0, MAX_SENSITIVE_RULES) };
+    steps.push({
+      statement: sql`INSERT INTO memory_consent (user_id, modes, sensitive, updated_at)
+        VALUES (${userId}, ${JSON.stringify(values.modes)}, ${JSON.stringify(values.sensitive)}, ${deps.now})
+        ON CONFLICT (user_id) DO UPDATE SET modes = excluded.modes, sensitive = excluded.sensitive, updated_at = excluded.updated_at`,
+    });
+  }
 
   const written = await writeConversations(deps, archive, kept.get("session") ?? [], maps);
   let results: D1Result[];

@@ -71,6 +71,18 @@ export const quotaErrors = {
   403: err("The plan's quota for this kind of object is reached (quota_exceeded); nothing was written. Delete some first."),
 } as const;
 
+/** For the routes that write a kind of memory the user's settings govern: 403 `forbidden` unless its mode is `auto`. */
+export const consentErrors = {
+  403: err("Your memory settings (GET /v1/settings) do not let this kind of memory be written without you (forbidden); nothing was written."),
+} as const;
+
+/** Both: the plan's quota, or the user's memory settings, refused the write (the code says which); nothing was written. */
+export const quotaOrConsentErrors = {
+  403: err(
+    "Nothing was written: the plan's quota for this kind of object is reached (quota_exceeded), or your memory settings (GET /v1/settings) do not let this kind of memory be written without you (forbidden).",
+  ),
+} as const;
+
 export const security = [{ bearer: [] }];
 
 /**

@@ -5,7 +5,7 @@ import { requireAuto } from "../consent/settings";
 import { CursorParam, nextCursor } from "../db/cursor";
 import { lessonRecalls } from "../db/schema";
 import { afterResponse } from "../http/after-response";
-import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
+import { errors, json, jsonBody, newRouter, quotaOrConsentErrors, security } from "../http/openapi";
 import { compactLessons } from "./compact";
 import { LESSON_TYPES } from "./extraction-schema";
 import { LESSON_ID_RE } from "./ids";
@@ -70,7 +70,7 @@ const createRouteDef = createRoute({
   summary: "Save a lesson now, without waiting for extraction (idempotent: the same lesson keeps its id)",
   security,
   request: jsonBody(RememberInput),
-  responses: { 201: json(z.object({ lesson: Lesson, created: z.boolean() }), "Saved"), ...errors },
+  responses: { 201: json(z.object({ lesson: Lesson, created: z.boolean() }), "Saved"), ...errors, ...quotaOrConsentErrors },
 });
 
 const getRoute = createRoute({

@@ -4,7 +4,7 @@ import { quotaOf } from "../config/limits";
 import { CursorParam, nextCursor } from "../db/cursor";
 import type { AppEnv } from "../http/context";
 import { ErrorBody } from "../http/errors";
-import { errors, json, jsonBody, newRouter, orNull, quotaErrors, security } from "../http/openapi";
+import { errors, json, jsonBody, newRouter, orNull, quotaErrors, quotaOrConsentErrors, security } from "../http/openapi";
 import { listConnections } from "./connections";
 import { correctFact } from "./correct";
 import { memoryDeps } from "./deps";
@@ -140,7 +140,7 @@ const importRoute = createRoute({
       "Stored",
     ),
     ...errors,
-    ...quotaErrors,
+    ...quotaOrConsentErrors,
   },
 });
 

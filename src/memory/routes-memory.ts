@@ -5,7 +5,7 @@ import { CursorParam, nextCursor } from "../db/cursor";
 import { memoryRuns } from "../db/schema";
 import type { AppEnv } from "../http/context";
 import { ErrorBody } from "../http/errors";
-import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
+import { consentErrors, errors, json, jsonBody, newRouter, security } from "../http/openapi";
 import { consolidationBudget } from "./budget";
 import { editTiers, restoreRevision } from "./edit";
 import { AUTONOMOUS_TYPES, listEvents, pendingCount, publicEvent, recordObservations, retryFailed } from "./events";
@@ -79,6 +79,7 @@ const observationsRoute = route({
       "Accepted",
     ),
     ...errors,
+    ...consentErrors,
     409: json(ErrorBody, "Idempotency-Key reused with a different body"),
   },
 });
