@@ -201,7 +201,7 @@ describe("review mode", () => {
 
   it("holds the pending-proposal cap inside the INSERT, and MEMORY's cap for a MEMORY proposal", async () => {
     const u = await createUser();
-    const db = testDb();
+    const db = await testDb(u.id);
     const row = (i: number): ProposalRow => ({
       id: `prp_cap_${u.id}_${i}`,
       userId: u.id,

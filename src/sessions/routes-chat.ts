@@ -140,6 +140,7 @@ export const chatRoutes = (registry: Registry) =>
         turnId,
         userId: user.id,
         plan: user.plan,
+        shard: user.shard,
         sessionId,
         message,
         siteId: body.site_id ?? null,
