@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { migrationSql, taggedText } from "../src/db/fts-tag";
 import { api, createUser, ftsIndexHolds, migrationQueries, OLD_OWNER_COLUMNS, PUNCTUATED, runSql } from "./helpers";
 import { importFacts, search } from "./memory-helpers";
-import { runOnAllShards, userD1 } from "./shard-helpers";
+import { runOnAllShards, shardOf, userD1 } from "./shard-helpers";
 
 const TIMEOUT = 60_000;
 
@@ -37,7 +37,8 @@ describe("facts full-text index (words tagged by owner)", () => {
     "never returns another user's facts with the same words, even when the two ids give the same tag",
     async () => {
       const a = await createUser();
-      const b = await createUser();
+      // All on one shard, where a's searches run: the tag is what keeps them apart there.
+      const b = await createUser("free", await shardOf(a.id));
       // The tag comes from the id's characters 5-10: this user's id shares them with a's.
       const twin = `usr_${a.id.slice(4, 10)}twin${crypto.randomUUID().replace(/-/g, "").slice(0, 10)}`;
       await (await userD1(b.id)).prepare("INSERT INTO users (id) VALUES (?)").bind(twin).run();
@@ -63,7 +64,7 @@ describe("facts full-text index (words tagged by owner)", () => {
       const written = (await importFacts(u.key, [{ text: "Deploys zqxwvplumb on Fridays" }, { text: "Visits qzyxmarrow in spring" }])).facts;
       await importFacts(keep.key, [{ text: "Keeps kvothefrond safe" }]);
       const [edited, other] = written;
-      await (await userD1(keep.id)).prepare("UPDATE facts SET text = 'Deploys plumbline on Fridays' WHERE id = ?").bind(edited?.id).run();
+      await (await userD1(u.id)).prepare("UPDATE facts SET text = 'Deploys plumbline on Fridays' WHERE id = ?").bind(edited?.id).run();
       expect(await ids(u.key, "zqxwvplumb")).toEqual([]);
       expect(await ids(u.key, "plumbline")).toEqual([edited?.id]);
       expect(await ftsIndexHolds("facts_fts", "zqxwvplumb")).toBe(false);
