@@ -5,6 +5,10 @@ import { buildFakeAnthropic } from "./scripts/build-fake.mjs";
 
 const FAKE_ANTHROPIC = path.join(import.meta.dirname, ".wrangler/test/fake-anthropic.mjs");
 
+// wrangler.toml binds two D1 shards (DB and SHARD_1); the suite runs with a third unless ENGRAM_TEST_SHARDS=2.
+const SHARDS = Number(process.env.ENGRAM_TEST_SHARDS ?? 3);
+const extraShards = Object.fromEntries(Array.from({ length: Math.max(0, SHARDS - 2) }, (_, i) => [`SHARD_${i + 2}`, `engram-shard-${i + 2}`]));
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   // The fake Messages API runs as its own worker; bundle it (it shares src/model/wire.ts).
@@ -35,6 +39,7 @@ export default defineConfig(async () => {
             TEST_USER_RATE_LIMIT: { namespace_id: "1102", simple: { limit: 10, period: 60 } },
             TEST_ADMIN_RATE_LIMIT: { namespace_id: "1103", simple: { limit: 3, period: 60 } },
           },
+          d1Databases: extraShards,
           // Every outbound fetch of the Worker under test goes to the fake Messages API.
           outboundService: "fake-anthropic",
           serviceBindings: { FAKE_ANTHROPIC: "fake-anthropic" },

@@ -67,11 +67,11 @@ function zipfVocabulary(size: number) {
 }
 
 async function measureRetrieval(name: string, makeFact: (r: () => number, i: number) => string, queries: () => string[]) {
-  const { deps } = captured();
+  const { deps } = await captured(null);
   const users: string[] = [];
   const t0 = performance.now();
   for (let u = 0; u < USERS; u++) {
-    const user = await createUser();
+    const user = await createUser("free", 0);
     users.push(user.id);
     const r = rng(u + 1);
     for (let i = 0; i < FACTS_PER_USER; i += 1000) {
@@ -106,7 +106,7 @@ async function measureRetrieval(name: string, makeFact: (r: () => number, i: num
 
 describe("memory performance (figures, not assertions)", () => {
   it("injects working memory + scaffold", async () => {
-    const u = await createUser();
+    const u = await createUser("free", 0);
     const scaffold = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`Key${i}`, { detail: `value ${i} `.repeat(8) }]));
     await env.DB.prepare("UPDATE users SET working_memory = ?, scaffold = ? WHERE id = ?")
       .bind("word ".repeat(500).trim(), JSON.stringify(scaffold), u.id)

@@ -9,7 +9,7 @@ import type { Env } from "../src/config/env";
 import { composeRegistry } from "../src/core/capability";
 import type { QueueMessage } from "../src/core/queue";
 import { SessionObject } from "../src/sessions/session-do";
-import { meter, meteredD1, meteredFetch } from "../test/d1-meter";
+import { meter, meteredD1, meteredFetch, meteredShards } from "../test/d1-meter";
 
 const registry = composeRegistry(capabilities);
 // One metered binding per real one, as production has one binding per isolate: a wrapper made per request
@@ -20,7 +20,7 @@ const meteredDb = (d1: D1Database): D1Database => {
   if (!db) wrapped.set(d1, (db = meteredD1(d1)));
   return db;
 };
-const metered = (env: Env): Env => ({ ...env, DB: meteredDb(env.DB) });
+const metered = (env: Env): Env => meteredShards(env, meteredDb);
 globalThis.fetch = meteredFetch(globalThis.fetch);
 
 export class SessionDO extends SessionObject {

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // `npm run dev`: engram locally and offline. Creates .dev.vars from the example on first run, applies D1
-// migrations to the local database quietly, then starts `wrangler dev` with cron testing on. Wrangler's start-up
+// migrations to the local databases (the directory and every shard, scripts/migrate.mjs) quietly, then starts `wrangler dev` with cron testing on. Wrangler's start-up
 // banner (every binding, every var) is held back until the server is ready and replaced by the few lines a
 // person needs; `npm run dev -- --verbose` shows all of it.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
+import { migrateAll } from "./migrate.mjs";
 
 const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
 const args = process.argv.slice(2);
@@ -16,16 +17,22 @@ if (!existsSync(".dev.vars")) {
   console.log("engram: created .dev.vars from .dev.vars.example (local admin token; no Anthropic key, so the offline model answers)");
 }
 
-const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local"], { input: "y\n", env, encoding: "utf8" });
-if (migrate.status !== 0) {
-  process.stdout.write(migrate.stdout ?? "");
-  process.stderr.write(migrate.stderr ?? "");
-  console.error("engram: applying the database migrations failed (output above)");
-  process.exit(migrate.status ?? 1);
-}
-// Wrangler reprints its table of migrations after each one ("│ 0001_init.sql │ ✅ │"): count the names once.
-const applied = new Set(migrate.stdout.match(/\d{4}_\S+\.sql(?=\s*│\s*✅)/g) ?? []).size;
-console.log(applied ? `engram: applied ${applied} database migration${applied === 1 ? "" : "s"}` : "engram: database up to date");
+const migrated = migrateAll({
+  env,
+  onFailure: (binding, run) => {
+    process.stdout.write(run.stdout ?? "");
+    process.stderr.write(run.stderr ?? "");
+    console.error(`engram: applying the database migrations to ${binding} failed (output above)`);
+  },
+});
+if (!migrated) process.exit(1);
+const applied = Object.values(migrated).reduce((a, b) => a + b, 0);
+const databases = Object.keys(migrated).length;
+console.log(
+  applied
+    ? `engram: applied ${applied} database migration${applied === 1 ? "" : "s"} across ${databases} databases (the directory and its shards)`
+    : `engram: ${databases} databases up to date (the directory and its shards)`,
+);
 
 // `npm run dev -- --port 9000` (wrangler's own flag) wins; else the PORT variable; else 8787.
 const portGiven = wranglerArgs.some((a) => a === "--port" || a.startsWith("--port="));

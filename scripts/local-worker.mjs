@@ -1,5 +1,5 @@
 // One local engram server for tests, benchmarks and load runs: `wrangler dev` on 127.0.0.1 and a free port,
-// over a fresh local D1 in a temporary folder (migrated first), ready once GET /healthz answers 200.
+// over fresh local D1 databases in a temporary folder (the directory and every shard, migrated first), ready once GET /healthz answers 200.
 // wrangler runs in its own process group, so stop() ends it and the workerd it started together, then removes
 // the folder. Types: local-worker.d.mts.
 import { spawn } from "node:child_process";
@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { d1Bindings } from "./migrate.mjs";
 
 const ROOT = path.join(import.meta.dirname, "..");
 const WRANGLER = path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -32,15 +33,19 @@ function wrangler(args, options) {
   return spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env: ENV, ...options });
 }
 
-function migrate(persist) {
+async function migrate(persist) {
+  for (const binding of d1Bindings()) await migrateOne(binding, persist);
+}
+
+function migrateOne(binding, persist) {
   return new Promise((resolve, reject) => {
-    const child = wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], { stdio: ["pipe", "pipe", "pipe"] });
+    const child = wrangler(["d1", "migrations", "apply", binding, "--local", "--persist-to", persist], { stdio: ["pipe", "pipe", "pipe"] });
     let log = "";
     child.stdout.on("data", (d) => (log += d));
     child.stderr.on("data", (d) => (log += d));
     child.stdin.end("y\n");
     child.once("error", reject);
-    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`D1 migrations failed (${code}):\n${log}`))));
+    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`D1 migrations of ${binding} failed (${code}):\n${log}`))));
   });
 }
 

@@ -210,6 +210,34 @@ function atScale(users, u) {
   return { users, active, d1Bytes, d1Qps, queueMps, vectors, vectorQps, need, first: first.map(([what, n]) => `${what}: ${n}`) };
 }
 
+/**
+ * Shards (src/db/shards.ts): how many users one shard database holds before it is 80% full or 50% busy, and so
+ * how many shards a scale needs, the directory included (its rows per user: the users row and a few keys).
+ */
+function sharding(u) {
+  const peakQpsPerUser = ((p.active * u.statementsPerActiveDay) / 86_400) * p.peak;
+  const bySize = Math.floor((LIMITS.d1DatabaseBytes * 0.8) / u.bytes);
+  const byQps = Math.floor((LIMITS.d1QueriesPerSecond * 0.5) / peakQpsPerUser);
+  const usersPerShard = Math.min(bySize, byQps);
+  // The directory: a users row (about 300 bytes with its tiers empty) and about two keys (200 bytes each) per
+  // user; it serves one key lookup per request (a turn, an observation post).
+  const directoryBytesPerUser = 300 + 2 * 200;
+  const directoryQpsPerUser = ((p.active * (p.turns + p.observations)) / 86_400) * p.peak;
+  const scales = [10_000, 1_000_000, 100_000_000].map((users) => ({
+    users,
+    shards: ceil(users / usersPerShard),
+    directoryBytes: users * directoryBytesPerUser,
+    directoryQps: users * directoryQpsPerUser,
+  }));
+  // Moving a user copies their rows in D1 batches: each INSERT binds at most 100 parameters (about 10 rows of
+  // 10 columns), a batch carries 50 statements; the copy is read in pages of the same size, then counted on
+  // both sides, then deleted from the old shard in one batch.
+  const rows = Object.values(u.rows).reduce((a, b) => a + b, 0);
+  const rowsPerBatch = 10 * 50;
+  const move = { rows, bytes: u.bytes, roundTrips: 2 * Math.ceil(rows / rowsPerBatch) + 3 };
+  return { usersPerShard, bySize, byQps, scales, move };
+}
+
 const human = (n, unit = "") => {
   const abs = Math.abs(n);
   const [v, s] = abs >= 1e12 ? [n / 1e12, "T"] : abs >= 1e9 ? [n / 1e9, "G"] : abs >= 1e6 ? [n / 1e6, "M"] : abs >= 1e3 ? [n / 1e3, "k"] : [n, ""];
@@ -219,9 +247,10 @@ const human = (n, unit = "") => {
 const rowBytes = measureRowBytes();
 const u = perUser(rowBytes);
 const scales = [10_000, 1_000_000, 100_000_000].map((n) => atScale(n, u));
+const shards = sharding(u);
 
 if (p.json) {
-  console.log(JSON.stringify({ profile: p, limits: LIMITS, statements: STATEMENTS, rowBytes, perUser: u, scales }, null, 2));
+  console.log(JSON.stringify({ profile: p, limits: LIMITS, statements: STATEMENTS, rowBytes, perUser: u, scales, shards }, null, 2));
 } else {
   console.log(`Profile: ${p.active * 100}% of users active a day; per active day ${p.turns} turns, ${p.observations} observations, ${p.sessions} sessions;`);
   console.log(
@@ -244,4 +273,12 @@ if (p.json) {
     );
   console.log("\nFirst limits reached (units needed, with headroom: D1 at 80% full or 50% busy, queues at 50%):");
   for (const s of scales) console.log(`- ${human(s.users)} users: ${s.first.length ? s.first.join("; ") : "none: one of each holds"}`);
+  console.log(
+    `\nShards (D1 databases of users' rows, at 80% full or 50% busy): ${human(shards.usersPerShard)} users per shard (size allows ${human(shards.bySize)}, throughput ${human(shards.byQps)}).\n`,
+  );
+  console.log("| users | shards | directory size | directory peak queries/s |\n|---|---|---|---|");
+  for (const s of shards.scales) console.log(`| ${human(s.users)} | ${s.shards} | ${human(s.directoryBytes, "B")} | ${human(s.directoryQps)} |`);
+  console.log(
+    `\nMoving a user after a year: ${human(shards.move.rows)} rows, ${human(shards.move.bytes, "B")}, about ${shards.move.roundTrips} D1 round trips (copy, verify, switch, delete).`,
+  );
 }

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, createUser } from "./helpers";
+import { userD1 } from "./shard-helpers";
 
 const admin = () => env.ADMIN_TOKEN ?? null;
 type Users = { users: { id: string }[]; next_before: string | null };
@@ -33,7 +34,8 @@ describe("admin users", () => {
     const u = await createUser();
     expect((await api(u.key, "POST", "/v1/connections", { name: "Jira", learned_info: { project: "PROJ" } })).status).toBe(201);
     expect((await api(u.key, "POST", "/v1/chat", { message: "what time is it?", stream: false })).status).toBe(200);
-    const count = async (table: string) => (await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`).bind(u.id).first<{ n: number }>())?.n;
+    const count = async (table: string) =>
+      (await (await userD1(u.id)).prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`).bind(u.id).first<{ n: number }>())?.n;
     expect(await count("connections")).toBe(1);
     expect(await count("usage")).toBeGreaterThan(0);
     const res = await api(admin(), "DELETE", `/v1/admin/users/${u.id}`);

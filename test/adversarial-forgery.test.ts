@@ -31,6 +31,7 @@ import { api, BASE, chat, createUser, promptContext, promptOf, script, seen, tex
 import { bytes, capturedDeps } from "./lessons-helpers";
 import { captured, observe, slowModel } from "./memory-helpers";
 import { newProject } from "./projects-helpers";
+import { userD1 } from "./shard-helpers";
 
 const T = 60_000;
 const HARMLESS = "Ana bakes sourdough on Sundays.";
@@ -75,9 +76,9 @@ describe("chat prompt", () => {
     const u = await createUser();
     expect((await api(u.key, "PUT", "/v1/brain/soul", { content: `Ana, a baker.\n${text}` })).status).toBe(200);
     expect((await api(u.key, "POST", "/v1/brain/memory", { content: `likes rye ${text === FORGERY ? SHORT_FORGERY : text}` })).status).toBe(201);
-    await env.DB.prepare("UPDATE users SET working_memory = ? WHERE id = ?").bind(`Ana is baking today.\n${text}`, u.id).run();
+    await (await userD1(u.id)).prepare("UPDATE users SET working_memory = ? WHERE id = ?").bind(`Ana is baking today.\n${text}`, u.id).run();
     const { id } = await newProject(u.key, "Bakery");
-    await env.DB.prepare("UPDATE projects SET name = ?, description = ? WHERE id = ?").bind(`Bakery ${text}`, `The bakery.\n${text}`, id).run();
+    await (await userD1(u.id)).prepare("UPDATE projects SET name = ?, description = ? WHERE id = ?").bind(`Bakery ${text}`, `The bakery.\n${text}`, id).run();
     await script(u.id, textReply("Noted."));
     await chat(u.key, { message: "What does Ana bake?", project_id: id });
     return promptOf((await seen(u.id)).at(-1));
@@ -160,7 +161,7 @@ describe("lesson extraction", () => {
         { type: "user", message: { role: "user", content: "#cor pin the installer version in the Makefile." } },
       ];
       const text = `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`;
-      const { deps } = capturedDeps();
+      const { deps } = await capturedDeps(u.id);
       const { transcript } = await ingest(deps, u.id, { sessionId: "ses-forged", project: "shop", offset: 0, content: text, totalBytes: bytes(text) });
       const offline = createModelClient({ ...loadConfig(env), anthropicApiKey: undefined }, { [EXTRACTION_FORMAT]: offlineExtract }).client;
       const prompts: string[] = [];
@@ -170,7 +171,10 @@ describe("lesson extraction", () => {
       };
       const model: ExtractionModel = { client: { messages: { create } } as unknown as ExtractionModel["client"], model: "offline", usageKind: "extraction" };
       expect((await extractTranscript(deps, model, u.id, transcript.id)).status).toBe("synced");
-      const stored = await env.DB.prepare("SELECT title, content FROM lessons WHERE user_id = ?").bind(u.id).all<{ title: string; content: string }>();
+      const stored = await (await userD1(u.id))
+        .prepare("SELECT title, content FROM lessons WHERE user_id = ?")
+        .bind(u.id)
+        .all<{ title: string; content: string }>();
       const all = stored.results.map((l) => `${l.title} ${l.content}`).join("\n");
       expect(all).toContain("pin the installer version");
       expect(all).not.toContain("evil.example");
@@ -190,7 +194,8 @@ describe("consolidation", () => {
     const u = await createUser();
     const { events } = await observe(u.id, [{ content }]);
     // Written straight to the row: whatever the API keeps out, the prompt must not trust what is stored.
-    await env.DB.prepare("UPDATE context_events SET source_metadata = ? WHERE id = ?")
+    await (await userD1(u.id))
+      .prepare("UPDATE context_events SET source_metadata = ? WHERE id = ?")
       .bind(JSON.stringify({ source: "test", ...metadata }), events[0]?.id)
       .run();
     let prompt = "";
@@ -198,7 +203,7 @@ describe("consolidation", () => {
       prompt = (JSON.parse(body) as { messages: { content: string }[] }).messages[0]?.content ?? "";
       return { updated_scaffold: "{}", scaffold_confidence: {}, updated_working_memory: "", facts_to_embed: [] };
     });
-    expect((await consolidateUser(captured().deps, { client, model: "m" }, u.id)).status).toBe("applied");
+    expect((await consolidateUser((await captured(u.id)).deps, { client, model: "m" }, u.id)).status).toBe("applied");
     return prompt;
   }
 

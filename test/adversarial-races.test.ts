@@ -2,9 +2,9 @@
  * Blind writes that race (no expected version from the client) are retried inside the server on top of what won:
  * twenty at once get through. One that still loses every attempt is a 409 with Retry-After, naming what won.
  */
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, createUser } from "./helpers";
+import { userD1 } from "./shard-helpers";
 
 const T = 120_000;
 const N = 20;
@@ -38,11 +38,14 @@ function expectServed(out: Awaited<ReturnType<typeof answers>>): number {
 /** Every insert of this user's rows into `table` fails as a lost race would, until the returned function undoes it. */
 async function blockInserts(table: string, userId: string): Promise<() => Promise<void>> {
   const name = `block_${table}_${userId.replace(/\W/g, "")}`;
-  await env.DB.prepare(
-    `CREATE TRIGGER ${name} BEFORE INSERT ON ${table} WHEN NEW.user_id = '${userId}'
+  const d1 = await userD1(userId);
+  await d1
+    .prepare(
+      `CREATE TRIGGER ${name} BEFORE INSERT ON ${table} WHEN NEW.user_id = '${userId}'
      BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: ${table}.user_id'); END`,
-  ).run();
-  return async () => void (await env.DB.prepare(`DROP TRIGGER ${name}`).run());
+    )
+    .run();
+  return async () => void (await d1.prepare(`DROP TRIGGER ${name}`).run());
 }
 
 describe("twenty concurrent blind writes", () => {

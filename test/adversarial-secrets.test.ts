@@ -7,6 +7,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { INVISIBLE } from "./adversarial/forgery";
 import { api, createUser } from "./helpers";
+import { userD1 } from "./shard-helpers";
 
 const TOKEN = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
 
@@ -25,8 +26,8 @@ describe("secrets in stored names", () => {
       await (await api(u.key, "GET", "/v1/projects")).text(),
       await (await api(u.key, "GET", "/v1/connections")).text(),
       await (await api(u.key, "GET", "/v1/keys")).text(),
-      JSON.stringify(await env.DB.prepare("SELECT name, description FROM projects WHERE user_id = ?").bind(u.id).all()),
-      JSON.stringify(await env.DB.prepare("SELECT name FROM connections WHERE user_id = ?").bind(u.id).all()),
+      JSON.stringify(await (await userD1(u.id)).prepare("SELECT name, description FROM projects WHERE user_id = ?").bind(u.id).all()),
+      JSON.stringify(await (await userD1(u.id)).prepare("SELECT name FROM connections WHERE user_id = ?").bind(u.id).all()),
       JSON.stringify(await env.DB.prepare("SELECT name FROM api_keys WHERE user_id = ?").bind(u.id).all()),
     ].join("\n");
     expect(stored).not.toContain(TOKEN);
@@ -56,7 +57,10 @@ describe("observation metadata", () => {
     });
     expect(res.status).toBe(202);
     const { events } = await json<{ events: { id: string; source_metadata: Record<string, unknown> }[] }>(res);
-    const row = await env.DB.prepare("SELECT source_metadata FROM context_events WHERE id = ?").bind(events[0]?.id).first<{ source_metadata: string }>();
+    const row = await (await userD1(u.id))
+      .prepare("SELECT source_metadata FROM context_events WHERE id = ?")
+      .bind(events[0]?.id)
+      .first<{ source_metadata: string }>();
     for (const metadata of [events[0]?.source_metadata, JSON.parse(row?.source_metadata ?? "{}")]) {
       expect(metadata).toEqual({
         source: "syncjob",

@@ -4,6 +4,7 @@ import { updateCustomerBrain } from "../src/brain/tool";
 import { toAnthropicTool } from "../src/core/tool";
 import { brainRows, call, createProject, type Entry, lastToolResults, memory, ofType, seedEntries, soul, testDb } from "./brain-helpers";
 import { api, chat, createUser, readSse, script, seen, shape, textReply, toolCall } from "./helpers";
+import { shardOf } from "./shard-helpers";
 
 const brain = (target: string, content: string, id?: string, text?: string) => toolCall("update_customer_brain", { target, content }, id, text);
 
@@ -201,7 +202,7 @@ describe("review mode", () => {
 
   it("holds the pending-proposal cap inside the INSERT, and MEMORY's cap for a MEMORY proposal", async () => {
     const u = await createUser();
-    const db = testDb();
+    const db = await testDb(u.id);
     const row = (i: number): ProposalRow => ({
       id: `prp_cap_${u.id}_${i}`,
       userId: u.id,
@@ -222,7 +223,8 @@ describe("review mode", () => {
     const input = { userId: u.id, plan: "free" as const, target: "memory" as const, site: null, projectId: null, content: "one more", sessionId: null };
     await expect(propose(db, input)).rejects.toMatchObject({ code: "conflict", message: expect.stringMatching(/20 proposals are already waiting/) });
 
-    const full = await createUser();
+    // On u's shard, where `db` writes.
+    const full = await createUser("free", await shardOf(u.id));
     await seedEntries(full.id, 100);
     await expect(propose(db, { ...input, userId: full.id })).rejects.toMatchObject({ message: expect.stringMatching(/MEMORY is full/) });
     expect((await brainRows(full.id)).proposals).toBe(0);

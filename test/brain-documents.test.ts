@@ -1,10 +1,10 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { commitWrite, planWrite, type WriteInput } from "../src/brain/documents";
 import { type ProposalRow, propose, rejectProposal } from "../src/brain/review";
 import { deleteSite } from "../src/brain/sites";
 import { brainRows, call, type Doc, type ErrorShape, soul, testDb, type Written } from "./brain-helpers";
 import { api, createUser } from "./helpers";
+import { userD1 } from "./shard-helpers";
 
 const soulWrite = (userId: string, content: string, expectedVersion?: number): WriteInput => ({
   userId,
@@ -78,7 +78,7 @@ describe("SOUL over HTTP", () => {
   it("lets exactly one of two writers that read the same version win, by the batch guard alone", async () => {
     const u = await createUser();
     await call(u.key, "PUT", "/v1/brain/soul", { content: "base" });
-    const db = testDb();
+    const db = await testDb(u.id);
     // Both reads complete before either batch: the read-time version check passes for both.
     const [left, right] = [await planWrite(db, soulWrite(u.id, "left", 1)), await planWrite(db, soulWrite(u.id, "right", 1))];
     expect((await commitWrite(db, left)).version).toBe(2);
@@ -91,7 +91,7 @@ describe("SOUL over HTTP", () => {
 
   it("lets exactly one of two writers creating the document win", async () => {
     const u = await createUser();
-    const db = testDb();
+    const db = await testDb(u.id);
     const [a, b] = [await planWrite(db, soulWrite(u.id, "first", 0)), await planWrite(db, soulWrite(u.id, "second", 0))];
     await commitWrite(db, a);
     await expect(commitWrite(db, b)).rejects.toMatchObject({ code: "conflict" });
@@ -179,7 +179,7 @@ describe("BIBLE over HTTP", () => {
   it("holds the site cap when two writes to new sites read under it", async () => {
     const u = await createUser();
     for (const s of ["a", "b"]) await call(u.key, "POST", "/v1/sites", { id: s });
-    const db = testDb();
+    const db = await testDb(u.id);
     const [c, d] = [await planWrite(db, bibleWrite(u.id, "c", "C")), await planWrite(db, bibleWrite(u.id, "d", "D"))];
     await commitWrite(db, c);
     await expect(commitWrite(db, d)).rejects.toMatchObject({ code: "quota_exceeded", message: expect.stringMatching(/3 sites/) });
@@ -189,7 +189,7 @@ describe("BIBLE over HTTP", () => {
   it("re-registers a site deleted while its first BIBLE was being written, never leaving an orphan", async () => {
     const u = await createUser();
     await call(u.key, "POST", "/v1/sites", { id: "blog" });
-    const db = testDb();
+    const db = await testDb(u.id);
     const plan = await planWrite(db, bibleWrite(u.id, "blog", "A food blog."));
     await deleteSite(db, u.id, "blog");
     await commitWrite(db, plan);
@@ -209,8 +209,8 @@ describe("BIBLE over HTTP", () => {
 });
 
 describe("approving a proposal that was rejected meanwhile", () => {
-  const proposeDoc = (userId: string, target: "soul" | "bible", content: string, site: string | null = null) =>
-    propose(testDb(), { userId, plan: "free", target, site, projectId: null, content, sessionId: null });
+  const proposeDoc = async (userId: string, target: "soul" | "bible", content: string, site: string | null = null) =>
+    propose(await testDb(userId), { userId, plan: "free", target, site, projectId: null, content, sessionId: null });
   const approval = (p: ProposalRow) => ({
     userId: p.userId,
     plan: "free" as const,
@@ -222,24 +222,25 @@ describe("approving a proposal that was rejected meanwhile", () => {
     expectedVersion: p.baseVersion ?? 0,
     approves: p.id,
   });
-  const status = async (id: string) => (await env.DB.prepare("SELECT status FROM brain_proposals WHERE id = ?").bind(id).first<{ status: string }>())?.status;
+  const status = async (userId: string, id: string) =>
+    (await (await userD1(userId)).prepare("SELECT status FROM brain_proposals WHERE id = ?").bind(id).first<{ status: string }>())?.status;
 
   it("writes no SOUL and no version", async () => {
     const u = await createUser();
     const { proposal } = await proposeDoc(u.id, "soul", "Ana is a baker.");
-    const plan = await planWrite(testDb(), approval(proposal));
-    await rejectProposal(testDb(), u.id, proposal.id);
-    await expect(commitWrite(testDb(), plan)).rejects.toMatchObject({ code: "conflict", message: "this proposal was already decided" });
+    const plan = await planWrite(await testDb(u.id), approval(proposal));
+    await rejectProposal(await testDb(u.id), u.id, proposal.id);
+    await expect(commitWrite(await testDb(u.id), plan)).rejects.toMatchObject({ code: "conflict", message: "this proposal was already decided" });
     expect(await brainRows(u.id)).toMatchObject({ documents: 0, versions: 0 });
-    expect(await status(proposal.id)).toBe("rejected");
+    expect(await status(u.id, proposal.id)).toBe("rejected");
   });
 
   it("writes no BIBLE and registers no site", async () => {
     const u = await createUser();
     const { proposal } = await proposeDoc(u.id, "bible", "A shop.", "shop");
-    const plan = await planWrite(testDb(), approval(proposal));
-    await rejectProposal(testDb(), u.id, proposal.id);
-    await expect(commitWrite(testDb(), plan)).rejects.toMatchObject({ code: "conflict" });
+    const plan = await planWrite(await testDb(u.id), approval(proposal));
+    await rejectProposal(await testDb(u.id), u.id, proposal.id);
+    await expect(commitWrite(await testDb(u.id), plan)).rejects.toMatchObject({ code: "conflict" });
     expect(await brainRows(u.id)).toMatchObject({ documents: 0, versions: 0, sites: 0 });
   });
 
@@ -247,9 +248,9 @@ describe("approving a proposal that was rejected meanwhile", () => {
     const u = await createUser();
     await call(u.key, "PUT", "/v1/brain/soul", { content: "Same text." });
     const { proposal } = await proposeDoc(u.id, "soul", "Same text.");
-    const plan = await planWrite(testDb(), approval(proposal));
-    await rejectProposal(testDb(), u.id, proposal.id);
-    await expect(commitWrite(testDb(), plan)).rejects.toMatchObject({ message: "this proposal was already decided" });
-    expect(await status(proposal.id)).toBe("rejected");
+    const plan = await planWrite(await testDb(u.id), approval(proposal));
+    await rejectProposal(await testDb(u.id), u.id, proposal.id);
+    await expect(commitWrite(await testDb(u.id), plan)).rejects.toMatchObject({ message: "this proposal was already decided" });
+    expect(await status(u.id, proposal.id)).toBe("rejected");
   });
 });

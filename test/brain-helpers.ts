@@ -1,10 +1,9 @@
-import { env } from "cloudflare:test";
 import type { ChatEvent } from "../src/core/events";
-import { createDb } from "../src/db/client";
 import { api } from "./helpers";
+import { userD1, userDb } from "./shard-helpers";
 
-/** Drizzle over the test D1, for calling the brain's domain functions directly. */
-export const testDb = () => createDb(env.DB);
+/** Drizzle over the user's shard, for calling the brain's domain functions directly. */
+export const testDb = (userId: string) => userDb(userId);
 
 /** Calls the API and parses the JSON body as `T` (tests assert on its shape). */
 export async function call<T = Record<string, unknown>>(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
@@ -23,7 +22,7 @@ export const memory = async (key: string) => (await call<{ entries: Entry[]; tot
 /** Rows of brain tables for a user, read straight from D1: proves that nothing was written. */
 export async function brainRows(userId: string) {
   const count = async (table: string) =>
-    (await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`).bind(userId).first<{ n: number }>())?.n ?? 0;
+    (await (await userD1(userId)).prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`).bind(userId).first<{ n: number }>())?.n ?? 0;
   return {
     documents: await count("brain_documents"),
     versions: await count("brain_versions"),
@@ -35,22 +34,20 @@ export async function brainRows(userId: string) {
 
 /** A project owned by `userId` (the projects API is not the brain's; the row is all MEMORY checks). */
 export async function createProject(userId: string, id = `prj_${crypto.randomUUID().slice(0, 8)}`) {
-  await env.DB.prepare("INSERT INTO projects (id, user_id, name, created_by) VALUES (?, ?, 'Test project', 'user')").bind(id, userId).run();
+  await (await userD1(userId)).prepare("INSERT INTO projects (id, user_id, name, created_by) VALUES (?, ?, 'Test project', 'user')").bind(id, userId).run();
   return id;
 }
 
 /** Fills MEMORY directly (fast setup for limit tests). */
 export async function seedEntries(userId: string, n: number) {
   const now = Date.now();
+  const d1 = await userD1(userId);
   const rows = Array.from({ length: n }, (_, i) =>
-    env.DB.prepare("INSERT INTO brain_entries (id, user_id, collection, content, author, created_at) VALUES (?, ?, 'memory', ?, 'user', ?)").bind(
-      `mem_seed_${userId}_${i}`,
-      userId,
-      `seeded insight number ${i}`,
-      now - n + i,
-    ),
+    d1
+      .prepare("INSERT INTO brain_entries (id, user_id, collection, content, author, created_at) VALUES (?, ?, 'memory', ?, 'user', ?)")
+      .bind(`mem_seed_${userId}_${i}`, userId, `seeded insight number ${i}`, now - n + i),
   );
-  await env.DB.batch(rows);
+  await (await userD1(userId)).batch(rows);
 }
 
 export const ofType = <T extends ChatEvent["type"]>(events: ChatEvent[], type: T) =>

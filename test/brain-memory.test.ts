@@ -5,6 +5,7 @@ import { siteInsert } from "../src/brain/sites";
 import { runScheduled } from "../src/core/cron";
 import { brainRows, call, createProject, type Doc, type Entry, type ErrorShape, memory, seedEntries, testDb } from "./brain-helpers";
 import { api, chat, createUser, promptOf, script, seen, textReply } from "./helpers";
+import { shardOf, userD1 } from "./shard-helpers";
 import { registry } from "./worker";
 
 type Site = { id: string; name: string | null; synced_at: number | null; created_at: number };
@@ -38,7 +39,7 @@ describe("MEMORY over HTTP", () => {
   it("holds the cap inside the INSERT: six inserts in one transaction from 97 entries add exactly three", async () => {
     const u = await createUser();
     await seedEntries(u.id, 97);
-    const db = testDb();
+    const db = await testDb(u.id);
     const row = (i: number): EntryRow => ({
       id: `mem_race_${u.id}_${i}`,
       userId: u.id,
@@ -60,14 +61,12 @@ describe("MEMORY over HTTP", () => {
   it("pages with a compound cursor: entries sharing a timestamp are neither skipped nor repeated", async () => {
     const u = await createUser();
     const at = Date.now();
-    await env.DB.batch(
+    const d1 = await userD1(u.id);
+    await d1.batch(
       ["a", "b", "c", "d", "e"].map((x) =>
-        env.DB.prepare("INSERT INTO brain_entries (id, user_id, collection, content, author, created_at) VALUES (?, ?, 'memory', ?, 'user', ?)").bind(
-          `mem_${u.id}_${x}`,
-          u.id,
-          x,
-          at,
-        ),
+        d1
+          .prepare("INSERT INTO brain_entries (id, user_id, collection, content, author, created_at) VALUES (?, ?, 'memory', ?, 'user', ?)")
+          .bind(`mem_${u.id}_${x}`, u.id, x, at),
       ),
     );
     const seenIds: string[] = [];
@@ -159,7 +158,7 @@ describe("sites and HEARTBEAT", () => {
   it("holds the site cap inside the INSERT: three registrations in one transaction from one site add two", async () => {
     const u = await createUser();
     await call(u.key, "POST", "/v1/sites", { id: "first" });
-    const db = testDb();
+    const db = await testDb(u.id);
     const results = await db.batch([siteInsert(db, u.id, "free", "x"), siteInsert(db, u.id, "free", "y"), siteInsert(db, u.id, "free", "z")]);
     expect(results.map((r) => r.meta.changes)).toEqual([1, 1, 0]);
     expect((await call<ErrorShape>(u.key, "POST", "/v1/sites", { id: "w" })).body.error.message).toMatch(/3 sites/);
@@ -261,13 +260,15 @@ describe("sites and HEARTBEAT", () => {
 describe("another user's brain", () => {
   it("is not found, and stays untouched", async () => {
     const alice = await createUser();
-    const mallory = await createUser();
+    // On Alice's shard: her rows are in the database Mallory's requests read.
+    const mallory = await createUser("free", await shardOf(alice.id));
     await call(alice.key, "PUT", "/v1/brain/soul", { content: "Alice's secret soul" });
     await call(alice.key, "PUT", "/v1/sites/alice-shop/bible", { content: "Alice's shop" });
     await call(alice.key, "PUT", "/v1/sites/alice-shop/sync", { status: "ok" });
     const entry = (await call<Entry>(alice.key, "POST", "/v1/brain/memory", { content: "Alice's memory" })).body;
     const proposal = `prp_alice_${alice.id}`;
-    await env.DB.prepare("INSERT INTO brain_proposals (id, user_id, target, content) VALUES (?, ?, 'memory', 'pending insight')")
+    await (await userD1(alice.id))
+      .prepare("INSERT INTO brain_proposals (id, user_id, target, content) VALUES (?, ?, 'memory', 'pending insight')")
       .bind(proposal, alice.id)
       .run();
     const before = await brainRows(alice.id);

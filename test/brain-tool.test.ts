@@ -18,7 +18,7 @@ type User = { id: string; key: string };
 /** A turn's tool context, with `injected` taken from a real system prompt built now (or given). */
 async function turn(u: User, opts: { siteId?: string; injected?: Map<string, string[]> } = {}) {
   const scope = {
-    db: testDb(),
+    db: await testDb(u.id),
     env,
     config: loadConfig(env),
     userId: u.id,

@@ -6,6 +6,7 @@ import { createExecutionContext, createScheduledController, env, waitOnExecution
 import { describe, expect, it } from "vitest";
 import type { Env } from "../src/config/env";
 import { api, chat, createUser } from "./helpers";
+import { runOnAllShards, userD1 } from "./shard-helpers";
 import worker from "./worker";
 
 const DAY = 86_400_000;
@@ -18,9 +19,7 @@ async function cron(vars: Partial<Env> = {}, at = Date.now()) {
 }
 const logs = async (key: string) => ((await (await api(key, "GET", "/v1/memory/context-logs")).json()) as Logs).context_logs;
 const age = (sessionId: string, days: number) =>
-  env.DB.prepare("UPDATE context_logs SET created_at = ?1 WHERE session_id = ?2")
-    .bind(Date.now() - days * DAY, sessionId)
-    .run();
+  runOnAllShards("UPDATE context_logs SET created_at = ?1 WHERE session_id = ?2", Date.now() - days * DAY, sessionId);
 
 describe("audit row retention", () => {
   it("the cron trigger deletes every user's audit rows older than the window and keeps the newer ones", async () => {
@@ -51,11 +50,11 @@ describe("audit row retention", () => {
   it("a backlog larger than one step is worked off, and rows inside the window are never touched", async () => {
     const u = await createUser();
     const turn = await chat(u.key, { message: "hello" });
-    const insert = env.DB.prepare("INSERT INTO context_logs (id, user_id, session_id, injected, created_at) VALUES (?1, ?2, ?3, '{}', ?4)");
+    const insert = (await userD1(u.id)).prepare("INSERT INTO context_logs (id, user_id, session_id, injected, created_at) VALUES (?1, ?2, ?3, '{}', ?4)");
     const rows = Array.from({ length: 1200 }, (_, i) => insert.bind(`ctx_backlog_${i}`, u.id, turn.sessionId, Date.now() - 90 * DAY));
-    for (let i = 0; i < rows.length; i += 100) await env.DB.batch(rows.slice(i, i + 100));
+    for (let i = 0; i < rows.length; i += 100) await (await userD1(u.id)).batch(rows.slice(i, i + 100));
     await cron();
-    const left = await env.DB.prepare("SELECT count(*) n FROM context_logs WHERE user_id = ?1").bind(u.id).first<{ n: number }>();
+    const left = await (await userD1(u.id)).prepare("SELECT count(*) n FROM context_logs WHERE user_id = ?1").bind(u.id).first<{ n: number }>();
     expect(left?.n).toBe(1);
   });
 });

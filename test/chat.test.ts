@@ -2,6 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { sessionStub } from "../src/sessions/store";
 import { api, chat, createUser, type History, history, saidIn, script, seen, shape, textOf, textReply, toolCall } from "./helpers";
+import { userD1 } from "./shard-helpers";
 
 type Block = { type: string; [k: string]: unknown };
 
@@ -257,7 +258,7 @@ describe("chat input and tenancy", () => {
   it("pages through sessions that share a timestamp without skipping or repeating any", async () => {
     const u = await createUser();
     for (let i = 0; i < 5; i++) await chat(u.key, { message: `session ${i}` });
-    await env.DB.prepare("UPDATE sessions SET updated_at = 1000 WHERE user_id = ?").bind(u.id).run();
+    await (await userD1(u.id)).prepare("UPDATE sessions SET updated_at = 1000 WHERE user_id = ?").bind(u.id).run();
     const seenIds: string[] = [];
     let before: string | null = null;
     do {

@@ -290,7 +290,7 @@ describe("sensitive patterns and topics", () => {
 /** A transcript ingested for extraction: the queue message that asks for it. */
 async function transcriptFor(userId: string) {
   const f = fixture("fts5-quoting");
-  const { deps, sent } = capturedDeps();
+  const { deps, sent } = await capturedDeps(userId);
   await ingest(deps, userId, { sessionId: f.session_id, project: f.project, offset: 0, content: f.text, totalBytes: bytes(f.text) });
   return sent;
 }

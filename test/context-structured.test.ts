@@ -32,7 +32,7 @@ describe("consolidation through structured outputs", () => {
           }),
         );
         const client = createModelClient(loadConfig(env)).client;
-        expect((await consolidateUser(captured().deps, { client, model }, u.id)).status).toBe("applied");
+        expect((await consolidateUser((await captured(u.id)).deps, { client, model }, u.id)).status).toBe("applied");
 
         const request = (await seen(u.id)).at(-1) as unknown as {
           model: string;

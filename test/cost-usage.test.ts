@@ -2,9 +2,9 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
 import { estimateCost, MODELS } from "../src/config/models";
-import { createDb } from "../src/db/client";
 import { recordUsage } from "../src/usage/record";
 import { api, chat, createUser, newSession, script, seen, turnWithEnv } from "./helpers";
+import { userDb } from "./shard-helpers";
 
 const T = 60_000;
 type Totals = { input_tokens: number; output_tokens: number; cache_read_tokens: number; cache_creation_tokens: number; cost_usd: number; calls: number };
@@ -68,7 +68,7 @@ describe("usage and cost", () => {
     "keeps cache read and cache creation tokens on usage rows, with the estimated cost",
     async () => {
       const u = await createUser();
-      const db = createDb(env.DB);
+      const db = await userDb(u.id);
       await recordUsage(db, {
         userId: u.id,
         kind: "chat",

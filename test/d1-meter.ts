@@ -80,6 +80,8 @@ export function meteredD1(d1: D1Database): D1Database {
             () => target.batch(statements.map((s) => native.get(s)?.statement ?? s)),
           );
       if (prop === "exec") return (query: string) => track([query], () => target.exec(query));
+      // A D1 session (the Sessions API, src/db/replicas.ts) runs its queries with prepare and batch too: count them.
+      if (prop === "withSession") return (arg?: string) => meteredD1(target.withSession(arg) as unknown as D1Database);
       const value: unknown = Reflect.get(target, prop, target);
       return typeof value === "function" ? value.bind(target) : value;
     },
@@ -93,4 +95,12 @@ export function meteredFetch(inner: typeof fetch): typeof fetch {
     if (new URL(url).pathname.endsWith("/v1/messages")) meter.modelCalled();
     return inner(input, init);
   };
+}
+
+/** The environment with every D1 binding (the directory `DB` and each `SHARD_n`) passed through `wrap`. */
+export function meteredShards<E extends object>(env: E, wrap: (d1: D1Database) => D1Database): E {
+  const out: Record<string, unknown> = { ...(env as Record<string, unknown>) };
+  for (const [name, value] of Object.entries(env as Record<string, unknown>))
+    if (name === "DB" || /^SHARD_\d+$/.test(name)) out[name] = wrap(value as D1Database);
+  return out as E;
 }

@@ -36,7 +36,7 @@ describe("vector index outage during consolidation", () => {
     expect((await search(u.key, "sencha", "&mode=fulltext")).results.map((r) => r.text)).toEqual(["User's favourite tea is sencha"]);
 
     await repair();
-    const { deps } = captured();
+    const { deps } = await captured(u.id);
     expect((await sweepMemory(deps, Date.now() + LATER)).embedded).toBeGreaterThanOrEqual(1);
     expect((await getJson<Facts>(u.key, "/v1/memory/facts")).facts[0]?.embedded).toBe(true);
     expect((await search(u.key, "which tea do I like best", "&mode=vector")).results.map((r) => r.text)).toEqual(["User's favourite tea is sencha"]);
@@ -49,7 +49,7 @@ describe("embedder outage during consolidation", () => {
     const { sent } = await observe(u.id, [{ content: "I am allergic to peanuts" }]);
     await script(u.id, reply("User is allergic to peanuts"));
     const down: Embedder = { model: "down", dimensions: 8, minScore: 0, embed: () => Promise.reject(new Error("embedding service down")) };
-    const { deps } = captured({ embedder: down });
+    const { deps } = await captured(u.id, { embedder: down });
     const batch = createMessageBatch<QueueMessage>(
       "engram-observations",
       sent.map((body, i) => ({ id: `emb-${i}`, timestamp: new Date(), attempts: 1, body })),
@@ -65,7 +65,7 @@ describe("embedder outage during consolidation", () => {
     expect(degraded.results.map((r) => r.text)).toEqual(["User is allergic to peanuts"]);
     expect(degraded.degraded).toMatch(/embedding service down/);
 
-    const back = captured();
+    const back = await captured(u.id);
     expect((await sweepMemory(back.deps, Date.now() + LATER)).embedded).toBeGreaterThanOrEqual(1);
     expect((await getJson<Facts>(u.key, "/v1/memory/facts")).facts[0]?.embedded).toBe(true);
     expect(await count("SELECT count(*) n FROM memory_runs WHERE user_id = ?", u.id)).toBe(1);

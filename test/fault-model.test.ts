@@ -9,19 +9,19 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Step } from "./fake-anthropic/worker";
 import { count } from "./fault-helpers";
 import { api, chat, createUser, history, saidIn, script, textReply, toolCall } from "./helpers";
+import { rowOnShards } from "./shard-helpers";
 
 type Usage = { input: number; output: number; rows: number };
 const chatUsage = async (sessionId: string): Promise<Usage> => {
-  const row = await env.DB.prepare(
-    "SELECT count(*) rows, coalesce(sum(input_tokens), 0) input, coalesce(sum(output_tokens), 0) output FROM usage WHERE session_id = ? AND kind = 'chat'",
-  )
-    .bind(sessionId)
-    .first<Usage>();
+  const row = await rowOnShards<Usage>(
+    "SELECT count(*) rows, coalesce(sum(input_tokens), 0) input, coalesce(sum(output_tokens), 0) output FROM usage WHERE session_id = ? AND kind = 'chat' HAVING count(*) > 0",
+    sessionId,
+  );
   return row ?? { input: 0, output: 0, rows: 0 };
 };
 
 const sessionRow = (sessionId: string) =>
-  env.DB.prepare("SELECT message_count, pending FROM sessions WHERE id = ?").bind(sessionId).first<{ message_count: number; pending: number }>();
+  rowOnShards<{ message_count: number; pending: number }>("SELECT message_count, pending FROM sessions WHERE id = ?", sessionId);
 
 // A completed tool round (the clock tool), then the fault on the model call that follows it.
 const afterToolRound = (...fault: Step[]): Step[] => [toolCall("current_time", {}, `toolu_${crypto.randomUUID().slice(0, 8)}`), ...fault];

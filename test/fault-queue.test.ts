@@ -3,13 +3,13 @@
  * again after a crash, duplicate messages, a failing queue send, and the cron sweep running while a
  * consumer works on the same events. Each observation is consolidated exactly once and none is lost.
  */
-import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ConsolidateMessage } from "../src/memory/deps";
 import { STALE_PENDING_MS, sweepMemory } from "../src/memory/sweep";
 import { count, failWrites, repairAll } from "./fault-helpers";
 import { api, createUser, script, seen } from "./helpers";
 import { captured, consolidation, deliver, getJson, observe } from "./memory-helpers";
+import { userD1 } from "./shard-helpers";
 
 afterEach(repairAll);
 
@@ -81,12 +81,12 @@ describe("consumer crash mid-batch", () => {
 describe("queue send outage", () => {
   it("keeps an observation whose queue message could not be sent, and the sweep consolidates it later", async () => {
     const u = await createUser();
-    const { deps } = captured({ queue: { send: () => Promise.reject(new Error("queue unavailable")) } });
+    const { deps } = await captured(u.id, { queue: { send: () => Promise.reject(new Error("queue unavailable")) } });
     const { recordObservations } = await import("../src/memory/events");
     const out = await recordObservations(deps, { id: u.id, plan: "free" }, [{ type: "fact", content: "I drink oolong", sourceMetadata: {} }]);
     expect(out.events).toHaveLength(1);
     expect(await applied(u.id)).toMatchObject({ pending: 1 });
-    const sweep = captured();
+    const sweep = await captured(u.id);
     await sweepMemory(sweep.deps, Date.now() + STALE_PENDING_MS + 1000);
     const mine = sweep.sent.filter((m) => m.userId === u.id);
     expect(mine).toHaveLength(1);
@@ -100,13 +100,14 @@ describe("cron overlapping a consumer", () => {
   it("the sweep re-enqueueing events a consumer is consolidating at the same moment applies them once", async () => {
     const u = await createUser();
     const { sent, events } = await observe(u.id, [{ content: "I moved to Kyoto" }]);
-    await env.DB.prepare("UPDATE context_events SET created_at = created_at - ? WHERE id = ?")
+    await (await userD1(u.id))
+      .prepare("UPDATE context_events SET created_at = created_at - ? WHERE id = ?")
       .bind(STALE_PENDING_MS + 1000, events[0]?.id)
       .run();
     await script(u.id, reply("User lives in Kyoto"), reply("User lives in Kyoto now"));
     // The sweep's queue delivers at once, so the sweep's consolidation runs beside the original message's.
     const results: Awaited<ReturnType<typeof deliver>>[] = [];
-    const { deps } = captured({
+    const { deps } = await captured(u.id, {
       queue: {
         send: async (m) => {
           if (m.userId === u.id) results.push(await deliver([m]));

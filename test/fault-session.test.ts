@@ -3,19 +3,23 @@
  * failing during a turn (the reads before the model call, the bookkeeping batch after it, the usage row).
  * The continuation survives, a tool runs once, usage is not lost, and the session takes the next turn.
  */
-import { abortAllDurableObjects, env, evictDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, evictDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatEvent } from "../src/core/events";
 import { errorOf, expectWholeHistory, lookupOrder, resume, sessionStub, state } from "./bridge-helpers";
 import { count, failWrites, repairAll, takeDown } from "./fault-helpers";
 import { api, chat, createUser, history, saidIn, script, seen, textReply, toolCall } from "./helpers";
+import { userD1 } from "./shard-helpers";
 import { wipeCounter } from "./test-capability";
 
 afterEach(repairAll);
 
 const tokens = async (userId: string) =>
   (
-    await env.DB.prepare("SELECT coalesce(sum(input_tokens + output_tokens), 0) n, count(*) c FROM usage WHERE user_id = ? AND kind = 'chat'")
+    await (
+      await userD1(userId)
+    )
+      .prepare("SELECT coalesce(sum(input_tokens + output_tokens), 0) n, count(*) c FROM usage WHERE user_id = ? AND kind = 'chat'")
       .bind(userId)
       .first<{ n: number; c: number }>()
   )?.n ?? 0;

@@ -2,6 +2,7 @@
 import { env, SELF } from "cloudflare:test";
 import fc from "fast-check";
 import { BASE } from "./helpers";
+import { userD1 } from "./shard-helpers";
 
 type Schema = {
   $ref?: string;
@@ -97,7 +98,9 @@ export async function userFingerprint(userId: string): Promise<string> {
     tables = all.results.map((r) => r.name).sort();
   }
   const counts = tables.map((t) => `(SELECT count(*) FROM "${t}" WHERE user_id = ?1) AS "${t}"`).join(", ");
-  const rows = await env.DB.prepare(`SELECT ${counts}`).bind(userId).first();
-  const user = await env.DB.prepare("SELECT updated_at, working_memory FROM users WHERE id = ?").bind(userId).first();
-  return JSON.stringify([rows, user]);
+  const rows = await (await userD1(userId)).prepare(`SELECT ${counts}`).bind(userId).first();
+  const user = await (await userD1(userId)).prepare("SELECT updated_at, working_memory FROM users WHERE id = ?").bind(userId).first();
+  // The keys are in the directory (the shard holds none of them unless it is shard 0, the directory itself).
+  const keys = await env.DB.prepare("SELECT count(*) AS n FROM api_keys WHERE user_id = ?").bind(userId).first();
+  return JSON.stringify([rows, user, keys]);
 }

@@ -10,9 +10,9 @@ import { z } from "zod";
 import { loadConfig } from "../src/config/config";
 import type { ChatEvent } from "../src/core/events";
 import { runTool, type ToolContext } from "../src/core/tool";
-import { createDb } from "../src/db/client";
 import { type Doc, userFingerprint, valueFor } from "./fuzz-helpers";
 import { createUser } from "./helpers";
+import { userDb } from "./shard-helpers";
 import { registry } from "./worker";
 
 const EMPTY_DOC: Doc = { paths: {} };
@@ -29,7 +29,7 @@ describe("fuzzing tool inputs from the model", () => {
         fc.asyncProperty(fc.oneof(shaped, fc.jsonValue({ maxDepth: 3 })), async (input) => {
           const events: ChatEvent[] = [];
           const ctx: ToolContext = {
-            db: createDb(env.DB),
+            db: await userDb(user.id),
             env,
             config: loadConfig(env),
             userId: user.id,

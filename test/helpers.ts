@@ -11,6 +11,7 @@ import { type TurnInput, type TurnRefusal, TurnRunner } from "../src/sessions/ru
 import { SessionStorage } from "../src/sessions/storage";
 import { createSessionWithinBudget } from "../src/sessions/store";
 import type { Step } from "./fake-anthropic/worker";
+import { allShards, runOnAllShards, shardOf, userDb } from "./shard-helpers";
 import { registry } from "./worker";
 
 export const BASE = "http://engram.test";
@@ -50,10 +51,12 @@ export async function api(key: string | null, method: string, path: string, body
   });
 }
 
-export async function createUser(plan: "free" | "pro" = "free") {
-  const res = await api(env.ADMIN_TOKEN ?? null, "POST", "/v1/admin/users", { name: "Test User", plan });
+/** A user and their key; `shard` pins their rows to one shard (default: placed by the directory, as in production). */
+export async function createUser(plan: "free" | "pro" = "free", shard?: number) {
+  const res = await api(env.ADMIN_TOKEN ?? null, "POST", "/v1/admin/users", { name: "Test User", plan, shard });
   if (res.status !== 201) throw new Error(`createUser: ${res.status} ${await res.text()}`);
   const body = (await res.json()) as { user: { id: string }; api_key: { key: string } };
+  await shardOf(body.user.id);
   return { id: body.user.id, key: body.api_key.key };
 }
 
@@ -109,7 +112,7 @@ export async function chat(key: string, body: Record<string, unknown>) {
 
 /** A new session of `userId`, with no turn yet: its id. */
 export async function newSession(userId: string, title = "test"): Promise<string> {
-  const row = await createSessionWithinBudget(createDb(env.DB), userId, { title, siteId: null, projectId: null }, null, Date.now());
+  const row = await createSessionWithinBudget(await userDb(userId), userId, { title, siteId: null, projectId: null }, null, Date.now());
   if (!row) throw new Error("newSession: session not created");
   return row.id;
 }
@@ -124,6 +127,7 @@ export async function turnWithEnv(
   turn: { userId: string; sessionId: string; message: string; clientTools?: TurnInput["clientTools"] },
 ): Promise<ChatEvent[]> {
   const stub = env.SESSIONS.get(env.SESSIONS.idFromName(`${turn.userId}/${turn.sessionId}`));
+  const shard = await shardOf(turn.userId);
   return runInDurableObject(stub, async (_instance, state) => {
     const events: ChatEvent[] = [];
     const runner = new TurnRunner(
@@ -135,7 +139,7 @@ export async function turnWithEnv(
     const sink = { emit: (e: ChatEvent) => void events.push(e), signal: new AbortController().signal };
     let refused: TurnRefusal | undefined;
     await runner.chat(
-      { ...turn, turnId: crypto.randomUUID(), plan: "free", siteId: null, projectId: null, stream: true, clientTools: turn.clientTools ?? [] },
+      { ...turn, turnId: crypto.randomUUID(), plan: "free", shard, siteId: null, projectId: null, stream: true, clientTools: turn.clientTools ?? [] },
       sink,
       (refusal) => {
         refused = refusal;
@@ -203,7 +207,7 @@ export function migrationQueries(prefix: string): string[] {
 }
 
 export async function runSql(queries: readonly string[]): Promise<void> {
-  for (const q of queries) await env.DB.prepare(q).run();
+  for (const q of queries) await runOnAllShards(q);
 }
 
 /** The owner columns the full-text indexes searched by before every word was tagged (migration 0016 drops them). */
@@ -225,9 +229,10 @@ export const PUNCTUATED = {
  * Terms on a page are prefix-compressed against the previous term, so the first three bytes are not searched for.
  */
 export async function ftsIndexHolds(table: string, term: string): Promise<boolean> {
-  const rows = await env.DB.prepare(`SELECT block FROM ${table}_data`).all<{ block: ArrayBuffer | number[] | null }>();
+  const rows = [];
+  for (const d1 of allShards()) rows.push(...(await d1.prepare(`SELECT block FROM ${table}_data`).all<{ block: ArrayBuffer | number[] | null }>()).results);
   const needle = new TextEncoder().encode(term.slice(3));
-  return rows.results.some((r) => {
+  return rows.some((r) => {
     if (!r.block) return false;
     const bytes = r.block instanceof ArrayBuffer ? new Uint8Array(r.block) : Uint8Array.from(r.block);
     outer: for (let i = 0; i + needle.length <= bytes.length; i++) {

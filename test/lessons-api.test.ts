@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { COMPACT_WINDOW } from "../src/lessons/compact";
 import { MAX_CONTENT_BYTES } from "../src/lessons/transcripts";
@@ -6,6 +5,7 @@ import { fixture } from "./fixtures/transcripts";
 import { api, createUser } from "./helpers";
 import { bytes, count, upload } from "./lessons-helpers";
 import { withEnv } from "./limits-helpers";
+import { userD1 } from "./shard-helpers";
 
 type TranscriptBody = {
   transcript: { session_id: string; bytes_received: number; last_synced_bytes: number; status: string; project: string | null };
@@ -109,7 +109,7 @@ describe("POST /v1/transcripts", () => {
     const u = await createUser();
     const f = fixture("fts5-quoting");
     expect((await upload(u.key, { session_id: f.session_id, project: f.project, offset: 0, content: f.text, total_bytes: bytes(f.text) })).status).toBe(202);
-    const stored = await env.DB.prepare("SELECT events FROM transcript_segments WHERE user_id = ?").bind(u.id).all<{ events: string }>();
+    const stored = await (await userD1(u.id)).prepare("SELECT events FROM transcript_segments WHERE user_id = ?").bind(u.id).all<{ events: string }>();
     const text = stored.results.map((r) => r.events).join("\n");
     expect(text).toContain("fts5: syntax error");
     for (const secret of f.secrets ?? []) expect(text).not.toContain(secret);
@@ -291,11 +291,12 @@ describe("/v1/lessons", () => {
   it("compaction finds near-duplicates among the newest lessons of a user who holds more than it reads", async () => {
     const u = await createUser();
     const old = JSON.stringify(Array.from({ length: COMPACT_WINDOW }, (_, i) => i));
-    await env.DB.prepare(
-      `INSERT INTO lessons (id, user_id, type, title, content, created_at, updated_at)
+    await (await userD1(u.id))
+      .prepare(
+        `INSERT INTO lessons (id, user_id, type, title, content, created_at, updated_at)
        SELECT 'les_old' || value, ?1, 'lesson', 'Unique rule ' || value || ' word' || value, 'Content for unique rule ' || value || ' token' || value, 1000 + value, 1000 + value
        FROM json_each(?2)`,
-    )
+      )
       .bind(u.id, old)
       .run();
     const a = await remember(u.key, { title: "Quote FTS5 tokens", content: "Quote every FTS5 token in user search queries." });
@@ -319,7 +320,7 @@ describe("/v1/lessons", () => {
     // Each lesson's own standing before the merge: the merge adds the dropped one's to the kept one.
     const standing = { [a.id]: { confirmations: 1, recalls: 2 }, [b.id]: { confirmations: 3, recalls: 5 } };
     for (const [id, s] of Object.entries(standing))
-      await env.DB.prepare("UPDATE lessons SET confirmations = ?, recalls = ? WHERE id = ?").bind(s.confirmations, s.recalls, id).run();
+      await (await userD1(u.id)).prepare("UPDATE lessons SET confirmations = ?, recalls = ? WHERE id = ?").bind(s.confirmations, s.recalls, id).run();
     const dry = await api(u.key, "POST", "/v1/lessons/compact", { dry_run: true });
     const planned = (await dry.json()) as { merged: { keep: string; drop: string[] }[]; dry_run: boolean };
     expect(planned.dry_run).toBe(true);

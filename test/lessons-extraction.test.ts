@@ -8,19 +8,21 @@ import { IDLE_MS, ingest, REGROW_BYTES, sweepIdle } from "../src/lessons/transcr
 import { fixture } from "./fixtures/transcripts";
 import { api, createUser, script, seen } from "./helpers";
 import { bytes, capturedDeps, count, deliver, extraction, lesson } from "./lessons-helpers";
+import { userD1 } from "./shard-helpers";
 
 const T = 60_000;
 const msg = (userId: string, transcriptId: string) => ({ kind: EXTRACT_KIND, userId, transcriptId });
 
 async function ingestFixture(userId: string, name: string, sessionId?: string) {
   const f = fixture(name);
-  const { deps, sent } = capturedDeps();
+  const { deps, sent } = await capturedDeps(userId);
   const out = await ingest(deps, userId, { sessionId: sessionId ?? f.session_id, project: f.project, offset: 0, content: f.text, totalBytes: bytes(f.text) });
   return { ...out, sent, deps, f };
 }
 
-const lessonsOf = (userId: string) =>
-  env.DB.prepare("SELECT id, title, content, origin, project, confirmations, unlearned FROM lessons WHERE user_id = ? ORDER BY created_at")
+const lessonsOf = async (userId: string) =>
+  (await userD1(userId))
+    .prepare("SELECT id, title, content, origin, project, confirmations, unlearned FROM lessons WHERE user_id = ? ORDER BY created_at")
     .bind(userId)
     .all<{ id: string; title: string; content: string; origin: string; project: string | null; confirmations: number }>()
     .then((r) => r.results);
@@ -36,8 +38,8 @@ function erasingWhileAsked(key: string): ExtractionModel {
   return { ...model, client: { messages: { create } } as unknown as ExtractionModel["client"] };
 }
 
-const transcriptOf = (userId: string) =>
-  env.DB.prepare("SELECT * FROM transcripts WHERE user_id = ?").bind(userId).first<{
+const transcriptOf = async (userId: string) =>
+  (await userD1(userId)).prepare("SELECT * FROM transcripts WHERE user_id = ?").bind(userId).first<{
     id: string;
     status: string;
     bytes_synced: number;
@@ -151,7 +153,7 @@ describe("extraction (queue consumer)", () => {
       await deliver(sent);
       let offset = transcript.bytesReceived;
       const small = `${JSON.stringify({ type: "user", message: { role: "user", content: "thanks" }, sessionId: f.session_id })}\n`;
-      const { deps, sent: sentLater } = capturedDeps();
+      const { deps, sent: sentLater } = await capturedDeps(u.id);
       const tail = await ingest(deps, u.id, { sessionId: f.session_id, project: f.project, offset, content: small, totalBytes: offset + bytes(small) });
       expect(tail).toMatchObject({ queued: false, transcript: { status: "pending" } });
       offset += bytes(small);
@@ -161,10 +163,10 @@ describe("extraction (queue consumer)", () => {
       expect(sentLater).toHaveLength(1);
 
       // The sweep enqueues a pending tail once the session has been quiet long enough, not before.
-      const { deps: sweepNow, sent: none } = capturedDeps(() => Date.now());
+      const { deps: sweepNow, sent: none } = await capturedDeps(u.id, () => Date.now());
       expect(await sweepIdle(sweepNow)).toBe(0);
       expect(none).toEqual([]);
-      const { deps: later, sent: swept } = capturedDeps(() => Date.now() + IDLE_MS + 60_000);
+      const { deps: later, sent: swept } = await capturedDeps(u.id, () => Date.now() + IDLE_MS + 60_000);
       await sweepIdle(later);
       expect(swept).toContainEqual(msg(u.id, transcript.id));
     },
@@ -176,7 +178,7 @@ describe("extraction (queue consumer)", () => {
     async () => {
       const u = await createUser();
       const content = `\n${JSON.stringify({ type: "file-history-snapshot", snapshot: {} })}\n\n${JSON.stringify({ type: "system", content: "hook ran" })}\n`;
-      const { deps, sent } = capturedDeps();
+      const { deps, sent } = await capturedDeps(u.id);
       const out = await ingest(deps, u.id, { sessionId: "sess-quiet", project: null, offset: 0, content, totalBytes: bytes(content) });
       expect(out.queued).toBe(true);
       expect((await deliver(sent)).explicitAcks).toHaveLength(1);
@@ -191,12 +193,13 @@ describe("extraction (queue consumer)", () => {
     async () => {
       const u = await createUser();
       const old = Date.now() - IDLE_MS - 60_000;
-      await env.DB.prepare(
-        "INSERT INTO transcripts (id, user_id, session_id, bytes_received, total_bytes, content_hash, last_chunk_hash, status, created_at, updated_at) VALUES (?, ?, 'sess-0', 0, 0, '', '', 'pending', ?, ?)",
-      )
+      await (await userD1(u.id))
+        .prepare(
+          "INSERT INTO transcripts (id, user_id, session_id, bytes_received, total_bytes, content_hash, last_chunk_hash, status, created_at, updated_at) VALUES (?, ?, 'sess-0', 0, 0, '', '', 'pending', ?, ?)",
+        )
         .bind(`trn_empty_${u.id}`, u.id, old, old)
         .run();
-      const { deps, sent } = capturedDeps();
+      const { deps, sent } = await capturedDeps(u.id);
       expect(await sweepIdle(deps)).toBe(0);
       expect(sent).toEqual([]);
       expect(await transcriptOf(u.id)).toMatchObject({ status: "synced", bytes_synced: 0, bytes_received: 0 });
@@ -222,7 +225,7 @@ describe("extraction (queue consumer)", () => {
       await deliver(first.sent);
       const before = await lessonsOf(u.id);
       // The same transcript uploaded again from scratch (e.g. after the client lost its state) under the same session.
-      await env.DB.prepare("DELETE FROM transcripts WHERE user_id = ?").bind(u.id).run();
+      await (await userD1(u.id)).prepare("DELETE FROM transcripts WHERE user_id = ?").bind(u.id).run();
       const second = await ingestFixture(u.id, "mocked-database");
       await script(u.id, extraction(out));
       await deliver(second.sent);
@@ -244,7 +247,7 @@ describe("extraction (queue consumer)", () => {
       });
       await script(u.id, extraction([rule, rival]));
       await deliver(a.sent);
-      const { deps } = capturedDeps();
+      const { deps } = await capturedDeps(u.id);
       const first = await recall(deps.db, { userId: u.id, query: "retry backoff", limit: 5, client: "test" }, Date.now());
       expect(first.map((h) => h.lesson.title)).toEqual(expect.arrayContaining([rule.title, rival.title]));
       // Another session teaches the same lesson again.
@@ -257,7 +260,7 @@ describe("extraction (queue consumer)", () => {
       const ranked = await recall(deps.db, { userId: u.id, query: "retry backoff", limit: 5, client: "test" }, Date.now());
       expect(ranked[0]?.lesson.title).toBe(rule.title);
       // Re-delivering the same session again confirms nothing more.
-      await env.DB.prepare("UPDATE transcripts SET bytes_synced = 0 WHERE user_id = ? AND session_id = 'later-session'").bind(u.id).run();
+      await (await userD1(u.id)).prepare("UPDATE transcripts SET bytes_synced = 0 WHERE user_id = ? AND session_id = 'later-session'").bind(u.id).run();
       await script(u.id, extraction([rule]));
       await deliver(b.sent);
       expect((await lessonsOf(u.id)).find((l) => l.title === rule.title)?.confirmations).toBe(1);
@@ -294,7 +297,7 @@ describe("extraction (queue consumer)", () => {
         lines.push(JSON.stringify({ type: "user", message: { role: "user", content: `last filler ${i}` } }));
       }
       const content = `${lines.join("\n")}\n`;
-      const { deps, sent } = capturedDeps();
+      const { deps, sent } = await capturedDeps(u.id);
       await ingest(deps, u.id, { sessionId: "long", project: null, offset: 0, content, totalBytes: bytes(content) });
       await deliver(sent);
       const calls = (await seen(u.id)).filter((r) => r.output_config?.format);

@@ -5,15 +5,16 @@ import { createDb } from "../src/db/client";
 import { type ExtractMessage, type LessonsDeps, lessonsDeps } from "../src/lessons/deps";
 import type { Step } from "./fake-anthropic/worker";
 import { api } from "./helpers";
+import { countOnShards, userDb } from "./shard-helpers";
 
 export const upload = (key: string, body: Record<string, unknown>) => api(key, "POST", "/v1/transcripts", body);
 
 export const bytes = (s: string) => new TextEncoder().encode(s).length;
 
-/** Lessons deps whose queue records what was sent instead of delivering it (tests deliver explicitly). */
-export function capturedDeps(now?: () => number): { deps: LessonsDeps; sent: ExtractMessage[] } {
+/** Lessons deps on the user's shard whose queue records what was sent instead of delivering it (tests deliver explicitly). */
+export async function capturedDeps(userId: string | null, now?: () => number): Promise<{ deps: LessonsDeps; sent: ExtractMessage[] }> {
   const sent: ExtractMessage[] = [];
-  const deps = lessonsDeps(env, loadConfig(env), createDb(env.DB), now);
+  const deps = lessonsDeps(env, loadConfig(env), userId === null ? createDb(env.DB) : await userDb(userId), now);
   return { deps: { ...deps, queue: { send: async (m) => void sent.push(m) } }, sent };
 }
 
@@ -58,9 +59,4 @@ export const lesson = (over: Partial<WireLesson> = {}): WireLesson => ({
   ...over,
 });
 
-export async function count(query: string, ...params: unknown[]): Promise<number> {
-  const row = await env.DB.prepare(query)
-    .bind(...params)
-    .first<{ n: number }>();
-  return row?.n ?? 0;
-}
+export const count = countOnShards;

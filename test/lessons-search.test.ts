@@ -6,6 +6,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, createUser, ftsIndexHolds, migrationQueries, OLD_OWNER_COLUMNS, PUNCTUATED, runSql } from "./helpers";
+import { runOnAllShards, userD1 } from "./shard-helpers";
 
 type Hit = { id: string };
 
@@ -22,7 +23,7 @@ const search = async (key: string, q: string) => {
 };
 
 /** FTS5's own check that the index holds exactly what the content (the tagged view) says. */
-const integrityCheck = () => env.DB.prepare("INSERT INTO lessons_fts(lessons_fts, rank) VALUES ('integrity-check', 1)").run();
+const integrityCheck = () => runOnAllShards("INSERT INTO lessons_fts(lessons_fts, rank) VALUES ('integrity-check', 1)");
 
 describe("lessons full-text index", () => {
   it("finds every word whatever punctuation surrounds it, in title, content and tags", async () => {
@@ -69,8 +70,9 @@ describe("lessons full-text index", () => {
     const a = await createUser();
     // The tag comes from the id's characters 5-10: this user's id shares them with a's.
     const twin = `usr_${a.id.slice(4, 10)}twin${crypto.randomUUID().replace(/-/g, "").slice(0, 10)}`;
-    await env.DB.prepare("INSERT INTO users (id) VALUES (?)").bind(twin).run();
-    await env.DB.prepare("INSERT INTO lessons (id, user_id, type, title, content) VALUES (?, ?, 'lesson', ?, ?)")
+    await (await userD1(a.id)).prepare("INSERT INTO users (id) VALUES (?)").bind(twin).run();
+    await (await userD1(a.id))
+      .prepare("INSERT INTO lessons (id, user_id, type, title, content) VALUES (?, ?, 'lesson', ?, ?)")
       .bind("les_twin_1", twin, "Twin's private kvothe lesson", "Only the twin may recall kvothe and shared words.")
       .run();
     const own = await remember(a.key, { title: "A's own shared words lesson", content: "Shared words, but A's own." });
@@ -84,7 +86,7 @@ describe("lessons full-text index", () => {
     const keep = await createUser();
     const l = await remember(u.key, { title: "The zqxwvplumb deploy lesson", content: "Deploy zqxwvplumb after the qzyxmarrow migration." });
     await remember(keep.key, { title: "The kvothefrond lesson", content: "Keep kvothefrond searchable." });
-    await env.DB.prepare("UPDATE lessons SET title = 'The renamed plumbline lesson' WHERE id = ?").bind(l.id).run();
+    await (await userD1(u.id)).prepare("UPDATE lessons SET title = 'The renamed plumbline lesson' WHERE id = ?").bind(l.id).run();
     expect(await search(u.key, "plumbline")).toEqual([l.id]);
     await integrityCheck();
     expect((await api(u.key, "DELETE", `/v1/lessons/${l.id}`)).status).toBe(200);

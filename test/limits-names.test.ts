@@ -2,25 +2,24 @@
  * Every user-supplied name or title goes through the shared sanitizer (src/lib/sanitize.ts) before it is
  * stored: session titles (rename), site and project names, remembered lessons, transcript project names.
  */
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../src/db/client";
 import { createSessionWithinBudget } from "../src/sessions/store";
 import { api, createUser } from "./helpers";
+import { userD1, userDb } from "./shard-helpers";
 
 // Bidi override, zero-width space, a tag character and a Hangul filler: invisible, and gone once cleaned.
 const HIDDEN = "\u202E\u200B\u{E0041}\u3164";
 const dirty = (s: string) => `${HIDDEN}${s}\u200B`;
 
 async function column(table: string, col: string, userId: string): Promise<string[]> {
-  const { results } = await env.DB.prepare(`SELECT ${col} AS v FROM ${table} WHERE user_id = ?1`).bind(userId).all<{ v: string }>();
+  const { results } = await (await userD1(userId)).prepare(`SELECT ${col} AS v FROM ${table} WHERE user_id = ?1`).bind(userId).all<{ v: string }>();
   return results.map((r) => r.v);
 }
 
 describe("names and titles are cleaned by the shared sanitizer", () => {
   it("renaming a session strips invisible characters; a title of nothing but them is 400 and renames nothing", async () => {
     const u = await createUser();
-    const session = await createSessionWithinBudget(createDb(env.DB), u.id, { title: "Original", siteId: null, projectId: null }, null, Date.now());
+    const session = await createSessionWithinBudget(await userDb(u.id), u.id, { title: "Original", siteId: null, projectId: null }, null, Date.now());
     const path = `/v1/sessions/${session?.id}`;
     const renamed = await api(u.key, "PATCH", path, { title: dirty("Trip plans") });
     expect(renamed.status).toBe(200);

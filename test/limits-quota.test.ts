@@ -7,7 +7,6 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
 import { DEFAULT_QUOTAS } from "../src/config/limits";
-import { createDb } from "../src/db/client";
 import { extractTranscript } from "../src/lessons/extract";
 import { extractionModel } from "../src/lessons/queue";
 import { ingest } from "../src/lessons/transcripts";
@@ -21,6 +20,7 @@ import { createUser, readSse, script, textReply } from "./helpers";
 import { bytes, capturedDeps, extraction, lesson } from "./lessons-helpers";
 import { withEnv } from "./limits-helpers";
 import { captured, observe } from "./memory-helpers";
+import { userD1, userDb } from "./shard-helpers";
 
 type ErrorJson = { error: { code: string; message: string; request_id: string } };
 
@@ -32,7 +32,9 @@ const SMALL_QUOTAS = loadConfig({ ...env, PLAN_QUOTAS: JSON.stringify(SMALL) }).
 const call = withEnv({ PLAN_QUOTAS: JSON.stringify(SMALL) });
 
 async function rows(table: string, userId: string, where = ""): Promise<number> {
-  const row = await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?1 ${where}`).bind(userId).first<{ n: number }>();
+  // API keys are in the directory; every other table is on the user's shard.
+  const d1 = table === "api_keys" ? env.DB : await userD1(userId);
+  const row = await d1.prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?1 ${where}`).bind(userId).first<{ n: number }>();
   return row?.n ?? 0;
 }
 
@@ -99,7 +101,8 @@ describe("connections and projects", () => {
       ((await (await call(u.key, "GET", "/v1/projects/activity")).json()) as { activity: { id: string; action: string; undoable: boolean }[] }).activity.find(
         (a) => a.action === action,
       );
-    const factProject = async () => (await env.DB.prepare("SELECT project_id AS p FROM facts WHERE user_id = ?").bind(u.id).first<{ p: string | null }>())?.p;
+    const factProject = async () =>
+      (await (await userD1(u.id)).prepare("SELECT project_id AS p FROM facts WHERE user_id = ?").bind(u.id).first<{ p: string | null }>())?.p;
     const a = await created("A");
     const b = await created("B");
     expect((await call(u.key, "POST", "/v1/memory/facts", { facts: [{ text: "The A launch is in May", metadata: { project_id: a } }] })).status).toBe(201);
@@ -143,7 +146,7 @@ describe("sessions", () => {
 
   it("racing creations in one statement each: with room for 2, exactly 2 of 6 rows go in", async () => {
     const u = await createUser();
-    const db = createDb(env.DB);
+    const db = await userDb(u.id);
     const input = { title: "t", siteId: null, projectId: null };
     const made = await Promise.all(Array.from({ length: 6 }, () => createSessionWithinBudget(db, u.id, input, null, Date.now(), 2)));
     expect(made.filter(Boolean)).toHaveLength(2);
@@ -159,7 +162,9 @@ describe("facts (bulk import, all or nothing)", () => {
     expect((await call(u.key, "POST", "/v1/memory/facts", facts("Lives in Lisbon", "Has a cat named Miso", "Works as a baker"))).status).toBe(201);
     await expectQuota(await call(u.key, "POST", "/v1/memory/facts", facts("Plays the cello", "Speaks Portuguese", "Runs on Sundays")), /5 facts.*import of 3/);
     expect(await rows("facts", u.id)).toBe(3);
-    const texts = (await env.DB.prepare("SELECT text FROM facts WHERE user_id = ?1").bind(u.id).all<{ text: string }>()).results.map((r) => r.text);
+    const texts = (await (await userD1(u.id)).prepare("SELECT text FROM facts WHERE user_id = ?1").bind(u.id).all<{ text: string }>()).results.map(
+      (r) => r.text,
+    );
     expect(texts).not.toContain("Plays the cello");
     // Two new facts and one already stored reach exactly the quota.
     expect((await call(u.key, "POST", "/v1/memory/facts", facts("Plays the cello", "Speaks Portuguese", "Lives in Lisbon"))).status).toBe(201);
@@ -178,7 +183,9 @@ describe("facts (bulk import, all or nothing)", () => {
       call(u.key, "POST", "/v1/memory/facts", facts("Batch B first fact", "Batch B second fact")),
     ]);
     expect(statusesOf([a, b])).toEqual([201, 403]);
-    const texts = (await env.DB.prepare("SELECT text FROM facts WHERE user_id = ?1").bind(u.id).all<{ text: string }>()).results.map((r) => r.text);
+    const texts = (await (await userD1(u.id)).prepare("SELECT text FROM facts WHERE user_id = ?1").bind(u.id).all<{ text: string }>()).results.map(
+      (r) => r.text,
+    );
     expect(texts).toHaveLength(5);
     const fromA = texts.filter((t) => t.startsWith("Batch A")).length;
     expect([fromA, 2 - fromA].sort()).toEqual([0, 2]);
@@ -190,10 +197,13 @@ describe("facts learned in the background", () => {
     client: createModelClient({ ...loadConfig(env), anthropicApiKey: undefined }, { [CONSOLIDATION_FORMAT]: offlineConsolidate }).client,
     model: "offline",
   };
-  const consolidate = (userId: string) => consolidateUser(captured({ quotas: SMALL_QUOTAS }).deps, offline, userId);
+  const consolidate = async (userId: string) => consolidateUser((await captured(userId, { quotas: SMALL_QUOTAS })).deps, offline, userId);
   const events = async (userId: string) =>
     (
-      await env.DB.prepare("SELECT status, error FROM context_events WHERE user_id = ?1 ORDER BY created_at, id")
+      await (
+        await userD1(userId)
+      )
+        .prepare("SELECT status, error FROM context_events WHERE user_id = ?1 ORDER BY created_at, id")
         .bind(userId)
         .all<{ status: string; error: string | null }>()
     ).results;
@@ -204,13 +214,13 @@ describe("facts learned in the background", () => {
       facts: [{ text: "Lives in Lisbon" }, { text: "Has a cat named Miso" }, { text: "Works as a baker" }, { text: "Plays the cello" }],
     });
     expect(stored.status).toBe(201);
-    const before = await env.DB.prepare("SELECT working_memory FROM users WHERE id = ?1").bind(u.id).first<{ working_memory: string }>();
+    const before = await (await userD1(u.id)).prepare("SELECT working_memory FROM users WHERE id = ?1").bind(u.id).first<{ working_memory: string }>();
     await observe(u.id, [{ content: "I speak Portuguese at home" }, { content: "I run along the river on Sundays" }]);
 
     expect((await consolidate(u.id)).status).toBe("refused");
     expect(await rows("facts", u.id)).toBe(4);
     expect(await rows("memory_runs", u.id)).toBe(0);
-    expect(await env.DB.prepare("SELECT working_memory FROM users WHERE id = ?1").bind(u.id).first()).toEqual(before);
+    expect(await (await userD1(u.id)).prepare("SELECT working_memory FROM users WHERE id = ?1").bind(u.id).first()).toEqual(before);
     const failed = await events(u.id);
     expect(failed.map((e) => e.status)).toEqual(["failed", "failed"]);
     expect(failed[0]?.error).toMatch(/^quota_exceeded: the free plan allows 5 facts; these observations were not consolidated/);
@@ -218,7 +228,7 @@ describe("facts learned in the background", () => {
     // Forgetting one fact makes room for both: the same observations, retried, are learned.
     const { facts } = (await (await call(u.key, "GET", "/v1/memory/facts?limit=10")).json()) as { facts: { id: string }[] };
     expect((await call(u.key, "DELETE", `/v1/memory/facts/${facts[0]?.id}`)).status).toBe(200);
-    await env.DB.prepare("UPDATE context_events SET status = 'pending' WHERE user_id = ?1").bind(u.id).run();
+    await (await userD1(u.id)).prepare("UPDATE context_events SET status = 'pending' WHERE user_id = ?1").bind(u.id).run();
     expect((await consolidate(u.id)).status).toBe("applied");
     expect(await rows("facts", u.id)).toBe(5);
     expect((await events(u.id)).map((e) => e.status)).toEqual(["processed", "processed"]);
@@ -257,14 +267,14 @@ describe("lessons", () => {
     const u = await createUser();
     expect((await save(u.key, "Apply migrations before tests")).status).toBe(201);
     const f = fixture("fts5-quoting");
-    const { deps } = capturedDeps();
+    const { deps } = await capturedDeps(u.id);
     const small = { ...deps, config: { ...deps.config, quotas: SMALL_QUOTAS } };
     const { transcript } = await ingest(small, u.id, { sessionId: f.session_id, project: f.project, offset: 0, content: f.text, totalBytes: bytes(f.text) });
     await script(u.id, extraction([lesson({ title: "Quote every FTS5 token" }), lesson({ title: "Escape LIKE wildcards in user search" })]));
     const out = await extractTranscript(small, extractionModel(env), u.id, transcript.id);
     expect(out.status).toBe("refused");
     expect(await rows("lessons", u.id)).toBe(1);
-    const t = await env.DB.prepare("SELECT status, error, bytes_synced FROM transcripts WHERE id = ?1").bind(transcript.id).first();
+    const t = await (await userD1(u.id)).prepare("SELECT status, error, bytes_synced FROM transcripts WHERE id = ?1").bind(transcript.id).first();
     expect(t).toMatchObject({ status: "failed", bytes_synced: 0 });
     expect(String(t?.error)).toMatch(/^quota_exceeded: the free plan allows 2 lessons .*the 2 lessons of this transcript were not stored/);
     expect(await rows("transcript_segments", u.id)).toBeGreaterThan(0);

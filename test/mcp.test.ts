@@ -2,7 +2,6 @@ import { env, SELF } from "cloudflare:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../src/config/config";
-import { createDb } from "../src/db/client";
 import { EXTRACT_KIND } from "../src/lessons/deps";
 import { ingest } from "../src/lessons/transcripts";
 import { recordUsage } from "../src/usage/record";
@@ -10,6 +9,7 @@ import { fixture } from "./fixtures/transcripts";
 import { api, BASE, createUser, script, seen } from "./helpers";
 import { bytes, capturedDeps, deliver, extraction, lesson, upload } from "./lessons-helpers";
 import { connectMcp } from "./mcp-helpers";
+import { userD1, userDb } from "./shard-helpers";
 
 const T = 60_000;
 
@@ -61,7 +61,7 @@ describe("MCP server at /mcp", () => {
       const { transcript } = (await res.json()) as { transcript: { status: string } };
       expect(transcript.status).toBe("pending");
       // Deliver the extraction message as the queue would (the queue's own delivery finds it done, or does it first).
-      const row = await env.DB.prepare("SELECT id FROM transcripts WHERE user_id = ?").bind(u.id).first<{ id: string }>();
+      const row = await (await userD1(u.id)).prepare("SELECT id FROM transcripts WHERE user_id = ?").bind(u.id).first<{ id: string }>();
       await deliver([{ kind: EXTRACT_KIND, userId: u.id, transcriptId: row?.id ?? "" }]);
 
       const client = await connectMcp(u.key);
@@ -182,7 +182,7 @@ describe("MCP server at /mcp", () => {
       expect((await call(client, "brain_read", { document: "soul" })).text).toBe("Be terse. The user is a backend engineer.");
       expect((await call(client, "brain_read", { document: "bible", site: "shop" })).text).toBe("BIBLE is empty.");
       const embeddings = async () =>
-        (await env.DB.prepare("SELECT count(*) AS n FROM usage WHERE user_id = ? AND kind = 'embedding'").bind(u.id).first<{ n: number }>())?.n;
+        (await (await userD1(u.id)).prepare("SELECT count(*) AS n FROM usage WHERE user_id = ? AND kind = 'embedding'").bind(u.id).first<{ n: number }>())?.n;
       const before = await embeddings();
       expect((await call(client, "memory_search", { query: "how does the user deploy" })).text).toContain("Cloudflare Workers");
       // The query's embedding is billed like the HTTP search's.
@@ -202,7 +202,7 @@ describe("MCP server at /mcp", () => {
       const u = await createUser();
       const f = fixture("sys-exit-library");
       // Stored directly so no queue delivery races the on-demand extraction.
-      const { deps } = capturedDeps();
+      const { deps } = await capturedDeps(u.id);
       await ingest(deps, u.id, { sessionId: f.session_id, project: f.project, offset: 0, content: f.text, totalBytes: bytes(f.text) });
       await script(
         u.id,
@@ -226,9 +226,9 @@ describe("MCP server at /mcp", () => {
     async () => {
       const u = await createUser();
       const f = fixture("sys-exit-library");
-      const { deps } = capturedDeps();
+      const { deps } = await capturedDeps(u.id);
       const { transcript } = await ingest(deps, u.id, { sessionId: f.session_id, project: f.project, offset: 0, content: f.text, totalBytes: bytes(f.text) });
-      await recordUsage(createDb(env.DB), {
+      await recordUsage(await userDb(u.id), {
         userId: u.id,
         kind: "chat",
         model: env.CHAT_MODEL ?? null,
@@ -262,10 +262,15 @@ describe("MCP server at /mcp", () => {
     async () => {
       const u = await createUser();
       const content = fortyFailures();
-      const { deps } = capturedDeps();
+      const { deps } = await capturedDeps(u.id);
       const { transcript } = await ingest(deps, u.id, { sessionId: "long", project: null, offset: 0, content, totalBytes: bytes(content) });
       const limit = loadConfig(env).dailyChatTokens;
-      await recordUsage(createDb(env.DB), { userId: u.id, kind: "chat", model: env.CHAT_MODEL ?? null, usage: { input_tokens: limit - 1, output_tokens: 0 } });
+      await recordUsage(await userDb(u.id), {
+        userId: u.id,
+        kind: "chat",
+        model: env.CHAT_MODEL ?? null,
+        usage: { input_tokens: limit - 1, output_tokens: 0 },
+      });
       await script(
         u.id,
         ...Array.from({ length: 10 }, (_, i) => extraction([lesson({ title: `Lesson from part ${i + 1}` })], { input_tokens: 5_000, output_tokens: 100 })),
@@ -304,7 +309,7 @@ describe("MCP server at /mcp", () => {
     async () => {
       const u = await createUser();
       const f = fixture("sys-exit-library");
-      const { deps } = capturedDeps();
+      const { deps } = await capturedDeps(u.id);
       await ingest(deps, u.id, { sessionId: f.session_id, project: f.project, offset: 0, content: f.text, totalBytes: bytes(f.text) });
       const limit = loadConfig(env).dailyChatTokens;
       const lessons = [lesson({ title: "Never call sys.exit() in library code", content: "Raise an error; the CLI entry point picks the exit code." })];

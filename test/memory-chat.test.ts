@@ -1,7 +1,7 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, chat, createUser, promptOf, recalledIn, script, seen, textReply, toolCall } from "./helpers";
 import { consolidateMessage, consolidation, deliver, getJson, importFacts } from "./memory-helpers";
+import { userD1 } from "./shard-helpers";
 
 type Log = { id: string; session_id: string; injected: { sections: { name: string; ids: string[] }[]; skipped: { name: string; reason: string }[] } };
 type Events = { events: { id: string; event_type: string; content: string; status: string; source_metadata: Record<string, unknown> }[] };
@@ -56,7 +56,7 @@ describe("end to end: tool call -> event -> queue -> consolidation -> injected n
     expect(log?.injected.sections.find((s) => s.name === "retrieved_facts")?.ids).toEqual([facts.facts[0]?.id]);
     expect(log?.injected.sections.find((s) => s.name === "scaffold")?.ids).toEqual(expect.arrayContaining(["Projects", "Preferences"]));
     // Injected facts count as recalled (they rank up from now on).
-    expect((await env.DB.prepare("SELECT recall_count AS n FROM facts WHERE user_id = ?").bind(u.id).first<{ n: number }>())?.n).toBe(1);
+    expect((await (await userD1(u.id)).prepare("SELECT recall_count AS n FROM facts WHERE user_id = ?").bind(u.id).first<{ n: number }>())?.n).toBe(1);
   });
 
   it("seeds retrieval of a short follow-up with the previous reply", async () => {
@@ -117,7 +117,7 @@ describe("memory tools", () => {
     const turn = chat(u.key, { message: "I live in Lisbon; my Jira board is OPS" });
     while ((await seen(u.id)).length < 1) await new Promise((r) => setTimeout(r, 20));
     // What an erase does to a session whose object it leaves to the sweep: the row goes at once, the turn runs on.
-    await env.DB.prepare("DELETE FROM sessions WHERE user_id = ?").bind(u.id).run();
+    await (await userD1(u.id)).prepare("DELETE FROM sessions WHERE user_id = ?").bind(u.id).run();
     const { events } = await turn;
     expect(events.filter((e) => e.type === "tool_result")).toEqual([
       { type: "tool_result", id: "toolu_gone", name: "record_observation", ok: false },

@@ -3,13 +3,13 @@
  * update_connection_context, an erase, the connection's deletion. Each race is forced with `pausingD1`: the
  * competing request lands just before the writer's UPDATE, after anything the writer read.
  */
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { learnAboutConnection, updateConnection } from "../src/memory/connections";
 import { pausingD1 } from "./fault-helpers";
 import { api, createUser } from "./helpers";
 import { getJson } from "./memory-helpers";
+import { userD1, userDb } from "./shard-helpers";
 
 type Connection = { id: string; name: string; active: boolean; learned_info: Record<string, unknown> };
 type Events = { events: { event_type: string; content: string }[] };
@@ -30,7 +30,7 @@ describe("a connection's learned info while something else writes it", () => {
     const u = await createUser();
     const conn = await newConnection(u.key, { default_project: "PROJ", lead: "Ana Souza" });
     let erased: Response | undefined;
-    const db = createDb(pausingD1(UPDATE_CONNECTIONS, async () => (erased = await api(u.key, "DELETE", "/v1/memory"))));
+    const db = createDb(pausingD1(UPDATE_CONNECTIONS, async () => (erased = await api(u.key, "DELETE", "/v1/memory")), await userD1(u.id)));
     const answered = await updateConnection(db, u.id, conn.id, { active: false });
     expect(erased?.status).toBe(200);
     expect(answered).toMatchObject({ name: "Jira", active: false });
@@ -44,7 +44,7 @@ describe("a connection's learned info while something else writes it", () => {
     const u = await createUser();
     const conn = await newConnection(u.key, { default_project: "PROJ", lead: "Ana Souza" });
     let erased: Response | undefined;
-    const db = createDb(pausingD1(UPDATE_CONNECTIONS, async () => (erased = await api(u.key, "DELETE", "/v1/memory"))));
+    const db = createDb(pausingD1(UPDATE_CONNECTIONS, async () => (erased = await api(u.key, "DELETE", "/v1/memory")), await userD1(u.id)));
     const saved = await learnAboutConnection(db, u.id, conn.id, { board: "Sprint 12" }, null);
     expect(erased?.status).toBe(200);
     // What the tool tells the model it saved is what the connection now holds.
@@ -57,8 +57,8 @@ describe("a connection's learned info while something else writes it", () => {
     const u = await createUser();
     const conn = await newConnection(u.key, { default_project: "PROJ", board: { name: "Ops", sprint: 11 }, region: "eu", old_key: "x" });
     const update = { board: { sprint: null, lane: "Doing" }, region: { primary: "eu-west", backup: null }, old_key: null, labels: ["bug", null] };
-    const tool = createDb(env.DB);
-    const db = createDb(pausingD1(UPDATE_CONNECTIONS, () => learnAboutConnection(tool, u.id, conn.id, update, null)));
+    const tool = await userDb(u.id);
+    const db = createDb(pausingD1(UPDATE_CONNECTIONS, () => learnAboutConnection(tool, u.id, conn.id, update, null), await userD1(u.id)));
     const renamed = await updateConnection(db, u.id, conn.id, { name: "Jira Cloud" });
     const learned = { default_project: "PROJ", board: { name: "Ops", lane: "Doing" }, region: { primary: "eu-west" }, labels: ["bug", null] };
     expect(renamed).toMatchObject({ name: "Jira Cloud" });
@@ -72,7 +72,7 @@ describe("a connection's learned info while something else writes it", () => {
     const u = await createUser();
     const conn = await newConnection(u.key, { default_project: "PROJ" });
     let deleted: Response | undefined;
-    const db = createDb(pausingD1(UPDATE_CONNECTIONS, async () => (deleted = await api(u.key, "DELETE", `/v1/connections/${conn.id}`))));
+    const db = createDb(pausingD1(UPDATE_CONNECTIONS, async () => (deleted = await api(u.key, "DELETE", `/v1/connections/${conn.id}`)), await userD1(u.id)));
     await expect(learnAboutConnection(db, u.id, conn.id, { board: "Sprint 12" }, "ses_x")).rejects.toMatchObject({ code: "not_found" });
     expect(deleted?.status).toBe(200);
     expect(await savedEvents(u.key)).toEqual([]);
@@ -86,7 +86,7 @@ describe("a connection's learned info cap (2,000 characters)", () => {
   it("counts characters the same for the assistant and the API, an emoji being one", async () => {
     const u = await createUser();
     const conn = await newConnection(u.key, {});
-    const db = createDb(env.DB);
+    const db = await userDb(u.id);
     expect((await learnAboutConnection(db, u.id, conn.id, noteOf(2000), null)).learnedInfo).toEqual(noteOf(2000));
     // What the assistant saved, sent back as it reads, is accepted.
     const { learned_info } = await readConnection(u.key, conn.id);

@@ -7,6 +7,7 @@ import { consolidateMessages, consolidationModel } from "../src/memory/queue";
 import { STALE_PENDING_MS, sweepMemory } from "../src/memory/sweep";
 import { api, createUser, promptOf, script, seen, textReply } from "./helpers";
 import { captured, consolidateMessage, consolidation, deliver, getJson, importFacts, observe, slowModel } from "./memory-helpers";
+import { countOnShards, userD1 } from "./shard-helpers";
 import { registry } from "./worker";
 
 type Events = { events: { id: string; status: string; attempts: number; error: string | null }[]; budget: { exhausted: boolean } };
@@ -14,12 +15,7 @@ type Working = { working_memory: string; words: number; pending_events: number }
 type Scaffold = { scaffold: Record<string, unknown>; confidence: Record<string, { confidence: number; updated_at: number }> };
 type Facts = { facts: { id: string; text: string; confidence: number; source: string; metadata: Record<string, unknown> }[] };
 
-const count = async (sql: string, ...binds: unknown[]) =>
-  (
-    (await env.DB.prepare(sql)
-      .bind(...binds)
-      .first<{ n: number }>()) ?? { n: 0 }
-  ).n;
+const count = countOnShards;
 
 const OUTPUT = {
   updated_scaffold: { Role: "Engineering manager", Projects: '{"toolstream": {"status": "beta", "tags": "[\\"ai\\", \\"infra\\"]"}}' },
@@ -216,7 +212,7 @@ describe("consolidation (queue consumer)", () => {
       retry: (options) => delays.push(options?.delaySeconds),
     });
     await script(u.id, ...[1, 2, 3, 12].map(() => unusable));
-    for (const attempts of [1, 2, 3, 12]) await consolidateMessages(captured().deps, consolidationModel(env), [message(attempts)]);
+    for (const attempts of [1, 2, 3, 12]) await consolidateMessages((await captured(u.id)).deps, consolidationModel(env), [message(attempts)]);
     expect(delays).toEqual([2, 4, 8, 300]);
   });
 
@@ -235,8 +231,8 @@ describe("consolidation into projects", () => {
     const project = async (key: string, name: string) => ((await (await api(key, "POST", "/v1/projects", { name })).json()) as { id: string }).id;
     const mine = await project(u.key, "Garden");
     const theirs = await project(other.key, "Their plans");
-    const projectOf = (text: string) =>
-      env.DB.prepare("SELECT project_id AS p FROM facts WHERE user_id = ? AND text = ?").bind(u.id, text).first<{ p: string | null }>();
+    const projectOf = async (text: string) =>
+      (await userD1(u.id)).prepare("SELECT project_id AS p FROM facts WHERE user_id = ? AND text = ?").bind(u.id, text).first<{ p: string | null }>();
 
     const cases = [
       { projectId: mine, text: "User grows tomatoes on the balcony", filed: mine },
@@ -272,7 +268,7 @@ describe("deleting a connection while a consolidation runs", () => {
         facts_to_embed: [{ text: "The default Jira project is PROJ", connection_id: conn.id, supersedes: [older?.id] }, "User prefers short emails"],
       };
     });
-    expect(await consolidateUser(captured().deps, { client, model: "m" }, u.id)).toMatchObject({ status: "applied" });
+    expect(await consolidateUser((await captured(u.id)).deps, { client, model: "m" }, u.id)).toMatchObject({ status: "applied" });
     expect(deleted).toBe(200);
     const live = (await getJson<Facts>(u.key, "/v1/memory/facts")).facts;
     expect(live.map((f) => f.text).sort()).toEqual(["The default Jira project is OLD", "User prefers short emails"]);
@@ -339,7 +335,8 @@ describe("dead letters", () => {
 describe("budget", () => {
   it("defers events over the daily consolidation budget, says so, and resumes when it allows", async () => {
     const u = await createUser();
-    await env.DB.prepare("INSERT INTO usage (id, user_id, kind, model, input_tokens, output_tokens) VALUES (?, ?, 'consolidation', 'm', 199000, 1000)")
+    await (await userD1(u.id))
+      .prepare("INSERT INTO usage (id, user_id, kind, model, input_tokens, output_tokens) VALUES (?, ?, 'consolidation', 'm', 199000, 1000)")
       .bind(`use_${u.id}`, u.id)
       .run();
     const res = await api(u.key, "POST", "/v1/observations", { observations: [{ type: "learned_fact", content: "User likes tea" }] });
@@ -349,9 +346,9 @@ describe("budget", () => {
     expect(body.events[0]).toMatchObject({ status: "deferred", error: expect.stringMatching(/daily consolidation budget of 200000 tokens is used up/) });
     expect((await getJson<Working>(u.key, "/v1/memory/working")).pending_events).toBe(1);
 
-    const { deps, sent } = captured();
+    const { deps, sent } = await captured(u.id);
     expect((await sweepMemory(deps, Date.now())).resumed).toBe(0);
-    await env.DB.prepare("DELETE FROM usage WHERE user_id = ?").bind(u.id).run();
+    await (await userD1(u.id)).prepare("DELETE FROM usage WHERE user_id = ?").bind(u.id).run();
     expect((await sweepMemory(deps, Date.now())).resumed).toBe(1);
     expect(sent.filter((m) => m.userId === u.id)).toHaveLength(1);
     expect((await getJson<Events>(u.key, "/v1/memory/events")).events[0]?.status).toBe("pending");
@@ -360,7 +357,8 @@ describe("budget", () => {
   it("defers pending events in the consumer when the budget ran out meanwhile, without a model call", async () => {
     const u = await createUser();
     const { sent } = await observe(u.id, [{ content: "x" }]);
-    await env.DB.prepare("INSERT INTO usage (id, user_id, kind, model, input_tokens, output_tokens) VALUES (?, ?, 'consolidation', 'm', 500000, 0)")
+    await (await userD1(u.id))
+      .prepare("INSERT INTO usage (id, user_id, kind, model, input_tokens, output_tokens) VALUES (?, ?, 'consolidation', 'm', 500000, 0)")
       .bind(`use_${u.id}`, u.id)
       .run();
     expect((await deliver(sent)).explicitAcks).toHaveLength(1);
@@ -374,10 +372,11 @@ describe("cron sweep", () => {
     const u = await createUser();
     const old = await observe(u.id, [{ content: "I play chess" }]);
     const fresh = await observe(u.id, [{ content: "I play go" }]);
-    await env.DB.prepare("UPDATE context_events SET created_at = created_at - ? WHERE id = ?")
+    await (await userD1(u.id))
+      .prepare("UPDATE context_events SET created_at = created_at - ? WHERE id = ?")
       .bind(STALE_PENDING_MS + 1000, old.events[0]?.id)
       .run();
-    const { deps, sent } = captured();
+    const { deps, sent } = await captured(u.id);
     await sweepMemory(deps, Date.now());
     const mine = sent.filter((m) => m.userId === u.id);
     expect(mine).toEqual([consolidateMessage(u.id, [old.events[0]?.id ?? ""])]);
@@ -394,7 +393,7 @@ describe("cron sweep", () => {
     expect((await deliver([...old.sent, ...fresh.sent])).explicitAcks).toHaveLength(2);
     expect(await seen(u.id)).toHaveLength(1);
     expect(await count("SELECT count(*) n FROM context_events WHERE user_id = ? AND status = 'processed'", u.id)).toBe(2);
-    const again = captured();
+    const again = await captured(u.id);
     await sweepMemory(again.deps, Date.now());
     expect(again.sent.filter((m) => m.userId === u.id)).toEqual([]);
   });
@@ -512,7 +511,7 @@ describe("the user's own corrections of working memory and scaffold", () => {
     const { events, sent } = await observe(u.id, [{ content: "I live in Porto" }]);
     expect((await api(u.key, "PATCH", "/v1/memory/scaffold", { scaffold: { City: "Lyon" } })).status).toBe(200);
     const editedAt = (await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).confidence.City?.updated_at;
-    await env.DB.prepare("UPDATE context_events SET created_at = ? WHERE id = ?").bind(editedAt, events[0]?.id).run();
+    await (await userD1(u.id)).prepare("UPDATE context_events SET created_at = ? WHERE id = ?").bind(editedAt, events[0]?.id).run();
     await script(u.id, consolidation({ updated_scaffold: { City: "Porto" }, updated_working_memory: "Lives in Porto.", facts_to_embed: [] }));
     expect((await deliver(sent)).explicitAcks).toHaveLength(1);
     const after = await getJson<Scaffold>(u.key, "/v1/memory/scaffold");
@@ -526,7 +525,8 @@ describe("the user's own corrections of working memory and scaffold", () => {
     const set = (await getJson<Scaffold>(u.key, "/v1/memory/scaffold")).confidence.Diet;
     // Said well after the edit, so the edit is not what protects the key.
     const { events, sent } = await observe(u.id, [{ content: "I live in Porto" }]);
-    await env.DB.prepare("UPDATE context_events SET created_at = ? WHERE id = ?")
+    await (await userD1(u.id))
+      .prepare("UPDATE context_events SET created_at = ? WHERE id = ?")
       .bind((set?.updated_at ?? 0) + 60_000, events[0]?.id)
       .run();
     await script(u.id, consolidation({ updated_scaffold: { City: "Porto" }, updated_working_memory: "In Porto.", facts_to_embed: [] }));

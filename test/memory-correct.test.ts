@@ -8,6 +8,7 @@ import { correctFact } from "../src/memory/correct";
 import { pausingD1 } from "./fault-helpers";
 import { api, createUser } from "./helpers";
 import { captured, getJson, importFacts } from "./memory-helpers";
+import { userD1 } from "./shard-helpers";
 
 type Fact = {
   id: string;
@@ -194,11 +195,15 @@ describe("PATCH /v1/memory/facts/{id}", { timeout: 60_000 }, () => {
     let second: Corrected | undefined;
     // The first correction has read the fact as current; the second lands before its write.
     const db = createDb(
-      pausingD1(/^insert into facts/i, async () => {
-        second = (await (await api(u.key, "PATCH", `/v1/memory/facts/${old?.id}`, { text: "User lives in Kiel" })).json()) as Corrected;
-      }),
+      pausingD1(
+        /^insert into facts/i,
+        async () => {
+          second = (await (await api(u.key, "PATCH", `/v1/memory/facts/${old?.id}`, { text: "User lives in Kiel" })).json()) as Corrected;
+        },
+        await userD1(u.id),
+      ),
     );
-    const first = correctFact(captured({ db }).deps, u.id, old?.id ?? "", { text: "User lives in Hamburg" });
+    const first = correctFact((await captured(u.id, { db })).deps, u.id, old?.id ?? "", { text: "User lives in Hamburg" });
     await expect(first).rejects.toMatchObject({ code: "conflict" });
     expect(second?.replaced).toEqual([old?.id]);
     expect((await listAll(u.key)).map((f) => f.text).sort()).toEqual(["User lives in Bremen", "User lives in Kiel"]);

@@ -4,6 +4,7 @@ import { deleteUserAccount } from "../src/account/delete";
 import { eraseUserMemory, SESSION_OBJECTS_PER_ERASE } from "../src/account/erase";
 import { loadConfig } from "../src/config/config";
 import { createDb } from "../src/db/client";
+import { directoryOf } from "../src/db/shards";
 import { ConsolidationConflict, consolidateUser } from "../src/memory/consolidate";
 import { editTiers } from "../src/memory/edit";
 import { eraseMemory } from "../src/memory/erase";
@@ -14,10 +15,11 @@ import { destroySessionObject, sessionStub } from "../src/sessions/store";
 import { pausingD1 } from "./fault-helpers";
 import { api, chat, createUser, script, textReply } from "./helpers";
 import { captured, consolidation, deliver, getJson, importFacts, observe, search, slowModel } from "./memory-helpers";
+import { userD1, userDb } from "./shard-helpers";
 import worker from "./worker";
 
 const count = async (table: string, userId: string) =>
-  (await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`).bind(userId).first<{ n: number }>())?.n ?? 0;
+  (await (await userD1(userId)).prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`).bind(userId).first<{ n: number }>())?.n ?? 0;
 
 async function storedMessages(userId: string, sessionId: string): Promise<number> {
   return runInDurableObject(sessionStub(env, userId, sessionId), (_instance, state) => {
@@ -35,7 +37,10 @@ async function conversation(userId: string, sessionId: string) {
 
 const pendingRows = async (userId: string) =>
   (
-    await env.DB.prepare("SELECT session_id, attempts FROM session_erasures WHERE user_id = ? ORDER BY session_id")
+    await (
+      await userD1(userId)
+    )
+      .prepare("SELECT session_id, attempts FROM session_erasures WHERE user_id = ? ORDER BY session_id")
       .bind(userId)
       .all<{ session_id: string; attempts: number }>()
   ).results;
@@ -143,7 +148,7 @@ describe("DELETE /v1/memory", () => {
       late = (await chat(u.key, { message: "my bank PIN is 4921" })).sessionId;
       return { statements: [] };
     };
-    const ctx = { env, config: loadConfig(env), db: createDb(env.DB), userId: u.id, now: Date.now() };
+    const ctx = { env, config: loadConfig(env), db: await userDb(u.id), userId: u.id, now: Date.now() };
     const receipt = await eraseUserMemory([startsAChat], ctx, (owner, id) => destroySessionObject(env, owner, id), null);
     expect(late).not.toBe("");
     expect(receipt.erased.sessions).toBe(8);
@@ -164,7 +169,7 @@ describe("DELETE /v1/memory", () => {
       late = await api(u.key, "POST", "/v1/chat", { message: "what is my bank PIN?" });
       return { statements: [] };
     };
-    const ctx = { env, config: loadConfig(env), db: createDb(env.DB), userId: u.id, now: Date.now() };
+    const ctx = { env, config: loadConfig(env), db: await userDb(u.id), userId: u.id, now: Date.now() };
     const receipt = await eraseUserMemory([startsASlowTurn, eraseMemory], ctx, (owner, id) => destroySessionObject(env, owner, id), null);
     expect(late?.status).toBe(200);
     expect(await late?.text()).toContain("event: done");
@@ -183,7 +188,7 @@ describe("DELETE /v1/memory", () => {
       await importFacts(u.key, [{ text: "User's spare key is with the neighbour at number 4" }]);
       return { statements: [] };
     };
-    const ctx = { env, config: loadConfig(env), db: createDb(env.DB), userId: u.id, now: Date.now() };
+    const ctx = { env, config: loadConfig(env), db: await userDb(u.id), userId: u.id, now: Date.now() };
     const receipt = await eraseUserMemory([eraseMemory, editsMeanwhile], ctx, (owner, id) => destroySessionObject(env, owner, id), null);
     expect(receipt.erased.memory_runs).toBe(2);
     // The fact written meanwhile goes with the batch, and its vector after it.
@@ -226,7 +231,7 @@ describe("DELETE /v1/memory", () => {
     for (let i = 0; i < 3; i++) ids.push((await chat(u.key, { message: `hello ${i}` })).sessionId);
     const stuck = ids[1] as string;
     const failing = (owner: string, id: string) => (id === stuck ? Promise.reject(new Error("object unreachable")) : destroySessionObject(env, owner, id));
-    const ctx = { env, config: loadConfig(env), db: createDb(env.DB), userId: u.id, now: Date.now() };
+    const ctx = { env, config: loadConfig(env), db: await userDb(u.id), userId: u.id, now: Date.now() };
 
     const receipt = await eraseUserMemory([], ctx, failing, null);
     expect(receipt.erased).toMatchObject({ sessions: 3, session_objects: 2 });
@@ -235,12 +240,12 @@ describe("DELETE /v1/memory", () => {
     expect(await pendingRows(u.id)).toEqual([{ session_id: stuck, attempts: 0 }]);
 
     // A sweep that meets the failure again keeps the row, marked tried.
-    expect(await destroyPendingSessions(createDb(env.DB), failing, { limit: 10, now: Date.now() })).toMatchObject({ failed: 1 });
+    expect(await destroyPendingSessions(await userDb(u.id), failing, { limit: 10, now: Date.now() })).toMatchObject({ failed: 1 });
     expect(await pendingRows(u.id)).toEqual([{ session_id: stuck, attempts: 1 }]);
     expect(await conversation(u.id, stuck)).toBe(2);
 
     // Deleting the account does not drop what is owed.
-    await env.DB.prepare("DELETE FROM users WHERE id = ?").bind(u.id).run();
+    await (await userD1(u.id)).prepare("DELETE FROM users WHERE id = ?").bind(u.id).run();
     await cron();
     expect(await conversation(u.id, stuck)).toBeNull();
     expect(await pendingRows(u.id)).toEqual([]);
@@ -250,7 +255,7 @@ describe("DELETE /v1/memory", () => {
     const u = await createUser();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await chat(u.key, { message: `hello ${i}` })).sessionId);
-    const ctx = { env, config: loadConfig(env), db: createDb(env.DB), userId: u.id, now: Date.now() };
+    const ctx = { env, config: loadConfig(env), db: await userDb(u.id), userId: u.id, now: Date.now() };
     // Every object unreachable during the erase: all three stay owed.
     await eraseUserMemory([], ctx, () => Promise.reject(new Error("object unreachable")), null);
     expect(await pendingRows(u.id)).toHaveLength(3);
@@ -261,13 +266,13 @@ describe("DELETE /v1/memory", () => {
       hung = id;
       return new Promise<void>(() => undefined);
     };
-    const run = destroyPendingSessions(createDb(env.DB), never, { limit: 1, now: Date.now() });
+    const run = destroyPendingSessions(await userDb(u.id), never, { limit: 1, now: Date.now() });
     await Promise.race([run, new Promise((resolve) => setTimeout(resolve, 300))]);
     expect(ids).toContain(hung);
 
     // The next run reaches the two others first.
     const working = (owner: string, id: string) => destroySessionObject(env, owner, id);
-    expect(await destroyPendingSessions(createDb(env.DB), working, { limit: 2, now: Date.now() })).toEqual({ destroyed: 2, failed: 0 });
+    expect(await destroyPendingSessions(await userDb(u.id), working, { limit: 2, now: Date.now() })).toEqual({ destroyed: 2, failed: 0 });
     expect((await pendingRows(u.id)).map((r) => r.session_id)).toEqual([hung]);
     for (const id of ids.filter((x) => x !== hung)) expect(await conversation(u.id, id)).toBeNull();
   });
@@ -281,7 +286,7 @@ describe("DELETE /v1/memory", () => {
       await api(u.key, "DELETE", "/v1/memory");
       return output;
     });
-    await expect(consolidateUser(captured().deps, { client, model: "m" }, u.id)).rejects.toBeInstanceOf(ConsolidationConflict);
+    await expect(consolidateUser((await captured(u.id)).deps, { client, model: "m" }, u.id)).rejects.toBeInstanceOf(ConsolidationConflict);
     expect(await getJson(u.key, "/v1/memory/working")).toMatchObject({ working_memory: "" });
     expect(await count("facts", u.id)).toBe(0);
     // The retry finds nothing left: the events went with the erase.
@@ -300,7 +305,7 @@ describe("DELETE /v1/memory", () => {
       meanwhile.push((await api(u.key, "DELETE", "/v1/memory")).status);
       return output;
     });
-    const outcome = await consolidateUser(captured().deps, { client, model: "m" }, u.id).catch((err: unknown) => err);
+    const outcome = await consolidateUser((await captured(u.id)).deps, { client, model: "m" }, u.id).catch((err: unknown) => err);
     expect(meanwhile).toEqual([200, 200]);
     expect(await getJson(u.key, "/v1/memory/working")).toMatchObject({ working_memory: "" });
     expect(await getJson(u.key, "/v1/memory/scaffold")).toMatchObject({ scaffold: {} });
@@ -326,7 +331,7 @@ describe("DELETE /v1/memory", () => {
         return localEmbedder.embed(texts);
       },
     };
-    expect(await consolidateUser(captured({ embedder }).deps, { client, model: "m" }, u.id)).toMatchObject({ status: "applied" });
+    expect(await consolidateUser((await captured(u.id, { embedder })).deps, { client, model: "m" }, u.id)).toMatchObject({ status: "applied" });
     expect(receipt?.erased).toMatchObject({ facts: 1 });
     expect(await count("facts", u.id)).toBe(0);
     expect(await count("local_vectors", u.id)).toBe(0);
@@ -340,10 +345,14 @@ describe("DELETE /v1/memory", () => {
     // saves a narrative (revision 2) and erases everything (revision 3, which deletes 1 and 2).
     const meanwhile: number[] = [];
     const db = createDb(
-      pausingD1(/^insert into "memory_runs"/i, async () => {
-        meanwhile.push((await api(u.key, "PUT", "/v1/memory/working", { working_memory: "Lives in Porto." })).status);
-        meanwhile.push((await api(u.key, "DELETE", "/v1/memory")).status);
-      }),
+      pausingD1(
+        /^insert into "memory_runs"/i,
+        async () => {
+          meanwhile.push((await api(u.key, "PUT", "/v1/memory/working", { working_memory: "Lives in Porto." })).status);
+          meanwhile.push((await api(u.key, "DELETE", "/v1/memory")).status);
+        },
+        await userD1(u.id),
+      ),
     );
     const edited = await editTiers(db, u.id, { scaffold: { Diet: "vegan" } });
     expect(meanwhile).toEqual([200, 200]);
@@ -374,14 +383,15 @@ describe("DELETE /v1/admin/users/{id}", () => {
         return {};
       },
     });
-    const ctx = { env, config: loadConfig(env), db: createDb(env.DB), userId: u.id, now: Date.now() };
-    const receipt = await deleteUserAccount([duringTheErase], ctx, (owner, id) => destroySessionObject(env, owner, id), null);
+    const ctx = { env, config: loadConfig(env), db: await userDb(u.id), userId: u.id, now: Date.now() };
+    const receipt = await deleteUserAccount(directoryOf(env), [duringTheErase], ctx, (owner, id) => destroySessionObject(env, owner, id), null);
     expect(refused).toBe(401);
     expect(late).not.toBe("");
     expect(await conversation(u.id, late)).toBe(2);
     expect(receipt.pending).toEqual({ session_objects: 1 });
     expect(await pendingRows(u.id)).toEqual([{ session_id: late, attempts: 0 }]);
-    const audit = await env.DB.prepare("SELECT detail FROM audit_logs WHERE target = ? AND action = 'admin.user_deleted'")
+    const audit = await (await userD1(u.id))
+      .prepare("SELECT detail FROM audit_logs WHERE target = ? AND action = 'admin.user_deleted'")
       .bind(u.id)
       .first<{ detail: string }>();
     expect(JSON.parse(audit?.detail ?? "{}")).toMatchObject({ erased: { sessions: 1 }, pending: { session_objects: 1 } });

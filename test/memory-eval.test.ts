@@ -19,11 +19,11 @@ describe("retrieval metrics", () => {
 
 async function score(noise: number) {
   const data = dataset as Dataset;
-  const { deps } = captured();
+  const { deps } = await captured(null);
   // One user per conversation; fact keys map to the stored ids.
   const users = new Map<string, { userId: string; keyOf: Map<string, string> }>();
   for (const c of data.conversations) {
-    const u = await createUser();
+    const u = await createUser("free", 0);
     for (const chunk of Array.from({ length: Math.ceil(noise / 500) }, (_, i) => distractors(c, noise).slice(i * 500, i * 500 + 500))) {
       await importFacts(
         deps,

@@ -4,6 +4,7 @@ import { importFacts as importInto } from "../src/memory/facts";
 import { pausingD1 } from "./fault-helpers";
 import { api, createUser } from "./helpers";
 import { captured, getJson, importFacts, search } from "./memory-helpers";
+import { userD1 } from "./shard-helpers";
 
 type FactBody = {
   id: string;
@@ -112,12 +113,21 @@ describe("POST /v1/memory/facts (bulk import)", () => {
     // The import has checked the connection is the user's; the user deletes it just before the facts are written.
     let deleted = 0;
     const db = createDb(
-      pausingD1(/^insert into facts/i, async () => {
-        deleted = (await api(u.key, "DELETE", `/v1/connections/${conn.id}`)).status;
-      }),
+      pausingD1(
+        /^insert into facts/i,
+        async () => {
+          deleted = (await api(u.key, "DELETE", `/v1/connections/${conn.id}`)).status;
+        },
+        await userD1(u.id),
+      ),
     );
     const quota = { kind: "facts" as const, plan: "free" as const, limit: 100 };
-    const out = await importInto(captured({ db }).deps, u.id, [{ text: "The default Jira project is PROJ", metadata: { connection_id: conn.id } }], quota);
+    const out = await importInto(
+      (await captured(u.id, { db })).deps,
+      u.id,
+      [{ text: "The default Jira project is PROJ", metadata: { connection_id: conn.id } }],
+      quota,
+    );
     expect(deleted).toBe(200);
     // Answered as an import the deletion came after (which took its facts with it), not as 403 quota_exceeded.
     expect(out.facts).toHaveLength(1);

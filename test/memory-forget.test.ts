@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { importFacts as importInto } from "../src/memory/facts";
 import { localEmbedder } from "../src/memory/offline-embed";
@@ -6,6 +5,7 @@ import { sweepMemory } from "../src/memory/sweep";
 import { count } from "./fault-helpers";
 import { api, chat, createUser, ftsIndexHolds, migrationQueries, runSql, script, textReply } from "./helpers";
 import { captured, consolidation, deliver, getJson, importFacts, observe, search } from "./memory-helpers";
+import { runOnAllShards, shardOf, userD1 } from "./shard-helpers";
 
 type FactBody = { id: string; text: string; superseded_by: string | null };
 type OneFact = { fact: FactBody; replaced: FactBody[]; replaced_by: FactBody | null };
@@ -36,7 +36,9 @@ async function forget(key: string, id: string) {
 
 describe("forgetting a fact forgets the history it had replaced", () => {
   it("forgetting the current statement forgets the older ones it replaced: no hidden copy is left, and none comes back as current", async () => {
-    const [a, b] = [await createUser(), await createUser()];
+    // Rows of one user naming another's: only possible between users of one shard, where both are put.
+    const a = await createUser();
+    const b = await createUser("free", await shardOf(a.id));
     const [berlin, paris, lyon] = await moves(a.key);
     await importFacts(a.key, [{ text: "I play the cello" }]);
     await moves(b.key);
@@ -46,7 +48,8 @@ describe("forgetting a fact forgets the history it had replaced", () => {
     expect((await getJson<OneFact>(a.key, `/v1/memory/facts/${lyon}`)).replaced.map((f) => f.id)).toEqual([paris]);
     expect(texts(await search(a.key, "Where did I live before?", "&history=true"))).toContain("I live in Paris");
     // Another user's row that names this fact as its replacer (not writable through the API) must not be reached.
-    await env.DB.prepare("INSERT INTO facts (id, user_id, text, superseded_by) VALUES (?, ?, ?, ?)")
+    await (await userD1(a.id))
+      .prepare("INSERT INTO facts (id, user_id, text, superseded_by) VALUES (?, ?, ?, ?)")
       .bind(crypto.randomUUID(), b.id, "I live in Oslo", lyon)
       .run();
 
@@ -115,7 +118,7 @@ describe("forgetting a fact while it is being indexed", () => {
     const text = "User's PIN hint is the cat's name";
     // Stored while the embedder was down: the sweep indexes it later.
     const down = { ...localEmbedder, embed: () => Promise.reject(new Error("embedder down")) };
-    const [fact] = (await importInto(captured({ embedder: down }).deps, u.id, [{ text }])).facts;
+    const [fact] = (await importInto((await captured(u.id, { embedder: down })).deps, u.id, [{ text }])).facts;
     // The user forgets it while the sweep's embedder is working on it.
     let forgot = 0;
     const embedder = {
@@ -125,7 +128,7 @@ describe("forgetting a fact while it is being indexed", () => {
         return localEmbedder.embed(texts);
       },
     };
-    await sweepMemory(captured({ embedder }).deps, Date.now() + 120_000);
+    await sweepMemory((await captured(u.id, { embedder })).deps, Date.now() + 120_000);
     expect(forgot).toBe(200);
     expect(await stored(u.key)).toEqual([]);
     expect(await count("SELECT count(*) n FROM local_vectors WHERE user_id = ?", u.id)).toBe(0);
@@ -135,7 +138,9 @@ describe("forgetting a fact while it is being indexed", () => {
 
 describe("the history earlier forgets left behind (migration 0018)", () => {
   it("deletes every statement whose chain of replacements ends at a forgotten fact, the owner's own only, and nothing else", async () => {
-    const [a, b] = [await createUser(), await createUser()];
+    // Rows of one user naming another's: only possible between users of one shard, where both are put.
+    const a = await createUser();
+    const b = await createUser("free", await shardOf(a.id));
     // Fact ids are UUIDs: one per name used below.
     const ids = new Map<string, string>();
     const id = (name: string) => ids.get(name) ?? (ids.set(name, crypto.randomUUID()).get(name) as string);
@@ -162,8 +167,9 @@ describe("the history earlier forgets left behind (migration 0018)", () => {
       [id("b-oslo"), b.id, "I live in Oslo", id("a-paris")],
       [id("b-hooli"), b.id, "I work at Hooli", id("a-initech")],
     ];
-    const insert = env.DB.prepare("INSERT INTO facts (id, user_id, text, superseded_by) VALUES (?, ?, ?, ?)");
-    await env.DB.batch(rows.map((r) => insert.bind(...r)));
+    const d1 = await userD1(a.id);
+    const insert = d1.prepare("INSERT INTO facts (id, user_id, text, superseded_by) VALUES (?, ?, ?, ?)");
+    await d1.batch(rows.map((r) => insert.bind(...r)));
     const orphaned = ["qorvax", "zindlux", "plomquk", "wubrantz", "jexolp", "vrankix"];
     const kept = ["kelmoxt", "fjordux"];
     for (const word of [...orphaned, ...kept]) expect(await ftsIndexHolds("facts_fts", word), word).toBe(true);
@@ -175,7 +181,7 @@ describe("the history earlier forgets left behind (migration 0018)", () => {
     // The full-text entries went with the rows; the healthy history is still indexed.
     for (const word of orphaned) expect(await ftsIndexHolds("facts_fts", word), word).toBe(false);
     for (const word of kept) expect(await ftsIndexHolds("facts_fts", word), word).toBe(true);
-    await env.DB.prepare("INSERT INTO facts_fts(facts_fts, rank) VALUES ('integrity-check', 1)").run();
+    await runOnAllShards("INSERT INTO facts_fts(facts_fts, rank) VALUES ('integrity-check', 1)");
     // What is left keeps its history.
     expect((await getJson<OneFact>(a.key, `/v1/memory/facts/${id("a-initech")}`)).replaced.map((f) => f.id)).toEqual([id("a-globex")]);
   });

@@ -10,13 +10,14 @@ import { describe, expect, it } from "vitest";
 import { migrationSql, taggedText } from "../src/db/fts-tag";
 import { api, createUser, ftsIndexHolds, migrationQueries, OLD_OWNER_COLUMNS, PUNCTUATED, runSql } from "./helpers";
 import { importFacts, search } from "./memory-helpers";
+import { runOnAllShards, shardOf, userD1 } from "./shard-helpers";
 
 const TIMEOUT = 60_000;
 
 const ids = async (key: string, q: string) => (await search(key, q, "&mode=fulltext&k=25")).results.map((r) => r.id);
 
 /** FTS5's own check that the index holds exactly what its content (the tagged view) says. */
-const integrityCheck = () => env.DB.prepare("INSERT INTO facts_fts(facts_fts, rank) VALUES ('integrity-check', 1)").run();
+const integrityCheck = () => runOnAllShards("INSERT INTO facts_fts(facts_fts, rank) VALUES ('integrity-check', 1)");
 
 describe("facts full-text index (words tagged by owner)", () => {
   it(
@@ -36,11 +37,13 @@ describe("facts full-text index (words tagged by owner)", () => {
     "never returns another user's facts with the same words, even when the two ids give the same tag",
     async () => {
       const a = await createUser();
-      const b = await createUser();
+      // All on one shard, where a's searches run: the tag is what keeps them apart there.
+      const b = await createUser("free", await shardOf(a.id));
       // The tag comes from the id's characters 5-10: this user's id shares them with a's.
       const twin = `usr_${a.id.slice(4, 10)}twin${crypto.randomUUID().replace(/-/g, "").slice(0, 10)}`;
-      await env.DB.prepare("INSERT INTO users (id) VALUES (?)").bind(twin).run();
-      await env.DB.prepare("INSERT INTO facts (id, user_id, text) VALUES (?, ?, ?)")
+      await (await userD1(b.id)).prepare("INSERT INTO users (id) VALUES (?)").bind(twin).run();
+      await (await userD1(b.id))
+        .prepare("INSERT INTO facts (id, user_id, text) VALUES (?, ?, ?)")
         .bind(crypto.randomUUID(), twin, "The twin's kvothe codeword, and shared words")
         .run();
       await importFacts(b.key, [{ text: "B's own shared words about kvothe" }]);
@@ -61,7 +64,7 @@ describe("facts full-text index (words tagged by owner)", () => {
       const written = (await importFacts(u.key, [{ text: "Deploys zqxwvplumb on Fridays" }, { text: "Visits qzyxmarrow in spring" }])).facts;
       await importFacts(keep.key, [{ text: "Keeps kvothefrond safe" }]);
       const [edited, other] = written;
-      await env.DB.prepare("UPDATE facts SET text = 'Deploys plumbline on Fridays' WHERE id = ?").bind(edited?.id).run();
+      await (await userD1(u.id)).prepare("UPDATE facts SET text = 'Deploys plumbline on Fridays' WHERE id = ?").bind(edited?.id).run();
       expect(await ids(u.key, "zqxwvplumb")).toEqual([]);
       expect(await ids(u.key, "plumbline")).toEqual([edited?.id]);
       expect(await ftsIndexHolds("facts_fts", "zqxwvplumb")).toBe(false);

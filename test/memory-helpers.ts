@@ -9,12 +9,16 @@ import type { Candidate } from "../src/memory/search-types";
 import { messageJson } from "../src/model/wire";
 import type { Step } from "./fake-anthropic/worker";
 import { api } from "./helpers";
+import { userDb } from "./shard-helpers";
 
-/** Memory deps whose queue only records what was sent: no real delivery races the test. */
-export function captured(overrides: Partial<MemoryDeps> = {}) {
+/**
+ * Memory deps on the user's shard (null: shard 0, for users created there) whose queue only records what was sent:
+ * no real delivery races the test.
+ */
+export async function captured(userId: string | null, overrides: Partial<MemoryDeps> = {}) {
   const sent: ConsolidateMessage[] = [];
   const deps: MemoryDeps = {
-    ...memoryDeps(env, loadConfig(env), createDb(env.DB)),
+    ...memoryDeps(env, loadConfig(env), userId === null ? createDb(env.DB) : await userDb(userId)),
     queue: {
       send: async (m) => {
         sent.push(m);
@@ -26,7 +30,7 @@ export function captured(overrides: Partial<MemoryDeps> = {}) {
 }
 
 export async function observe(userId: string, inputs: (Partial<ObservationInput> & { content: string })[], plan: "free" | "pro" = "free") {
-  const { deps, sent } = captured();
+  const { deps, sent } = await captured(userId);
   const out = await recordObservations(
     deps,
     { id: userId, plan },

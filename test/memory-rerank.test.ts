@@ -9,6 +9,7 @@ import { FakeVectorize } from "./fakes/vectorize";
 import { FakeWorkersAi } from "./fakes/workers-ai";
 import { createUser } from "./helpers";
 import { captured, importFacts } from "./memory-helpers";
+import { userD1, userDb } from "./shard-helpers";
 
 const MODEL = "@cf/baai/bge-reranker-base";
 /** A binding whose every call answers `out`, for answers the documented model would not give. */
@@ -82,11 +83,11 @@ describe("the Workers AI reranker", () => {
 
   it("records its usage as kind rerank, priced by MODEL_PRICES", async () => {
     const u = await createUser();
-    const db = createDb(env.DB);
+    const db = await userDb(u.id);
     const prices = { [MODEL]: { input: 0.0031, output: 0, cacheWrite: 0, cacheRead: 0 } };
     await rerankUsage(db, { userId: u.id, model: MODEL, tokens: 2_000_000, prices });
     expect(rerankUsage(db, { userId: u.id, model: MODEL, tokens: 0 })).toBeNull();
-    const rows = await env.DB.prepare("SELECT kind, model, input_tokens, cost_usd FROM usage WHERE user_id = ?").bind(u.id).all();
+    const rows = await (await userD1(u.id)).prepare("SELECT kind, model, input_tokens, cost_usd FROM usage WHERE user_id = ?").bind(u.id).all();
     expect(rows.results).toEqual([{ kind: "rerank", model: MODEL, input_tokens: 2_000_000, cost_usd: 0.0062 }]);
   });
 
@@ -112,12 +113,12 @@ describe("fact search with a reranker", () => {
       u.key,
       texts.map((text) => ({ text })),
     );
-    const plain = await search(captured().deps, u.id);
+    const plain = await search((await captured(u.id)).deps, u.id);
     expect(plain.results[0]?.text).not.toBe(texts[0]);
-    const reranked = await search(captured({ reranker: naming }).deps, u.id);
+    const reranked = await search((await captured(u.id, { reranker: naming })).deps, u.id);
     expect(reranked.results.map((r) => r.text)).toHaveLength(2);
     expect(reranked.results[0]?.text).toBe(texts[0]);
-    const rows = await env.DB.prepare("SELECT kind, input_tokens FROM usage WHERE user_id = ?").bind(u.id).all();
+    const rows = await (await userD1(u.id)).prepare("SELECT kind, input_tokens FROM usage WHERE user_id = ?").bind(u.id).all();
     expect(rows.results).toContainEqual({ kind: "rerank", input_tokens: 42 });
   });
 
@@ -128,7 +129,7 @@ describe("fact search with a reranker", () => {
       texts.map((text) => ({ text })),
     );
     const failing: Reranker = { model: MODEL, rerank: async () => Promise.reject(new Error("3040: Capacity temporarily exceeded")) };
-    const plain = await search(captured().deps, u.id);
-    expect((await search(captured({ reranker: failing }).deps, u.id)).results.map((r) => r.id)).toEqual(plain.results.map((r) => r.id));
+    const plain = await search((await captured(u.id)).deps, u.id);
+    expect((await search((await captured(u.id, { reranker: failing })).deps, u.id)).results.map((r) => r.id)).toEqual(plain.results.map((r) => r.id));
   });
 });

@@ -1,11 +1,10 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../src/db/client";
 import { ConsolidationConflict, consolidateUser } from "../src/memory/consolidate";
 import { restoreRevision } from "../src/memory/edit";
 import { forgetCopies, KEPT_COPIES } from "../src/memory/tiers";
 import { api, chat, createUser, promptOf, script, seen, textReply } from "./helpers";
 import { captured, consolidation, deliver, getJson, observe, slowModel } from "./memory-helpers";
+import { userD1, userDb } from "./shard-helpers";
 
 type Run = { rev: number; kind: string; summary: Record<string, unknown>; restorable: boolean };
 type RunDetail = Run & { working_memory: string | null; scaffold: Record<string, unknown> | null; confidence: Record<string, unknown> | null };
@@ -129,7 +128,7 @@ describe("restoring the working memory and scaffold of an earlier revision", () 
       const memory = prompts.length === 1 ? "Ana lives in Lyon with a cat." : "Ana lives in Porto with a cat.";
       return { updated_scaffold: { Pets: ["cat"] }, updated_working_memory: memory, facts_to_embed: [] };
     });
-    const { deps } = captured();
+    const { deps } = await captured(u.id);
     await expect(consolidateUser(deps, { client, model: "m" }, u.id)).rejects.toBeInstanceOf(ConsolidationConflict);
     expect(restored?.status).toBe(200);
     expect(await working(u.key)).toBe("Ana lives in Porto.");
@@ -165,7 +164,10 @@ describe("restoring the working memory and scaffold of an earlier revision", () 
   it("a run recorded before copies were kept is listed but cannot be restored (409)", async () => {
     const u = await createUser();
     // As every run written before migration 0019: no copy of the tiers.
-    await env.DB.prepare("INSERT INTO memory_runs (id, user_id, rev, kind, summary) VALUES (?, ?, 1, 'consolidation', '{}')").bind(`run_${u.id}`, u.id).run();
+    await (await userD1(u.id))
+      .prepare("INSERT INTO memory_runs (id, user_id, rev, kind, summary) VALUES (?, ?, 1, 'consolidation', '{}')")
+      .bind(`run_${u.id}`, u.id)
+      .run();
     expect((await api(u.key, "PUT", "/v1/memory/working", { working_memory: "Current." })).status).toBe(200);
     expect((await runs(u.key)).map((r) => [r.rev, r.restorable])).toEqual([
       [2, true],
@@ -182,11 +184,12 @@ describe("restoring the working memory and scaffold of an earlier revision", () 
   it("only the latest revisions keep their copy: an older one stays listed but cannot be restored", async () => {
     const u = await createUser();
     // A long history, as months of consolidations leave: revisions 1..KEPT_COPIES, each with its copy.
-    await env.DB.prepare(
-      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
+    await (await userD1(u.id))
+      .prepare(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
        INSERT INTO memory_runs (id, user_id, rev, kind, summary, working_memory, scaffold, scaffold_meta)
        SELECT 'run_' || ?1 || '_' || i, ?1, i, 'edit', '{}', 'Narrative ' || i, '{}', '{}' FROM n`,
-    )
+      )
       .bind(u.id, KEPT_COPIES)
       .run();
     const restorable = async (rev: number) => (await getJson<{ run: RunDetail }>(u.key, `/v1/memory/runs/${rev}`)).run.restorable;
@@ -257,11 +260,11 @@ describe("forgetting the earlier versions runs keep", () => {
     await consolidate(u, "my PIN is on a sticky note", { updated_scaffold: {}, updated_working_memory: "Keeps the PIN on a note." });
     expect((await api(u.key, "PUT", "/v1/memory/working", { working_memory: "Likes tidy desks." })).status).toBe(200);
     // The user's other tab forgets the copies between the restore's read and its write.
-    const db = createDb(env.DB);
+    const db = await userDb(u.id);
     const read = db.batch.bind(db);
     const readThenForget = async (queries: Parameters<typeof read>[0]) => {
       const out = await read(queries);
-      await forgetCopies(createDb(env.DB), u.id);
+      await forgetCopies(await userDb(u.id), u.id);
       return out;
     };
     db.batch = readThenForget as unknown as typeof db.batch;

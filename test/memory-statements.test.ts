@@ -7,16 +7,16 @@ import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
 import type { BatchedRead, BatchReads } from "../src/core/context";
-import { createDb } from "../src/db/client";
+import { directoryOf } from "../src/db/shards";
 import { memoryDeps } from "../src/memory/deps";
 import { planSearch } from "../src/memory/ranking";
 import { readCandidates } from "../src/memory/retrieval-reads";
 
-const db = createDb(env.DB);
-
 /** The SQL text of every statement one search reads with (run for real against the test database). */
 async function statementsOf(userId: string, query: string, now: number): Promise<string[]> {
   const texts: string[] = [];
+  // Made-up users: the statements' text is what is compared, read against shard 0.
+  const db = directoryOf(env);
   const read = (async (queries: BatchReads | Promise<BatchReads | null>) => {
     const q = await queries;
     if (!q) return null;

@@ -258,7 +258,7 @@ describe("offline consolidation (no API key)", () => {
       client: createModelClient({ ...loadConfig(env), anthropicApiKey: undefined }, { [CONSOLIDATION_FORMAT]: offlineConsolidate }).client,
       model: "offline",
     };
-    const { deps } = captured();
+    const { deps } = await captured(u.id);
     expect((await consolidateUser(deps, offline, u.id)).status).toBe("applied");
     await observe(u.id, [{ type: "correction", content: "I moved to Paris" }]);
     expect((await consolidateUser(deps, offline, u.id)).status).toBe("applied");

@@ -13,8 +13,12 @@ import type { VectorIndex } from "../src/memory/vector";
 import { FreshOverlayIndex, OVERLAY_SCORED, OVERLAY_WINDOW_MS, pruneOverlay, VectorizeVectorIndex } from "../src/memory/vector-vectorize";
 import { FakeVectorize } from "./fakes/vectorize";
 import { FakeWorkersAi } from "./fakes/workers-ai";
-import { createUser } from "./helpers";
+import { createUser as createUserOn } from "./helpers";
 import { captured } from "./memory-helpers";
+import { userD1, userDb } from "./shard-helpers";
+
+/** The deps below are built before their users exist, over shard 0 (the directory's database): the users live there. */
+const createUser = () => createUserOn("free", 0);
 
 const ai = new FakeWorkersAi();
 
@@ -29,8 +33,8 @@ const productionConfig = () => ({ ...loadConfig(env), vectorBackend: "vectorize"
  * Memory deps exactly as production builds them (memoryDeps with VECTOR_BACKEND=vectorize and the default model,
  * bge-m3): Workers AI embeddings of 1024 dimensions into a lagging Vectorize behind the D1 overlay.
  */
-function productionPath(vectorize = new FakeVectorize({ dimensions: 1024 })) {
-  const deps = { ...memoryDeps(productionEnv(vectorize), productionConfig(), createDb(env.DB)), queue: captured().deps.queue };
+async function productionPath(vectorize = new FakeVectorize({ dimensions: 1024 })) {
+  const deps = { ...memoryDeps(productionEnv(vectorize), productionConfig(), createDb(env.DB)), queue: (await captured(null)).deps.queue };
   const overlay = deps.vectors;
   return { vectorize, overlay, deps };
 }
@@ -41,7 +45,7 @@ const tiny = { model: "tiny", dimensions: 8 };
 describe("production vectors (Vectorize + Workers AI) behind the same interfaces", () => {
   it("finds a fact by similarity right after it is stored, before Vectorize has indexed it, and forgets it at once", async () => {
     const u = await createUser();
-    const { vectorize, deps } = productionPath();
+    const { vectorize, deps } = await productionPath();
     const [fact] = (await importFacts(deps, u.id, [{ text: "User's favourite climbing gym is in Porto" }])).facts;
     const found = await searchFacts(deps, { userId: u.id, query: "favourite climbing gym", k: 5, connectionIds: [], mode: "vector" });
     expect(found.results.map((r) => r.id)).toEqual([fact?.id]);
@@ -60,8 +64,8 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
   });
 
   it("forgetting a fact drops the vectors of the statements it had replaced, whose removal failed when they were replaced", async () => {
-    const { vectorize, deps: production } = productionPath();
-    for (const deps of [captured().deps, production]) {
+    const { vectorize, deps: production } = await productionPath();
+    for (const deps of [(await captured(null)).deps, production]) {
       const u = await createUser();
       const [old] = (await importFacts(deps, u.id, [{ text: "I live in Porto", key: "user.home_city" }])).facts;
       // The index refuses deletes while the new statement replaces the old one: the old vector stays behind.
@@ -69,7 +73,7 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
       const [current] = (await importFacts({ ...deps, vectors: deletesFail }, u.id, [{ text: "I live in Lisbon", key: "user.home_city" }])).facts;
       const vectorsOf = async () => {
         vectorize.flush();
-        const rows = await env.DB.prepare("SELECT id FROM local_vectors WHERE user_id = ?").bind(u.id).all<{ id: string }>();
+        const rows = await (await userD1(u.id)).prepare("SELECT id FROM local_vectors WHERE user_id = ?").bind(u.id).all<{ id: string }>();
         return [...rows.results.map((r) => r.id), ...(await vectorize.getByIds([old?.id ?? ""])).map((v) => v.id)];
       };
       expect(await vectorsOf()).toContain(old?.id);
@@ -82,9 +86,10 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
 
   it("a forget whose Vectorize delete fails still drops the fact's vector from the D1 overlay", async () => {
     const u = await createUser();
-    const { vectorize, deps } = productionPath();
+    const { vectorize, deps } = await productionPath();
     const [fact] = (await importFacts(deps, u.id, [{ text: "My bank PIN is 4921" }])).facts;
-    const overlayRows = async () => (await env.DB.prepare("SELECT id FROM local_vectors WHERE user_id = ?").bind(u.id).all<{ id: string }>()).results;
+    const overlayRows = async () =>
+      (await (await userD1(u.id)).prepare("SELECT id FROM local_vectors WHERE user_id = ?").bind(u.id).all<{ id: string }>()).results;
     expect(await overlayRows()).toHaveLength(1);
     vectorize.deleteByIds = () => Promise.reject(new Error("Vectorize unavailable"));
     await deleteFact(deps, u.id, fact?.id ?? "");
@@ -93,7 +98,7 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
 
   it("indexes an import of 30 facts at once and finds the last of them before Vectorize has caught up", async () => {
     const u = await createUser();
-    const { overlay, deps } = productionPath();
+    const { overlay, deps } = await productionPath();
     const topics = ["sailing", "pottery", "chess", "baking", "cycling", "origami"];
     const items = Array.from({ length: 30 }, (_, i) => ({ text: `User's hobby number ${i} is ${topics[i % topics.length]} on day ${i}` }));
     const imported = await importFacts(deps, u.id, items);
@@ -108,7 +113,7 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
 
   it("scores only the newest overlay vectors: an import larger than that is found by similarity once Vectorize has it", async () => {
     const u = await createUser();
-    const { vectorize, overlay, deps } = productionPath();
+    const { vectorize, overlay, deps } = await productionPath();
     const items = Array.from({ length: OVERLAY_SCORED + 8 }, (_, i) => ({ text: `Trip number ${i} went to harbour town ${i}` }));
     const imported = await importFacts(deps, u.id, items);
     const [first, last] = [imported.facts[0]?.id, imported.facts.at(-1)?.id];
@@ -127,7 +132,7 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
 
   it("scores the overlay's recent vectors by their exact cosine with the query, the user's own only", async () => {
     const [u, other] = [await createUser(), await createUser()];
-    const overlay = new FreshOverlayIndex(new VectorizeVectorIndex(new FakeVectorize({ dimensions: 8 }), tiny), createDb(env.DB), Date.now);
+    const overlay = new FreshOverlayIndex(new VectorizeVectorIndex(new FakeVectorize({ dimensions: 8 }), tiny), await userDb(u.id), Date.now);
     const vec = (values: number[]) => normalize(new Map(values.map((v, i) => [i, v])));
     // Sparse vectors (stored as pairs) and dense ones (every dimension from 0, as Workers AI's: stored as values).
     const stored = {
@@ -152,14 +157,14 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
 
   it("prunes only overlay rows past the window, never the local index's own rows", async () => {
     const u = await createUser();
-    const db = createDb(env.DB);
+    const db = await userDb(u.id);
     const at = Date.now();
     const overlay = new FreshOverlayIndex(new VectorizeVectorIndex(new FakeVectorize({ dimensions: 8 }), tiny), db, () => at);
     await overlay.upsert([{ id: `ov-${u.id}`, userId: u.id, vector: { indices: [0], values: [1] }, metadata: {} }]);
-    await captured().deps.vectors.upsert([{ id: `lo-${u.id}`, userId: u.id, vector: { indices: [1], values: [1] }, metadata: {} }]);
+    await (await captured(u.id)).deps.vectors.upsert([{ id: `lo-${u.id}`, userId: u.id, vector: { indices: [1], values: [1] }, metadata: {} }]);
     expect(await pruneOverlay(db, at + OVERLAY_WINDOW_MS - 1)).toBe(0);
     expect(await pruneOverlay(db, at + OVERLAY_WINDOW_MS + 1)).toBe(1);
-    const left = await env.DB.prepare("SELECT id FROM local_vectors WHERE user_id = ?").bind(u.id).all<{ id: string }>();
+    const left = await (await userD1(u.id)).prepare("SELECT id FROM local_vectors WHERE user_id = ?").bind(u.id).all<{ id: string }>();
     expect(left.results.map((r) => r.id)).toEqual([`lo-${u.id}`]);
   });
 
@@ -168,7 +173,7 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
     const vectorize = new FakeVectorize({ dimensions: 1024 });
     const prodEnv = productionEnv(vectorize);
     const config = productionConfig();
-    const db = createDb(env.DB);
+    const db = await userDb(u.id);
     const deps = memoryDeps(prodEnv, config, db);
     await importFacts(deps, u.id, [{ text: "I keep my passport in the blue drawer" }]);
     // Memory's part of the erase is planned first; the user's other device then stores a fact, before the batch runs.
@@ -228,7 +233,7 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
 
   it("keeps each user's vectors in a Vectorize namespace of their own, with the fact's scope as metadata", async () => {
     const [u, other] = [await createUser(), await createUser()];
-    const { vectorize, overlay, deps } = productionPath();
+    const { vectorize, overlay, deps } = await productionPath();
     const [fact] = (await importFacts(deps, u.id, [{ text: "Mi gato se llama Tomás" }])).facts;
     await importFacts(deps, other.id, [{ text: "Mon chat s'appelle Tomás" }]);
     vectorize.flush();
@@ -251,7 +256,7 @@ describe("production vectors (Vectorize + Workers AI) behind the same interfaces
     const u = await createUser();
     const vectorize = new FakeVectorize({ dimensions: 768 });
     const describe = vi.spyOn(vectorize, "describe");
-    const { overlay, deps } = productionPath(vectorize);
+    const { overlay, deps } = await productionPath(vectorize);
     const why = "the Vectorize index has 768 dimensions but @cf/baai/bge-m3 makes 1024: bind an index created with --dimensions=1024 --metric=cosine";
     const imported = await importFacts(deps, u.id, [{ text: "The staging database is Postgres 16" }]);
     expect(imported.facts).toHaveLength(1);

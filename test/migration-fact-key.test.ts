@@ -6,6 +6,7 @@ import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { createUser, migrationQueries, runSql } from "./helpers";
 import { getJson, importFacts } from "./memory-helpers";
+import { userD1 } from "./shard-helpers";
 
 type Fact = { id: string; text: string; key: string | null; superseded_by: string | null };
 
@@ -20,12 +21,12 @@ it("renames slot to key, forgets the regex slots, keeps their history, and super
   // Back to the schema before 0021, with what the regex wrote then: both slotted, Berlin replaced by Paris.
   await runSql(["DROP INDEX facts_key", "ALTER TABLE facts RENAME COLUMN key TO slot"]);
   await runSql(["CREATE INDEX facts_slot ON facts (user_id, slot)"]);
-  await env.DB.prepare("UPDATE facts SET slot = 'user|live_in' WHERE user_id = ?").bind(u.id).run();
-  await env.DB.prepare("UPDATE facts SET superseded_by = ? WHERE id = ?").bind(paris?.id, berlin?.id).run();
+  await (await userD1(u.id)).prepare("UPDATE facts SET slot = 'user|live_in' WHERE user_id = ?").bind(u.id).run();
+  await (await userD1(u.id)).prepare("UPDATE facts SET superseded_by = ? WHERE id = ?").bind(paris?.id, berlin?.id).run();
 
   await runSql(migrationQueries("0021_"));
 
-  const rows = await env.DB.prepare("SELECT id, key, superseded_by FROM facts WHERE user_id = ? ORDER BY event_at").bind(u.id).all();
+  const rows = await (await userD1(u.id)).prepare("SELECT id, key, superseded_by FROM facts WHERE user_id = ? ORDER BY event_at").bind(u.id).all();
   expect(rows.results).toEqual([
     { id: berlin?.id, key: null, superseded_by: paris?.id },
     { id: paris?.id, key: null, superseded_by: null },

@@ -8,6 +8,7 @@ import { offlineConsolidate } from "../src/memory/offline-consolidate";
 import { createModelClient } from "../src/model/anthropic";
 import { api, createUser, newSession, turnWithEnv } from "./helpers";
 import { captured } from "./memory-helpers";
+import { userD1 } from "./shard-helpers";
 
 const T = 60_000;
 /** No ANTHROPIC_API_KEY: the offline model answers. */
@@ -63,9 +64,11 @@ describe("offline model, end to end", () => {
         client: createModelClient({ ...loadConfig(env), anthropicApiKey: undefined }, { [CONSOLIDATION_FORMAT]: offlineConsolidate }).client,
         model: "offline",
       };
-      const consolidate = () => consolidateUser(captured().deps, offline, u.id);
+      const consolidate = async () => consolidateUser((await captured(u.id)).deps, offline, u.id);
       const facts = async () =>
-        (await env.DB.prepare("SELECT text FROM facts WHERE user_id = ? ORDER BY text").bind(u.id).all<{ text: string }>()).results.map((r) => r.text);
+        (await (await userD1(u.id)).prepare("SELECT text FROM facts WHERE user_id = ? ORDER BY text").bind(u.id).all<{ text: string }>()).results.map(
+          (r) => r.text,
+        );
 
       await turnWithEnv(OFFLINE, { userId: u.id, sessionId, message: "My name is Ana and I live in Lisbon." });
       await turnWithEnv(OFFLINE, { userId: u.id, sessionId, message: "I work at Acme as a designer." });

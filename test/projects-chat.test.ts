@@ -1,11 +1,11 @@
 // The assistant's project tools in real chat turns: the fake model scripts the calls, the real loop,
 // bridge, storage and retrieval run them.
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ChatEvent } from "../src/core/events";
 import { chatTurn, resume } from "./bridge-helpers";
 import { api, chat, createUser, history, promptOf, recalledIn, script, seen, textReply, toolCall, turnWithEnv } from "./helpers";
 import { activityOf, factProject, newProject, projectOfRow, projectsOf } from "./projects-helpers";
+import { userD1 } from "./shard-helpers";
 
 const T = 60_000;
 
@@ -133,7 +133,7 @@ describe("the assistant organises projects", () => {
       const turn = await chat(u.key, { message: "Sam Okafor co-hosts; I record late at night" });
       expect(turn.events.filter((e) => e.type === "memory_saved")).toHaveLength(2);
 
-      const facts = await env.DB.prepare("SELECT text, project_id FROM facts WHERE user_id = ? ORDER BY text").bind(u.id).all();
+      const facts = await (await userD1(u.id)).prepare("SELECT text, project_id FROM facts WHERE user_id = ? ORDER BY text").bind(u.id).all();
       expect(facts.results).toEqual([
         { text: "The podcast co-host is Sam Okafor", project_id: podcast.id },
         { text: "The user records audio late at night", project_id: null },
@@ -307,7 +307,7 @@ describe("the offline model", () => {
       expect(project).toMatchObject({ name: "Podcast about true crime", created_by: "assistant" });
       expect(await projectOfRow("sessions", opened.sessionId)).toBe(project?.id);
       // What the same turn observed about the new goal belongs to the project as well.
-      const observed = await env.DB.prepare("SELECT source_metadata->>'project_id' AS p FROM context_events WHERE user_id = ?").bind(u.id).all();
+      const observed = await (await userD1(u.id)).prepare("SELECT source_metadata->>'project_id' AS p FROM context_events WHERE user_id = ?").bind(u.id).all();
       expect(observed.results).toEqual([{ p: project?.id }]);
     },
     T,
@@ -321,7 +321,7 @@ describe("the offline model", () => {
       const first = await chat(u.key, { message: "hello" });
       await turnWithEnv(OFFLINE, { userId: u.id, sessionId: first.sessionId, message: "I'm starting a podcast about true crime." });
       const [project] = await projectsOf(u.key);
-      const observedBefore = await env.DB.prepare("SELECT count(*) n FROM context_events WHERE user_id = ?").bind(u.id).first<{ n: number }>();
+      const observedBefore = await (await userD1(u.id)).prepare("SELECT count(*) n FROM context_events WHERE user_id = ?").bind(u.id).first<{ n: number }>();
 
       // Another conversation, not filed under any project: the same goal again.
       await script(u.id, textReply("hello"));
@@ -335,9 +335,9 @@ describe("the offline model", () => {
       expect(text).not.toContain("failed");
       expect((await projectsOf(u.key)).map((p) => p.id)).toEqual([project?.id]);
       // The statement is one memory, filed under the project (no observation of it beside).
-      const facts = await env.DB.prepare("SELECT text, project_id FROM facts WHERE user_id = ?").bind(u.id).all();
+      const facts = await (await userD1(u.id)).prepare("SELECT text, project_id FROM facts WHERE user_id = ?").bind(u.id).all();
       expect(facts.results).toEqual([{ text: "User is starting a podcast about true crime", project_id: project?.id }]);
-      const observedAfter = await env.DB.prepare("SELECT count(*) n FROM context_events WHERE user_id = ?").bind(u.id).first<{ n: number }>();
+      const observedAfter = await (await userD1(u.id)).prepare("SELECT count(*) n FROM context_events WHERE user_id = ?").bind(u.id).first<{ n: number }>();
       expect(observedAfter?.n).toBe(observedBefore?.n);
 
       // In the conversation filed under it, the same words create nothing either.

@@ -1,6 +1,6 @@
-import { env } from "cloudflare:test";
 import { expect } from "vitest";
 import { api } from "./helpers";
+import { rowOnShards } from "./shard-helpers";
 
 export type ProjectBody = { id: string; name: string; description: string | null; created_by: string; reason: string | null; archived: boolean };
 export type ActivityBody = {
@@ -42,11 +42,11 @@ export async function importFact(key: string, text: string, projectId?: string):
 
 /** Where a fact is filed, read from D1 (null: user level). */
 export async function factProject(id: string): Promise<string | null | undefined> {
-  const row = await env.DB.prepare("SELECT project_id FROM facts WHERE id = ?").bind(id).first<{ project_id: string | null }>();
+  const row = await rowOnShards<{ project_id: string | null }>("SELECT project_id FROM facts WHERE id = ?", id);
   return row ? row.project_id : undefined;
 }
 
 export async function projectOfRow(table: "brain_entries" | "sessions" | "brain_proposals", id: string): Promise<string | null | undefined> {
-  const row = await env.DB.prepare(`SELECT project_id FROM ${table} WHERE id = ?`).bind(id).first<{ project_id: string | null }>();
+  const row = await rowOnShards<{ project_id: string | null }>(`SELECT project_id FROM ${table} WHERE id = ?`, id);
   return row ? row.project_id : undefined;
 }

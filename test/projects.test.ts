@@ -1,8 +1,8 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { errorOf } from "./bridge-helpers";
 import { api, chat, createUser, script, textReply } from "./helpers";
 import { activityOf, factProject, importFact, newProject, projectOfRow, projectsOf } from "./projects-helpers";
+import { userD1 } from "./shard-helpers";
 
 const T = 60_000;
 
@@ -13,7 +13,10 @@ async function memoryEntry(key: string, content: string, projectId: string): Pro
 }
 
 async function lesson(userId: string, id: string, project: string) {
-  await env.DB.prepare("INSERT INTO lessons (id, user_id, type, content, project) VALUES (?, ?, 'lesson', 'use WAL mode', ?)").bind(id, userId, project).run();
+  await (await userD1(userId))
+    .prepare("INSERT INTO lessons (id, user_id, type, content, project) VALUES (?, ?, 'lesson', 'use WAL mode', ?)")
+    .bind(id, userId, project)
+    .run();
 }
 
 describe("projects API", () => {
@@ -123,9 +126,10 @@ describe("projects API", () => {
       await lesson(u.id, "les_2", "other-repo");
       await script(u.id, textReply("Noted."));
       const convo = await chat(u.key, { message: "planning the show", project_id: show.id });
-      await env.DB.prepare(
-        "INSERT INTO context_events (id, user_id, event_type, content, source_metadata) VALUES ('evt_p1', ?, 'fact', 'the host is Sam', json_object('project_id', ?))",
-      )
+      await (await userD1(u.id))
+        .prepare(
+          "INSERT INTO context_events (id, user_id, event_type, content, source_metadata) VALUES ('evt_p1', ?, 'fact', 'the host is Sam', json_object('project_id', ?))",
+        )
         .bind(u.id, show.id)
         .run();
 
@@ -138,12 +142,14 @@ describe("projects API", () => {
       expect(await factProject(fact)).toBe(podcast.id);
       expect(await projectOfRow("brain_entries", entry)).toBe(podcast.id);
       expect(await projectOfRow("sessions", convo.sessionId)).toBe(podcast.id);
-      const lessons = await env.DB.prepare("SELECT id, project FROM lessons WHERE user_id = ? ORDER BY id").bind(u.id).all();
+      const lessons = await (await userD1(u.id)).prepare("SELECT id, project FROM lessons WHERE user_id = ? ORDER BY id").bind(u.id).all();
       expect(lessons.results).toEqual([
         { id: "les_1", project: "Podcast" },
         { id: "les_2", project: "other-repo" },
       ]);
-      const event = await env.DB.prepare("SELECT source_metadata->>'project_id' AS p FROM context_events WHERE id = 'evt_p1'").first<{ p: string }>();
+      const event = await (await userD1(u.id))
+        .prepare("SELECT source_metadata->>'project_id' AS p FROM context_events WHERE id = 'evt_p1'")
+        .first<{ p: string }>();
       expect(event?.p).toBe(podcast.id);
       expect((await projectsOf(u.key)).map((p) => p.name)).toEqual(["Podcast"]);
       // The fact is found from the target project's conversations now (and no longer names the source).
@@ -158,7 +164,7 @@ describe("projects API", () => {
       expect(await factProject(fact)).toBe(show.id);
       expect(await projectOfRow("brain_entries", entry)).toBe(show.id);
       expect(await projectOfRow("sessions", convo.sessionId)).toBe(show.id);
-      const back = await env.DB.prepare("SELECT project FROM lessons WHERE id = 'les_1'").first<{ project: string }>();
+      const back = await (await userD1(u.id)).prepare("SELECT project FROM lessons WHERE id = 'les_1'").first<{ project: string }>();
       expect(back?.project).toBe("Show");
       const again = await api(u.key, "POST", `/v1/projects/activity/${merge?.id}/undo`);
       expect(await errorOf(again)).toMatchObject({ status: 409, code: "conflict", message: expect.stringContaining("already undone") });
@@ -203,7 +209,7 @@ describe("projects API", () => {
       const imported = await api(u.key, "POST", "/v1/memory/facts", { facts });
       expect(imported.status, await imported.clone().text()).toBe(201);
       const inProject = async () =>
-        (await env.DB.prepare("SELECT count(*) AS n FROM facts WHERE user_id = ? AND project_id = ?").bind(u.id, p.id).first<{ n: number }>())?.n;
+        (await (await userD1(u.id)).prepare("SELECT count(*) AS n FROM facts WHERE user_id = ? AND project_id = ?").bind(u.id, p.id).first<{ n: number }>())?.n;
       expect(await inProject()).toBe(150);
 
       expect(await (await api(u.key, "DELETE", `/v1/projects/${p.id}`)).json()).toMatchObject({ moved: { facts: 150 } });

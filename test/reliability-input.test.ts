@@ -6,9 +6,16 @@ import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MAX_JSON_DEPTH } from "../src/lib/json-guard";
 import { api, BASE, createUser, history, saidIn, script, textReply } from "./helpers";
+import { userD1 } from "./shard-helpers";
 
+/** API keys are counted in the directory, every other table on the user's shard. */
 const count = async (table: string, userId: string) =>
-  (await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`).bind(userId).first<{ n: number }>())?.n ?? 0;
+  (
+    await (table === "api_keys" ? env.DB : await userD1(userId))
+      .prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`)
+      .bind(userId)
+      .first<{ n: number }>()
+  )?.n ?? 0;
 const totalUsers = async () => (await env.DB.prepare("SELECT count(*) AS n FROM users").first<{ n: number }>())?.n ?? 0;
 
 const nested = (depth: number, leaf: unknown = 1): unknown => {

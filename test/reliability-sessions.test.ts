@@ -6,6 +6,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { sessionStub } from "../src/sessions/store";
 import { api, chat, createUser, script, textReply } from "./helpers";
+import { rowOnShards, userD1 } from "./shard-helpers";
 
 const stall = { reply: { content: [{ type: "text" as const, text: "words that never finish" }], no_thinking: true }, chunk: 4, stall_after: 5 };
 
@@ -26,8 +27,7 @@ async function holdLock(key: string, body: Record<string, unknown>) {
   };
 }
 
-const row = (id: string) =>
-  env.DB.prepare("SELECT message_count, pending FROM sessions WHERE id = ?").bind(id).first<{ message_count: number; pending: number }>();
+const row = (id: string) => rowOnShards<{ message_count: number; pending: number }>("SELECT message_count, pending FROM sessions WHERE id = ?", id);
 
 describe("deleting a session with requests queued on it", () => {
   it("chats queued behind the delete get 404, never 5xx, and write nothing into the deleted session", async () => {
@@ -76,11 +76,11 @@ describe("session counts follow the session object's storage", () => {
     await script(u.id, textReply("one"), textReply("two"));
     const first = await chat(u.key, { message: "hello" });
     expect(await row(first.sessionId)).toEqual({ message_count: 2, pending: 0 });
-    await env.DB.prepare("UPDATE sessions SET message_count = 99, pending = 1 WHERE id = ?").bind(first.sessionId).run();
+    await (await userD1(u.id)).prepare("UPDATE sessions SET message_count = 99, pending = 1 WHERE id = ?").bind(first.sessionId).run();
     const read = (await (await api(u.key, "GET", `/v1/sessions/${first.sessionId}`)).json()) as { session: { message_count: number; pending: boolean } };
     expect(read.session).toMatchObject({ message_count: 2, pending: false });
     expect(await row(first.sessionId)).toEqual({ message_count: 2, pending: 0 });
-    await env.DB.prepare("UPDATE sessions SET message_count = 0 WHERE id = ?").bind(first.sessionId).run();
+    await (await userD1(u.id)).prepare("UPDATE sessions SET message_count = 0 WHERE id = ?").bind(first.sessionId).run();
     await chat(u.key, { message: "again", session_id: first.sessionId });
     expect(await row(first.sessionId)).toEqual({ message_count: 4, pending: 0 });
   });

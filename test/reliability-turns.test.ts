@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/config";
 import type { Step } from "./fake-anthropic/worker";
 import { api, chat, createUser, history, parseSse, type SeenRequest, saidIn, script, seen, shape, textReply } from "./helpers";
+import { userD1 } from "./shard-helpers";
 
 const T = 60_000;
 
@@ -127,7 +128,7 @@ describe("the daily chat token budget", () => {
       expect(usage.chat_budget.used).toBe(limit - 1_000);
       // The failed turn is taken back like any model failure; its reservation went with its usage row.
       expect(roles(await history(u.key, first.sessionId))).toEqual(["user", "assistant"]);
-      const held = await env.DB.prepare("SELECT count(*) n FROM chat_reservations WHERE user_id = ?").bind(u.id).first<{ n: number }>();
+      const held = await (await userD1(u.id)).prepare("SELECT count(*) n FROM chat_reservations WHERE user_id = ?").bind(u.id).first<{ n: number }>();
       expect(held?.n).toBe(0);
     },
     T,

@@ -1,8 +1,10 @@
 import { applyD1Migrations, env } from "cloudflare:test";
 import { afterAll, afterEach } from "vitest";
+import { shardBindings } from "../src/db/shards";
 import { mismatches } from "./contract/checked-worker";
 
-await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+// Every database gets every migration: the directory (DB, also shard 0) and each shard (src/db/shards.ts).
+for (const d1 of shardBindings(env)) await applyD1Migrations(d1, env.TEST_MIGRATIONS);
 
 // Every response the Worker gave during a test (or the hooks before it) matched /openapi.json, or the test fails.
 const failOnMismatch = () => {

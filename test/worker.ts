@@ -8,12 +8,12 @@ import type { Env } from "../src/config/env";
 import { composeRegistry } from "../src/core/capability";
 import type { QueueMessage } from "../src/core/queue";
 import { SessionObject } from "../src/sessions/session-do";
-import { meteredD1, meteredFetch } from "./d1-meter";
+import { meteredD1, meteredFetch, meteredShards } from "./d1-meter";
 import { endFilibusters, testCapability } from "./test-capability";
 
 export const registry = composeRegistry([...capabilities, testCapability]);
 
-const metered = (env: Env): Env => ({ ...env, DB: meteredD1(env.DB) });
+const metered = (env: Env): Env => meteredShards(env, meteredD1);
 globalThis.fetch = meteredFetch(globalThis.fetch);
 
 export class SessionDO extends SessionObject {

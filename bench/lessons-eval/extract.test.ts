@@ -49,8 +49,8 @@ describe("lesson extraction evaluation (figures, not assertions)", () => {
     const rows: string[] = [];
     const totals = { stored: 0, correct: 0, expected: 0, found: 0, cor: 0, corKept: 0 };
     for (const f of fixtures) {
-      const u = await createUser();
-      const { deps } = capturedDeps();
+      const u = await createUser("free", 0);
+      const { deps } = await capturedDeps(null);
       const { transcript } = await ingest(deps, u.id, { sessionId: f.session_id, project: f.project, offset: 0, content: f.text, totalBytes: bytes(f.text) });
       await extractTranscript(deps, model, u.id, transcript.id);
       const stored = (await env.DB.prepare("SELECT title, content, tags, origin FROM lessons WHERE user_id = ?").bind(u.id).all<Row>()).results;

@@ -42,10 +42,10 @@ const rows: Row[] = [];
 
 describe.skipIf(!input?.ablate)("LoCoMo ablation", () => {
   it("searches every question with each variant", { timeout: 3_600_000 }, async () => {
-    const { deps } = captured();
+    const { deps } = await captured(null);
     for (const { number, raw } of input?.conversations ?? []) {
       const conv = parseConversation(number, raw);
-      const user = await createUser("pro");
+      const user = await createUser("pro", 0);
       const imported = await importTurns(user.key, conv.turns);
       const fts = await fts5(env.DB, conv.turns, 5);
       for (const q of conv.questions) {

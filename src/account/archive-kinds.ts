@@ -193,6 +193,8 @@ export const ACCOUNT_COLUMNS = { name: users.name, email: users.email, plan: use
 export const USER_COLUMNS_LEFT_OUT: Readonly<Record<string, string>> = {
   id: "the account's own id: an import writes into the caller's account",
   updated_at: "bookkeeping, set by the import",
+  shard: "which database holds the account: the server's choice (src/db/shards.ts), not the user's data",
+  moving_to: "set only while an operator moves the account between databases",
 };
 
 /** User-owned tables an archive leaves out, and why (the coverage test reads this). */

@@ -7,11 +7,15 @@
  * batch. The users cascade would delete that session's row, and nothing would destroy its object (the stored
  * conversation). So the account's batch first records every session the user still has in `session_erasures`,
  * which the cron sweep works off like any erase's leftovers.
+ *
+ * With shards (src/db/shards.ts), keys live in the directory and the rest on the user's shard: the keys are revoked
+ * first, the shard's batch deletes its users row (the cascade takes the user's rows there), and the directory's
+ * users row goes last (taking the keys), so a failure half-way leaves an account an admin can delete again.
  */
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { EraseContext, EraseHook } from "../core/capability";
 import { runStatements } from "../db/batch";
-import { newId } from "../db/client";
+import { type Db, newId } from "../db/client";
 import { apiKeys, auditLogs, sessionErasures, users } from "../db/schema";
 import { revokeAllUserGrants } from "../oauth/grants";
 import { type DestroySession, recordSessionErasures } from "../sessions/erasure";
@@ -21,13 +25,14 @@ import { type EraseReceipt, eraseUserMemory, pendingWarning } from "./erase";
 const ACCOUNT_KEPT = "audit_logs (this erasure and the account's deletion, without content)";
 
 export async function deleteUserAccount(
+  directory: Db,
   hooks: readonly EraseHook[],
   ctx: EraseContext,
   destroySession: DestroySession,
   requestId: string | null,
 ): Promise<EraseReceipt> {
   const { db, userId, now } = ctx;
-  await db
+  await directory
     .update(apiKeys)
     .set({ revokedAt: now })
     .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)));
@@ -47,6 +52,7 @@ export async function deleteUserAccount(
       requestId,
     }),
   ]);
+  if (directory !== db) await directory.delete(users).where(eq(users.id, userId));
   const owed = Number((pending?.results[0] as { n?: number } | undefined)?.n ?? 0);
   // The erase keeps usage and connections for an account that goes on; deleting the account takes them too.
   const deleted = { ...receipt, kept: [ACCOUNT_KEPT] };

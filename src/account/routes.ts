@@ -8,8 +8,10 @@ import type { Context } from "hono";
 import { User } from "../auth/routes";
 import { publicUser } from "../auth/service";
 import type { Registry } from "../core/capability";
+import type { Db } from "../db/client";
 import { CursorParam, newestFirst, nextCursor } from "../db/cursor";
 import { users } from "../db/schema";
+import { shardDb } from "../db/shards";
 import type { AppEnv } from "../http/context";
 import { errors, json, newRouter, Slug, security } from "../http/openapi";
 import { notFound } from "../lib/errors";
@@ -65,25 +67,25 @@ const deleteUserRoute = createRoute({
 
 export function accountRoutes(registry: Registry) {
   // What erasing (the user's own call) and deleting an account (the admin's) both run with.
-  const eraseArgs = (c: Context<AppEnv>, userId: string) =>
+  const eraseArgs = (c: Context<AppEnv>, userId: string, db: Db) =>
     [
       registry.eraseHooks,
-      { env: c.env, config: c.var.config, db: c.var.db, userId, now: Date.now() },
+      { env: c.env, config: c.var.config, db, userId, now: Date.now() },
       (owner: string, sessionId: string) => destroySessionObject(c.env, owner, sessionId),
       c.var.requestId,
     ] as const;
   return newRouter()
-    .openapi(eraseRoute, async (c) => c.json(await eraseUserMemory(...eraseArgs(c, c.var.user.id)), 200))
+    .openapi(eraseRoute, async (c) => c.json(await eraseUserMemory(...eraseArgs(c, c.var.user.id, c.var.db)), 200))
     .openapi(listUsersRoute, async (c) => {
       const { limit, before } = c.req.valid("query");
-      const rows = await newestFirst(c.var.db.select().from(users).$dynamic(), { at: users.createdAt, id: users.id }, { before, limit });
+      const rows = await newestFirst(c.var.directory.select().from(users).$dynamic(), { at: users.createdAt, id: users.id }, { before, limit });
       return c.json({ users: rows.map(publicUser), next_before: nextCursor(rows, limit, (u) => [u.createdAt, u.id]) }, 200);
     })
     .openapi(deleteUserRoute, async (c) => {
       const { id } = c.req.valid("param");
-      const exists = await c.var.db.select({ id: users.id }).from(users).where(eq(users.id, id)).get();
-      if (!exists) throw notFound("user");
-      const receipt = await deleteUserAccount(...eraseArgs(c, id));
+      const placed = await c.var.directory.select({ shard: users.shard }).from(users).where(eq(users.id, id)).get();
+      if (!placed) throw notFound("user");
+      const receipt = await deleteUserAccount(c.var.directory, ...eraseArgs(c, id, shardDb(c.env, placed.shard)));
       return c.json({ deleted: id, receipt }, 200);
     });
 }

@@ -1,4 +1,5 @@
 import { createMiddleware } from "hono/factory";
+import { shardDb } from "../db/shards";
 import type { AppEnv } from "../http/context";
 import { AppError } from "../lib/errors";
 import { safeEqual } from "./keys";
@@ -13,9 +14,10 @@ const bearer = (header: string | undefined) => {
 export const requireUser = createMiddleware<AppEnv>(async (c, next) => {
   const key = bearer(c.req.header("authorization"));
   if (!key) throw new AppError("unauthorized", "missing bearer API key");
-  const user = await resolveApiKey(c.var.db, key);
+  const user = await resolveApiKey(c.var.directory, key);
   if (!user) throw new AppError("unauthorized", "invalid or revoked API key");
   c.set("user", user);
+  c.set("db", shardDb(c.env, user.shard));
   await next();
 });
 

@@ -1,8 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { quotaOf } from "../config/limits";
 import { PLANS } from "../db/schema";
+import { placeUser, shardCount, shardDb } from "../db/shards";
 import { ErrorBody } from "../http/errors";
 import { errors, json, jsonBody, newRouter, Ok, quotaErrors, security } from "../http/openapi";
+import { AppError } from "../lib/errors";
 import { createUser, issueKey, listKeys, revokeKey, rotateKey } from "./service";
 
 export const User = z
@@ -27,6 +29,12 @@ const CreateUserBody = z
     name: z.string().trim().min(1).max(200).optional(),
     email: z.email().max(320).optional(),
     plan: z.enum(PLANS).optional(),
+    shard: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("The database shard for the user's rows (default: a stable hash of the new user's id over the bound shards)"),
   })
   .openapi("CreateUser");
 
@@ -87,16 +95,23 @@ const revokeKeyRoute = createRoute({
 
 export const authRoutes = newRouter()
   .openapi(createUserRoute, async (c) => {
-    const { user, apiKey } = await createUser(c.var.db, c.req.valid("json"));
+    const { shard, ...input } = c.req.valid("json");
+    const count = shardCount(c.env);
+    if (shard !== undefined && shard >= count) throw new AppError("invalid_request", `shard must be below ${count}: this deployment binds ${count} shard(s)`);
+    const place = (id: string) => {
+      const at = shard ?? placeUser(id, count);
+      return { shard: at, db: shardDb(c.env, at) };
+    };
+    const { user, apiKey } = await createUser(c.var.directory, place, input);
     return c.json({ user, api_key: apiKey }, 201);
   })
-  .openapi(listKeysRoute, async (c) => c.json({ keys: await listKeys(c.var.db, c.var.user.id) }, 200))
+  .openapi(listKeysRoute, async (c) => c.json({ keys: await listKeys(c.var.directory, c.var.user.id) }, 200))
   .openapi(createKeyRoute, async (c) => {
     const quota = quotaOf(c.var.config.quotas, c.var.user.plan, "api_keys");
-    return c.json(await issueKey(c.var.db, c.var.user.id, quota, c.req.valid("json").name), 201);
+    return c.json(await issueKey(c.var.directory, c.var.user.id, quota, c.req.valid("json").name), 201);
   })
-  .openapi(rotateKeyRoute, async (c) => c.json(await rotateKey(c.var.db, c.var.user, Date.now()), 201))
+  .openapi(rotateKeyRoute, async (c) => c.json(await rotateKey(c.var.directory, c.var.user, Date.now()), 201))
   .openapi(revokeKeyRoute, async (c) => {
-    await revokeKey(c.var.db, c.var.user.id, c.req.valid("param").id, Date.now());
+    await revokeKey(c.var.directory, c.var.user.id, c.req.valid("param").id, Date.now());
     return c.json({ ok: true as const }, 200);
   });

@@ -11,16 +11,27 @@ import { AppError, notFound } from "../lib/errors";
 import { cleanMemoryText } from "../lib/sanitize";
 import { displayPrefix, generateApiKey, hashApiKey } from "./keys";
 
-export async function createUser(db: Db, input: { name?: string; email?: string; plan?: Plan }) {
+/** Where a new user's rows go: the shard's index and its database (src/db/shards.ts picks them). */
+export type NewUserPlace = (userId: string) => { shard: number; db: Db };
+
+/**
+ * Creates the user and their first key. A user placed on a shard other than the directory gets the shard's
+ * `users` row first (their memory tiers live in it, their rows' foreign keys point at it): should the directory's
+ * batch then fail, that row is an orphan no key reaches, never a user whose writes would fail.
+ */
+export async function createUser(directory: Db, place: NewUserPlace, input: { name?: string; email?: string; plan?: Plan }) {
   const id = newId("usr");
   const key = generateApiKey();
   const keyId = newId("key");
-  const [user] = await db.batch([
-    db
+  const plan = input.plan ?? "free";
+  const { shard, db } = place(id);
+  if (db !== directory) await db.insert(users).values({ id, plan });
+  const [user] = await directory.batch([
+    directory
       .insert(users)
-      .values({ id, name: input.name === undefined ? null : cleanMemoryText(input.name, 200, "name"), email: input.email ?? null, plan: input.plan ?? "free" })
+      .values({ id, name: input.name === undefined ? null : cleanMemoryText(input.name, 200, "name"), email: input.email ?? null, plan, shard })
       .returning(),
-    db.insert(apiKeys).values({ id: keyId, userId: id, name: "default", prefix: displayPrefix(key), hash: await hashApiKey(key) }),
+    directory.insert(apiKeys).values({ id: keyId, userId: id, name: "default", prefix: displayPrefix(key), hash: await hashApiKey(key) }),
   ]);
   const row = user[0];
   if (!row) throw new AppError("internal", "user was not created");
@@ -35,12 +46,12 @@ export function publicUser(u: typeof users.$inferSelect) {
 export async function resolveApiKey(db: Db, key: string): Promise<AuthedUser | null> {
   const hash = await hashApiKey(key);
   const row = await db
-    .select({ keyId: apiKeys.id, userId: users.id, plan: users.plan })
+    .select({ keyId: apiKeys.id, userId: users.id, plan: users.plan, shard: users.shard })
     .from(apiKeys)
     .innerJoin(users, eq(users.id, apiKeys.userId))
     .where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt)))
     .get();
-  return row ? { id: row.userId, plan: row.plan, keyId: row.keyId } : null;
+  return row ? { id: row.userId, plan: row.plan, keyId: row.keyId, shard: row.shard } : null;
 }
 
 /** Issues another key while the user holds fewer active keys than the plan allows (counted inside the INSERT). */

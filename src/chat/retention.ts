@@ -8,7 +8,8 @@ import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
 import type { CronJob } from "../core/cron";
 import { changes } from "../db/batch";
-import { createDb, type Db } from "../db/client";
+import type { Db } from "../db/client";
+import { acrossShards } from "../db/shards";
 
 /** Rows deleted per statement, and statements per run: a backlog is worked off over several runs. */
 const STEP = 500;
@@ -33,6 +34,7 @@ export const contextLogRetention: CronJob = {
   async run(env: Env, now: number) {
     const days = loadConfig(env).auditRetentionDays;
     if (days === 0) return { deleted: 0, retention: "until erased" };
-    return { deleted: await pruneContextLogs(createDb(env.DB), now - days * DAY_MS), retention_days: days };
+    const { deleted } = await acrossShards(env, now, async (db) => ({ deleted: await pruneContextLogs(db, now - days * DAY_MS) }));
+    return { deleted, retention_days: days };
   },
 };

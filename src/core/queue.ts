@@ -1,16 +1,47 @@
 /**
  * The `queue` handler: routes each message to the capability that owns its `kind`.
  * Messages from the dead-letter queue are recorded where the user and operators can see them, then
- * handed to their kind's `deadLetter`.
+ * handed to their kind's `deadLetter`. Handlers get the messages of one shard at a time with that shard's `Db`
+ * (the users' placements are read from the directory once per batch, src/db/shards.ts); a message of a user
+ * being moved to another shard waits (retried later), since their writes are paused.
  */
 import type { Env } from "../config/env";
-import { createDb, newId } from "../db/client";
+import { type Db, newId } from "../db/client";
 import { auditLogs } from "../db/schema";
+import { placementsOf, shardDb } from "../db/shards";
 import { describeFailure } from "../lib/errors";
 
 export type QueueMessage = { kind: string; userId?: string; [k: string]: unknown };
 
-export type QueueHandler = (batch: readonly Message<QueueMessage>[], env: Env) => Promise<void>;
+/** `db`: the shard holding the rows of every message's user. */
+export type QueueHandler = (batch: readonly Message<QueueMessage>[], env: Env, db: Db) => Promise<void>;
+
+/** Seconds a message of a user being moved waits before it is tried again. */
+export const MOVING_RETRY_SECONDS = 10;
+
+/**
+ * The messages by their user's shard. A message without a user, or of a user the directory no longer knows (a
+ * deleted account), goes to shard 0, where its handler finds nothing of theirs, as it would have before shards.
+ */
+async function byShard(env: Env, messages: readonly Message<QueueMessage>[]): Promise<Map<number, Message<QueueMessage>[]>> {
+  const userOf = (m: Message<QueueMessage>) => (typeof m.body?.userId === "string" ? m.body.userId : undefined);
+  const placements = await placementsOf(
+    env,
+    messages.map(userOf).filter((u) => u !== undefined),
+  );
+  const out = new Map<number, Message<QueueMessage>[]>();
+  for (const m of messages) {
+    const user = userOf(m);
+    const placed = user === undefined ? undefined : placements.get(user);
+    if (placed?.movingTo != null) {
+      m.retry({ delaySeconds: MOVING_RETRY_SECONDS });
+      continue;
+    }
+    const shard = placed?.shard ?? 0;
+    out.set(shard, [...(out.get(shard) ?? []), m]);
+  }
+  return out;
+}
 
 /** A queue message kind and the capability code that consumes it. */
 export type QueueKind = {
@@ -35,12 +66,19 @@ export async function handleQueue(kinds: ReadonlyMap<string, QueueKind>, batch: 
     }
     byKind.set(kind, [...(byKind.get(kind) ?? []), msg]);
   }
-  // One kind failing must neither stop the others nor make their finished messages redeliver.
+  // One kind (or shard) failing must neither stop the others nor make their finished messages redeliver.
   for (const [kind, messages] of byKind) {
     const handler = kinds.get(kind);
     if (!handler) continue;
     try {
-      await handler.handle(messages, env);
+      for (const [shard, group] of await byShard(env, messages)) {
+        try {
+          await handler.handle(group, env, shardDb(env, shard));
+        } catch (err) {
+          console.error(JSON.stringify({ queue: batch.queue, kind, shard, error: describeFailure(err) }));
+          for (const m of group) m.retry();
+        }
+      }
     } catch (err) {
       console.error(JSON.stringify({ queue: batch.queue, kind, error: describeFailure(err) }));
       for (const m of messages) m.retry();
@@ -52,8 +90,11 @@ export async function handleQueue(kinds: ReadonlyMap<string, QueueKind>, batch: 
 const AUDIT_ROWS_PER_STATEMENT = 16;
 
 async function recordDeadLetters(kinds: ReadonlyMap<string, QueueKind>, batch: MessageBatch<QueueMessage>, env: Env) {
-  const db = createDb(env.DB);
-  const rows = batch.messages.map((m) => ({
+  for (const [shard, messages] of await byShard(env, batch.messages)) await recordShardDeadLetters(kinds, messages, env, shardDb(env, shard));
+}
+
+async function recordShardDeadLetters(kinds: ReadonlyMap<string, QueueKind>, messages: readonly Message<QueueMessage>[], env: Env, db: Db) {
+  const rows = messages.map((m) => ({
     id: newId("aud"),
     userId: m.body?.userId ?? null,
     action: "queue.dead_letter",
@@ -65,8 +106,8 @@ async function recordDeadLetters(kinds: ReadonlyMap<string, QueueKind>, batch: M
   const [first, ...rest] = inserts;
   if (first) await db.batch([first, ...rest]);
   for (const [kind, { deadLetter }] of kinds) {
-    const messages = batch.messages.filter((m) => m.body?.kind === kind);
-    if (deadLetter && messages.length) await deadLetter(messages, env);
+    const ofKind = messages.filter((m) => m.body?.kind === kind);
+    if (deadLetter && ofKind.length) await deadLetter(ofKind, env, db);
   }
-  for (const m of batch.messages) m.ack();
+  for (const m of messages) m.ack();
 }

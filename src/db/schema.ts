@@ -28,6 +28,12 @@ export const users = sqliteTable("users", {
   scaffoldMeta: text("scaffold_meta", { mode: "json" }).$type<ScaffoldMeta>().notNull().default(sql`'{}'`),
   createdAt: createdAt(),
   updatedAt: integer("updated_at").notNull().default(now()),
+  /**
+   * Directory columns (src/db/shards.ts), meaningful in the directory database only: the shard that holds the
+   * user's rows, and while an admin moves them, the shard they are moving to (their writes pause meanwhile).
+   */
+  shard: integer("shard").notNull().default(0),
+  movingTo: integer("moving_to"),
 });
 
 /** A scaffold key's entry: how sure memory is of it, when it last changed, and `by: "user"` when the user set it themselves. */

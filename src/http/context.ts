@@ -4,13 +4,17 @@ import type { Env } from "../config/env";
 import type { Db } from "../db/client";
 import type { Plan } from "../db/schema";
 
-export type AuthedUser = { id: string; plan: Plan; keyId: string };
+/** `shard`: the database holding the user's rows, from the directory (src/db/shards.ts). */
+export type AuthedUser = { id: string; plan: Plan; keyId: string; shard: number };
 
 export type AppEnv = {
   Bindings: Env;
   Variables: {
     requestId: string;
     config: Config;
+    /** The directory database: users, API keys, the user-to-shard map. */
+    directory: Db;
+    /** The authenticated user's shard (the directory before authentication). */
     db: Db;
     user: AuthedUser;
   };

@@ -1,29 +1,22 @@
 import { createMiddleware } from "hono/factory";
 import { loadConfig } from "../config/config";
-import { createDb, type Db } from "../db/client";
+import { dbOf } from "../db/shards";
 import { AppError } from "../lib/errors";
 import { parseGuardedJson } from "../lib/json-guard";
 import { readBodyWithin } from "./body";
 import type { AppEnv } from "./context";
 
 /**
- * One drizzle handle per D1 binding for the isolate's life: building one walks the whole schema for its
- * relational config, work a request need not repeat (the handle keeps no per-request state).
+ * Request id (echoed in `x-request-id`), validated config and the db handles for every request: the directory,
+ * and `db`, which is the directory until `requireUser` points it at the user's shard (src/db/shards.ts).
  */
-const handles = new WeakMap<D1Database, Db>();
-const dbOf = (d1: D1Database): Db => {
-  let db = handles.get(d1);
-  if (!db) handles.set(d1, (db = createDb(d1)));
-  return db;
-};
-
-/** Request id (echoed in `x-request-id`), validated config and the db handle for every request. */
 export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   const incoming = c.req.header("x-request-id");
   const requestId = incoming && /^[\w.-]{1,64}$/.test(incoming) ? incoming : crypto.randomUUID();
   c.set("requestId", requestId);
   c.header("x-request-id", requestId);
   c.set("config", loadConfig(c.env));
+  c.set("directory", dbOf(c.env.DB));
   c.set("db", dbOf(c.env.DB));
   await next();
 });

@@ -8,8 +8,9 @@ import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
 import type { CronJob } from "../core/cron";
 import type { QueueMessage } from "../core/queue";
-import { createDb } from "../db/client";
+import type { Db } from "../db/client";
 import { transcripts } from "../db/schema";
+import { acrossShards } from "../db/shards";
 import { describeFailure } from "../lib/errors";
 import { createModelClient } from "../model/anthropic";
 import { ExtractMessage, type LessonsDeps, lessonsDeps } from "./deps";
@@ -57,12 +58,11 @@ export async function extractMessages(deps: LessonsDeps, model: ExtractionModel,
   }
 }
 
-export async function handleExtraction(messages: readonly Message<QueueMessage>[], env: Env): Promise<void> {
-  await extractMessages(lessonsDeps(env, loadConfig(env), createDb(env.DB)), extractionModel(env), messages);
+export async function handleExtraction(messages: readonly Message<QueueMessage>[], env: Env, db: Db): Promise<void> {
+  await extractMessages(lessonsDeps(env, loadConfig(env), db), extractionModel(env), messages);
 }
 
-export async function markFailed(messages: readonly Message<QueueMessage>[], env: Env): Promise<void> {
-  const db = createDb(env.DB);
+export async function markFailed(messages: readonly Message<QueueMessage>[], _env: Env, db: Db): Promise<void> {
   for (const m of messages) {
     const body = ExtractMessage.safeParse(m.body);
     if (!body.success) continue;
@@ -75,5 +75,5 @@ export async function markFailed(messages: readonly Message<QueueMessage>[], env
 
 export const lessonsSweepJob: CronJob = {
   name: "lessons.sweep",
-  run: (env, now) => sweepIdle(lessonsDeps(env, loadConfig(env), createDb(env.DB), () => now)),
+  run: (env, now) => acrossShards(env, now, async (db) => ({ settled: await sweepIdle(lessonsDeps(env, loadConfig(env), db, () => now)) })),
 };

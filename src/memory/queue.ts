@@ -8,7 +8,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { loadConfig } from "../config/config";
 import type { Env } from "../config/env";
 import type { QueueMessage } from "../core/queue";
-import { createDb } from "../db/client";
+import type { Db } from "../db/client";
 import { inJson } from "../db/in-json";
 import { contextEvents } from "../db/schema";
 import { describeFailure } from "../lib/errors";
@@ -54,14 +54,12 @@ export async function consolidateMessages(deps: MemoryDeps, model: Consolidation
 }
 
 /** The `handlers` entry of the queue consumer. */
-export async function handleConsolidation(messages: readonly Message<QueueMessage>[], env: Env): Promise<void> {
-  const db = createDb(env.DB);
+export async function handleConsolidation(messages: readonly Message<QueueMessage>[], env: Env, db: Db): Promise<void> {
   await consolidateMessages(memoryDeps(env, loadConfig(env), db), consolidationModel(env), messages);
 }
 
 /** Dead letters: their events become `failed` (visible in GET /v1/memory/events, retryable), never silently lost. */
-export async function markDeadLettered(messages: readonly Message<QueueMessage>[], env: Env): Promise<void> {
-  const db = createDb(env.DB);
+export async function markDeadLettered(messages: readonly Message<QueueMessage>[], _env: Env, db: Db): Promise<void> {
   for (const m of messages) {
     const body = ConsolidateMessage.safeParse(m.body);
     if (!body.success || !body.data.eventIds.length) continue;

@@ -6,6 +6,7 @@ import { eq } from "drizzle-orm";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { requireUser } from "../auth/middleware";
+import { shardDb } from "../db/shards";
 import { users } from "../db/schema";
 import type { AppEnv } from "../http/context";
 import { rateLimitUser } from "../http/rate-limit";
@@ -33,9 +34,15 @@ export const authenticateMcp = createMiddleware<AppEnv>(async (c, next) => {
       await rateLimitUser(c, next);
     });
   }
-  const user = await c.var.db.select({ id: users.id, plan: users.plan }).from(users).where(eq(users.id, grant.userId)).get();
+  // Users live in the directory; their memory in their shard.
+  const user = await c.var.directory
+    .select({ id: users.id, plan: users.plan, shard: users.shard })
+    .from(users)
+    .where(eq(users.id, grant.userId))
+    .get();
   if (!user) throw new AppError("unauthorized", "the account this token was issued for no longer exists");
   // Rate limits count a connected app like one more key of its user.
-  c.set("user", { id: user.id, plan: user.plan, keyId: `oauth:${grant.clientId}` });
+  c.set("user", { id: user.id, plan: user.plan, shard: user.shard, keyId: `oauth:${grant.clientId}` });
+  c.set("db", shardDb(c.env, user.shard));
   await rateLimitUser(c, next);
 });

@@ -95,6 +95,7 @@ export async function startChat(c: Context<AppEnv>, registry: Registry, body: Ch
         turnId,
         userId: user.id,
         plan: user.plan,
+        shard: user.shard,
         sessionId,
         message,
         siteId: body.site_id ?? null,

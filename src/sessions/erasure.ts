@@ -10,9 +10,10 @@
 import { and, asc, count, desc, eq, not, sql } from "drizzle-orm";
 import type { Env } from "../config/env";
 import type { CronJob } from "../core/cron";
-import { createDb, type Db } from "../db/client";
+import type { Db } from "../db/client";
 import { inJson } from "../db/in-json";
 import { sessionErasures, sessions } from "../db/schema";
+import { acrossShards } from "../db/shards";
 import { describeFailure } from "../lib/errors";
 import { destroySessionObject } from "./store";
 
@@ -127,5 +128,7 @@ export async function pendingSessionErasures(db: Db, userId: string): Promise<nu
 export const sessionErasureSweep: CronJob = {
   name: "sessions.erasure",
   run: (env: Env, now: number) =>
-    destroyPendingSessions(createDb(env.DB), (userId, sessionId) => destroySessionObject(env, userId, sessionId), { limit: SWEEP_PER_RUN, now }),
+    acrossShards(env, now, (db) =>
+      destroyPendingSessions(db, (userId, sessionId) => destroySessionObject(env, userId, sessionId), { limit: SWEEP_PER_RUN, now }),
+    ),
 };

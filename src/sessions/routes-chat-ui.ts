@@ -137,7 +137,7 @@ async function answerCalls(c: Context<AppEnv>, chatId: string, message: UiMessag
   let started: Started = { error: { code: "internal", message: "internal error" } };
   for (const [i, { answer }] of answers.entries()) {
     started = await stub.resume(
-      { turnId: answers.length > 1 ? `${requestId}.${i}` : requestId, userId: user.id, plan: user.plan, sessionId: session.id, answer },
+      { turnId: answers.length > 1 ? `${requestId}.${i}` : requestId, userId: user.id, plan: user.plan, shard: user.shard, sessionId: session.id, answer },
       { ui: view },
     );
     if ("error" in started || i === answers.length - 1) break;

@@ -21,7 +21,9 @@ import type { Registry } from "../core/capability";
 import type { TurnScope } from "../core/context";
 import { addUsage, type Usage, zeroUsage } from "../core/events";
 import { offeredTools, type ToolContext, TURN_BASE } from "../core/tool";
-import { createDb, type Db } from "../db/client";
+import type { Db } from "../db/client";
+import { newerBookmark, openReadSession, type ReadSession } from "../db/replicas";
+import { shardD1, userDb } from "../db/shards";
 import { createModelClient } from "../model/anthropic";
 import { isAbort } from "../model/errors";
 import { addCall } from "../usage/spent";
@@ -55,8 +57,13 @@ export type Alarm = { set(at: number): Promise<void>; clear(): Promise<void> };
 /** The answered call a resumed turn's model failure leaves in history (bridge/retry.ts). */
 type Answered = Pick<RetryableTurn, "call" | "answered" | "ok">;
 
+/** A D1 session (src/db/replicas.ts) on shard `shard`. */
+type ShardSession = ReadSession & { shard: number };
+
 /** What differs between the kinds of segment; `runSegment` does the rest. */
 type SegmentPlan = {
+  /** The segment's D1 session on the user's shard (`scope.db` runs in it); its bookmark is kept for the next turn. */
+  session: ShardSession;
   scope: TurnScope;
   /** The model the segment's calls are billed to. */
   model: string;
@@ -72,8 +79,6 @@ type SegmentPlan = {
 };
 
 export class TurnRunner {
-  /** Built once per object: a drizzle handle walks the whole schema when it is made. */
-  private readonly db: Db;
   private readonly folding: HistoryFolding;
 
   constructor(
@@ -82,13 +87,13 @@ export class TurnRunner {
     private readonly alarm: Alarm,
     private readonly registry: Registry,
   ) {
-    this.db = createDb(env.DB);
     this.folding = new HistoryFolding(store, registry);
   }
 
   /** A new message: admitted or refused before anything is written, then run to the turn's end or first suspension. */
   async chat(input: TurnInput, events: EventSink, open: Gate): Promise<Afterwards | undefined> {
-    const admitted = await admit(this.store, this.db, this.env, this.registry, input);
+    const session = this.readSession(input);
+    const admitted = await admit(this.store, session.db, this.env, this.registry, input);
     if ("refusal" in admitted) {
       open(admitted.refusal);
       return undefined;
@@ -101,6 +106,7 @@ export class TurnRunner {
     closeInterrupted(this.store, rows, events);
     let userSeq: number | undefined;
     return this.runSegment(events, {
+      session,
       scope,
       model: scope.config.chatModel,
       tally,
@@ -153,12 +159,14 @@ export class TurnRunner {
       events.emit({ type: "error", code: "continuation_expired", message: "the pending tool call is gone: it expired or was cancelled" });
       return undefined;
     }
-    const seg = resumedSegment(this.db, this.env, this.registry, input, cont);
+    const session = this.readSession(input);
+    const seg = resumedSegment(session.db, this.env, this.registry, input, cont);
     const tally = newTally();
     const toolsUsed = [...cont.tools_used];
     // Set once the answered round is in history.
     let answered: Answered | undefined;
     return this.runSegment(events, {
+      session,
       scope: seg.scope,
       model: cont.model,
       tally,
@@ -195,10 +203,12 @@ export class TurnRunner {
       return undefined;
     }
     this.store.saveRetryableTurn(null);
-    const seg = resumedSegment(this.db, this.env, this.registry, input, kept);
+    const session = this.readSession(input);
+    const seg = resumedSegment(session.db, this.env, this.registry, input, kept);
     const tally = newTally();
     const toolsUsed = [...kept.tools_used];
     return this.runSegment(events, {
+      session,
       scope: seg.scope,
       model: kept.model,
       tally,
@@ -218,8 +228,27 @@ export class TurnRunner {
     const results = [...cont.results, ...open.map((id) => resultBlock(id, { content: reason, isError: true }))];
     this.store.closeContinuation(completed(cont.messages, results), expired ? open : []);
     await this.alarm.clear();
-    await touchSession(this.db, cont.user_id, cont.session_id, this.store.messageCount(), false);
+    // Without a caller (the expiry alarm), the user's shard comes from the directory.
+    const db = await userDb(this.env, cont.user_id);
+    if (db) await touchSession(db, cont.user_id, cont.session_id, this.store.messageCount(), false);
     return open;
+  }
+
+  /**
+   * The segment's D1 session on the caller's shard (the request found the shard with the key, so a turn reads no
+   * directory), started from where this session's last turn left off: reads may go to a replica, never an older one.
+   */
+  private readSession(caller: Caller): ShardSession {
+    const kept = this.store.d1Bookmark();
+    const from = kept?.shard === caller.shard ? kept.bookmark : null;
+    return { ...openReadSession(shardD1(this.env, caller.shard), from), shard: caller.shard };
+  }
+
+  /** The newest bookmark the session saw, kept for the next turn (a late, older one never replaces a newer one). */
+  private keepBookmark(session: ShardSession): void {
+    const kept = this.store.d1Bookmark();
+    const bookmark = newerBookmark(kept?.shard === session.shard ? kept.bookmark : null, session.bookmark());
+    if (bookmark) this.store.saveD1Bookmark({ shard: session.shard, bookmark });
   }
 
   /**
@@ -247,6 +276,7 @@ export class TurnRunner {
       this.store.markTurnRunning(false);
       await handedOver(sink);
       await settle(this.store, scope, plan.model, tally);
+      this.keepBookmark(plan.session);
     }
     return ended ? (signal) => this.folding.ahead(scope, signal) : undefined;
   }

@@ -15,8 +15,8 @@ import type { Db } from "../db/client";
 import type { Plan } from "../db/schema";
 import type { StoredMessage } from "./history";
 
-/** Who is asking, in which session. */
-export type Caller = { turnId: string; userId: string; plan: Plan; sessionId: string };
+/** Who is asking, in which session; `shard` holds the user's rows (src/db/shards.ts), as the key lookup found it. */
+export type Caller = { turnId: string; userId: string; plan: Plan; sessionId: string; shard: number };
 
 export type Segment = {
   scope: TurnScope;

@@ -15,6 +15,9 @@ import type { SpentTokens } from "../usage/spent";
 import type { StoredMessage } from "./history";
 import type { FoldFailures, SessionSummary } from "./history-budget";
 
+/** A D1 session bookmark and the shard it belongs to (a bookmark means nothing to another database). */
+export type D1Position = { shard: number; bookmark: string };
+
 type Row = { seq: number; role: "user" | "assistant"; content: string; created_at: number };
 
 const KEEP_EXPIRED = 20;
@@ -250,6 +253,16 @@ export class SessionStorage {
   saveOwedTokens(owed: SpentTokens | null): void {
     if (owed) this.setState("owed_tokens", owed);
     else if (this.created) this.sql.exec("DELETE FROM state WHERE key = 'owed_tokens'");
+  }
+
+  /** Where the last turn left its shard's D1 session (src/db/replicas.ts): the next turn reads from there on. */
+  d1Bookmark(): D1Position | null {
+    return this.state<D1Position>("d1_bookmark");
+  }
+
+  /** Kept only in a session that exists: a turn that outlived its session's erasure must not create it again. */
+  saveD1Bookmark(position: D1Position): void {
+    if (this.created) this.setState("d1_bookmark", position);
   }
 
   wasExpired(callId: string): boolean {
