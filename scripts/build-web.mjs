@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Builds the web app (web/) into web/dist, the static assets the Worker serves at `/`: the TypeScript
 // client bundled and minified by esbuild into one ES module, plus the HTML, CSS and response headers
-// (`_headers`: the Content-Security-Policy) copied as they are. Run by wrangler's [build] step (dev and
+// (`_headers`: the Content-Security-Policy) copied as they are. What the sign-in page does not need is split into
+// chunks/ and loaded after sign-in. Run by wrangler's [build] step (dev and
 // deploy) and by the test configs; `node scripts/build-web.mjs` on its own works too.
 import { cpSync, mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
@@ -22,7 +23,12 @@ export async function buildWeb(outdir = path.join(root, "web/dist")) {
     target: "es2022",
     minify: true,
     legalComments: "none",
-    outfile: path.join(outdir, "app.js"),
+    // The signed-in app is a chunk of its own (web/src/screens.ts, imported when needed): the sign-in page loads
+    // app.js alone.
+    splitting: true,
+    outdir,
+    entryNames: "app",
+    chunkNames: "chunks/[name]-[hash]",
     logLevel: "warning",
   });
   return outdir;

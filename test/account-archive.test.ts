@@ -121,7 +121,9 @@ describe("GET /v1/export", () => {
       "usage",
     ])
       expect(kinds, k).toContain(k);
-    expect(data(lines, "settings")).toEqual([{ version: 2, review_mode: true, memory: { consent: { brain: "auto", memory: "auto", facts: "auto", lessons: "auto" }, sensitive: [] } }]);
+    expect(data(lines, "settings")).toEqual([
+      { version: 2, review_mode: true, memory: { consent: { brain: "auto", memory: "auto", facts: "auto", lessons: "auto" }, sensitive: [] } },
+    ]);
     expect(data(lines, "tiers")[0]).toMatchObject({ working_memory: "Ana likes tea.", scaffold: { Drinks: "tea" } });
     const porto = data(lines, "fact").find((f) => f.text === "Ana lives in Porto");
     const lisbon = data(lines, "fact").find((f) => f.text === "Ana lives in Lisbon");

@@ -65,7 +65,8 @@ describe("consolidation output", () => {
   it("normalises stringified JSON recursively and leaves other strings alone", () => {
     expect(normalizeJson({ a: '{"b": "[1, 2]"}', c: "{not json", d: "plain" })).toEqual({ a: { b: [1, 2] }, c: "{not json", d: "plain" });
     const out = parseConsolidationOutput('{"updated_scaffold": "{\\"X\\": 1}", "updated_working_memory": "[a narrative]", "facts_to_embed": "[]"}');
-    expect(out).toEqual({ updated_scaffold: { X: 1 }, updated_working_memory: "[a narrative]", facts_to_embed: [] });
+    // `withheld` (what the model kept out for the user's never-remember rules) defaults to none.
+    expect(out).toEqual({ updated_scaffold: { X: 1 }, updated_working_memory: "[a narrative]", facts_to_embed: [], withheld: [] });
     expect(() => parseConsolidationOutput(["nope"])).toThrow(/not an object/);
   });
 
@@ -76,6 +77,7 @@ describe("consolidation output", () => {
       scaffold_confidence: {},
       updated_working_memory: "",
       facts_to_embed: [],
+      withheld: [],
     });
     const fact = (text: string) => ({ text, confidence: 0.8, supersedes: Array.from({ length: 25 }, (_, i) => `f${i}`), connection_id: "", key: "" });
     const out = parseConsolidationOutput({

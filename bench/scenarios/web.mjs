@@ -1,11 +1,14 @@
 // The web app's first paint in Debian's Chromium (headless) against `wrangler dev`, and its page weight.
 // Cold: a new browser context (empty cache) per sample; warm: the same page reloaded from cache.
+import { readdirSync } from "node:fs";
+import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { launchChromium } from "../../scripts/chromium.mjs";
 
-const ASSETS = ["/", "/app.js", "/app.css"];
 /** The whole sign-in page, gzipped, stays under this (issue 35's target). */
 const WEIGHT_KIB = 25;
+/** The chunks the signed-in app loads after sign-in (scripts/build-web.mjs splits them out). */
+const CHUNKS = path.join(import.meta.dirname, "../../web/dist/chunks");
 
 async function paint(page) {
   return page.evaluate(() => {
@@ -41,26 +44,41 @@ export default {
   },
   async report(h, state) {
     await state.browser.close();
+    // What the sign-in screen loads, as the browser saw it: the page and every script and style it fetched.
+    const context = await state.browser.newContext();
+    const page = await context.newPage();
+    await page.goto(h.url, { waitUntil: "load" });
+    await page.getByLabel("API key").waitFor();
+    const fetched = await page.evaluate(() => performance.getEntriesByType("resource").map((e) => new URL(e.name).pathname));
+    await context.close();
+    await state.browser.close();
+    const signIn = ["/", ...new Set(fetched)];
+    const later = readdirSync(CHUNKS)
+      .map((f) => `/chunks/${f}`)
+      .filter((p) => !signIn.includes(p));
     const rows = [];
-    let raw = 0;
-    let gz = 0;
-    for (const path of ASSETS) {
-      const body = Buffer.from(await (await fetch(`${h.url}${path}`)).arrayBuffer());
+    const total = { raw: 0, gz: 0 };
+    const add = async (assetPath, into) => {
+      const body = Buffer.from(await (await fetch(`${h.url}${assetPath}`)).arrayBuffer());
       const zipped = gzipSync(body, { level: 9 }).length;
-      raw += body.length;
-      gz += zipped;
-      rows.push(`| \`${path}\` | ${(body.length / 1024).toFixed(1)} | ${(zipped / 1024).toFixed(1)} |`);
-    }
-    rows.push(`| **total** | **${(raw / 1024).toFixed(1)}** | **${(gz / 1024).toFixed(1)}** |`);
-    const within = gz / 1024 < WEIGHT_KIB;
+      into.raw += body.length;
+      into.gz += zipped;
+      rows.push(`| \`${assetPath}\` | ${(body.length / 1024).toFixed(1)} | ${(zipped / 1024).toFixed(1)} |`);
+    };
+    for (const p of signIn) await add(p, total);
+    rows.push(`| **sign-in page** | **${(total.raw / 1024).toFixed(1)}** | **${(total.gz / 1024).toFixed(1)}** |`);
+    const whole = { ...total };
+    for (const p of later) await add(p, whole);
+    rows.push(`| **whole app, after sign-in** | **${(whole.raw / 1024).toFixed(1)}** | **${(whole.gz / 1024).toFixed(1)}** |`);
+    const within = total.gz / 1024 < WEIGHT_KIB;
     return [
-      "Page weight (every byte the sign-in screen loads; the later screens load nothing more but API JSON; gzip -9 as an estimate of transfer size):",
+      "Page weight (every byte the sign-in screen loads, as the browser fetched it; then the chunks the signed-in app loads once, after which screens load nothing more but API JSON; gzip -9 as an estimate of transfer size):",
       "",
       "| asset | KiB | KiB gzipped |",
       "|---|---|---|",
       ...rows,
       "",
-      `Weight target: under ${WEIGHT_KIB} KiB gzipped: ${within ? "met" : "MISSED"}.`,
+      `Weight target: the sign-in page under ${WEIGHT_KIB} KiB gzipped: ${within ? "met" : "MISSED"}. The whole app: ${(whole.gz / 1024).toFixed(1)} KiB.`,
     ].join("\n");
   },
 };

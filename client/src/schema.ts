@@ -6736,7 +6736,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The plan's quota for this kind of object is reached (quota_exceeded); nothing was written. Delete some first. */
+            /** @description Nothing was written: the plan's quota for this kind of object is reached (quota_exceeded), or your memory settings (GET /v1/settings) do not let this kind of memory be written without you (forbidden). */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7208,6 +7208,15 @@ export interface operations {
             };
             /** @description Missing or invalid credentials */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your memory settings (GET /v1/settings) do not let this kind of memory be written without you (forbidden); nothing was written. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10034,6 +10043,15 @@ export interface operations {
             };
             /** @description Missing or invalid credentials */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing was written: the plan's quota for this kind of object is reached (quota_exceeded), or your memory settings (GET /v1/settings) do not let this kind of memory be written without you (forbidden). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -112,8 +112,7 @@ export const SUMMARY_CLOSE = "</conversation_summary>";
 
 /** What stands in for the messages `trimFrom` left out, at the start of the first user message. */
 export function trimmedRow(dropped: number, at: number): StoredMessage {
-  const text =
-    `[${dropped} earlier messages of this conversation are left out here: they could not be summarised yet. ` + "Ask the user if you need what they said.]";
+  const text = `[${dropped} earlier messages of this conversation are left out here: they could not be summarised yet. Ask the user if you need what they said.]`;
   return { seq: 0, role: "user", content: [{ type: "text", text }] as MessageParam["content"], created_at: at };
 }
 

@@ -23,9 +23,6 @@ function preselected(requested: readonly string[]): Scope {
   return "memory:read";
 }
 
-/** The handle of `#consent/<handle>`, or undefined when the hash holds none. */
-export const consentHandle = (hash: string): string | undefined => /^#consent\/([\w-]+)$/.exec(hash)?.[1];
-
 export function consentView(api: Api, handle: string): HTMLElement {
   const root = h("section", { class: "panel consent stack", "aria-label": "Connect an app", "aria-busy": "true" });
   const status = h("p", { role: "status" });
