@@ -29,7 +29,10 @@ export const EXPORT_PAGE = 500;
 export const HISTORY_PAGE = 200;
 
 export type ExportSource = {
+  /** The user's shard: every user-owned row, the tiers and the settings. */
   db: Db;
+  /** The directory: the account's identity (name, email, plan), which only it holds (src/db/shards.ts). */
+  directory: Db;
   userId: string;
   now: number;
   /** A page of a session's stored conversation (its Durable Object). */
@@ -76,9 +79,9 @@ async function* rowsOf(source: ExportSource, k: TableKind): AsyncGenerator<Line[
 
 /** The archive's lines, grouped as they are read (one group per query). */
 export async function* archiveLines(source: ExportSource): AsyncGenerator<Line[]> {
-  const { db, userId } = source;
+  const { db, directory, userId } = source;
   yield [{ format: ARCHIVE_FORMAT, version: ARCHIVE_VERSION, exported_at: source.now }];
-  yield [{ kind: "account", data: await userRecord(db, userId, ACCOUNT_COLUMNS) }];
+  yield [{ kind: "account", data: await userRecord(directory, userId, ACCOUNT_COLUMNS) }];
   const memory = publicConsent(await readConsent(db, userId));
   yield [{ kind: "settings", data: { version: SETTINGS_VERSION, ...(await userRecord(db, userId, SETTINGS_COLUMNS)), memory } }];
   yield [{ kind: "tiers", data: await userRecord(db, userId, TIERS_COLUMNS) }];

@@ -62,10 +62,11 @@ const importRoute = createRoute({
 export const archiveRoutes = (registry: Registry) =>
   newRouter()
     .openapi(exportRoute, (c) => {
-      const { db, user } = c.var;
+      const { db, directory, user } = c.var;
       const now = Date.now();
       const body = exportStream({
         db,
+        directory,
         userId: user.id,
         now,
         history: (sessionId, after, limit) => sessionStub(c.env, user.id, sessionId).historyPage(after, limit),
