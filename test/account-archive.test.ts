@@ -5,12 +5,12 @@
 import { env, SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { IMPORT_MAX_BYTES, importArchive } from "../src/account/import";
-import { createDb } from "../src/db/client";
 import type { SessionObject } from "../src/sessions/session-do";
 import { sessionStub } from "../src/sessions/store";
 import { failWrites, repairAll } from "./fault-helpers";
 import { api, BASE, chat, createUser, script, textReply } from "./helpers";
 import { consolidation, deliver, importFacts, observe, search } from "./memory-helpers";
+import { userD1, userDb } from "./shard-helpers";
 import { registry } from "./worker";
 
 type Line = { kind?: string; data: Record<string, unknown> } & Record<string, unknown>;
@@ -34,7 +34,7 @@ const importText = (key: string, text: string, type = "application/x-ndjson") =>
   SELF.fetch(`${BASE}/v1/import`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": type }, body: text });
 
 const count = async (table: string, userId: string) =>
-  (await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`).bind(userId).first<{ n: number }>())?.n ?? 0;
+  (await (await userD1(userId)).prepare(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`).bind(userId).first<{ n: number }>())?.n ?? 0;
 
 /** Fields that name rows (ids and references) or are redone by an import: the content is the rest. */
 const ID_FIELDS = new Set([
@@ -134,9 +134,17 @@ describe("GET /v1/export", () => {
     expect(text).not.toContain("Bruno");
     expect(text).not.toContain(b.id);
     expect(text).not.toContain(a.key);
+    // Keys live in the directory (env.DB), not on the user's shard.
     const hash = await env.DB.prepare("SELECT hash FROM api_keys WHERE user_id = ?").bind(a.id).first<{ hash: string }>();
     expect(text).not.toContain(hash?.hash);
     expect(await exportText(b.key)).not.toContain("Ana");
+  });
+
+  it("names the account as the directory holds it, wherever the user's rows live", async () => {
+    // Shard 1 is not the directory: its users row holds memory tiers, never the name, email or plan.
+    const a = await createUser("pro", 1);
+    const [account] = data(linesOf(await exportText(a.key)), "account");
+    expect(account).toMatchObject({ name: "Test User", email: null, plan: "pro" });
   });
 
   it("streams a large account page by page, every row once", async () => {
@@ -289,7 +297,7 @@ describe("POST /v1/import", () => {
     const source = await createUser();
     await importFacts(source.key, [{ text: "Tea is good" }, { text: "Coffee is better" }]);
     await importFacts(a.key, [{ text: "Water is best" }]);
-    const deps = { db: createDb(env.DB), userId: a.id, now: Date.now(), writeHistory: async () => true, contentIds: registry.contentIds };
+    const deps = { db: await userDb(a.id), userId: a.id, now: Date.now(), writeHistory: async () => true, contentIds: registry.contentIds };
     const archive = await exportText(source.key);
     await expect(importArchive({ ...deps, quotas: { facts: 2 } }, archive)).rejects.toThrow("would bring your facts to 3, over your plan's 2");
     expect(await count("facts", a.id)).toBe(1);
@@ -305,7 +313,7 @@ describe("POST /v1/import", () => {
     await failWrites("context_logs", a.id);
     const written: string[] = [];
     const deps = {
-      db: createDb(env.DB),
+      db: await userDb(a.id),
       userId: a.id,
       now: Date.now(),
       writeHistory: async (sessionId: string, messages: Parameters<SessionObject["importHistory"]>[0], reset: boolean) => {

@@ -3,7 +3,7 @@
  * patterns, through the real paths: a chat turn against the fake Messages API, the approval flow, the queue
  * consumer, MCP tools and the API's write routes.
  */
-import { env, SELF } from "cloudflare:test";
+import { SELF } from "cloudflare:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, it } from "vitest";
@@ -15,6 +15,7 @@ import { fixture } from "./fixtures/transcripts";
 import { api, BASE, createUser, script, seen, systemOf, textReply, toolCall } from "./helpers";
 import { bytes, capturedDeps, deliver as deliverLessons, lesson } from "./lessons-helpers";
 import { consolidation, deliver, importFacts, observe } from "./memory-helpers";
+import { userD1 } from "./shard-helpers";
 
 const T = { timeout: 60_000 };
 
@@ -25,12 +26,8 @@ async function settings(key: string, patch?: Record<string, unknown>): Promise<{
   return { status: res.status, body: (await res.json()) as Settings & { error?: { code: string } } };
 }
 
-const count = async (sql: string, ...binds: unknown[]) =>
-  (
-    await env.DB.prepare(sql)
-      .bind(...binds)
-      .first<{ n: number }>()
-  )?.n ?? 0;
+/** A `count(*) AS n` of one user's rows (`user_id = ?`), on the user's shard. */
+const count = async (sql: string, userId: string) => (await (await userD1(userId)).prepare(sql).bind(userId).first<{ n: number }>())?.n ?? 0;
 const events = (userId: string) => count("SELECT count(*) AS n FROM context_events WHERE user_id = ?", userId);
 const soulVersions = (userId: string) => count("SELECT count(*) AS n FROM brain_versions WHERE user_id = ?", userId);
 const memoryEntries = (userId: string) => count("SELECT count(*) AS n FROM brain_entries WHERE user_id = ?", userId);
@@ -195,7 +192,7 @@ describe("sensitive patterns and topics", () => {
     expect(turn.end?.type).toBe("done");
     const results = turn.events.filter((e) => e.type === "tool_result").map((e) => (e as { ok: boolean }).ok);
     expect(results).toEqual([false, false, true]);
-    const stored = await env.DB.prepare("SELECT content FROM context_events WHERE user_id = ?").bind(u.id).all<{ content: string }>();
+    const stored = await (await userD1(u.id)).prepare("SELECT content FROM context_events WHERE user_id = ?").bind(u.id).all<{ content: string }>();
     expect(stored.results.map((r) => r.content)).toEqual(["Likes green tea"]);
     const log = await withheldLog(u.key);
     expect(log.items).toHaveLength(2);
@@ -253,7 +250,7 @@ describe("sensitive patterns and topics", () => {
     const request = (await seen(u.id)).at(-1) as unknown as { messages: { content: string }[] };
     expect(request.messages[0]?.content).toContain('"never_remember"');
     expect(request.messages[0]?.content).toContain("topic: health");
-    const facts = await env.DB.prepare("SELECT text FROM facts WHERE user_id = ?").bind(u.id).all<{ text: string }>();
+    const facts = await (await userD1(u.id)).prepare("SELECT text FROM facts WHERE user_id = ?").bind(u.id).all<{ text: string }>();
     expect(facts.results.map((f) => f.text)).toEqual(["User runs marathons"]);
     const log = await withheldLog(u.key);
     expect(log.items).toEqual(
@@ -311,7 +308,7 @@ describe("lesson extraction", () => {
     expect((await deliverLessons(await transcriptFor(u.id))).explicitAcks).toHaveLength(1);
     const prompt = JSON.stringify((await seen(u.id)).at(-1)?.messages);
     expect(prompt).toContain("Never remember:\\n- topic: health\\n- pattern: Projeto Ômega");
-    const titles = await env.DB.prepare("SELECT title FROM lessons WHERE user_id = ?").bind(u.id).all<{ title: string }>();
+    const titles = await (await userD1(u.id)).prepare("SELECT title FROM lessons WHERE user_id = ?").bind(u.id).all<{ title: string }>();
     expect(titles.results.map((r) => r.title)).toEqual([kept.title]);
     const log = await withheldLog(u.key);
     expect(log.items).toEqual(
@@ -339,7 +336,10 @@ describe("consent on the other write paths", () => {
     const before = (await seen(u.id)).length;
     await deliver(sent);
     expect((await seen(u.id)).length).toBe(before);
-    const row = await env.DB.prepare("SELECT status, error FROM context_events WHERE user_id = ?").bind(u.id).first<{ status: string; error: string }>();
+    const row = await (await userD1(u.id))
+      .prepare("SELECT status, error FROM context_events WHERE user_id = ?")
+      .bind(u.id)
+      .first<{ status: string; error: string }>();
     expect(row).toMatchObject({ status: "failed", error: expect.stringContaining("consent_off") });
     expect(await count("SELECT count(*) AS n FROM facts WHERE user_id = ?", u.id)).toBe(0);
   });
