@@ -6,8 +6,8 @@ import { eq } from "drizzle-orm";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { requireUser } from "../auth/middleware";
-import { shardDb } from "../db/shards";
 import { users } from "../db/schema";
+import { shardDb } from "../db/shards";
 import type { AppEnv } from "../http/context";
 import { rateLimitUser } from "../http/rate-limit";
 import { AppError } from "../lib/errors";
@@ -35,11 +35,7 @@ export const authenticateMcp = createMiddleware<AppEnv>(async (c, next) => {
     });
   }
   // Users live in the directory; their memory in their shard.
-  const user = await c.var.directory
-    .select({ id: users.id, plan: users.plan, shard: users.shard })
-    .from(users)
-    .where(eq(users.id, grant.userId))
-    .get();
+  const user = await c.var.directory.select({ id: users.id, plan: users.plan, shard: users.shard }).from(users).where(eq(users.id, grant.userId)).get();
   if (!user) throw new AppError("unauthorized", "the account this token was issued for no longer exists");
   // Rate limits count a connected app like one more key of its user.
   c.set("user", { id: user.id, plan: user.plan, shard: user.shard, keyId: `oauth:${grant.clientId}` });

@@ -195,7 +195,14 @@ export const sessionRoutes = (tools: readonly Tool[]) =>
       const { db, user, requestId } = c.var;
       const session = await getSession(db, user.id, c.req.valid("param").id);
       const stub = sessionStub(c.env, user.id, session.id);
-      const started = await stub.resume({ turnId: requestId, userId: user.id, plan: user.plan, shard: user.shard, sessionId: session.id, answer: c.req.valid("json") });
+      const started = await stub.resume({
+        turnId: requestId,
+        userId: user.id,
+        plan: user.plan,
+        shard: user.shard,
+        sessionId: session.id,
+        answer: c.req.valid("json"),
+      });
       return turnResponse(c, started);
     })
     .openapi(stopRoute, async (c) => {

@@ -21,7 +21,6 @@ import type { Registry } from "../core/capability";
 import type { TurnScope } from "../core/context";
 import { addUsage, type Usage, zeroUsage } from "../core/events";
 import { offeredTools, type ToolContext, TURN_BASE } from "../core/tool";
-import type { Db } from "../db/client";
 import { newerBookmark, openReadSession, type ReadSession } from "../db/replicas";
 import { shardD1, userDb } from "../db/shards";
 import { createModelClient } from "../model/anthropic";
