@@ -1382,6 +1382,8 @@ export interface components {
             email?: string;
             /** @enum {string} */
             plan?: "free" | "pro";
+            /** @description The database shard for the user's rows (default: a stable hash of the new user's id over the bound shards) */
+            shard?: number;
         };
         ApiKey: {
             id: string;
