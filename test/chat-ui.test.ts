@@ -326,8 +326,9 @@ describe("POST /v1/chat/ui input", () => {
   });
 
   it("another user's chat id is never theirs to reach: 409, nothing read or written in it", async () => {
-    const alice = await createUser();
-    const mallory = await createUser();
+    // On two shards: a shard's key cannot see the other's ids, the chat route must still refuse the taken one.
+    const alice = await createUser("free", 0);
+    const mallory = await createUser("free", 1);
     await script(alice.id, textReply("secret plan noted"));
     const chatId = `chat-${crypto.randomUUID()}`;
     await collect(

@@ -9,6 +9,7 @@ import { reservedToolNames } from "../bridge/toolset";
 import { quotaExceeded, quotaOf } from "../config/limits";
 import type { Registry } from "../core/capability";
 import { type ChatEvent, collectTurn, parseNdjson } from "../core/events";
+import { dbOf, shardBindings } from "../db/shards";
 import type { AppEnv } from "../http/context";
 import { Slug } from "../http/openapi";
 import { AppError, describeFailure } from "../lib/errors";
@@ -77,10 +78,14 @@ export async function startChat(c: Context<AppEnv>, registry: Registry, body: Ch
   let sessionId = body.session_id;
   let created: { site_id: string | null; project_id: string | null } | undefined;
   if (!sessionId) {
+    // Another user's session may hold a chosen id on another shard, where this shard's key cannot see it; two
+    // users choosing one new id at once on two shards each get their own chat (objects and rows are per user).
+    const taken = () => new AppError("conflict", "that chat id is taken: start the chat with a new id");
+    if (opening && (await sessionIdTaken(shardBindings(c.env).map(dbOf), opening))) throw taken();
     const input = { id: opening, title: message, siteId: body.site_id ?? null, projectId: body.project_id ?? null };
     const quota = quotaOf(c.var.config.quotas, user.plan, "sessions");
     const row = await createSessionWithinBudget(db, user.id, input, c.var.config.dailyChatTokens || null, Date.now(), quota.limit);
-    if (!row && opening && (await sessionIdTaken(db, opening))) throw new AppError("conflict", "that chat id is taken: start the chat with a new id");
+    if (!row && opening && (await sessionIdTaken([db], opening))) throw taken();
     // Refused by the budget (read it once more for the 429's message and Retry-After), else by the session quota.
     if (!row) await assertChatBudget(db, user.id, c.var.config);
     if (!row) throw quotaExceeded(quota, " (start the chat in an existing session, or delete old ones)");

@@ -65,9 +65,14 @@ export async function createSessionWithinBudget(
   return created ?? null;
 }
 
-/** Whether any user's session has this id (ids are unique across users; a client may choose one: the AI SDK's chat id). */
-export async function sessionIdTaken(db: Db, id: string): Promise<boolean> {
-  return (await db.select({ id: sessions.id }).from(sessions).where(eq(sessions.id, id)).get()) !== undefined;
+/**
+ * Whether any user's session in these databases has this id (ids are unique across users; a client may choose one:
+ * the AI SDK's chat id). A shard's primary key keeps ids unique only within it, so a new chosen id is checked on
+ * every shard.
+ */
+export async function sessionIdTaken(dbs: readonly Db[], id: string): Promise<boolean> {
+  for (const db of dbs) if ((await db.select({ id: sessions.id }).from(sessions).where(eq(sessions.id, id)).get()) !== undefined) return true;
+  return false;
 }
 
 export async function listSessions(db: Db, userId: string, limit: number, before?: string) {
