@@ -43,7 +43,6 @@ export default {
     return { first_paint_cold_ms: cold.fcp, load_cold_ms: cold.load, first_paint_warm_ms: warm.fcp };
   },
   async report(h, state) {
-    await state.browser.close();
     // What the sign-in screen loads, as the browser saw it: the page and every script and style it fetched.
     const context = await state.browser.newContext();
     const page = await context.newPage();
