@@ -1,3 +1,4 @@
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
@@ -5,9 +6,28 @@ import { buildFakeAnthropic } from "./scripts/build-fake.mjs";
 
 const FAKE_ANTHROPIC = path.join(import.meta.dirname, ".wrangler/test/fake-anthropic.mjs");
 
-// wrangler.toml binds two D1 shards (DB and SHARD_1); the suite runs with a third unless ENGRAM_TEST_SHARDS=2.
+// wrangler.toml binds two D1 shards (DB and SHARD_1); the suite runs with a third unless ENGRAM_TEST_SHARDS says
+// otherwise (`npm run test:one-shard` runs it with 1: a deployment with only DB is the same code).
 const SHARDS = Number(process.env.ENGRAM_TEST_SHARDS ?? 3);
+if (!Number.isInteger(SHARDS) || SHARDS < 1)
+  throw new Error(`ENGRAM_TEST_SHARDS must be a whole number of at least 1, not "${process.env.ENGRAM_TEST_SHARDS}"`);
 const extraShards = Object.fromEntries(Array.from({ length: Math.max(0, SHARDS - 2) }, (_, i) => [`SHARD_${i + 2}`, `engram-shard-${i + 2}`]));
+
+/**
+ * The wrangler configuration the suite runs on. Miniflare's options can add bindings but not take one away, so
+ * one shard means a copy of wrangler.toml without its SHARD_1 block, written beside it (its relative paths hold;
+ * git ignores it).
+ */
+function wranglerConfig(): string {
+  const source = path.join(import.meta.dirname, "wrangler.toml");
+  if (SHARDS > 1) return source;
+  const toml = readFileSync(source, "utf8");
+  const oneShard = toml.replace(/\[\[d1_databases\]\]\nbinding = "SHARD_1"\n(?:[^\n[]+\n)*/, "");
+  if (oneShard === toml) throw new Error("wrangler.toml has no top-level SHARD_1 block to leave out for a one-shard run");
+  const target = path.join(import.meta.dirname, ".wrangler.one-shard.toml");
+  writeFileSync(target, oneShard);
+  return target;
+}
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
@@ -19,7 +39,7 @@ export default defineConfig(async () => {
         // The production configuration, with the test Worker (production capabilities + a test capability) as main,
         // every response it gives checked against its /openapi.json (test/contract/checked-worker.ts).
         main: "./test/contract/checked-worker.ts",
-        wrangler: { configPath: "./wrangler.toml" },
+        wrangler: { configPath: wranglerConfig() },
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,

@@ -10,7 +10,7 @@ import { sessionStub } from "../src/sessions/store";
 import { failWrites, repairAll } from "./fault-helpers";
 import { api, BASE, chat, createUser, script, textReply } from "./helpers";
 import { consolidation, deliver, importFacts, observe, search } from "./memory-helpers";
-import { userD1, userDb } from "./shard-helpers";
+import { lastShard, userD1, userDb } from "./shard-helpers";
 import { registry } from "./worker";
 
 type Line = { kind?: string; data: Record<string, unknown> } & Record<string, unknown>;
@@ -141,8 +141,8 @@ describe("GET /v1/export", () => {
   });
 
   it("names the account as the directory holds it, wherever the user's rows live", async () => {
-    // Shard 1 is not the directory: its users row holds memory tiers, never the name, email or plan.
-    const a = await createUser("pro", 1);
+    // A shard other than the directory (when bound): its users row holds memory tiers, never the name, email or plan.
+    const a = await createUser("pro", lastShard());
     const [account] = data(linesOf(await exportText(a.key)), "account");
     expect(account).toMatchObject({ name: "Test User", email: null, plan: "pro" });
   });

@@ -19,6 +19,7 @@ import {
 import { describe, expect, it, vi } from "vitest";
 import { api, BASE, createUser, history, newSession, saidIn, script, seen, textReply, toolCall } from "./helpers";
 import { importFacts } from "./memory-helpers";
+import { lastShard } from "./shard-helpers";
 
 const T = 60_000;
 
@@ -326,9 +327,9 @@ describe("POST /v1/chat/ui input", () => {
   });
 
   it("another user's chat id is never theirs to reach: 409, nothing read or written in it", async () => {
-    // On two shards: a shard's key cannot see the other's ids, the chat route must still refuse the taken one.
+    // On two shards (when bound): a shard's key cannot see the other's ids, the chat route must still refuse the taken one.
     const alice = await createUser("free", 0);
-    const mallory = await createUser("free", 1);
+    const mallory = await createUser("free", lastShard());
     await script(alice.id, textReply("secret plan noted"));
     const chatId = `chat-${crypto.randomUUID()}`;
     await collect(

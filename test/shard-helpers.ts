@@ -28,6 +28,9 @@ export const userD1 = async (userId: string): Promise<D1Database> => shardD1(env
 /** The drizzle handle on the user's shard. */
 export const userDb = async (userId: string): Promise<Db> => dbOf(await userD1(userId));
 
+/** The last shard bound: another database than the directory, except in a one-shard run where it is the directory. */
+export const lastShard = (): number => shardBindings(env).length - 1;
+
 /** Every shard's D1 binding: for faults and maintenance that hold for all users wherever they live. */
 export const allShards = (): D1Database[] => shardBindings(env);
 

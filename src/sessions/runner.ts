@@ -158,19 +158,12 @@ export class TurnRunner {
       events.emit({ type: "error", code: "continuation_expired", message: "the pending tool call is gone: it expired or was cancelled" });
       return undefined;
     }
-    const session = this.readSession(input);
-    const seg = resumedSegment(session.db, this.env, this.registry, input, cont);
-    const tally = newTally();
-    const toolsUsed = [...cont.tools_used];
+    const { seg, plan } = this.resumedPlan(input, cont);
+    const { tally, toolsUsed } = plan;
     // Set once the answered round is in history.
     let answered: Answered | undefined;
     return this.runSegment(events, {
-      session,
-      scope: seg.scope,
-      model: cont.model,
-      tally,
-      toolsUsed,
-      carried: addUsage(zeroUsage(), cont.usage),
+      ...plan,
       prepare: async (sink) => {
         if (resolution.remember) this.store.allowAlways(resolution.call.tool_name);
         const { results, pending } = await applyAnswer(cont, resolution, seg.tools, this.toolCtx(seg, sink), sink.emit);
@@ -202,23 +195,34 @@ export class TurnRunner {
       return undefined;
     }
     this.store.saveRetryableTurn(null);
-    const session = this.readSession(input);
-    const seg = resumedSegment(session.db, this.env, this.registry, input, kept);
-    const tally = newTally();
-    const toolsUsed = [...kept.tools_used];
+    const { seg, plan } = this.resumedPlan(input, kept);
+    const { tally, toolsUsed } = plan;
     return this.runSegment(events, {
-      session,
-      scope: seg.scope,
-      model: kept.model,
-      tally,
-      toolsUsed,
-      carried: addUsage(zeroUsage(), kept.usage),
+      ...plan,
       prepare: async (sink) => {
         sink.emit({ type: "tool_result", id: kept.call.call_id, name: kept.call.tool_name, ok: kept.ok });
         return seg;
       },
       recover: (_failure, aborted) => (aborted ? undefined : this.keepForRetry(kept, kept, seg, tally, toolsUsed)),
     });
+  }
+
+  /**
+   * A segment that goes on from a turn's kept state (a suspension, or a round kept for a retry): the same tools,
+   * model and caps, with what the turn's earlier segments used and called carried over.
+   */
+  private resumedPlan(input: ResumeInput, from: TurnState): { seg: Segment; plan: Omit<SegmentPlan, "prepare" | "recover"> } {
+    const session = this.readSession(input);
+    const seg = resumedSegment(session.db, this.env, this.registry, input, from);
+    const plan = {
+      session,
+      scope: seg.scope,
+      model: from.model,
+      tally: newTally(),
+      toolsUsed: [...from.tools_used],
+      carried: addUsage(zeroUsage(), from.usage),
+    };
+    return { seg, plan };
   }
 
   /** Ends a suspended turn without the client: every open call gets an is_error result, so history stays whole. */
