@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Builds the web app (web/) into web/dist, the static assets the Worker serves at `/`: the TypeScript
-// client bundled and minified by esbuild into one ES module, plus the HTML, CSS and response headers
-// (`_headers`: the Content-Security-Policy) copied as they are. What the sign-in page does not need is split into
-// chunks/ and loaded after sign-in. Run by wrangler's [build] step (dev and
+// client bundled and minified by esbuild into one ES module, the stylesheet minified by esbuild, and the HTML and
+// response headers (`_headers`: the Content-Security-Policy) copied as they are. What the sign-in page does not
+// need is split into chunks/ and loaded after sign-in. Run by wrangler's [build] step (dev and
 // deploy) and by the test configs; `node scripts/build-web.mjs` on its own works too.
 import { cpSync, mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
@@ -14,9 +14,12 @@ const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
 export async function buildWeb(outdir = path.join(root, "web/dist")) {
   rmSync(outdir, { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
-  cpSync(path.join(root, "web/public"), outdir, { recursive: true });
+  const css = path.join(root, "web/public/app.css");
+  cpSync(path.join(root, "web/public"), outdir, { recursive: true, filter: (from) => from !== css });
   await build({
-    entryPoints: [path.join(root, "web/src/main.ts")],
+    // app.css is an entry of its own, written minified beside app.js (the es2022 target names no browser, so no CSS
+    // feature is rewritten).
+    entryPoints: [path.join(root, "web/src/main.ts"), css],
     bundle: true,
     format: "esm",
     platform: "browser",
