@@ -10,6 +10,7 @@ import { contextFor } from "./context-log";
 import { button, fill, h } from "./dom";
 import { follower } from "./follow";
 import { forgetPreview } from "./forget-preview";
+import { errorLine } from "./panel";
 import { sessionsList } from "./sessions-list";
 import { drawHistory, drawInto, type Stored } from "./turn-view";
 import { citedFacts } from "./used-memory";
@@ -274,7 +275,7 @@ export function chatView(api: Api): HTMLElement {
         await answerPending(pending, view);
       }
     } catch (err) {
-      fill(log, h("p", { class: "error", role: "alert" }, explain(err)));
+      fill(log, errorLine(err));
     }
     markCurrent();
     follow.toBottom();

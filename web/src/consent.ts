@@ -4,8 +4,9 @@
  * it), where the access goes, and the three things the user can grant; approving or denying sends the browser
  * back to the app. The server checks that the answer comes from the browser that opened the request.
  */
-import { type Api, explain, ok, type Schemas } from "./api";
+import { type Api, ok, type Schemas } from "./api";
 import { fill, h } from "./dom";
+import { errorLine } from "./panel";
 
 type Consent = Schemas["OAuthConsent"];
 type Scope = Consent["scopes"][number]["scope"];
@@ -28,14 +29,7 @@ export function consentView(api: Api, handle: string): HTMLElement {
   const status = h("p", { role: "status" });
   ok(api.GET("/v1/oauth/consent/{handle}", { params: { path: { handle } } }))
     .then((c) => fill(root, page(api, handle, c, status)))
-    .catch((err) =>
-      fill(
-        root,
-        h("h1", null, "Connect an app"),
-        h("p", { class: "error", role: "alert" }, explain(err)),
-        h("p", null, h("a", { href: "#overview" }, "Go to engram")),
-      ),
-    )
+    .catch((err) => fill(root, h("h1", null, "Connect an app"), errorLine(err), h("p", null, h("a", { href: "#overview" }, "Go to engram"))))
     .finally(() => root.setAttribute("aria-busy", "false"));
   return root;
 }
@@ -75,7 +69,7 @@ function page(api: Api, handle: string, c: Consent, status: HTMLElement) {
       location.replace(redirect_to);
     } catch (err) {
       allow.disabled = deny.disabled = false;
-      fill(status, h("span", { class: "error", role: "alert" }, explain(err)));
+      fill(status, errorLine(err, "span"));
     }
   });
   return [

@@ -1,7 +1,8 @@
 /** "Why did it say that": the context log of one answer, with the exact system text the model was shown. */
 import type { Api } from "./api";
-import { explain, ok } from "./api";
+import { ok } from "./api";
 import { h, when } from "./dom";
+import { errorLine } from "./panel";
 
 type Section = { name: string; ids: string[]; chars: number };
 /** A document the turn gave the model to cite (a recalled fact), as the audit row keeps it. */
@@ -99,6 +100,6 @@ export async function contextFor(api: Api, sessionId: string, at: number): Promi
         )
       : h("p", { class: "muted" }, "No context log for this answer.");
   } catch (err) {
-    return h("p", { class: "error", role: "alert" }, explain(err));
+    return errorLine(err);
   }
 }

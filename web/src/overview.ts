@@ -1,6 +1,6 @@
 /** The first screen: counts and recent items across everything, from one call (GET /v1/overview). */
 import { type Api, ok } from "./api";
-import { h, when } from "./dom";
+import { alertLine, h, when } from "./dom";
 import { asyncPanel } from "./panel";
 
 /** Each count in words, a noun first as on the cards; a key the page does not know yet reads as its words, capitalised. */
@@ -34,7 +34,7 @@ export const overviewPanel = (api: Api) =>
         Object.entries(o.counts).map(([k, n]) => h("div", { class: "card", "data-count": k }, h("dt", null, label(k)), h("dd", null, n))),
       ),
       h("p", null, `Today: ${o.today.calls} model calls, $${o.today.cost_usd.toFixed(4)} estimated.`),
-      o.unavailable.length ? h("p", { class: "error", role: "alert" }, `Could not read: ${o.unavailable.join(", ")}. Reload to try again.`) : null,
+      o.unavailable.length ? alertLine(`Could not read: ${o.unavailable.join(", ")}. Reload to try again.`) : null,
       h("h3", null, "Recent"),
       o.recent.length
         ? h(

@@ -8,7 +8,7 @@ import { type Api, ApiError, explain, ok, type operations } from "./api";
 
 type ScaffoldPatch = operations["patchScaffold"]["requestBody"]["content"]["application/json"]["scaffold"];
 
-import { button, type Child, fill, h, newestOnly, when } from "./dom";
+import { alertLine, button, type Child, fill, h, newestOnly, when } from "./dom";
 
 type Working = { working_memory: string; words: number; updated_at: number; pending_events: number };
 type Confidence = Record<string, { confidence?: number; by?: string }>;
@@ -37,8 +37,6 @@ function notRestored(err: unknown): string {
   if (err instanceof ApiError && (err.status === 404 || err.status === 409)) return `Not restored: ${said(err)}`;
   return `Not restored. ${explain(err)}`;
 }
-
-const alertLine = (text: string) => h("p", { class: "error", role: "alert" }, text);
 
 /** Runs `send` with `control` disabled, so a second click cannot send the same change twice. */
 async function once(control: HTMLButtonElement | null | undefined, send: () => Promise<void>): Promise<void> {
