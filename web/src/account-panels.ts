@@ -1,7 +1,7 @@
 /** Usage and cost per day (an inline SVG chart), all context logs, exporting and erasing everything. */
 import { type Api, ok } from "./api";
 import { renderContextLog } from "./context-log";
-import { fill, h, svg, when } from "./dom";
+import { fill, h, svg, titledList, when } from "./dom";
 import { erasedName } from "./memory-words";
 import { asyncPanel, errorLine } from "./panel";
 
@@ -175,26 +175,8 @@ export function erasePanel(api: Api, onErased: () => void): HTMLElement {
             ),
           ),
         ),
-        r.kept.length
-          ? [
-              h("h4", null, "Kept"),
-              h(
-                "ul",
-                null,
-                r.kept.map((k) => h("li", null, k)),
-              ),
-            ]
-          : null,
-        r.warnings?.length
-          ? [
-              h("h4", null, "Still finishing"),
-              h(
-                "ul",
-                null,
-                r.warnings.map((w) => h("li", null, w)),
-              ),
-            ]
-          : null,
+        r.kept.length ? titledList("Kept", r.kept) : null,
+        r.warnings?.length ? titledList("Still finishing", r.warnings) : null,
       );
       onErased();
     } catch (err) {

@@ -11,7 +11,8 @@ import { errorLine } from "./panel";
 type Consent = Schemas["OAuthConsent"];
 type Scope = Consent["scopes"][number]["scope"];
 
-const LABELS: Record<Scope, string> = {
+/** Each scope in words (Account lists a connected app's scopes in the same words). */
+export const SCOPE_LABELS: Record<Scope, string> = {
   "memory:read": "Read-only memory",
   "memory:write": "Read and write memory",
   lessons: "Coding lessons only",
@@ -45,7 +46,7 @@ function page(api: Api, handle: string, c: Consent, status: HTMLElement) {
         "label",
         { class: "choice" },
         h("input", { type: "radio", name: "scope", value: s.scope, checked: s.scope === chosen }),
-        h("span", null, h("strong", null, LABELS[s.scope]), h("small", { class: "muted" }, s.description)),
+        h("span", null, h("strong", null, SCOPE_LABELS[s.scope]), h("small", { class: "muted" }, s.description)),
       ),
     ),
   );

@@ -3,17 +3,15 @@ import { type Api, ok } from "./api";
 import { alertLine, h, when } from "./dom";
 import { asyncPanel } from "./panel";
 
-/** Each count in words, a noun first as on the cards; a key the page does not know yet reads as its words, capitalised. */
+/** Each count in words, a noun first as on the cards; any other key (and one that reads well as it is) reads as its words, capitalised. */
 const LABELS: Record<string, string> = {
   sessions: "Conversations",
-  facts: "Facts",
   memory_entries: "MEMORY notes",
   brain_documents: "SOUL and BIBLE documents",
   pending_proposals: "Changes to review",
   observations_pending: "Observations waiting",
   observations_processed: "Observations taken in",
   observations_failed: "Observations that failed",
-  projects: "Projects",
   projects_archived: "Archived projects",
   lessons: "Coding lessons",
   transcripts_synced: "Transcripts read",

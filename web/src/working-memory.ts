@@ -87,19 +87,15 @@ const LOOKS_LIKE_JSON = /^\s*[[{"]/;
  * opens like JSON but does not parse (`["cat", "dog"`) is refused with where it breaks, never kept as a string.
  */
 function fromText(text: string): { value: unknown } | { error: string } {
-  if (!isJson(text)) {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
     if (!LOOKS_LIKE_JSON.test(text)) return { value: text };
-    let why = "";
-    try {
-      JSON.parse(text);
-    } catch (err) {
-      why = err instanceof Error ? ` (${err.message})` : "";
-    }
     return {
-      error: `this starts like JSON but is not valid JSON${why}. Check the brackets, commas and quotes, or write it as plain text without them.`,
+      error: `this starts like JSON but is not valid JSON (${(err as Error).message}). Check the brackets, commas and quotes, or write it as plain text without them.`,
     };
   }
-  const value: unknown = JSON.parse(text);
   return value === null ? { error: "null would remove the key: use Remove for that." } : { value };
 }
 
