@@ -52,9 +52,7 @@ export default {
     await context.close();
     await state.browser.close();
     const signIn = ["/", ...new Set(fetched)];
-    const later = (existsSync(CHUNKS) ? readdirSync(CHUNKS) : [])
-      .map((f) => `/chunks/${f}`)
-      .filter((p) => !signIn.includes(p));
+    const later = (existsSync(CHUNKS) ? readdirSync(CHUNKS) : []).map((f) => `/chunks/${f}`).filter((p) => !signIn.includes(p));
     const rows = [];
     const total = { raw: 0, gz: 0 };
     const add = async (assetPath, into) => {
