@@ -1,9 +1,9 @@
 /** Usage and cost per day (an inline SVG chart), all context logs, exporting and erasing everything. */
-import { type Api, explain, ok } from "./api";
+import { type Api, ok } from "./api";
 import { renderContextLog } from "./context-log";
-import { fill, h, svg, when } from "./dom";
+import { fill, h, svg, titledList, when } from "./dom";
 import { erasedName } from "./memory-words";
-import { asyncPanel } from "./panel";
+import { asyncPanel, errorLine } from "./panel";
 
 type Day = { day: string; cost_usd: number; input_tokens: number; output_tokens: number; calls: number };
 
@@ -113,7 +113,7 @@ export function exportPanel(api: Api): HTMLElement {
       setTimeout(() => URL.revokeObjectURL(url), 60_000);
       fill(out, `Downloaded ${(blob.size / 1024).toFixed(0)} KB.`);
     } catch (err) {
-      fill(out, h("span", { class: "error", role: "alert" }, explain(err)));
+      fill(out, errorLine(err, "span"));
     } finally {
       button.disabled = false;
     }
@@ -175,30 +175,12 @@ export function erasePanel(api: Api, onErased: () => void): HTMLElement {
             ),
           ),
         ),
-        r.kept.length
-          ? [
-              h("h4", null, "Kept"),
-              h(
-                "ul",
-                null,
-                r.kept.map((k) => h("li", null, k)),
-              ),
-            ]
-          : null,
-        r.warnings?.length
-          ? [
-              h("h4", null, "Still finishing"),
-              h(
-                "ul",
-                null,
-                r.warnings.map((w) => h("li", null, w)),
-              ),
-            ]
-          : null,
+        r.kept.length ? titledList("Kept", r.kept) : null,
+        r.warnings?.length ? titledList("Still finishing", r.warnings) : null,
       );
       onErased();
     } catch (err) {
-      fill(out, h("p", { class: "error", role: "alert" }, explain(err)));
+      fill(out, errorLine(err));
     }
   });
   return h("section", { class: "panel danger-zone", "aria-label": "Erase everything" }, h("h3", null, "Erase everything"), form, out);

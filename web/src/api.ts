@@ -1,10 +1,10 @@
 /**
  * The public HTTP API, nothing else: engram's typed client (client/) with the user's key, the one error shape,
- * and chat turns as Server-Sent Events parsed with eventsource-parser's stream (a few hundred bytes minified).
+ * and chat turns as Server-Sent Events read by our own small parser (sse.ts).
  * Every call names a path of the OpenAPI document, so a drift between the server and this app breaks its build.
  */
-import { EventSourceParserStream } from "eventsource-parser/stream";
 import { createEngramClient, type EngramClient, EngramError } from "../../client/src/index";
+import { sseParser } from "./sse";
 
 export { ok, type operations, type Schemas } from "../../client/src/index";
 /** An error answer of the API (status, code, message, request id). */
@@ -59,18 +59,21 @@ export async function* stream(call: Promise<{ data?: ReadableStream<Uint8Array> 
   const { data, error, response } = await call;
   if (!response.ok) throw EngramError.from(response, error);
   if (!data) return;
-  const reader = (data as ReadableStream<Uint8Array<ArrayBuffer>>).pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
+  const reader = (data as ReadableStream<Uint8Array<ArrayBuffer>>).pipeThrough(new TextDecoderStream()).getReader();
+  const parse = sseParser();
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
-      let parsed: Record<string, unknown> = {};
-      try {
-        parsed = JSON.parse(value.data) as Record<string, unknown>;
-      } catch {
-        parsed = { raw: value.data };
+      for (const e of parse(value)) {
+        let parsed: Record<string, unknown> = {};
+        try {
+          parsed = JSON.parse(e.data) as Record<string, unknown>;
+        } catch {
+          parsed = { raw: e.data };
+        }
+        yield { event: e.event, data: parsed };
       }
-      yield { event: value.event ?? "message", data: parsed };
     }
   } finally {
     reader.releaseLock();

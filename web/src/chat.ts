@@ -3,13 +3,14 @@
  * page's own client tools, stop, and for every answer what the model was shown.
  */
 
-import { AnswerView, SAVED } from "./answer-view";
+import { AnswerView, savedWords } from "./answer-view";
 import { type Api, explain, ok, type Schemas, type StreamEvent, stream, streamError } from "./api";
 import { clientTool, declarations } from "./client-tools";
 import { contextFor } from "./context-log";
 import { button, fill, h } from "./dom";
 import { follower } from "./follow";
 import { forgetPreview } from "./forget-preview";
+import { errorLine } from "./panel";
 import { sessionsList } from "./sessions-list";
 import { drawHistory, drawInto, type Stored } from "./turn-view";
 import { citedFacts } from "./used-memory";
@@ -84,8 +85,7 @@ export function chatView(api: Api): HTMLElement {
         view.error(`The model declined to answer${data.explanation ? `: ${String(data.explanation)}` : "."} Rephrase, or start a new chat.`);
       else if (event === "tool_use") view.toolUse(String(data.id), String(data.name), String(data.reason ?? ""));
       else if (event === "tool_result") view.toolResult(String(data.id), data.ok === true);
-      else if (event === "memory_saved")
-        view.note(`${SAVED[String(data.target)] ?? `Saved (${String(data.target)})`}${data.truncated ? " — much shorter than before" : ""}`, "saved");
+      else if (event === "memory_saved") view.note(`${savedWords(String(data.target))}${data.truncated ? " — much shorter than before" : ""}`, "saved");
       else if (event === "memory_pending")
         view.note(`Proposed a change to ${String(data.target).toUpperCase()}: waiting for your review in Memory → Proposals`, "saved");
       else if (event === "citation")
@@ -274,7 +274,7 @@ export function chatView(api: Api): HTMLElement {
         await answerPending(pending, view);
       }
     } catch (err) {
-      fill(log, h("p", { class: "error", role: "alert" }, explain(err)));
+      fill(log, errorLine(err));
     }
     markCurrent();
     follow.toBottom();

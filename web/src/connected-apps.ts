@@ -1,13 +1,8 @@
 /** Account: the apps connected to the user's memory through OAuth (one grant each), and disconnecting them. */
 import { type Api, explain, ok } from "./api";
+import { SCOPE_LABELS } from "./consent";
 import { button, h, when } from "./dom";
 import { asyncPanel } from "./panel";
-
-const SCOPE_WORDS: Record<string, string> = {
-  "memory:read": "read-only memory",
-  "memory:write": "read and write memory",
-  lessons: "coding lessons only",
-};
 
 export const connectedAppsPanel = (api: Api) =>
   asyncPanel("Connected apps", async (reload) => {
@@ -22,7 +17,11 @@ export const connectedAppsPanel = (api: Api) =>
           null,
           h("strong", null, g.client_name),
           h("br"),
-          h("small", { class: "muted" }, `${g.scope.map((s) => SCOPE_WORDS[s] ?? s).join(", ")} · connected ${when(g.created_at)}`),
+          h(
+            "small",
+            { class: "muted" },
+            `${g.scope.map((s) => SCOPE_LABELS[s as keyof typeof SCOPE_LABELS]?.toLowerCase() ?? s).join(", ")} · connected ${when(g.created_at)}`,
+          ),
         ),
         button(
           "Disconnect",

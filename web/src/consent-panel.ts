@@ -2,9 +2,9 @@
  * What the assistant may remember: a mode per kind of memory (remember on its own, ask me first, never) and the
  * topics and phrases never to remember, saved with PATCH /v1/settings.
  */
-import { type Api, explain, ok, type operations } from "./api";
+import { type Api, ok, type operations } from "./api";
 import { fill, h } from "./dom";
-import { asyncPanel } from "./panel";
+import { asyncPanel, errorLine } from "./panel";
 
 type Mode = "auto" | "ask" | "off";
 type Rule = { kind: "pattern" | "topic"; text: string };
@@ -74,7 +74,7 @@ export const consentPanel = (api: Api) =>
         rules.value = rulesText(saved.sensitive);
         fill(status, "Saved. It applies from the next thing the assistant would remember.");
       } catch (err) {
-        fill(status, h("span", { class: "error", role: "alert" }, explain(err)));
+        fill(status, errorLine(err, "span"));
       }
     });
     return [h("h3", null, "What the assistant may remember"), form];

@@ -4,13 +4,15 @@
  * it), where the access goes, and the three things the user can grant; approving or denying sends the browser
  * back to the app. The server checks that the answer comes from the browser that opened the request.
  */
-import { type Api, explain, ok, type Schemas } from "./api";
+import { type Api, ok, type Schemas } from "./api";
 import { fill, h } from "./dom";
+import { errorLine } from "./panel";
 
 type Consent = Schemas["OAuthConsent"];
 type Scope = Consent["scopes"][number]["scope"];
 
-const LABELS: Record<Scope, string> = {
+/** Each scope in words (Account lists a connected app's scopes in the same words). */
+export const SCOPE_LABELS: Record<Scope, string> = {
   "memory:read": "Read-only memory",
   "memory:write": "Read and write memory",
   lessons: "Coding lessons only",
@@ -28,14 +30,7 @@ export function consentView(api: Api, handle: string): HTMLElement {
   const status = h("p", { role: "status" });
   ok(api.GET("/v1/oauth/consent/{handle}", { params: { path: { handle } } }))
     .then((c) => fill(root, page(api, handle, c, status)))
-    .catch((err) =>
-      fill(
-        root,
-        h("h1", null, "Connect an app"),
-        h("p", { class: "error", role: "alert" }, explain(err)),
-        h("p", null, h("a", { href: "#overview" }, "Go to engram")),
-      ),
-    )
+    .catch((err) => fill(root, h("h1", null, "Connect an app"), errorLine(err), h("p", null, h("a", { href: "#overview" }, "Go to engram"))))
     .finally(() => root.setAttribute("aria-busy", "false"));
   return root;
 }
@@ -51,7 +46,7 @@ function page(api: Api, handle: string, c: Consent, status: HTMLElement) {
         "label",
         { class: "choice" },
         h("input", { type: "radio", name: "scope", value: s.scope, checked: s.scope === chosen }),
-        h("span", null, h("strong", null, LABELS[s.scope]), h("small", { class: "muted" }, s.description)),
+        h("span", null, h("strong", null, SCOPE_LABELS[s.scope]), h("small", { class: "muted" }, s.description)),
       ),
     ),
   );
@@ -75,7 +70,7 @@ function page(api: Api, handle: string, c: Consent, status: HTMLElement) {
       location.replace(redirect_to);
     } catch (err) {
       allow.disabled = deny.disabled = false;
-      fill(status, h("span", { class: "error", role: "alert" }, explain(err)));
+      fill(status, errorLine(err, "span"));
     }
   });
   return [

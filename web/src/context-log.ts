@@ -1,7 +1,8 @@
 /** "Why did it say that": the context log of one answer, with the exact system text the model was shown. */
 import type { Api } from "./api";
-import { explain, ok } from "./api";
-import { h, when } from "./dom";
+import { ok } from "./api";
+import { h, titledList, when } from "./dom";
+import { errorLine } from "./panel";
 
 type Section = { name: string; ids: string[]; chars: number };
 /** A document the turn gave the model to cite (a recalled fact), as the audit row keeps it. */
@@ -28,16 +29,7 @@ const withheldLine = (w: Withheld) =>
     ? `${w.what} (${w.kind}): not remembered, this kind is ${w.rule} in your settings · via ${w.via}`
     : `${w.what} (${w.kind}): not remembered, it matched your ${w.why} “${w.rule}” · via ${w.via}${w.ref ? ` · ${w.ref}` : ""}`;
 
-function renderWithheld(items: Withheld[]): HTMLElement[] {
-  return [
-    h("h4", null, "Kept out of memory"),
-    h(
-      "ul",
-      null,
-      items.map((w) => h("li", null, withheldLine(w))),
-    ),
-  ];
-}
+const renderWithheld = (items: Withheld[]) => titledList("Kept out of memory", items.map(withheldLine));
 
 export function renderContextLog(log: ContextLog, alsoWithheld: Withheld[] = []): HTMLElement {
   const { sections = [], skipped = [], system, turn_context, evidence = [] } = log.injected;
@@ -58,27 +50,19 @@ export function renderContextLog(log: ContextLog, alsoWithheld: Withheld[] = [])
         )
       : h("p", { class: "muted" }, "No sections."),
     skipped.length
-      ? [
-          h("h4", null, "Left out"),
-          h(
-            "ul",
-            null,
-            skipped.map((s) => h("li", null, `${s.name}: ${s.reason}`)),
-          ),
-        ]
+      ? titledList(
+          "Left out",
+          skipped.map((s) => `${s.name}: ${s.reason}`),
+        )
       : null,
     h("h4", null, "Exact text: system prompt"),
     system === undefined ? h("p", { class: "muted" }, "Not recorded for this turn.") : h("pre", { class: "system-text", tabindex: 0 }, system),
     turn_context ? [h("h4", null, "Exact text: this turn's context"), h("pre", { class: "system-text", tabindex: 0 }, turn_context)] : null,
     evidence.length
-      ? [
-          h("h4", null, "Exact text: memory recalled for this turn (search results it could cite)"),
-          h(
-            "ul",
-            null,
-            evidence.map((d) => h("li", null, h("code", null, d.source), ` ${d.title}: ${d.text}`)),
-          ),
-        ]
+      ? titledList(
+          "Exact text: memory recalled for this turn (search results it could cite)",
+          evidence.map((d) => [h("code", null, d.source), ` ${d.title}: ${d.text}`]),
+        )
       : null,
     withheld.length ? renderWithheld(withheld) : null,
   );
@@ -99,6 +83,6 @@ export async function contextFor(api: Api, sessionId: string, at: number): Promi
         )
       : h("p", { class: "muted" }, "No context log for this answer.");
   } catch (err) {
-    return h("p", { class: "error", role: "alert" }, explain(err));
+    return errorLine(err);
   }
 }

@@ -1,6 +1,7 @@
 /** SOUL and BIBLE: read, edit (version-checked), history, diff against the current text, rollback. HEARTBEAT: read. */
 import { type Api, ok as answer, explain, type Schemas } from "./api";
 import { button, fill, h, when } from "./dom";
+import { errorLine } from "./panel";
 
 type Doc = { kind: string; site: string | null; content: string; version: number; stale: boolean; updated_at: number | null };
 
@@ -170,7 +171,7 @@ export function sitesPanel(api: Api): HTMLElement {
       fill(root, h("label", null, "Site ", select), body);
       await show();
     } catch (err) {
-      fill(root, h("p", { class: "error", role: "alert" }, explain(err)));
+      fill(root, errorLine(err));
     }
   })();
   return root;

@@ -39,6 +39,19 @@ export function fill(el: Element, ...children: Child[]): void {
 
 export const when = (ms: number | null | undefined): string => (ms ? new Date(ms).toLocaleString() : "never");
 
+/** A heading and the list under it, one item a line. */
+export const titledList = (title: string, items: Child[]) => [
+  h("h4", null, title),
+  h(
+    "ul",
+    null,
+    items.map((item) => h("li", null, item)),
+  ),
+];
+
+/** An error in words, announced as it appears (`role="alert"`). */
+export const alertLine = (text: string, tag: "p" | "span" | "li" = "p") => h(tag, { class: "error", role: "alert" }, text);
+
 /** A labelled button; `label` is its accessible name when the visible text is a symbol. */
 export const button = (text: string, onClick: (e: Event) => void, extra: Attrs = {}) => h("button", { type: "button", onclick: onClick, ...extra }, text);
 

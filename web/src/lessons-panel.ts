@@ -1,6 +1,7 @@
 /** Coding lessons learned from transcripts: search, type and signal, unlearn and restore. */
-import { type Api, explain, ok, type Schemas } from "./api";
+import { type Api, ok, type Schemas } from "./api";
 import { button, fill, h, newestOnly, when } from "./dom";
+import { errorLine } from "./panel";
 
 type Lesson = {
   id: string;
@@ -15,7 +16,6 @@ type Lesson = {
 };
 
 const TYPES = ["lesson", "antipattern", "decision", "pattern", "snippet"];
-const errorLine = (err: unknown) => h("p", { class: "error", role: "alert" }, explain(err));
 
 export function lessonsPanel(api: Api): HTMLElement {
   const summary = h("p", { class: "muted" });

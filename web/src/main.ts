@@ -2,7 +2,8 @@
 import { type Api, ApiError, connect, explain, ok } from "./api";
 import { clearKey, storedKey, storeKey } from "./auth";
 import { consentHandle } from "./consent-handle";
-import { fill, h } from "./dom";
+import { alertLine, fill, h } from "./dom";
+import { start } from "./screens";
 
 const app = document.getElementById("app") as HTMLElement;
 
@@ -21,7 +22,7 @@ function toggleTheme(): void {
 function signIn(message = ""): void {
   const key = h("input", { id: "api-key", type: "password", autocomplete: "off", required: true, "aria-describedby": "key-help" });
   const remember = h("input", { id: "remember", type: "checkbox" });
-  const error = h("p", { class: "error", role: "alert" }, message);
+  const error = alertLine(message);
   const form = h(
     "form",
     { class: "signin stack" },
@@ -63,9 +64,8 @@ const session = (key: string) =>
     signIn("Your API key is no longer accepted (revoked or rotated). Sign in with a current key.");
   });
 
-/** Loads the signed-in app (its own module) and opens it. */
+/** Opens the signed-in app. */
 async function open(api: Api): Promise<void> {
-  const { start } = await import("./screens");
   start(api, {
     signOut: () => {
       clearKey();

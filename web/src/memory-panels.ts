@@ -1,12 +1,10 @@
 /** MEMORY entries and review proposals, facts and observations (working memory and the scaffold: working-memory.ts). */
-import { type Api, ApiError, explain, ok } from "./api";
+import { type Api, ApiError, ok } from "./api";
 import { button, fill, h, newestOnly, when } from "./dom";
-import { asyncPanel } from "./panel";
+import { asyncPanel, errorLine } from "./panel";
 
 type Proposal = { id: string; target: string; content: string; diff: string | null; created_at: number };
 type Fact = { id: string; text: string; created_at?: number; event_at?: number; superseded_by: string | null; score?: number };
-
-const errorLine = (err: unknown) => h("p", { class: "error", role: "alert" }, explain(err));
 
 export const memoryEntries = (api: Api) =>
   asyncPanel("MEMORY entries", async (reload) => {

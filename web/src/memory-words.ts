@@ -20,19 +20,16 @@ const ERASED: Record<string, string> = {
   proposals: "changes waiting for your review",
   sites: "sites (with their BIBLE and HEARTBEAT)",
   memory_runs: "working-memory history",
-  working_memory: "working memory",
   scaffold: "profile",
-  facts: "facts",
   vectors: "facts' search index entries",
   events: "observations",
   context_logs: "context logs (what answers were shown)",
   connections_reset: "connections whose learned details were cleared",
   sessions: "conversations",
   session_objects: "conversation stores",
-  projects: "projects",
   lessons: "coding lessons",
   transcripts: "coding transcripts",
 };
 
-/** A receipt line's name in the app's words; a key the app does not know yet reads as its words. */
+/** A receipt line's name in the app's words; any other key (and one that reads well as it is) reads as its words. */
 export const erasedName = (key: string): string => ERASED[key] ?? key.replace(/_/g, " ");

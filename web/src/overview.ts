@@ -1,19 +1,17 @@
 /** The first screen: counts and recent items across everything, from one call (GET /v1/overview). */
 import { type Api, ok } from "./api";
-import { h, when } from "./dom";
+import { alertLine, h, when } from "./dom";
 import { asyncPanel } from "./panel";
 
-/** Each count in words, a noun first as on the cards; a key the page does not know yet reads as its words, capitalised. */
+/** Each count in words, a noun first as on the cards; any other key (and one that reads well as it is) reads as its words, capitalised. */
 const LABELS: Record<string, string> = {
   sessions: "Conversations",
-  facts: "Facts",
   memory_entries: "MEMORY notes",
   brain_documents: "SOUL and BIBLE documents",
   pending_proposals: "Changes to review",
   observations_pending: "Observations waiting",
   observations_processed: "Observations taken in",
   observations_failed: "Observations that failed",
-  projects: "Projects",
   projects_archived: "Archived projects",
   lessons: "Coding lessons",
   transcripts_synced: "Transcripts read",
@@ -34,7 +32,7 @@ export const overviewPanel = (api: Api) =>
         Object.entries(o.counts).map(([k, n]) => h("div", { class: "card", "data-count": k }, h("dt", null, label(k)), h("dd", null, n))),
       ),
       h("p", null, `Today: ${o.today.calls} model calls, $${o.today.cost_usd.toFixed(4)} estimated.`),
-      o.unavailable.length ? h("p", { class: "error", role: "alert" }, `Could not read: ${o.unavailable.join(", ")}. Reload to try again.`) : null,
+      o.unavailable.length ? alertLine(`Could not read: ${o.unavailable.join(", ")}. Reload to try again.`) : null,
       h("h3", null, "Recent"),
       o.recent.length
         ? h(

@@ -1,7 +1,7 @@
 /** Projects: the user's own list (create, rename, archive) and the assistant's activity log with undo. */
-import { type Api, explain, ok } from "./api";
+import { type Api, ok } from "./api";
 import { button, h, when } from "./dom";
-import { asyncPanel } from "./panel";
+import { asyncPanel, errorLine } from "./panel";
 
 type Project = { id: string; name: string; description: string | null; created_by: string; reason: string | null; archived: boolean; created_at: number };
 type Activity = {
@@ -14,8 +14,6 @@ type Activity = {
   undone_at: number | null;
   created_at: number;
 };
-
-const errorLine = (err: unknown) => h("p", { class: "error", role: "alert" }, explain(err));
 
 export const projectsPanel = (api: Api) =>
   asyncPanel("Projects", async (reload) => {

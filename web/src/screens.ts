@@ -1,6 +1,6 @@
 /**
  * Everything after sign-in: the sections (overview, chat, memory, usage, account), the memory inspector's tabs and
- * the OAuth consent page. A module of its own, which esbuild splits out: the sign-in page loads none of it.
+ * the OAuth consent page.
  */
 import { contextLogsPanel, erasePanel, exportPanel, usagePanel } from "./account-panels";
 import type { Api } from "./api";
@@ -29,7 +29,7 @@ function factInHash(): string | undefined {
   }
 }
 
-/** The signed-in app: the sections and the memory inspector, in a module of its own that sign-in loads when needed. */
+/** The signed-in app: the sections and the memory inspector. */
 export function start(api: Api, page: { signOut(): void; toggleTheme(): void }): void {
   const memoryTabs: Route[] = [
     { id: "soul", label: "SOUL", render: () => documentEditor(api, null, "SOUL") },

@@ -1,6 +1,7 @@
 /** The conversations list: open, rename (inline, Escape cancels), delete (after asking). */
-import { type Api, explain, ok } from "./api";
+import { type Api, ok } from "./api";
 import { button, fill, h } from "./dom";
+import { errorLine } from "./panel";
 
 type Session = { id: string; title: string | null; pending: boolean; updated_at: number; message_count: number };
 type Hooks = { open: (id: string) => void; current: () => string | null; deleted: (id: string) => void };
@@ -36,7 +37,7 @@ export function sessionsList(api: Api, hooks: Hooks) {
           await ok(api.PATCH("/v1/sessions/{id}", { params: { path: { id: s.id } }, body: { title: field.value } }));
           await refresh();
         } catch (err) {
-          f.append(h("p", { class: "error", role: "alert" }, explain(err)));
+          f.append(errorLine(err));
         }
       });
       field.addEventListener("keydown", (e) => e.key === "Escape" && show());
@@ -53,7 +54,7 @@ export function sessionsList(api: Api, hooks: Hooks) {
             hooks.deleted(s.id);
             await refresh();
           } catch (err) {
-            li.append(h("p", { class: "error", role: "alert" }, explain(err)));
+            li.append(errorLine(err));
           }
         }),
         button("No", show, { class: "secondary" }),
@@ -69,7 +70,7 @@ export function sessionsList(api: Api, hooks: Hooks) {
       fill(el, sessions.length ? sessions.map(item) : h("li", { class: "muted" }, "No conversations yet."));
       markCurrent();
     } catch (err) {
-      fill(el, h("li", { class: "error", role: "alert" }, explain(err)));
+      fill(el, errorLine(err, "li"));
     }
   }
 

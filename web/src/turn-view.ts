@@ -3,7 +3,7 @@
  * stream fills: one answer per turn (the model's messages and the tool results between them), each tool line in
  * the words it streamed with (`tool_reasons`), what it saved, and one "What it was shown" under the turn.
  */
-import { AnswerView, SAVED } from "./answer-view";
+import { AnswerView, savedWords } from "./answer-view";
 import { h } from "./dom";
 import { storedCitedFacts } from "./used-memory";
 
@@ -48,7 +48,7 @@ export function drawInto(view: AnswerView, m: { role: string; content: unknown }
       view.toolUse(b.id, b.name, reasons[b.id] ?? "");
     } else if (b.type === "tool_result" && b.tool_use_id) {
       const target = b.is_error ? undefined : savedBy(calls.get(b.tool_use_id));
-      view.toolResult(b.tool_use_id, b.is_error !== true, target && (SAVED[target] ?? `Saved (${target})`));
+      view.toolResult(b.tool_use_id, b.is_error !== true, target && savedWords(target));
     }
   });
 }

@@ -28,21 +28,19 @@ export function storedCitedFacts(citations: unknown): CitedFact[] {
 
 /** The disclosure: one line per fact, each fact once, in the order the answer first cited it. */
 export class UsedMemory {
-  private readonly list = h("ul", { class: "used-memory-list" });
-  private readonly summary = h("summary", null);
-  private readonly ids = new Set<string>();
-  readonly el = h("details", { class: "used-memory" }, this.summary, this.list);
+  #list = h("ul", { class: "used-memory-list" });
+  #summary = h("summary", null);
+  #ids = new Set<string>();
+  readonly el = h("details", { class: "used-memory" }, this.#summary, this.#list);
 
   add(facts: readonly CitedFact[]): void {
     for (const f of facts) {
-      if (this.ids.has(f.id)) continue;
-      this.ids.add(f.id);
-      this.list.append(h("li", null, h("a", { href: `#memory/facts/${encodeURIComponent(f.id)}`, title: "Open this fact in Memory → Facts" }, f.text || f.id)));
+      if (this.#ids.has(f.id)) continue;
+      this.#ids.add(f.id);
+      this.#list.append(
+        h("li", null, h("a", { href: `#memory/facts/${encodeURIComponent(f.id)}`, title: "Open this fact in Memory → Facts" }, f.text || f.id)),
+      );
     }
-    this.summary.textContent = `Used memory (${this.ids.size} ${this.ids.size === 1 ? "fact" : "facts"})`;
-  }
-
-  get size(): number {
-    return this.ids.size;
+    this.#summary.textContent = `Used memory (${this.#ids.size} ${this.#ids.size === 1 ? "fact" : "facts"})`;
   }
 }

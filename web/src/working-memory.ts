@@ -8,7 +8,7 @@ import { type Api, ApiError, explain, ok, type operations } from "./api";
 
 type ScaffoldPatch = operations["patchScaffold"]["requestBody"]["content"]["application/json"]["scaffold"];
 
-import { button, type Child, fill, h, newestOnly, when } from "./dom";
+import { alertLine, button, type Child, fill, h, newestOnly, when } from "./dom";
 
 type Working = { working_memory: string; words: number; updated_at: number; pending_events: number };
 type Confidence = Record<string, { confidence?: number; by?: string }>;
@@ -37,8 +37,6 @@ function notRestored(err: unknown): string {
   if (err instanceof ApiError && (err.status === 404 || err.status === 409)) return `Not restored: ${said(err)}`;
   return `Not restored. ${explain(err)}`;
 }
-
-const alertLine = (text: string) => h("p", { class: "error", role: "alert" }, text);
 
 /** Runs `send` with `control` disabled, so a second click cannot send the same change twice. */
 async function once(control: HTMLButtonElement | null | undefined, send: () => Promise<void>): Promise<void> {
@@ -89,19 +87,15 @@ const LOOKS_LIKE_JSON = /^\s*[[{"]/;
  * opens like JSON but does not parse (`["cat", "dog"`) is refused with where it breaks, never kept as a string.
  */
 function fromText(text: string): { value: unknown } | { error: string } {
-  if (!isJson(text)) {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
     if (!LOOKS_LIKE_JSON.test(text)) return { value: text };
-    let why = "";
-    try {
-      JSON.parse(text);
-    } catch (err) {
-      why = err instanceof Error ? ` (${err.message})` : "";
-    }
     return {
-      error: `this starts like JSON but is not valid JSON${why}. Check the brackets, commas and quotes, or write it as plain text without them.`,
+      error: `this starts like JSON but is not valid JSON (${(err as Error).message}). Check the brackets, commas and quotes, or write it as plain text without them.`,
     };
   }
-  const value: unknown = JSON.parse(text);
   return value === null ? { error: "null would remove the key: use Remove for that." } : { value };
 }
 
