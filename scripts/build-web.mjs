@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // Builds the web app (web/) into web/dist, the static assets the Worker serves at `/`: the TypeScript client
-// bundled and minified by esbuild into one ES module (app.js), the stylesheet minified by esbuild (app.css), and the
-// HTML and response headers (`_headers`: the Content-Security-Policy) copied as they are. Run by wrangler's [build]
-// step (dev and deploy) and by the test configs; `node scripts/build-web.mjs` on its own works too.
-import { cpSync, mkdirSync, rmSync } from "node:fs";
+// bundled and minified by esbuild into one ES module (app.js, then minified again by terser), the stylesheet
+// minified by esbuild (app.css), and the HTML and response headers (`_headers`: the Content-Security-Policy) copied
+// as they are. Run by wrangler's [build] step (dev and deploy) and by the test configs; `node scripts/build-web.mjs`
+// on its own works too.
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { minify } from "terser";
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -34,6 +36,11 @@ export async function buildWeb(outdir = path.join(root, "web/dist")) {
     entryNames: "app",
     logLevel: "warning",
   });
+  // A second pass by terser over esbuild's output: its mangling names by frequency and its compression goes
+  // further, which gzip rewards (measured: 23.1 -> 22.0 KiB gzipped for app.js; three passes gain nothing more).
+  const js = path.join(outdir, "app.js");
+  const { code } = await minify(readFileSync(js, "utf8"), { module: true, ecma: 2020, compress: { passes: 2 }, format: { comments: false } });
+  writeFileSync(js, code);
   return outdir;
 }
 
