@@ -272,14 +272,17 @@ export function workingAndScaffold(api: Api): HTMLElement {
   }
 
   function addForm(): HTMLFormElement {
-    const key = h("input", { "aria-label": "New scaffold key", placeholder: "Key, e.g. Pets", maxlength: 100 });
+    const key = h("input", { id: "scaffold-new-key", "aria-label": "New scaffold key", placeholder: "e.g. Pets", maxlength: 100 });
     const field = valueField("Value of the new key", "");
+    field.id = "scaffold-new-value";
     const problem = h("div");
     const form = h(
       "form",
       { class: "stack", "aria-label": "Add a scaffold key" },
       h("h4", null, "Add a key"),
+      h("label", { for: key.id }, "Key"),
       key,
+      h("label", { for: field.id }, "Value"),
       field,
       h("p", { class: "muted" }, "The value is JSON (an object, a list, a number…) or plain text."),
       problem,
