@@ -139,6 +139,25 @@ describe("recall: event time, history, periods, neighbours", { timeout: 60_000 }
     expect(alone).toBeCloseTo(1 / Math.log(Math.E + 1) / (1 / Math.log(Math.E + 1) + 1), 3);
   });
 
+  it("does not bury a long fact that holds the question's rarest word under short ones holding a commoner one", async () => {
+    const u = await createUser();
+    const long =
+      "We spent the whole afternoon wandering the old town in the rain, got lost twice near the harbour, " +
+      "and the best thing we found all week was a tiny shop selling cardamom buns still warm from the oven";
+    await importFacts(u.key, [
+      { text: long },
+      { text: "Pastries again today" },
+      { text: "Bought pastries" },
+      { text: "Pastries for breakfast" },
+      ...["I cycle to work", "My sister lives in Ghent", "The printer is broken", "I read before bed"].map((text) => ({ text })),
+    ]);
+    // A long conversational turn says more things, not one thing at length: BM25's length normalisation must not
+    // outweigh the rarity of the word only it contains (with the textbook b = 0.75 the three short lines came first).
+    const hits = await find(u.key, "cardamom pastries", "&mode=fulltext&k=4");
+    expect(hits.results.map((r) => r.text)).toHaveLength(4);
+    expect(hits.results[0]?.text).toBe(long);
+  });
+
   it("rejects a bad time range and writes nothing", async () => {
     const u = await createUser();
     for (const q of ["after=yesterday", "after=2024-05-01&before=2024-04-01", "order=random", "history=yes", "prefer_latest=1"]) {

@@ -175,7 +175,8 @@ async function evaluate(label: string, corpus: Corpus) {
       ranked
         .get("hybrid")
         ?.get(q)
-        ?.hits?.reduce((a, b) => ((b.match ?? 0) > (a.match ?? 0) ? b : a))
+        // A question can find nothing at all: then it has no top hit.
+        ?.hits?.reduce<SearchBody["results"][number] | undefined>((a, b) => (!a || (b.match ?? 0) > (a.match ?? 0) ? b : a), undefined)
         ?.text.slice(0, 70) ?? "";
     const show = (qs: Question[]) => qs.map((q) => `    ${sig(q).toFixed(2)} ${q.type} "${q.q}" -> ${top(q)}`);
     const answerable = corpus.questions.filter((q) => q.type !== "abstention").sort((a, b) => sig(a) - sig(b));

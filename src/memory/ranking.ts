@@ -60,6 +60,14 @@ export type Tuning = {
   latest: number;
   /** Leave the words of the question's time expression out of the full-text query. */
   stripTimePhrase: boolean;
+  /** BM25's term-frequency saturation. */
+  k1: number;
+  /**
+   * BM25's length normalisation: 0 ignores a fact's length, 1 divides by it fully. A long conversational turn says
+   * more things, not the same thing at length, so it should lose little for its length (0.75, the textbook value
+   * tuned on news articles, buried long turns under short ones sharing a commoner word).
+   */
+  b: number;
 };
 
 export const TUNING: Tuning = {
@@ -75,6 +83,8 @@ export const TUNING: Tuning = {
   feedback: 0.5,
   latest: 0.3,
   stripTimePhrase: true,
+  k1: 1.2,
+  b: 0.2,
 };
 
 /** What the index puts in front of every word (src/db/fts-tag.ts): any 8 digits stem alike. */
@@ -170,9 +180,6 @@ const eventOf = (c: Candidate) => c.event_at ?? c.created_at;
 /** The document frequency over which a word is common for this user (the full-text read applies the same rule in SQL). */
 export const commonLimit = (tuning: Tuning, facts: number) => Math.max(tuning.commonFloor, Math.floor(facts * tuning.commonShare));
 
-const K1 = 1.2;
-const B = 0.75;
-
 /**
  * Okapi BM25 of each candidate for the query's words, with the user's own statistics: the number of facts the
  * user has and each word's document frequency among them. FTS5's bm25() counts its rows over every user's facts,
@@ -199,12 +206,13 @@ export function userBm25(plan: SearchPlan, found: Pick<Candidates, "docFrequency
       return [t, Math.log(1 + (n - df + 0.5) / (df + 0.5))];
     }),
   );
+  const { k1, b } = plan.tuning;
   const out = new Map<string, number>();
   for (const [id, f] of forms) {
     const tf = new Map<string, number>();
     for (const w of f) if (idf.has(w)) tf.set(w, (tf.get(w) ?? 0) + 1);
     let score = 0;
-    for (const [w, n] of tf) score += ((idf.get(w) ?? 0) * n * (K1 + 1)) / (n + K1 * (1 - B + (B * f.length) / avgdl));
+    for (const [w, n] of tf) score += ((idf.get(w) ?? 0) * n * (k1 + 1)) / (n + k1 * (1 - b + (b * f.length) / avgdl));
     out.set(id, score);
   }
   return out;
