@@ -158,6 +158,20 @@ describe("recall: event time, history, periods, neighbours", { timeout: 60_000 }
     expect(hits.results[0]?.text).toBe(long);
   });
 
+  it("searches a user's common words when the question's other words are in none of their facts", async () => {
+    const u = await createUser();
+    // "bakery" and "open" are each in 30 of the user's facts: over the common-word limit (20 facts, or 5%).
+    await importFacts(u.key, [
+      { text: "The bakery opens at 7am" },
+      ...Array.from({ length: 30 }, (_, i) => ({ text: `The bakery sold ${i + 10} loaves of rye on day ${i + 1}` })),
+      ...Array.from({ length: 30 }, (_, i) => ({ text: `Left the garden gate open on day ${i + 1}` })),
+    ]);
+    // "what", "time" and "does" are in no fact: searched alone, they found nothing, and the common "bakery" and
+    // "open" were left out (full text answered with no fact at all).
+    const hits = await find(u.key, "What time does the bakery open?", "&mode=fulltext&k=3");
+    expect(hits.results[0]?.text).toBe("The bakery opens at 7am");
+  });
+
   it("rejects a bad time range and writes nothing", async () => {
     const u = await createUser();
     for (const q of ["after=yesterday", "after=2024-05-01&before=2024-04-01", "order=random", "history=yes", "prefer_latest=1"]) {

@@ -77,8 +77,9 @@ export function migrationSql(expression: SQL): string {
 
 /**
  * CTEs `t`, `keep` and `m` of a search over one user's owner-tagged index: `m.q` is the MATCH string of the
- * query's words, each tagged, leaving out every word found in more than `cap.cap` of the user's own rows (unless
- * every word is). That is what a stop list would drop, measured on the user's own text in whatever language they
+ * query's words, each tagged, leaving out every word found in more than `cap.cap` of the user's own rows, unless
+ * no word of the query is both found and below the cap: then every word is searched (a question whose only
+ * uncommon words are ones the user never wrote would otherwise search those alone and find nothing). That is what a stop list would drop, measured on the user's own text in whatever language they
  * write; without it a word like "the" makes FTS5 score most of the user's rows. Needs CTEs `tag(tag)` and
  * `cap(cap)` before it. Counting a word's rows stops one past the cap. Words are letters and digits (see
  * `words`), so quoting them needs no escaping.
@@ -87,7 +88,7 @@ export function uncommonTerms(index: "facts_fts" | "lessons_fts", terms: readonl
   const fts = sql.raw(index);
   return sql`t AS (SELECT j.key AS pos, j.value AS term, (SELECT count(*) FROM (SELECT 1 FROM ${fts} WHERE ${fts} MATCH '"' || tag.tag || j.value || '"'
       LIMIT (SELECT cap + 1 FROM cap))) AS df FROM json_each(${JSON.stringify(terms)}) j, tag),
-    keep AS (SELECT pos, term FROM t WHERE df <= (SELECT cap FROM cap)),
+    keep AS (SELECT pos, term FROM t WHERE df > 0 AND df <= (SELECT cap FROM cap)),
     m AS (SELECT group_concat('"' || tag.tag || term || '"', ' OR ') AS q
       FROM (SELECT pos, term FROM keep UNION ALL SELECT pos, term FROM t WHERE NOT EXISTS (SELECT 1 FROM keep) ORDER BY pos), tag)`;
 }

@@ -38,7 +38,7 @@ export type Tuning = {
   rrfK: number;
   /** Full-text rows FTS5 ranks before scoping; more with a time filter or history, which drop many. */
   depth: number;
-  /** A query word in more than this share of the user's facts is not searched (unless every word is). */
+  /** A query word in more than this share of the user's facts is not searched (unless no other word is in them). */
   commonShare: number;
   /** ... and at least this many facts: a small memory has no common words to speak of. */
   commonFloor: number;
@@ -197,8 +197,10 @@ export function userBm25(plan: SearchPlan, found: Pick<Candidates, "docFrequency
   const dfOf = (t: string) => Math.max(found.docFrequency.get(t) ?? 0, seen.get(t) ?? 0);
   const common = commonLimit(plan.tuning, found.facts);
   const stems = [...plan.stems.keys()];
-  // The words the full-text query searched: common ones are left out, unless every word is common.
-  const searched = stems.some((t) => dfOf(t) <= common) ? stems.filter((t) => dfOf(t) <= common) : stems;
+  // The words the full-text query searched (`uncommonTerms`): common ones are left out, unless no word is both
+  // in the user's facts and uncommon.
+  const uncommon = (t: string) => dfOf(t) > 0 && dfOf(t) <= common;
+  const searched = stems.some(uncommon) ? stems.filter(uncommon) : stems;
   const idf = new Map(
     searched.map((t) => {
       const df = dfOf(t);

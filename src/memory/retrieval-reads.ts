@@ -55,8 +55,9 @@ const commonCap = ({ input, tuning }: SearchPlan) =>
  * word tagged with its owner: src/db/fts-tag.ts), ranked inside that partition first, then scoped and hydrated.
  *
  * A word found in more than `commonShare` of the user's facts (and in more than `commonFloor` of them) is left
- * out of the query, unless every word is: it is what a stop list would drop, measured on the user's own facts
- * in whatever language they write, and it would otherwise make FTS5 score most of the user's facts. Why here and
+ * out of the query, unless no word of the query is both in the user's facts and below that share: it is what a
+ * stop list would drop, measured on the user's own facts in whatever language they write, and it would otherwise
+ * make FTS5 score most of the user's facts. Why here and
  * not in BM25 alone: FTS5 counts its rows over the whole table, so a word's IDF is measured against every user's
  * facts and a word common in this user's facts still weighs as if it were rare.
  *
