@@ -1,5 +1,6 @@
 import { IMPORT_MAX_BYTES } from "./account/import";
 import { accountRoutes } from "./account/routes";
+import { moveRoutes } from "./account/routes-move";
 import { archiveRoutes, IMPORT_PATH } from "./account/routes-archive";
 import { requireAdmin, requireUser } from "./auth/middleware";
 import { authRoutes } from "./auth/routes";
@@ -48,6 +49,7 @@ export function createApp(registry: Registry) {
   app.route("/", healthRoutes);
   app.route("/", authRoutes);
   app.route("/", accountRoutes(registry));
+  app.route("/", moveRoutes);
   app.route("/", archiveRoutes(registry));
   app.route("/", chatRoutes(registry));
   app.route("/", sessionRoutes(registry.tools));
