@@ -133,6 +133,8 @@ describe("moving a user", () => {
         ] as const)
           expect((await api(u.key, method, path, body)).status, `${method} ${path}`).toBe(503);
         expect((await getJson<{ facts: { text: string }[] }>(u.key, "/v1/memory/facts")).facts.map((f) => f.text)).toEqual(["User keeps bees"]);
+        // Deleting the account waits too: it would erase one shard while the other holds the copy.
+        expect((await api(admin(), "DELETE", `/v1/admin/users/${u.id}`)).status).toBe(503);
       };
       await paused();
       const copied = await copyUser(m);

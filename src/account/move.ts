@@ -188,7 +188,8 @@ export async function copyUser(move: Move): Promise<Record<string, TableTally>> 
   await dst.batch(clearStatements(dst, move.userId, move.to === 0, null));
   const tallies: Record<string, TableTally> = {};
   tallies.users = await copyUserRow(move, src, dst);
-  for (const table of MOVED_TABLES) tallies[table.name] = await copyTable(move.userId, table, src, dst);
+  const held = await rowCounts(src, move.userId);
+  for (const table of MOVED_TABLES) tallies[table.name] = held.get(table.name) ? await copyTable(move.userId, table, src, dst) : EMPTY;
   return tallies;
 }
 
@@ -279,11 +280,28 @@ export async function verifyCopy(move: Move, copied: Record<string, TableTally>)
   }
 }
 
-/** Every table's tally of the user's rows on one shard, computed from the rows that shard returns. */
+const EMPTY: TableTally = { rows: 0, bytes: 0, checksum: new Checksum().toString() };
+
+/**
+ * How many rows of the user each moved table holds on a shard, in one statement of one row (the user id is its one
+ * parameter; D1 refuses a compound SELECT of this many terms).
+ */
+async function rowCounts(db: ReturnType<typeof counted>, userId: string): Promise<Map<string, number>> {
+  const columns = MOVED_TABLES.map((t) => `(SELECT count(*) FROM ${quoted(t.name)} WHERE user_id = ?1) AS ${quoted(t.name)}`).join(", ");
+  const row = await db.first<Record<string, number>>(`SELECT ${columns}`, userId);
+  return new Map(Object.entries(row ?? {}));
+}
+
+/** Every table's tally of the user's rows on one shard, computed from the rows that shard returns (empty tables counted only). */
 async function tallyOn(move: Move, d1: D1Database): Promise<Record<string, TableTally>> {
   const db = counted(move, d1);
+  const held = await rowCounts(db, move.userId);
   const out: Record<string, TableTally> = {};
   for (const table of [USER_ROW, ...MOVED_TABLES]) {
+    if (table !== USER_ROW && !held.get(table.name)) {
+      out[table.name] = EMPTY;
+      continue;
+    }
     const sum = new Checksum();
     let rows = 0;
     let bytes = 0;
