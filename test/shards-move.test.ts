@@ -221,6 +221,9 @@ describe("moving a user", () => {
         .bind(u.id)
         .first<{ n: number; output: number }>();
       expect(spent).toEqual({ n: 2, output: first.usage.output_tokens + second.usage.output_tokens + third.usage.output_tokens });
+      // Its audit row (what the model was shown) waited in the session and was written with the third turn's.
+      const logs = await getJson<{ context_logs: { session_id: string }[] }>(u.key, "/v1/memory/context-logs");
+      expect(logs.context_logs.filter((l) => l.session_id === first.session_id)).toHaveLength(3);
       expect(await rowsByShard(u.id)).toEqual(onlyOn(to, (await rowsByShard(u.id))[to] ?? 0));
     },
     T,
