@@ -122,18 +122,22 @@ export async function beginMove(env: Env, userId: string, to: number, resume = f
   if (!placed) throw notFound("user");
   const calls = { n: 1 };
   if (placed.movingTo !== null) {
-    // The directory shows an unfinished move: copying (shard = from, moving_to = to) or deleting the old rows
-    // (shard = to, moving_to = from). Only the same move, asked to resume, may take it over.
-    const switched = placed.shard === to;
-    const other = switched ? placed.movingTo : placed.shard;
-    if (!resume || (!switched && placed.movingTo !== to))
+    // An unfinished move: copying (shard = from, moving_to = to; the user's row on `from` is fenced) or deleting
+    // the old rows (shard = to, moving_to = from; the row on `to` is not). Read as the latter when the Worker
+    // stopped between the mark and the fence, finishing it clears the mark and deletes what the target holds:
+    // the user stays where they are, whole. Only the same move, asked to resume, may take it over.
+    const row = await counted({ env, userId, from: 0, to, calls }, shardD1(env, placed.shard)).first<{ fence: number | null }>(
+      "SELECT fence FROM users WHERE id = ?",
+      userId,
+    );
+    const copying = row?.fence === 1;
+    const [from, target] = copying ? [placed.shard, placed.movingTo] : [placed.movingTo, placed.shard];
+    if (!resume || to !== target)
       throw new AppError(
         "conflict",
-        `a move of this user from shard ${other} to shard ${switched ? to : placed.movingTo} is under way; if it stopped, ask for it again with "resume": true`,
+        `a move of this user is under way (the directory shows shard ${placed.shard}, moving to ${placed.movingTo}); if it stopped, ask again with {"shard": ${target}, "resume": true}`,
       );
-    const move = { env, userId, from: other, to, calls };
-    if (!switched) await fence(move);
-    return { move, switched };
+    return { move: { env, userId, from, to, calls }, switched: !copying };
   }
   if (placed.shard === to) throw new AppError("conflict", `the user is already on shard ${to}`);
   const move = { env, userId, from: placed.shard, to, calls };
