@@ -1,7 +1,7 @@
 import { IMPORT_MAX_BYTES } from "./account/import";
 import { accountRoutes } from "./account/routes";
-import { moveRoutes } from "./account/routes-move";
 import { archiveRoutes, IMPORT_PATH } from "./account/routes-archive";
+import { moveRoutes } from "./account/routes-move";
 import { requireAdmin, requireUser } from "./auth/middleware";
 import { authRoutes } from "./auth/routes";
 import { contextLogRetention } from "./chat/retention";

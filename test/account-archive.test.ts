@@ -9,8 +9,8 @@ import type { SessionObject } from "../src/sessions/session-do";
 import { sessionStub } from "../src/sessions/store";
 import { remember } from "./archive-helpers";
 import { failWrites, repairAll } from "./fault-helpers";
-import { api, BASE, chat, createUser, script, textReply } from "./helpers";
-import { consolidation, deliver, importFacts, observe, search } from "./memory-helpers";
+import { api, BASE, createUser } from "./helpers";
+import { importFacts, search } from "./memory-helpers";
 import { userD1, userDb } from "./shard-helpers";
 import { registry } from "./worker";
 

@@ -6,8 +6,8 @@ import { eq } from "drizzle-orm";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { requireUser } from "../auth/middleware";
-import { users } from "../db/schema";
 import { assertWritable } from "../db/fence";
+import { users } from "../db/schema";
 import { shardDb } from "../db/shards";
 import type { AppEnv } from "../http/context";
 import { rateLimitUser } from "../http/rate-limit";
@@ -36,7 +36,11 @@ export const authenticateMcp = createMiddleware<AppEnv>(async (c, next) => {
     });
   }
   // Users live in the directory; their memory in their shard.
-  const user = await c.var.directory.select({ id: users.id, plan: users.plan, shard: users.shard, movingTo: users.movingTo }).from(users).where(eq(users.id, grant.userId)).get();
+  const user = await c.var.directory
+    .select({ id: users.id, plan: users.plan, shard: users.shard, movingTo: users.movingTo })
+    .from(users)
+    .where(eq(users.id, grant.userId))
+    .get();
   if (!user) throw new AppError("unauthorized", "the account this token was issued for no longer exists");
   assertWritable(user, c.req.method);
   // Rate limits count a connected app like one more key of its user.
