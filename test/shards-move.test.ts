@@ -137,6 +137,9 @@ describe.skipIf(SHARDS < 2)("moving a user", () => {
         ] as const)
           expect((await api(u.key, method, path, body)).status, `${method} ${path}`).toBe(503);
         expect((await getJson<{ facts: { text: string }[] }>(u.key, "/v1/memory/facts")).facts.map((f) => f.text)).toEqual(["User keeps bees"]);
+        // A search records what its embedding cost: served, or (while the old shard is fenced) it waits like a write.
+        const found = await api(u.key, "GET", "/v1/memory/facts/search?q=bees");
+        if (found.status !== 200) expect([found.status, ((await found.json()) as { error: { code: string } }).error.code]).toEqual([503, "user_moving"]);
         // Deleting the account waits too: it would erase one shard while the other holds the copy.
         expect((await api(admin(), "DELETE", `/v1/admin/users/${u.id}`)).status).toBe(503);
       };

@@ -2550,6 +2550,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createKey: {
@@ -2650,7 +2661,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -2748,7 +2759,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -2837,7 +2848,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -2915,7 +2926,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -3176,6 +3187,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     importAccount: {
@@ -3283,7 +3305,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -3536,7 +3558,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -3617,6 +3639,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3711,6 +3744,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listSessions: {
@@ -3779,6 +3823,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3863,6 +3918,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteSession: {
@@ -3932,7 +3998,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -4038,7 +4104,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -4268,7 +4334,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -4361,7 +4427,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -4439,6 +4505,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMemorySettings: {
@@ -4500,6 +4577,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4620,7 +4708,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -4692,6 +4780,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4805,7 +4904,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -4891,6 +4990,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSoulVersion: {
@@ -4962,6 +5072,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     diffSoulVersions: {
@@ -5027,6 +5148,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5140,7 +5272,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -5214,6 +5346,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5329,7 +5472,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -5417,6 +5560,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getBibleVersion: {
@@ -5483,6 +5637,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5556,6 +5721,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5671,7 +5847,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -5756,6 +5932,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5869,7 +6056,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -5949,7 +6136,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -6023,6 +6210,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6136,7 +6334,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -6216,6 +6414,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteSite: {
@@ -6285,7 +6494,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -6387,7 +6596,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -6461,6 +6670,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6567,7 +6787,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -6639,6 +6859,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6736,7 +6967,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -6813,6 +7044,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6917,7 +7159,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -7024,7 +7266,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -7104,6 +7346,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7220,7 +7473,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -7344,6 +7597,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getFact: {
@@ -7411,6 +7675,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7491,7 +7766,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -7615,7 +7890,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -7741,7 +8016,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -7813,6 +8088,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7919,7 +8205,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -7991,6 +8277,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8099,7 +8396,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -8180,6 +8477,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8273,7 +8581,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -8366,6 +8674,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     forgetMemoryRunCopies: {
@@ -8436,7 +8755,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -8520,6 +8839,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMemoryRun: {
@@ -8586,6 +8916,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8700,7 +9041,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -8774,6 +9115,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8878,7 +9230,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -8952,6 +9304,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9032,7 +9395,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -9134,7 +9497,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -9215,6 +9578,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9326,7 +9700,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -9434,7 +9808,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -9511,6 +9885,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9624,7 +10009,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -9704,6 +10089,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteProject: {
@@ -9776,7 +10172,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -9887,7 +10283,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -9992,7 +10388,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -10071,6 +10467,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10188,7 +10595,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -10270,6 +10677,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listLessonRecalls: {
@@ -10342,6 +10760,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10435,6 +10864,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10540,7 +10980,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -10623,6 +11063,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10754,7 +11205,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -10836,6 +11287,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     unlearnLesson: {
@@ -10907,7 +11369,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -11007,7 +11469,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -11101,6 +11563,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSessionUsage: {
@@ -11185,6 +11658,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getOAuthConsent: {
@@ -11249,6 +11733,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11349,7 +11844,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -11429,6 +11924,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     revokeOAuthGrant: {
@@ -11498,7 +12004,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Your account is being moved to another database (user_moving): writes are paused for a few seconds; retry after Retry-After seconds. */
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again */
