@@ -74,9 +74,10 @@ describe("moving a user", () => {
     expect(result.to).toBe(2);
     const bytes = Object.values(result.tables).reduce((n, t) => n + t.bytes, 0);
     console.log(
-      `move: ${result.rows} rows, ${(bytes / 1e6).toFixed(2)} MB as compared, ${result.round_trips} D1 round trips, ${result.ms.toFixed(0)} ms locally`,
+      `move: ${result.rows} rows, ${(bytes / 1e6).toFixed(2)} MB as compared, ${result.round_trips} D1 round trips carrying ${result.statements} statements, ${result.ms.toFixed(0)} ms locally`,
     );
     report(GROUP, "round_trips", [result.round_trips]);
+    report(GROUP, "statements", [result.statements]);
     report(GROUP, "move_ms", [result.ms]);
     report(GROUP, "rows", [result.rows]);
   });

@@ -1442,6 +1442,8 @@ export interface components {
             rows: number;
             /** @description D1 calls the move made (a batch counts once) */
             round_trips: number;
+            /** @description SQL statements those calls carried */
+            statements: number;
             ms: number;
         };
         MovedTable: {

@@ -42,13 +42,14 @@ export type MoveReport = {
   to: number;
   tables: Record<string, TableTally>;
   rows: number;
-  /** D1 calls the move made (a batch counts once), and how long it took. */
+  /** D1 calls the move made (a batch counts once), the SQL statements they carried, and how long it took. */
   round_trips: number;
+  statements: number;
   ms: number;
 };
 
 /** A move under way: who, from which shard to which, and the D1 calls it has made so far. */
-export type Move = { env: Env; userId: string; from: number; to: number; calls: { n: number } };
+export type Move = { env: Env; userId: string; from: number; to: number; calls: { n: number; statements: number } };
 
 const quoted = (c: string) => `"${c}"`;
 /** One row as text that differs when any value or its type differs (SQLite's `quote`), the same on both sides. */
@@ -78,6 +79,7 @@ function counted(move: Move, d1: D1Database) {
   return {
     first: <T>(sql: string, ...binds: unknown[]) => {
       move.calls.n++;
+      move.calls.statements++;
       return d1
         .prepare(sql)
         .bind(...binds)
@@ -85,6 +87,7 @@ function counted(move: Move, d1: D1Database) {
     },
     all: async <T>(sql: string, ...binds: unknown[]) => {
       move.calls.n++;
+      move.calls.statements++;
       return (
         await d1
           .prepare(sql)
@@ -94,6 +97,7 @@ function counted(move: Move, d1: D1Database) {
     },
     run: async (sql: string, ...binds: unknown[]) => {
       move.calls.n++;
+      move.calls.statements++;
       return (
         await d1
           .prepare(sql)
@@ -103,6 +107,7 @@ function counted(move: Move, d1: D1Database) {
     },
     batch: (statements: D1PreparedStatement[]) => {
       move.calls.n++;
+      move.calls.statements += statements.length;
       return d1.batch(statements);
     },
     prepare: (sql: string, ...binds: unknown[]) => d1.prepare(sql).bind(...binds),
@@ -120,7 +125,7 @@ export async function beginMove(env: Env, userId: string, to: number, resume = f
     throw new AppError("invalid_request", `shard must be below ${count}: this deployment binds ${count} shard(s)`);
   const placed = await placementOf(env, userId);
   if (!placed) throw notFound("user");
-  const calls = { n: 1 };
+  const calls = { n: 1, statements: 1 };
   if (placed.movingTo !== null) {
     // An unfinished move: copying (shard = from, moving_to = to; the user's row on `from` is fenced) or deleting
     // the old rows (shard = to, moving_to = from; the row on `to` is not). Read as the latter when the Worker
@@ -389,5 +394,5 @@ export async function moveUser(env: Env, userId: string, to: number, options: { 
     );
   }
   const rows = Object.values(tables).reduce((n, t) => n + t.rows, 0);
-  return { user_id: userId, from: move.from, to: move.to, tables, rows, round_trips: move.calls.n, ms: now() - started };
+  return { user_id: userId, from: move.from, to: move.to, tables, rows, round_trips: move.calls.n, statements: move.calls.statements, ms: now() - started };
 }

@@ -14,6 +14,7 @@ const MoveReport = z
     tables: z.record(z.string(), Tally).describe("Per table: the rows copied, their size as compared, and the checksum both shards agreed on"),
     rows: z.number().int(),
     round_trips: z.number().int().describe("D1 calls the move made (a batch counts once)"),
+    statements: z.number().int().describe("SQL statements those calls carried"),
     ms: z.number().int(),
   })
   .openapi("MoveReport");
