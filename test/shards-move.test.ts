@@ -1,7 +1,7 @@
 // Moving a user to another shard while engram runs (src/account/move.ts): everything is copied and verified, the
 // directory switches, the old rows go; the user's writes pause meanwhile (503 user_moving), and a chat turn or a
 // consolidation already running when the move starts loses nothing.
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { getTableName } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import { TABLE_KINDS, TABLES_LEFT_OUT } from "../src/account/archive-kinds";
@@ -9,6 +9,7 @@ import { abandonMove, beginMove, copyUser, purgeOld, switchShard, verifyCopy } f
 import { MOVED_TABLES, NOT_MOVED } from "../src/account/move-tables";
 import { placementOf, shardBindings } from "../src/db/shards";
 import { consolidateUser } from "../src/memory/consolidate";
+import { SessionStorage } from "../src/sessions/storage";
 import { remember } from "./archive-helpers";
 import { failWrites, repairAll } from "./fault-helpers";
 import { api, chat, createUser, script, seen, textReply } from "./helpers";
@@ -219,6 +220,9 @@ describe.skipIf(SHARDS < 2)("moving a user", () => {
       await script(u.id, textReply("third"));
       const third = await turn("still there?", first.session_id);
       expect(third.reply).toBe("third");
+      // The read-replica bookmark the session keeps is the new shard's: the old shard's was not used there.
+      const stub = env.SESSIONS.get(env.SESSIONS.idFromName(`${u.id}/${first.session_id}`));
+      expect((await runInDurableObject(stub, async (_i, state) => new SessionStorage(state.storage).d1Bookmark()))?.shard).toBe(to);
       const history = await getJson<{ messages: { role: string }[] }>(u.key, `/v1/sessions/${first.session_id}`);
       expect(history.messages.filter((msg) => msg.role === "assistant")).toHaveLength(3);
       // The second turn's usage row was refused by the old shard's fence; the session kept the tokens and the
