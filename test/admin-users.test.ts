@@ -51,7 +51,7 @@ describe("admin users", () => {
 
   it("lists each user's settings as their shard holds them, and their plan as the directory and their shard both hold it", async () => {
     const shards = allShards().length;
-    const placed = [await createUser("pro", 0), await createUser("pro", shards - 1), await createUser("free", 1)];
+    const placed = [await createUser("pro", 0), await createUser("pro", shards - 1), await createUser("free", Math.min(1, shards - 1))];
     for (const u of placed) expect((await api(u.key, "PUT", "/v1/brain/settings", { review_mode: true })).status).toBe(200);
     const listed = (await (await api(admin(), "GET", "/v1/admin/users?limit=200")).json()) as { users: { id: string; review_mode: boolean; plan: string }[] };
     for (const [i, u] of placed.entries()) {
