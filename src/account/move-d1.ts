@@ -52,40 +52,22 @@ export async function rowCounts(db: D1Calls, userId: string): Promise<Map<string
 export type D1Calls = ReturnType<typeof counted>;
 
 export function counted(move: Move, d1: D1Database) {
+  const prepare = (sql: string, ...binds: unknown[]) => d1.prepare(sql).bind(...binds);
+  /** One statement on its own: one call. */
+  const one = (sql: string, binds: unknown[]) => {
+    move.calls.n++;
+    move.calls.statements++;
+    return prepare(sql, ...binds);
+  };
   return {
-    first: <T>(sql: string, ...binds: unknown[]) => {
-      move.calls.n++;
-      move.calls.statements++;
-      return d1
-        .prepare(sql)
-        .bind(...binds)
-        .first<T>();
-    },
-    all: async <T>(sql: string, ...binds: unknown[]) => {
-      move.calls.n++;
-      move.calls.statements++;
-      return (
-        await d1
-          .prepare(sql)
-          .bind(...binds)
-          .all<T>()
-      ).results;
-    },
-    run: async (sql: string, ...binds: unknown[]) => {
-      move.calls.n++;
-      move.calls.statements++;
-      return (
-        await d1
-          .prepare(sql)
-          .bind(...binds)
-          .run()
-      ).meta.changes;
-    },
+    first: <T>(sql: string, ...binds: unknown[]) => one(sql, binds).first<T>(),
+    all: async <T>(sql: string, ...binds: unknown[]) => (await one(sql, binds).all<T>()).results,
+    run: async (sql: string, ...binds: unknown[]) => (await one(sql, binds).run()).meta.changes,
     batch: (statements: D1PreparedStatement[]) => {
       move.calls.n++;
       move.calls.statements += statements.length;
       return d1.batch(statements);
     },
-    prepare: (sql: string, ...binds: unknown[]) => d1.prepare(sql).bind(...binds),
+    prepare,
   };
 }
