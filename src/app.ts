@@ -1,6 +1,7 @@
 import { IMPORT_MAX_BYTES } from "./account/import";
 import { accountRoutes } from "./account/routes";
 import { archiveRoutes, IMPORT_PATH } from "./account/routes-archive";
+import { moveRoutes } from "./account/routes-move";
 import { requireAdmin, requireUser } from "./auth/middleware";
 import { authRoutes } from "./auth/routes";
 import { contextLogRetention } from "./chat/retention";
@@ -48,6 +49,7 @@ export function createApp(registry: Registry) {
   app.route("/", healthRoutes);
   app.route("/", authRoutes);
   app.route("/", accountRoutes(registry));
+  app.route("/", moveRoutes);
   app.route("/", archiveRoutes(registry));
   app.route("/", chatRoutes(registry));
   app.route("/", sessionRoutes(registry.tools));

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, createUser } from "./helpers";
-import { userD1 } from "./shard-helpers";
+import { allShards, userD1 } from "./shard-helpers";
 
 const admin = () => env.ADMIN_TOKEN ?? null;
 type Users = { users: { id: string }[]; next_before: string | null };
@@ -47,6 +47,19 @@ describe("admin users", () => {
     const other = await createUser();
     const erased = (await (await api(other.key, "DELETE", "/v1/memory")).json()) as { kept: string[] };
     expect(erased.kept).toEqual(expect.arrayContaining([expect.stringMatching(/^usage/), expect.stringMatching(/^connections/)]));
+  });
+
+  it("lists each user's settings as their shard holds them, and their plan as the directory and their shard both hold it", async () => {
+    const shards = allShards().length;
+    const placed = [await createUser("pro", 0), await createUser("pro", shards - 1), await createUser("free", Math.min(1, shards - 1))];
+    for (const u of placed) expect((await api(u.key, "PUT", "/v1/brain/settings", { review_mode: true })).status).toBe(200);
+    const listed = (await (await api(admin(), "GET", "/v1/admin/users?limit=200")).json()) as { users: { id: string; review_mode: boolean; plan: string }[] };
+    for (const [i, u] of placed.entries()) {
+      expect(listed.users.find((l) => l.id === u.id)).toMatchObject({ review_mode: true, plan: i === 2 ? "free" : "pro" });
+      // The shard's copy of the plan (read by background work there) is the directory's.
+      const copy = await (await userD1(u.id)).prepare("SELECT plan FROM users WHERE id = ?").bind(u.id).first<{ plan: string }>();
+      expect(copy?.plan).toBe(i === 2 ? "free" : "pro");
+    }
   });
 
   it("refuses a user's own key, bad ids and bad cursors, and changes nothing", async () => {

@@ -61,7 +61,9 @@ describe("API keys", () => {
     const keyId = keys.keys[0]?.id ?? "";
     // The request was authenticated, then the key was revoked before the rotation ran.
     await env.DB.prepare("UPDATE api_keys SET revoked_at = 1 WHERE id = ?").bind(keyId).run();
-    await expect(rotateKey(await userDb(u.id), { id: u.id, plan: "free", keyId, shard: 0 }, Date.now())).rejects.toMatchObject({ code: "unauthorized" });
+    await expect(rotateKey(await userDb(u.id), { id: u.id, plan: "free", keyId, shard: 0, movingTo: null }, Date.now())).rejects.toMatchObject({
+      code: "unauthorized",
+    });
     const count = await env.DB.prepare("SELECT count(*) AS n FROM api_keys WHERE user_id = ?").bind(u.id).first<{ n: number }>();
     expect(count?.n).toBe(1);
   });

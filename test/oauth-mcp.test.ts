@@ -14,6 +14,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { describe, expect, it } from "vitest";
+import { abandonMove, beginMove } from "../src/account/move";
 import { createUser } from "./helpers";
 
 const ORIGIN = "http://localhost";
@@ -128,6 +129,22 @@ const countOf = async (user: User, path: string, field: string) =>
   (((await (await get(path, user.key)).json()) as Record<string, unknown[]>)[field] ?? []).length;
 
 describe("OAuth for /mcp", () => {
+  it(
+    "a token's calls wait with 503 user_moving while an admin moves its user, and go on after",
+    async () => {
+      const u = await createUser("free", 0);
+      const { token } = await connectWithOAuth(u, "memory:read");
+      const { move } = await beginMove(env, u.id, 1);
+      const paused = await mcpPost(token, listTools);
+      expect(paused.status).toBe(503);
+      expect(paused.headers.get("retry-after")).toBe("5");
+      expect(await paused.json()).toMatchObject({ error: { code: "user_moving" } });
+      await abandonMove(move);
+      expect((await mcpPost(token, listTools)).status).toBe(200);
+    },
+    T,
+  );
+
   it(
     "advertises itself from the 401: protected-resource and authorization-server metadata",
     async () => {

@@ -128,6 +128,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/users/{id}/move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a user's rows to another shard while engram runs; their writes pause meanwhile (503 user_moving)
+         * @description Copies every row of the user to `shard`, verifies rows and checksums per table on both shards, switches the directory, then deletes the old rows. A failure before the switch rolls back (the user stays whole where they were); one after it answers 500 and leaves writes paused until the move is asked again with `resume`.
+         */
+        post: operations["moveUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/export": {
         parameters: {
             query?: never;
@@ -1371,7 +1391,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "session_busy" | "tool_pending" | "payload_too_large" | "limit_exceeded" | "unsupported_media_type" | "rate_limited" | "quota_exceeded" | "internal" | "config_error" | "model_error" | "model_overloaded" | "continuation_expired";
+                code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "session_busy" | "tool_pending" | "payload_too_large" | "limit_exceeded" | "unsupported_media_type" | "rate_limited" | "quota_exceeded" | "internal" | "config_error" | "model_error" | "model_overloaded" | "continuation_expired" | "user_moving";
                 message: string;
                 request_id: string;
             };
@@ -1410,6 +1430,35 @@ export interface components {
             erased_at: number;
             /** @description Cleanup outside the database that could not finish now */
             warnings?: string[];
+        };
+        MoveReport: {
+            user_id: string;
+            from: number;
+            to: number;
+            /** @description Per table: the rows copied, their size as compared, and the checksum both shards agreed on */
+            tables: {
+                [key: string]: components["schemas"]["MovedTable"];
+            };
+            rows: number;
+            /** @description D1 calls the move made (a batch counts once) */
+            round_trips: number;
+            /** @description SQL statements those calls carried */
+            statements: number;
+            ms: number;
+        };
+        MovedTable: {
+            rows: number;
+            bytes: number;
+            checksum: string;
+        };
+        MoveUser: {
+            /** @description The shard to move the user to */
+            shard: number;
+            /**
+             * @description Take over this user's unfinished move to `shard` (one that failed after its switch, or stopped)
+             * @default false
+             */
+            resume?: boolean;
         };
         /** @description JSON Lines: a header line `{format, version, exported_at}`, then one record per line (`{kind, data}`: data holds the row's fields), then `{kind: "end", data: {records}}`. docs/account.md lists every kind. */
         Archive: string;
@@ -2503,6 +2552,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createKey: {
@@ -2603,6 +2663,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     rotateKey: {
@@ -2690,6 +2761,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     revokeKey: {
@@ -2768,6 +2850,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     eraseMemory: {
@@ -2829,6 +2922,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2907,6 +3011,117 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The user is being moved to another database (user_moving): retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    moveUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MoveUser"];
+            };
+        };
+        responses: {
+            /** @description Moved */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MoveReport"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The user is already on that shard, or a move of this user is under way (conflict); nothing changed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than MAX_BODY_BYTES (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body that is not application/json, or none where one is required (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests (rate_limited) for this API key, user or client address; wait Retry-After seconds. Chat turns and bulk imports count as several requests. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The move failed (internal): the message says where the user is and what to do */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     exportAccount: {
@@ -2968,6 +3183,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3075,6 +3301,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3196,9 +3433,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The model is overloaded (model_overloaded; JSON mode): try again shortly */
+            /** @description The model is overloaded (model_overloaded; JSON mode), or your account is being moved (user_moving): try again shortly */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3321,6 +3560,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     chatUiReconnect: {
@@ -3391,6 +3641,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3485,6 +3746,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listSessions: {
@@ -3553,6 +3825,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3637,6 +3920,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteSession: {
@@ -3700,6 +3994,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3795,6 +4100,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3918,9 +4234,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The model is overloaded (model_overloaded; JSON mode): try again shortly */
+            /** @description The model is overloaded (model_overloaded; JSON mode), or your account is being moved (user_moving): try again shortly */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4018,6 +4336,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     cancelPendingTool: {
@@ -4100,6 +4429,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getOverview: {
@@ -4167,6 +4507,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMemorySettings: {
@@ -4228,6 +4579,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4348,6 +4710,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSoul: {
@@ -4409,6 +4782,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4522,6 +4906,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listSoulVersions: {
@@ -4591,6 +4986,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4668,6 +5074,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     diffSoulVersions: {
@@ -4733,6 +5150,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4846,6 +5274,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getBible: {
@@ -4909,6 +5348,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5024,6 +5474,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listBibleVersions: {
@@ -5095,6 +5556,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5173,6 +5645,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     diffBibleVersions: {
@@ -5240,6 +5723,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5355,6 +5849,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listMemoryEntries: {
@@ -5429,6 +5934,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5542,6 +6058,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteMemoryEntry: {
@@ -5611,6 +6138,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listSites: {
@@ -5674,6 +6212,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5787,6 +6336,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getSite: {
@@ -5856,6 +6416,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteSite: {
@@ -5919,6 +6490,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6016,6 +6598,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getHeartbeat: {
@@ -6079,6 +6672,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6185,6 +6789,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getBrainSettings: {
@@ -6246,6 +6861,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6343,6 +6969,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listProposals: {
@@ -6409,6 +7046,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6513,6 +7161,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     rejectProposal: {
@@ -6609,6 +7268,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listFacts: {
@@ -6678,6 +7348,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6788,6 +7469,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6907,6 +7599,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getFact: {
@@ -6974,6 +7677,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7048,6 +7762,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7161,6 +7886,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7282,6 +8018,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getWorkingMemory: {
@@ -7343,6 +8090,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7449,6 +8207,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getScaffold: {
@@ -7510,6 +8279,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7618,6 +8398,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listMemoryEvents: {
@@ -7688,6 +8479,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7781,6 +8583,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listContextLogs: {
@@ -7863,6 +8676,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     forgetMemoryRunCopies: {
@@ -7927,6 +8751,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8006,6 +8841,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMemoryRun: {
@@ -8072,6 +8918,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8186,6 +9043,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listConnections: {
@@ -8249,6 +9117,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8353,6 +9232,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getConnection: {
@@ -8416,6 +9306,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8490,6 +9391,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8587,6 +9499,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listProjectActivity: {
@@ -8657,6 +9580,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8768,6 +9702,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     moveMemory: {
@@ -8865,6 +9810,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listProjects: {
@@ -8931,6 +9887,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9044,6 +10011,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getProject: {
@@ -9107,6 +10085,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9179,6 +10168,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9285,6 +10285,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     mergeProject: {
@@ -9379,6 +10390,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listTranscripts: {
@@ -9447,6 +10469,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9564,6 +10597,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getTranscript: {
@@ -9629,6 +10673,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9707,6 +10762,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9800,6 +10866,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9905,6 +10982,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listLessons: {
@@ -9977,6 +11065,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10108,6 +11207,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getLesson: {
@@ -10179,6 +11289,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     unlearnLesson: {
@@ -10244,6 +11365,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10339,6 +11471,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getUsage: {
@@ -10416,6 +11559,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10506,6 +11660,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getOAuthConsent: {
@@ -10570,6 +11735,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10670,6 +11846,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listOAuthGrants: {
@@ -10739,6 +11926,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     revokeOAuthGrant: {
@@ -10802,6 +12000,17 @@ export interface operations {
             /** @description An internal error or an invalid configuration (internal, config_error); quote the request id */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

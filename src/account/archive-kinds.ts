@@ -195,6 +195,7 @@ export const USER_COLUMNS_LEFT_OUT: Readonly<Record<string, string>> = {
   updated_at: "bookkeeping, set by the import",
   shard: "which database holds the account: the server's choice (src/db/shards.ts), not the user's data",
   moving_to: "set only while an operator moves the account between databases",
+  fence: "set only on the database an operator moves the account away from",
 };
 
 /** User-owned tables an archive leaves out, and why (the coverage test reads this). */

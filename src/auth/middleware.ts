@@ -1,4 +1,5 @@
 import { createMiddleware } from "hono/factory";
+import { assertWritable } from "../db/fence";
 import { shardDb } from "../db/shards";
 import type { AppEnv } from "../http/context";
 import { AppError } from "../lib/errors";
@@ -16,6 +17,7 @@ export const requireUser = createMiddleware<AppEnv>(async (c, next) => {
   if (!key) throw new AppError("unauthorized", "missing bearer API key");
   const user = await resolveApiKey(c.var.directory, key);
   if (!user) throw new AppError("unauthorized", "invalid or revoked API key");
+  assertWritable(user, c.req.method);
   c.set("user", user);
   c.set("db", shardDb(c.env, user.shard));
   await next();

@@ -46,12 +46,12 @@ export function publicUser(u: typeof users.$inferSelect) {
 export async function resolveApiKey(db: Db, key: string): Promise<AuthedUser | null> {
   const hash = await hashApiKey(key);
   const row = await db
-    .select({ keyId: apiKeys.id, userId: users.id, plan: users.plan, shard: users.shard })
+    .select({ keyId: apiKeys.id, userId: users.id, plan: users.plan, shard: users.shard, movingTo: users.movingTo })
     .from(apiKeys)
     .innerJoin(users, eq(users.id, apiKeys.userId))
     .where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt)))
     .get();
-  return row ? { id: row.userId, plan: row.plan, keyId: row.keyId, shard: row.shard } : null;
+  return row ? { id: row.userId, plan: row.plan, keyId: row.keyId, shard: row.shard, movingTo: row.movingTo } : null;
 }
 
 /** Issues another key while the user holds fewer active keys than the plan allows (counted inside the INSERT). */

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type Consent, KIND_LABEL, type MemoryKind, readConsent } from "../consent/settings";
+import { isFenced, userMoving } from "../db/fence";
 import { describeFailure } from "../lib/errors";
 import { issueText } from "../lib/issues";
 import { cleanMemoryTextOrEmpty } from "../lib/sanitize";
@@ -138,6 +139,7 @@ export async function runTool(tool: Tool, ctx: ToolContext, rawInput: unknown, a
     return await tool.run(ctx, parsed.data);
   } catch (err) {
     console.error(JSON.stringify({ tool: tool.name, error: describeFailure(err) }));
+    if (isFenced(err)) return { content: `${tool.name} could not write now: ${userMoving().message}. Nothing was changed.`, isError: true };
     return { content: `${tool.name} failed unexpectedly; nothing was changed.`, isError: true };
   }
 }

@@ -20,7 +20,15 @@ const dialect = new SQLiteAsyncDialect();
 
 export type Statement = SQL | { toSQL(): { sql: string; params: unknown[] } };
 
-const toQuery = (s: Statement) => ("toSQL" in s ? s.toSQL() : dialect.sqlToQuery(s));
+export const toQuery = (s: Statement) => ("toSQL" in s ? s.toSQL() : dialect.sqlToQuery(s));
+
+/** A statement as stored text and parameters, run again later (e.g. on another shard holding the same tables). */
+export type StoredStatement = { sql: string; params: unknown[] };
+export const storedStatement = (s: Statement): StoredStatement => {
+  const q = toQuery(s);
+  return { sql: q.sql, params: q.params };
+};
+export const fromStored = (s: StoredStatement): Statement => ({ toSQL: () => s });
 
 export async function runStatements(db: Db, items: readonly Statement[]): Promise<D1Result[]> {
   if (!items.length) return [];

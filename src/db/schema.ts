@@ -34,6 +34,11 @@ export const users = sqliteTable("users", {
    */
   shard: integer("shard").notNull().default(0),
   movingTo: integer("moving_to"),
+  /**
+   * Shard column (src/account/move.ts): set on the database a move takes the user away from, where triggers then
+   * refuse their writes (1: every write, while the copy runs; 2: inserts and updates, once the rows are copied).
+   */
+  fence: integer("fence"),
 });
 
 /** A scaffold key's entry: how sure memory is of it, when it last changed, and `by: "user"` when the user set it themselves. */

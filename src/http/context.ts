@@ -5,7 +5,8 @@ import type { Db } from "../db/client";
 import type { Plan } from "../db/schema";
 
 /** `shard`: the database holding the user's rows, from the directory (src/db/shards.ts). */
-export type AuthedUser = { id: string; plan: Plan; keyId: string; shard: number };
+/** `movingTo`: the shard an admin is moving the user to, while it runs (their writes pause). */
+export type AuthedUser = { id: string; plan: Plan; keyId: string; shard: number; movingTo: number | null };
 
 export type AppEnv = {
   Bindings: Env;

@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ConfigError } from "../config/config";
+import { isFenced, userMoving } from "../db/fence";
 import { AppError, describeFailure, ERROR_CODES, type ErrorCode } from "../lib/errors";
 
 /** The HTTP status each error code answers. */
@@ -25,6 +26,7 @@ export const ERROR_STATUS = {
   model_error: 502,
   model_overloaded: 503,
   continuation_expired: 410,
+  user_moving: 503,
 } as const satisfies Record<ErrorCode, ContentfulStatusCode>;
 
 export const ErrorBody = z
@@ -44,6 +46,7 @@ export function errorBody(code: ErrorCode, message: string, requestId: string) {
 function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof ConfigError) return new AppError("config_error", err.message);
+  if (isFenced(err)) return userMoving();
   if (err instanceof HTTPException) {
     if (err.status === 413) return new AppError("payload_too_large", "request body is too large");
     if (err.status === 415) return new AppError("unsupported_media_type", "request body must be application/json");

@@ -58,6 +58,14 @@ export const rateLimited = {
   headers: retryAfter,
 };
 
+/** 503 `user_moving`: an admin is moving the user to another database; their writes wait meanwhile. */
+export const userMoving = {
+  ...err(
+    "Your account is being moved to another database (user_moving): writes, and reads that record something, are paused for a few seconds; retry after Retry-After seconds.",
+  ),
+  headers: retryAfter,
+};
+
 /** Error responses most authenticated routes can give. */
 export const errors = {
   400: err("Invalid request"),
@@ -99,7 +107,7 @@ const OPERATION_METHODS = new Set(["get", "put", "post", "delete", "patch", "hea
 /**
  * Declares on every operation the statuses the app's shared middleware (src/app.ts) answers before or around its
  * handler, where the route did not declare them itself: 401 and 429 on /v1 (auth, rate limits), 400/413/415 on
- * writes (body guard), 500 everywhere.
+ * writes (body guard), 503 on a user's routes (writes paused while an admin moves the user, src/db/fence.ts), 500 everywhere.
  */
 export function declareSharedResponses<D extends { paths?: object }>(doc: D): D {
   for (const [path, item] of Object.entries(doc.paths ?? {}) as [string, object | undefined][]) {
@@ -119,6 +127,9 @@ export function declareSharedResponses<D extends { paths?: object }>(doc: D): D 
         add(413, errorResponse("The body is larger than MAX_BODY_BYTES (payload_too_large)"));
         add(415, errorResponse("A body that is not application/json, or none where one is required (unsupported_media_type)"));
       }
+      // A read that records something (a search's embedding cost) waits like a write while the old shard is fenced.
+      if ((path.startsWith("/v1/") && !path.startsWith("/v1/admin/")) || path === "/mcp")
+        add(503, { ...errorResponse(userMoving.description), headers: userMoving.headers });
       add(500, errorResponse("An internal error or an invalid configuration (internal, config_error); quote the request id"));
     }
   }

@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   "model_error",
   "model_overloaded",
   "continuation_expired",
+  "user_moving",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

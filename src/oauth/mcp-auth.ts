@@ -6,6 +6,7 @@ import { eq } from "drizzle-orm";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { requireUser } from "../auth/middleware";
+import { assertWritable } from "../db/fence";
 import { users } from "../db/schema";
 import { shardDb } from "../db/shards";
 import type { AppEnv } from "../http/context";
@@ -35,10 +36,15 @@ export const authenticateMcp = createMiddleware<AppEnv>(async (c, next) => {
     });
   }
   // Users live in the directory; their memory in their shard.
-  const user = await c.var.directory.select({ id: users.id, plan: users.plan, shard: users.shard }).from(users).where(eq(users.id, grant.userId)).get();
+  const user = await c.var.directory
+    .select({ id: users.id, plan: users.plan, shard: users.shard, movingTo: users.movingTo })
+    .from(users)
+    .where(eq(users.id, grant.userId))
+    .get();
   if (!user) throw new AppError("unauthorized", "the account this token was issued for no longer exists");
+  assertWritable(user, c.req.method);
   // Rate limits count a connected app like one more key of its user.
-  c.set("user", { id: user.id, plan: user.plan, shard: user.shard, keyId: `oauth:${grant.clientId}` });
+  c.set("user", { ...user, keyId: `oauth:${grant.clientId}` });
   c.set("db", shardDb(c.env, user.shard));
   await rateLimitUser(c, next);
 });

@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Registry } from "../core/capability";
 import { ToolPendingEnvelope, UsageSchema } from "../core/events";
 import { ErrorBody } from "../http/errors";
-import { errors, json, jsonBody, newRouter, security } from "../http/openapi";
+import { errors, json, jsonBody, newRouter, security, userMoving } from "../http/openapi";
 import { ChatRequest, startChat } from "./chat-start";
 import { uiChatRoutes } from "./routes-chat-ui";
 
@@ -27,7 +27,10 @@ export const turnErrors = {
   413: json(ErrorBody, "The body is larger than MAX_BODY_BYTES (payload_too_large)"),
   429: json(ErrorBody, "Today's chat token budget is used up, or too many requests for this key or user (rate_limited, with Retry-After)"),
   502: json(ErrorBody, "The model failed (model_error; JSON mode)"),
-  503: json(ErrorBody, "The model is overloaded (model_overloaded; JSON mode): try again shortly"),
+  503: {
+    ...json(ErrorBody, "The model is overloaded (model_overloaded; JSON mode), or your account is being moved (user_moving): try again shortly"),
+    headers: userMoving.headers,
+  },
 } as const;
 
 const chatRoute = createRoute({

@@ -11,6 +11,7 @@
 import { type Continuation, decodeContinuation, encodeContinuation } from "../bridge/continuation";
 import { decodeRetryable, RetryableTurn } from "../bridge/retry";
 import type { MessageParam } from "../chat/loop";
+import type { StoredStatement } from "../db/batch";
 import type { SpentTokens } from "../usage/spent";
 import type { StoredMessage } from "./history";
 import type { FoldFailures, SessionSummary } from "./history-budget";
@@ -253,6 +254,16 @@ export class SessionStorage {
   saveOwedTokens(owed: SpentTokens | null): void {
     if (owed) this.setState("owed_tokens", owed);
     else if (this.created) this.sql.exec("DELETE FROM state WHERE key = 'owed_tokens'");
+  }
+
+  /** D1 writes a segment could not make because its user was being moved: the next segment makes them. */
+  owedWrites(): StoredStatement[] | null {
+    return this.state<StoredStatement[]>("owed_writes");
+  }
+
+  saveOwedWrites(owed: StoredStatement[] | null): void {
+    if (owed) this.setState("owed_writes", owed);
+    else if (this.created) this.sql.exec("DELETE FROM state WHERE key = 'owed_writes'");
   }
 
   /** Where the last turn left its shard's D1 session (src/db/replicas.ts): the next turn reads from there on. */
