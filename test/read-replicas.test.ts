@@ -55,4 +55,24 @@ describe("the D1 Sessions API", () => {
     },
     T,
   );
+
+  it(
+    "a turn after the user moved to another shard starts at that shard's primary, never from the old shard's bookmark",
+    async () => {
+      const u = await createUser();
+      const shard = await shardOf(u.id);
+      const fake = fakeSessionsD1(shardBindings(env)[shard] as D1Database);
+      const vars = { [shard === 0 ? "DB" : `SHARD_${shard}`]: fake.binding };
+      const sessionId = await newSession(u.id);
+      await script(u.id, textReply("One."), textReply("Here."));
+      await turnWithEnv(vars, { userId: u.id, sessionId, message: "first" });
+      // The session's last turn ran on another database: what a move leaves behind (test/shards-move.test.ts).
+      const stub = env.SESSIONS.get(env.SESSIONS.idFromName(`${u.id}/${sessionId}`));
+      await runInDurableObject(stub, async (_i, state) => new SessionStorage(state.storage).saveD1Bookmark({ shard: shard + 1, bookmark: "0000elsewhere" }));
+      await turnWithEnv(vars, { userId: u.id, sessionId, message: "still there?" });
+      // A replica of the new shard may not have the copied rows yet: the primary has them.
+      expect(fake.opened).toEqual(["first-unconstrained", "first-primary"]);
+    },
+    T,
+  );
 });

@@ -21,7 +21,7 @@ import type { Registry } from "../core/capability";
 import type { TurnScope } from "../core/context";
 import { addUsage, type Usage, zeroUsage } from "../core/events";
 import { offeredTools, type ToolContext, TURN_BASE } from "../core/tool";
-import { newerBookmark, openReadSession, type ReadSession } from "../db/replicas";
+import { FIRST_PRIMARY, newerBookmark, openReadSession, type ReadSession } from "../db/replicas";
 import { shardD1, userDb } from "../db/shards";
 import { createModelClient } from "../model/anthropic";
 import { isAbort } from "../model/errors";
@@ -243,7 +243,9 @@ export class TurnRunner {
    */
   private readSession(caller: Caller): ShardSession {
     const kept = this.store.d1Bookmark();
-    const from = kept?.shard === caller.shard ? kept.bookmark : null;
+    // A bookmark of another shard means the user was moved since the last turn: this shard's replicas may not hold
+    // the copied rows yet, so the session's first read goes to the primary.
+    const from = !kept ? null : kept.shard === caller.shard ? kept.bookmark : FIRST_PRIMARY;
     return { ...openReadSession(shardD1(this.env, caller.shard), from), shard: caller.shard };
   }
 
