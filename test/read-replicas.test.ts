@@ -35,22 +35,29 @@ describe("the D1 Sessions API", () => {
     expect(newerBookmark("0001", null)).toBe("0001");
   });
 
+  /** A user's session whose shard is served by the fake Sessions binding, and a turn in it. */
+  async function sessionOnFake(...replies: string[]) {
+    const u = await createUser();
+    const shard = await shardOf(u.id);
+    const fake = fakeSessionsD1(shardBindings(env)[shard] as D1Database);
+    const vars = { [shard === 0 ? "DB" : `SHARD_${shard}`]: fake.binding };
+    const sessionId = await newSession(u.id);
+    await script(u.id, ...replies.map((r) => textReply(r)));
+    const storage = <R>(use: (s: SessionStorage) => R) =>
+      runInDurableObject(env.SESSIONS.get(env.SESSIONS.idFromName(`${u.id}/${sessionId}`)), async (_i, state) => use(new SessionStorage(state.storage)));
+    return { shard, fake, storage, turn: (message: string) => turnWithEnv(vars, { userId: u.id, sessionId, message }) };
+  }
+
   it(
     "a turn starts its session from where the previous turn's left off, on the user's shard",
     async () => {
-      const u = await createUser();
-      const shard = await shardOf(u.id);
-      const fake = fakeSessionsD1(shardBindings(env)[shard] as D1Database);
-      const vars = { [shard === 0 ? "DB" : `SHARD_${shard}`]: fake.binding };
-      const sessionId = await newSession(u.id);
-      await script(u.id, textReply("One."), textReply("Two."));
-      await turnWithEnv(vars, { userId: u.id, sessionId, message: "first" });
+      const { shard, fake, storage, turn } = await sessionOnFake("One.", "Two.");
+      await turn("first");
       expect(fake.opened).toEqual(["first-unconstrained"]);
-      const stub = env.SESSIONS.get(env.SESSIONS.idFromName(`${u.id}/${sessionId}`));
-      const kept = await runInDurableObject(stub, async (_i, state) => new SessionStorage(state.storage).d1Bookmark());
+      const kept = await storage((s) => s.d1Bookmark());
       // The newest position the first turn's session saw: after its bookkeeping batch, its last write.
       expect(kept).toEqual({ shard, bookmark: fake.issued() });
-      await turnWithEnv(vars, { userId: u.id, sessionId, message: "second" });
+      await turn("second");
       expect(fake.opened).toEqual(["first-unconstrained", kept?.bookmark]);
     },
     T,
@@ -59,17 +66,11 @@ describe("the D1 Sessions API", () => {
   it(
     "a turn after the user moved to another shard starts at that shard's primary, never from the old shard's bookmark",
     async () => {
-      const u = await createUser();
-      const shard = await shardOf(u.id);
-      const fake = fakeSessionsD1(shardBindings(env)[shard] as D1Database);
-      const vars = { [shard === 0 ? "DB" : `SHARD_${shard}`]: fake.binding };
-      const sessionId = await newSession(u.id);
-      await script(u.id, textReply("One."), textReply("Here."));
-      await turnWithEnv(vars, { userId: u.id, sessionId, message: "first" });
+      const { shard, fake, storage, turn } = await sessionOnFake("One.", "Here.");
+      await turn("first");
       // The session's last turn ran on another database: what a move leaves behind (test/shards-move.test.ts).
-      const stub = env.SESSIONS.get(env.SESSIONS.idFromName(`${u.id}/${sessionId}`));
-      await runInDurableObject(stub, async (_i, state) => new SessionStorage(state.storage).saveD1Bookmark({ shard: shard + 1, bookmark: "0000elsewhere" }));
-      await turnWithEnv(vars, { userId: u.id, sessionId, message: "still there?" });
+      await storage((s) => s.saveD1Bookmark({ shard: shard + 1, bookmark: "0000elsewhere" }));
+      await turn("still there?");
       // A replica of the new shard may not have the copied rows yet: the primary has them.
       expect(fake.opened).toEqual(["first-unconstrained", "first-primary"]);
     },
