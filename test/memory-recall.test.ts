@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { planSearch, rankCandidates } from "../src/memory/ranking";
+import type { Scored } from "../src/memory/search-types";
 import { timeCues } from "../src/memory/when";
 import { api, createUser } from "./helpers";
 import { getJson, importFacts } from "./memory-helpers";
@@ -28,6 +30,25 @@ describe("time in questions", () => {
     expect(timeCues("what is my cat called", now)).toEqual({ range: null, current: false });
     // A time of day is no period; "now" beside it still asks about the present.
     expect(timeCues("what do I drink in the morning now?", now)).toEqual({ range: null, current: true });
+  });
+});
+
+describe("ties", () => {
+  it("answers equal matches in the same order whatever order the index read them in: the later written first", () => {
+    const fact = (rowid: number, text: string): Scored => ({
+      ...{ id: `f${rowid}`, rowid, text, metadata: "{}", confidence: 0.8, recall_count: 0, last_recalled_at: null },
+      ...{ created_at: day("2024-01-01"), event_at: day("2024-01-01"), superseded_by: null, lexical: 1 },
+    });
+    const plan = planSearch({ userId: "u", query: "hiking", k: 5, connectionIds: [], mode: "fulltext" }, day("2025-01-01"));
+    const order = (text: Scored[]) =>
+      rankCandidates(
+        plan,
+        { text, vector: [], docFrequency: new Map([["hike", 2]]), facts: 2, embeddingTokens: 0, degraded: null },
+        { minScore: 0.1 },
+      ).results.map((r) => r.id);
+    const [dawn, dusk] = [fact(1, "Ann went hiking at dawn"), fact(2, "Ann went hiking at dusk")];
+    expect(order([dawn, dusk])).toEqual(["f2", "f1"]);
+    expect(order([dusk, dawn])).toEqual(["f2", "f1"]);
   });
 });
 

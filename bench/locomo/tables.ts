@@ -4,7 +4,7 @@
  * the evidence turns. Overall is categories 1-4; adversarial questions (5) ask about something the conversation
  * does not say, so their evidence turn is a near miss, shown in a column of its own.
  */
-import { ndcgAt, recallAt } from "../recall/metrics";
+import { mcnemarExact, ndcgAt, recallAt } from "../recall/metrics";
 import { CATEGORIES, type Category, type Question } from "./dataset";
 
 export const SYSTEMS = {
@@ -53,6 +53,13 @@ export function table(title: string, results: readonly Result[]): string {
     return b > 0 ? (r5("hybrid", xs) / b).toFixed(2) : "n/a";
   };
   lines.push(`| hybrid / FTS5 content words, R@5 | ${ratio(overall)} | | | | | | ${cats.map(({ rs }) => ratio(rs)).join(" | ")} |`);
+  // Paired: the questions one found in its top 5 and the other did not, and how likely so uneven a split is by chance.
+  const paired = (xs: readonly Result[]) => {
+    const only = (a: System, b: System) => xs.filter((r) => anyAt(r, a, 5) > anyAt(r, b, 5)).length;
+    const [h, f] = [only("hybrid", "fts5"), only("fts5", "hybrid")];
+    return `${h} / ${f}, p ${mcnemarExact(h, f).toPrecision(2)}`;
+  };
+  lines.push(`| found only by hybrid / only by FTS5 (McNemar exact p) | ${paired(overall)} | | | | | | ${cats.map(({ rs }) => paired(rs)).join(" | ")} |`);
   return lines.join("\n");
 }
 

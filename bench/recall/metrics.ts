@@ -35,3 +35,21 @@ export function auc(positives: readonly number[], negatives: readonly number[]):
   for (const p of positives) for (const n of negatives) wins += p > n ? 1 : p === n ? 0.5 : 0;
   return wins / (positives.length * negatives.length);
 }
+
+/**
+ * McNemar's exact test for two systems asked the same questions: `onlyA` questions only the first answered,
+ * `onlyB` only the second. The two-sided p-value of a split that uneven if either system were as likely to win
+ * each disputed question (a binomial with p = 1/2). Questions both or neither answered say nothing about which is
+ * better, so a ratio over a small category can move by one question while p stays near 1.
+ */
+export function mcnemarExact(onlyA: number, onlyB: number): number {
+  const n = onlyA + onlyB;
+  // In logs: 2^-n underflows past n = 1074 while the terms further in the tail do not.
+  let tail = 0;
+  let logTerm = -n * Math.LN2; // ln(C(n, 0) / 2^n)
+  for (let i = 0; i <= Math.min(onlyA, onlyB); i++) {
+    tail += Math.exp(logTerm);
+    logTerm += Math.log((n - i) / (i + 1));
+  }
+  return Math.min(1, 2 * tail);
+}

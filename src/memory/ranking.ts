@@ -176,6 +176,12 @@ export type Ranked = {
 };
 
 const eventOf = (c: Candidate) => c.event_at ?? c.created_at;
+/**
+ * Of equal scores the later event first, then the later write (rowid). Without the last key, ties fell to the order
+ * the lists were read in, which follows fact ids: the same question over the same facts could answer in another
+ * order for another user.
+ */
+const newerFirst = (a: Candidate, b: Candidate) => eventOf(b) - eventOf(a) || b.rowid - a.rowid;
 
 /** The document frequency over which a word is common for this user (the full-text read applies the same rule in SQL). */
 export const commonLimit = (tuning: Tuning, facts: number) => Math.max(tuning.commonFloor, Math.floor(facts * tuning.commonShare));
@@ -282,7 +288,7 @@ function withFeedback(fused: Map<string, { c: Candidate; relevance: number }>, s
   const forms = new Map(entries.map(({ c }) => [c.id, new Set(candidateForms(c))]));
   const df = new Map<string, number>();
   for (const f of forms.values()) for (const w of f) df.set(w, (df.get(w) ?? 0) + 1);
-  const top = [...entries].sort((a, b) => b.relevance - a.relevance).slice(0, 3);
+  const top = [...entries].sort((a, b) => b.relevance - a.relevance || newerFirst(a.c, b.c)).slice(0, 3);
   const weight = new Map<string, number>();
   for (const { c } of top) for (const w of forms.get(c.id) ?? []) weight.set(w, (weight.get(w) ?? 0) + Math.log(entries.length / (df.get(w) ?? 1)));
   const overlap = new Map(entries.map(({ c }) => [c.id, [...(forms.get(c.id) ?? [])].reduce((n, w) => n + (weight.get(w) ?? 0), 0)]));
@@ -311,7 +317,7 @@ export function rankCandidates(plan: SearchPlan, found: Candidates, embedder: Pi
       if (c.superseded_by !== null) score *= 0.5;
       return { c, score };
     })
-    .sort((a, b) => b.score - a.score || eventOf(b.c) - eventOf(a.c));
+    .sort((a, b) => b.score - a.score || newerFirst(a.c, b.c));
 
   const seen = new Set<string>();
   const chosen: { c: Candidate; score: number }[] = [];
