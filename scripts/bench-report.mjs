@@ -45,19 +45,33 @@ function readSections(file) {
   return found;
 }
 
-/** Writes `sections`; with a filter, keeps every other section already in the file; without, drops them. */
+/** Sections other commands write (`npm run load`, `npm run eval:locomo`, by hand from `eval:recall`): kept by every run of `npm run bench`. */
+const WRITTEN_ELSEWHERE = new Set(["load", "recall-on-real-conversations-locomo", "recall-on-long-conversations"]);
+
+/** The machine a figure was measured on, as every section states it. */
+export const machine = () =>
+  `${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, Node ${process.version}`;
+
+/** Writes `sections`; with a filter, keeps every other section already in the file; without, drops them (not those written elsewhere). */
 export function writeReport(file, sections, { filter }) {
-  const cpu = os.cpus()[0]?.model ?? "unknown CPU";
-  const run = {
-    date: new Date().toISOString().slice(0, 10),
-    command: `npm run bench${filter ? ` -- ${filter}` : ""}`,
-    machine: `${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, Node ${process.version}`,
-  };
-  const merged = filter ? readSections(file) : new Map();
+  const run = { date: new Date().toISOString().slice(0, 10), command: `npm run bench${filter ? ` -- ${filter}` : ""}`, machine: machine() };
+  const merged = new Map([...readSections(file)].filter(([id]) => filter || WRITTEN_ELSEWHERE.has(id)));
   for (const s of sections) {
     const { id, text } = renderSection(s, run);
     merged.set(id, text);
   }
+  writeSections(file, merged);
+  console.log(`bench: wrote ${sections.length} section(s) of ${file}`);
+}
+
+/** Puts one section (its text between the markers) in the file, in place of the one with its id, or at the end. */
+export function writeSection(file, id, body) {
+  const merged = readSections(file);
+  merged.set(id, [`<!-- bench:begin ${id} -->`, body.trim(), `<!-- bench:end ${id} -->`].join("\n"));
+  writeSections(file, merged);
+}
+
+function writeSections(file, merged) {
   const header = [
     "# engram benchmarks",
     "",
@@ -66,8 +80,9 @@ export function writeReport(file, sections, { filter }) {
     "HTTP scenarios: engram under `wrangler dev` (local D1, Durable Objects, queues) on loopback; the model is the fake",
     "Messages API served from the bench process with no added latency; wall-clock milliseconds measured by the client.",
     "Micro-benchmarks: inside workerd with local D1 (the test pool), timed with the Worker's clock, which advances on I/O.",
+    "Written by other commands, and kept by `npm run bench`: the load section (`npm run load`), recall on LoCoMo",
+    "(`npm run eval:locomo` over all ten conversations) and recall on generated conversations (by hand, `npm run eval:recall`).",
     "",
   ];
   writeFileSync(file, `${[...header, ...[...merged.values()].flatMap((t) => [t, ""])].join("\n")}`);
-  console.log(`bench: wrote ${sections.length} section(s) of ${file}`);
 }

@@ -12,12 +12,12 @@
 // the isolate's heap after a full collection; --heap-dir keeps a heap snapshot of each). It prints turns/s, p50/p95 time to first byte and to first
 // token, errors and lost observations; it exits 1 when there were errors or lost observations. --write puts the
 // figures in BENCHMARKS.md (section `load`). Everything stops by itself: the server is stopped in every case.
-import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { serveFake } from "./bench.mjs";
+import { machine, writeSection } from "./bench-report.mjs";
 import { startLocalWorker } from "./local-worker.mjs";
 import { workerdRssMiB, workerHeapMiB } from "./worker-memory.mjs";
 
@@ -228,17 +228,16 @@ async function account(api, out) {
   }
 }
 
-function writeSection(figures, machine, command) {
+function writeLoadSection(figures, command) {
   const f = (v) => (Number.isFinite(v) ? v.toFixed(0) : "n/a");
   const lines = [
-    "<!-- bench:begin load -->",
     "## Load: concurrent sessions with observations streaming in",
     "",
     `Target: no errors and no lost observations with ${cfg.concurrency} concurrent sessions against a model answering at ${cfg.ttftMs} ms to first token and ${cfg.tps} tokens/s.`,
     "",
     `engram under \`wrangler dev\` (local D1, Durable Objects, queues) on loopback; ${cfg.concurrency} sessions (one user each) chat turn after turn for ${cfg.rounds > 1 ? `${cfg.rounds} rounds of ` : ""}${cfg.durationMs / 1000} s with ${cfg.tokens}-token replies, while each user posts an observation every ${cfg.observeEveryMs} ms; then the queue drains (at most ${cfg.drainMs / 1000} s) and every observation is looked up by id. TTFB: the chat response's first byte; TTFT: its first text event (the model's 300 ms included).`,
     "",
-    `Measured ${new Date().toISOString().slice(0, 10)} by \`${command}\` (${machine}).`,
+    `Measured ${new Date().toISOString().slice(0, 10)} by \`${command}\` (${machine()}).`,
     "",
     "| figure | value |",
     "|---|---|",
@@ -256,14 +255,9 @@ function writeSection(figures, machine, command) {
     `| Worker buffers MiB (ArrayBuffers, runtime objects), same points | ${figures.memory.map((m) => m.buffers).join(" / ")} |`,
     `| drain after the last observation (s) | ${(figures.drainMs / 1000).toFixed(1)} |`,
     `| machine load average (1 / 5 min) at the end | ${figures.loadavg.map((v) => v.toFixed(2)).join(" / ")} on ${os.cpus().length} cores |`,
-    "<!-- bench:end load -->",
   ];
-  const file = "BENCHMARKS.md";
-  const current = readFileSync(file, "utf8");
-  const section = lines.join("\n");
-  const at = /<!-- bench:begin load -->[\s\S]*?<!-- bench:end load -->/;
-  writeFileSync(file, at.test(current) ? current.replace(at, section) : `${current.trimEnd()}\n\n${section}\n`);
-  console.log(`load: wrote the load section of ${file}`);
+  writeSection("BENCHMARKS.md", "load", lines.join("\n"));
+  console.log("load: wrote the load section of BENCHMARKS.md");
 }
 
 /** The Worker's memory now (MiB): workerd's resident size and the isolate's heap after a full collection. */
@@ -322,10 +316,8 @@ async function main() {
     };
     console.log(JSON.stringify(figures, null, 2));
     for (const e of out.errors.slice(0, 10)) console.log(`load: error: ${e}`);
-    const cpu = os.cpus()[0]?.model ?? "unknown CPU";
-    const machine = `${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.platform()} ${os.release()}, Node ${process.version}`;
     const command = `npm run load -- ${process.argv.slice(2).join(" ")}`.trim().replace(/ --$/, "");
-    if (opt.write) writeSection(figures, machine, command);
+    if (opt.write) writeLoadSection(figures, command);
     const failed = figures.errors > 0 || observations.lost > 0 || observations.pending > 0 || observations.failed > 0;
     console.log(
       `load: ${failed ? "FAILED" : "ok"}: ${figures.turns} turns (${figures.turnsPerSecond.toFixed(2)}/s), ${figures.errors} errors, ${observations.lost} lost observations`,

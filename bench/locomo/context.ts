@@ -26,7 +26,13 @@ export type QuestionRanks = {
   ranks: Partial<Record<System, (number | null)[]>>;
 };
 
-export type LocomoOutput = { k: number; params: string; questions: QuestionRanks[] };
+export type LocomoOutput = {
+  k: number;
+  params: string;
+  questions: QuestionRanks[];
+  /** The targets table (tables.ts `targetsSection`), for BENCHMARKS.md. */
+  targets: string;
+};
 
 declare module "vitest" {
   interface ProvidedContext {

@@ -11,7 +11,7 @@ import { fts5, miniSearch } from "./baselines";
 import type { LocomoOutput } from "./context";
 import { evidenceIds, parseConversation } from "./dataset";
 import { importTurns, type Mode, search } from "./engram";
-import { latencyTable, type Result, ranks, type System, scored, table } from "./tables";
+import { latencyTable, type Result, ranks, type System, scored, table, targetsSection } from "./tables";
 
 const K = 25;
 const input = inject("locomo");
@@ -21,6 +21,7 @@ const searchMs: Record<Mode, number[]> = { hybrid: [], fulltext: [], vector: [] 
 const notes: string[] = [];
 /** Per conversation: what the import did (superseded turns are left out of default searches). */
 const imports: string[] = [];
+const superseded = { turns: 0, hidden: 0 };
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 async function evaluate(number: number, raw: unknown) {
@@ -52,6 +53,8 @@ async function evaluate(number: number, raw: unknown) {
   }
   const evidence = new Set(conv.questions.flatMap((q) => q.evidence));
   const hidden = [...imported.superseded].filter((id) => evidence.has(id)).length;
+  superseded.turns += imported.superseded.size;
+  superseded.hidden += hidden;
   const row = [number, conv.sampleId, conv.turns.length, secs(imported.ms), imported.superseded.size, `${hidden} of ${evidence.size}`];
   imports.push(`| ${[...row, conv.questions.length, secs(performance.now() - t0)].join(" | ")} |`);
   console.log(`LOCOMO ${imports.at(-1)}`);
@@ -95,6 +98,7 @@ describe.skipIf(!input)("LoCoMo recall (figures, not assertions)", () => {
         unknown: r.question.unknown,
         ranks: ranks(r),
       })),
+      targets: targetsSection(results, superseded),
     };
     task.meta.locomo = output;
   });

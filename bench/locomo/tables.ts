@@ -76,3 +76,54 @@ export function latencyTable(ms: Record<string, number[]>): string {
 /** Per question, the 1-based rank of each evidence turn in each system's list (null: not in the first k). */
 export const ranks = (r: Result) =>
   Object.fromEntries((Object.keys(SYSTEMS) as System[]).map((s) => [s, r.question.evidence.map((e) => r.ranked[s].indexOf(e) + 1 || null)]));
+
+/**
+ * The issue's targets, each marked met or missed, for BENCHMARKS.md (written by scripts/eval-locomo.mjs when a run
+ * covers all ten conversations with the default search): hybrid recall@5 at least 1.1x FTS5's and full text at
+ * least FTS5's, on each half and on all ten; hybrid never under FTS5 on a category; nothing superseded on import.
+ */
+export function targetsSection(results: readonly Result[], superseded: { turns: number; hidden: number }): string {
+  const halves: [string, Result[]][] = [
+    ["development (1-5)", scored(results).filter((r) => r.conversation <= 5)],
+    ["held out (6-10)", scored(results).filter((r) => r.conversation > 5)],
+    ["all ten", scored(results)],
+  ];
+  const r5 = (s: System, xs: readonly Result[]) => mean(xs.map((r) => anyAt(r, s, 5)));
+  const only = (xs: readonly Result[], a: System, b: System) => xs.filter((r) => anyAt(r, a, 5) > anyAt(r, b, 5)).length;
+  const verdict = (ok: boolean) => (ok ? "met" : "**missed**");
+  const lines = [
+    "| half | questions | hybrid R@5 | full text | FTS5 bm25() | MiniSearch | hybrid / FTS5 | full text / FTS5 | only hybrid / only FTS5 (McNemar p) | target: hybrid >= 1.1x, full text >= 1x |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+  ];
+  for (const [name, all] of halves) {
+    const xs = all.filter((r) => ANSWERABLE.includes(r.question.category));
+    const [h, f, b, m] = [r5("hybrid", xs), r5("fulltext", xs), r5("fts5", xs), r5("minisearch", xs)];
+    const [oh, ob] = [only(xs, "hybrid", "fts5"), only(xs, "fts5", "hybrid")];
+    lines.push(
+      `| ${name} | ${xs.length} | ${pct(h)} | ${pct(f)} | ${pct(b)} | ${pct(m)} | ${(h / b).toFixed(2)} | ${(f / b).toFixed(2)} | ${oh} / ${ob} (${mcnemarExact(oh, ob).toPrecision(2)}) | ${verdict(h >= 1.1 * b && f >= b)} |`,
+    );
+  }
+  lines.push(
+    "",
+    `| category: hybrid / FTS5 R@5 (only hybrid / only FTS5) | ${halves.map(([n]) => n).join(" | ")} | target: hybrid >= FTS5 |`,
+    `|---|${halves.map(() => "---").join("|")}|---|`,
+  );
+  for (const c of [1, 2, 3, 4, 5] as const) {
+    const cells = halves.map(([, all]) => {
+      const xs = all.filter((r) => r.question.category === c);
+      return {
+        text: `${pct(r5("hybrid", xs))} / ${pct(r5("fts5", xs))} (${only(xs, "hybrid", "fts5")} / ${only(xs, "fts5", "hybrid")})`,
+        ok: r5("hybrid", xs) >= r5("fts5", xs),
+      };
+    });
+    const missed = halves.filter((_, i) => !cells[i]?.ok).map(([n]) => n);
+    lines.push(
+      `| ${CATEGORIES[c]} (n=${halves[2]?.[1].filter((r) => r.question.category === c).length}) | ${cells.map((x) => x.text).join(" | ")} | ${missed.length ? `**missed** (${missed.join(", ")})` : "met"} |`,
+    );
+  }
+  lines.push(
+    "",
+    `Turns superseded by a verbatim import: ${superseded.turns} (evidence turns among them: ${superseded.hidden}); target 0: ${verdict(superseded.turns === 0)}.`,
+  );
+  return lines.join("\n");
+}

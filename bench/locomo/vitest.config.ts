@@ -1,6 +1,7 @@
 // `npm run eval:locomo` (scripts/eval-locomo.mjs) runs this config: the bench setup, with the LoCoMo conversations
 // chosen by LOCOMO_DATA / LOCOMO_CONVERSATIONS handed to the test through `provide`, and a reporter that writes
-// the test's per-question ranks (its task meta) to LOCOMO_JSON, which a Worker could not write itself.
+// the test's per-question ranks (its task meta) to LOCOMO_JSON and its targets table to LOCOMO_TARGETS, which a
+// Worker could not write itself.
 import { readFileSync, writeFileSync } from "node:fs";
 import { defineConfig } from "vitest/config";
 import type { Reporter } from "vitest/node";
@@ -20,10 +21,13 @@ function input() {
   return { conversations, params: process.env.LOCOMO_PARAMS ?? "", ablate: process.env.LOCOMO_ABLATE === "1" };
 }
 
-const writeJson: Reporter = {
+const writeOutputs: Reporter = {
   onTestCaseResult(testCase) {
     const output = testCase.meta().locomo;
-    if (!output || !process.env.LOCOMO_JSON) return;
+    if (!output) return;
+    // The targets table, for scripts/eval-locomo.mjs to put in BENCHMARKS.md with the date and the machine.
+    if (process.env.LOCOMO_TARGETS) writeFileSync(process.env.LOCOMO_TARGETS, output.targets);
+    if (!process.env.LOCOMO_JSON) return;
     // One question a line: easy to grep, diff and read line by line with jq -c.
     const { questions, ...rest } = output;
     const lines = questions.map((q) => JSON.stringify(q)).join(",\n");
@@ -39,7 +43,7 @@ export default defineConfig(async (env) => {
       ...base.test,
       include: [process.env.LOCOMO_ABLATE === "1" ? "bench/locomo/ablation.test.ts" : "bench/locomo/locomo.test.ts"],
       provide: { locomo: input() },
-      reporters: ["default", writeJson],
+      reporters: ["default", writeOutputs],
       // Ten conversations on a loaded 2-core machine: far more than one test's usual budget.
       testTimeout: 3_600_000,
     },
