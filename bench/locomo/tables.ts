@@ -25,6 +25,10 @@ const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.l
 const pct = (x: number) => (Number.isFinite(x) ? (100 * x).toFixed(1) : "n/a");
 
 const ANSWERABLE: Category[] = [1, 2, 3, 4];
+/** Recall@5 of one system over some questions. */
+const r5 = (s: System, xs: readonly Result[]) => mean(xs.map((r) => anyAt(r, s, 5)));
+/** How many of the questions system `a` found in its top 5 and `b` did not. */
+const onlyBy = (xs: readonly Result[], a: System, b: System) => xs.filter((r) => anyAt(r, a, 5) > anyAt(r, b, 5)).length;
 
 /** The results a table reads: questions with at least one evidence turn that exists. */
 export const scored = (results: readonly Result[]) => results.filter((r) => r.question.evidence.length > 0);
@@ -34,7 +38,6 @@ export function table(title: string, results: readonly Result[]): string {
   const overall = rs.filter((r) => ANSWERABLE.includes(r.question.category));
   const ofCategory = (c: Category) => rs.filter((r) => r.question.category === c);
   const cats = ([1, 2, 3, 4, 5] as const).map((c) => ({ c, rs: ofCategory(c) }));
-  const r5 = (s: System, xs: readonly Result[]) => mean(xs.map((r) => anyAt(r, s, 5)));
   const head = ["system", "R@5", "R@10", "R@25", "NDCG@10", "R@5 all-ev", "R@25 all-ev", ...cats.map(({ c, rs }) => `${CATEGORIES[c]} R@5 (n=${rs.length})`)];
   const lines = [`### ${title}: ${overall.length} questions (categories 1-4), ${ofCategory(5).length} adversarial`, ""];
   lines.push(`| ${head.join(" | ")} |`, `|${head.map((_, i) => (i ? "---:" : "---")).join("|")}|`);
@@ -55,8 +58,7 @@ export function table(title: string, results: readonly Result[]): string {
   lines.push(`| hybrid / FTS5 content words, R@5 | ${ratio(overall)} | | | | | | ${cats.map(({ rs }) => ratio(rs)).join(" | ")} |`);
   // Paired: the questions one found in its top 5 and the other did not, and how likely so uneven a split is by chance.
   const paired = (xs: readonly Result[]) => {
-    const only = (a: System, b: System) => xs.filter((r) => anyAt(r, a, 5) > anyAt(r, b, 5)).length;
-    const [h, f] = [only("hybrid", "fts5"), only("fts5", "hybrid")];
+    const [h, f] = [onlyBy(xs, "hybrid", "fts5"), onlyBy(xs, "fts5", "hybrid")];
     return `${h} / ${f}, p ${mcnemarExact(h, f).toPrecision(2)}`;
   };
   lines.push(`| found only by hybrid / only by FTS5 (McNemar exact p) | ${paired(overall)} | | | | | | ${cats.map(({ rs }) => paired(rs)).join(" | ")} |`);
@@ -88,8 +90,6 @@ export function targetsSection(results: readonly Result[], superseded: { turns: 
     ["held out (6-10)", scored(results).filter((r) => r.conversation > 5)],
     ["all ten", scored(results)],
   ];
-  const r5 = (s: System, xs: readonly Result[]) => mean(xs.map((r) => anyAt(r, s, 5)));
-  const only = (xs: readonly Result[], a: System, b: System) => xs.filter((r) => anyAt(r, a, 5) > anyAt(r, b, 5)).length;
   const verdict = (ok: boolean) => (ok ? "met" : "**missed**");
   const lines = [
     "| half | questions | hybrid R@5 | full text | FTS5 bm25() | MiniSearch | hybrid / FTS5 | full text / FTS5 | only hybrid / only FTS5 (McNemar p) | target: hybrid >= 1.1x, full text >= 1x |",
@@ -98,7 +98,7 @@ export function targetsSection(results: readonly Result[], superseded: { turns: 
   for (const [name, all] of halves) {
     const xs = all.filter((r) => ANSWERABLE.includes(r.question.category));
     const [h, f, b, m] = [r5("hybrid", xs), r5("fulltext", xs), r5("fts5", xs), r5("minisearch", xs)];
-    const [oh, ob] = [only(xs, "hybrid", "fts5"), only(xs, "fts5", "hybrid")];
+    const [oh, ob] = [onlyBy(xs, "hybrid", "fts5"), onlyBy(xs, "fts5", "hybrid")];
     lines.push(
       `| ${name} | ${xs.length} | ${pct(h)} | ${pct(f)} | ${pct(b)} | ${pct(m)} | ${(h / b).toFixed(2)} | ${(f / b).toFixed(2)} | ${oh} / ${ob} (${mcnemarExact(oh, ob).toPrecision(2)}) | ${verdict(h >= 1.1 * b && f >= b)} |`,
     );
@@ -112,7 +112,7 @@ export function targetsSection(results: readonly Result[], superseded: { turns: 
     const cells = halves.map(([, all]) => {
       const xs = all.filter((r) => r.question.category === c);
       return {
-        text: `${pct(r5("hybrid", xs))} / ${pct(r5("fts5", xs))} (${only(xs, "hybrid", "fts5")} / ${only(xs, "fts5", "hybrid")})`,
+        text: `${pct(r5("hybrid", xs))} / ${pct(r5("fts5", xs))} (${onlyBy(xs, "hybrid", "fts5")} / ${onlyBy(xs, "fts5", "hybrid")})`,
         ok: r5("hybrid", xs) >= r5("fts5", xs),
       };
     });
